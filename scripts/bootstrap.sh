@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages attngeom needs, only those that are missing.
+# Usage: scripts/bootstrap.sh [build|test|demo]   (test adds the test-only packages)
+set -euo pipefail
+purpose="${1:-build}"
+
+packages=(cmake ninja-build g++ pkg-config
+  libdnnl-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev
+  libfmt-dev libzstd-dev zlib1g-dev)
+if [ "$purpose" = test ]; then
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "bootstrap: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

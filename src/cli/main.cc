@@ -1,0 +1,33 @@
+// attngeom: geometric analysis of token selection in attention heads.
+// Exit codes: 0 success, 2 bad input or flags (one line on stderr), other: internal error.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/version.h"
+#include "util/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"attngeom: geometric analysis of token selection in multi-head attention"};
+  app.set_version_flag("--version", std::string(attngeom::kVersion) + " (" + attngeom::kGitCommit + ")");
+  app.require_subcommand(1);
+  attngeom::cli::add_synth_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "attngeom: error: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const attngeom::InputError& e) {
+    std::fprintf(stderr, "attngeom: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

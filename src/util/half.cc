@@ -1,0 +1,66 @@
+#include "util/half.h"
+
+#include <cmath>
+
+#include "util/error.h"
+
+namespace attngeom {
+
+std::string_view dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "F32";
+    case DType::kF16: return "F16";
+    case DType::kBF16: return "BF16";
+    case DType::kI32: return "I32";
+  }
+  return "?";
+}
+
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kI32: return 4;
+    case DType::kF16:
+    case DType::kBF16: return 2;
+  }
+  return 0;
+}
+
+float f16_to_f32(std::uint16_t bits) {
+  const std::uint32_t sign = (bits >> 15) & 1u;
+  const std::uint32_t exponent = (bits >> 10) & 0x1fu;
+  const std::uint32_t mantissa = bits & 0x3ffu;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // subnormal
+  } else if (exponent == 31) {
+    magnitude = mantissa == 0 ? INFINITY : NAN;
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
+  }
+  return sign ? -magnitude : magnitude;
+}
+
+void widen_to_f32(DType dtype, const void* src, float* dst, std::size_t count) {
+  switch (dtype) {
+    case DType::kF32:
+      std::memcpy(dst, src, count * sizeof(float));
+      return;
+    case DType::kBF16: {
+      const auto* in = static_cast<const std::uint16_t*>(src);
+#pragma omp parallel for schedule(static) if (count > (1u << 16))
+      for (std::size_t i = 0; i < count; ++i) dst[i] = bf16_to_f32(in[i]);
+      return;
+    }
+    case DType::kF16: {
+      const auto* in = static_cast<const std::uint16_t*>(src);
+#pragma omp parallel for schedule(static) if (count > (1u << 16))
+      for (std::size_t i = 0; i < count; ++i) dst[i] = f16_to_f32(in[i]);
+      return;
+    }
+    case DType::kI32: break;
+  }
+  ATTNGEOM_CHECK(false && "widen_to_f32: not a float dtype");
+}
+
+}  // namespace attngeom
