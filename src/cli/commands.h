@@ -5,6 +5,7 @@
 
 namespace attngeom::cli {
 
+void add_capture_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 
 }  // namespace attngeom::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{"attngeom: geometric analysis of token selection in multi-head attention"};
   app.set_version_flag("--version", std::string(attngeom::kVersion) + " (" + attngeom::kGitCommit + ")");
   app.require_subcommand(1);
+  attngeom::cli::add_capture_command(app);
   attngeom::cli::add_synth_command(app);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,51 @@
+#include "capture/dump_writer.h"
+
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+std::vector<TensorSpec> dump_tensors(const ModelConfig& c, int seq, std::size_t rows, std::span<const int> layers,
+                                     bool with_logits) {
+  const std::int64_t t = seq;
+  const auto q = static_cast<std::int64_t>(rows);
+  std::vector<TensorSpec> specs = {{"tokens", DType::kI32, {t}}, {"query_positions", DType::kI32, {q}}};
+  for (const int l : layers) {
+    const std::string prefix = "layers." + std::to_string(l);
+    specs.push_back({prefix + ".attn", DType::kF32, {c.heads, q, t}});
+    specs.push_back({prefix + ".values", DType::kF32, {c.kv_heads, t, c.head_dim}});
+  }
+  if (with_logits) specs.push_back({"logits", DType::kF32, {t, c.vocab}});
+  return specs;
+}
+
+}  // namespace
+
+DumpWriter::DumpWriter(const std::filesystem::path& path, const ModelConfig& config, std::span<const int> tokens,
+                       std::span<const int> query_rows, std::span<const int> layers, bool with_logits,
+                       const std::map<std::string, std::string>& metadata)
+    : config_(config),
+      seq_(static_cast<int>(tokens.size())),
+      rows_(query_rows.size()),
+      writer_(path, dump_tensors(config, seq_, rows_, layers, with_logits), metadata) {
+  writer_.write("tokens", 0, tokens.data(), tokens.size_bytes());
+  writer_.write("query_positions", 0, query_rows.data(), query_rows.size_bytes());
+}
+
+void DumpWriter::on_values(int layer, const float* values) {
+  const std::size_t count = static_cast<std::size_t>(config_.kv_heads) * seq_ * config_.head_dim;
+  writer_.write("layers." + std::to_string(layer) + ".values", 0, values, count * sizeof(float));
+}
+
+void DumpWriter::on_attention(int layer, int head, const float* probs) {
+  const std::size_t head_bytes = rows_ * static_cast<std::size_t>(seq_) * sizeof(float);
+  writer_.write("layers." + std::to_string(layer) + ".attn", static_cast<std::size_t>(head) * head_bytes, probs,
+                head_bytes);
+}
+
+void DumpWriter::write_logits(const std::vector<float>& logits) {
+  ATTNGEOM_CHECK(logits.size() == static_cast<std::size_t>(seq_) * config_.vocab);
+  writer_.write("logits", 0, logits.data(), logits.size() * sizeof(float));
+}
+
+}  // namespace attngeom

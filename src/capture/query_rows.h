@@ -1,0 +1,21 @@
+#pragma once
+// Query-row selection: "last", "all", or a comma-separated list of positions.
+#include <string>
+#include <vector>
+
+namespace attngeom {
+
+struct QuerySelection {
+  enum class Kind { kLast, kAll, kList } kind = Kind::kLast;
+  std::vector<int> positions;  // for kList, as given
+  std::string text;            // the flag as written, for provenance
+};
+
+// Throws InputError naming `flag` on malformed input.
+QuerySelection parse_query_selection(const std::string& text, const std::string& flag);
+
+// Ascending, de-duplicated positions for a sequence of length `seq`; throws InputError
+// naming `flag` when a listed position is outside [0, seq).
+std::vector<int> resolve_query_rows(const QuerySelection& selection, int seq, const std::string& flag);
+
+}  // namespace attngeom

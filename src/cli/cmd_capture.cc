@@ -1,0 +1,124 @@
+// attngeom capture: one sequence through the model, attention rows and value states
+// of every layer written to a safetensors dump (see capture/dump_writer.h).
+#include <omp.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "capture/dump_writer.h"
+#include "capture/query_rows.h"
+#include "cli/commands.h"
+#include "cli/version.h"
+#include "io/checkpoint.h"
+#include "io/tokenizer.h"
+#include "model/forward.h"
+#include "util/error.h"
+
+namespace attngeom::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CaptureOptions {
+  std::string model_dir;
+  std::string text_file;
+  std::string tokens_file;
+  std::string out;
+  std::string queries = "last";
+  bool logits = false;
+  int max_tokens = 0;
+  bool no_bos = false;
+  bool force = false;
+  int threads = 0;
+};
+
+std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpoint) {
+  const ModelConfig& c = checkpoint.config();
+  std::vector<int> tokens;
+  if (!o.text_file.empty()) {
+    const Tokenizer tokenizer(fs::path(o.model_dir) / "tokenizer.model", c.vocab);
+    const std::string text = read_text_file(o.text_file);
+    if (!o.no_bos) tokens.push_back(c.bos_token_id);
+    const auto ids = tokenizer.encode(text, o.text_file);
+    tokens.insert(tokens.end(), ids.begin(), ids.end());
+  } else {
+    tokens = read_token_file(o.tokens_file, c.vocab);  // used verbatim
+  }
+  if (o.max_tokens > 0 && static_cast<int>(tokens.size()) > o.max_tokens) tokens.resize(static_cast<std::size_t>(o.max_tokens));
+  if (static_cast<int>(tokens.size()) > c.max_positions && !o.force) {
+    throw InputError("--text/--tokens: " + std::to_string(tokens.size()) + " tokens exceed the model's " +
+                     "max_position_embeddings " + std::to_string(c.max_positions) + " (use --max-tokens, or --force)");
+  }
+  return tokens;
+}
+
+std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint,
+                                                 Precision precision) {
+  const ModelConfig& c = checkpoint.config();
+  const nlohmann::json model = {{"dir", fs::absolute(o.model_dir).string()}, {"model_type", c.model_type},
+                                {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kv_heads},
+                                {"head_dim", c.head_dim}, {"hidden", c.hidden}, {"vocab", c.vocab},
+                                {"sliding_window", c.sliding_window}, {"weights_dtype", dtype_name(checkpoint.dominant_dtype())}};
+  const nlohmann::json settings = {{"queries", o.queries}, {"bos", !o.no_bos && o.tokens_file.empty()},
+                                   {"input", o.text_file.empty() ? o.tokens_file : o.text_file},
+                                   {"max_tokens", o.max_tokens}, {"logits", o.logits}};
+  return {{"format", "attngeom-capture-v1"}, {"model", model.dump()}, {"precision", std::string(precision_name(precision))},
+          {"settings", settings.dump()}, {"attngeom", std::string(kVersion) + " " + kGitCommit}};
+}
+
+void run_capture(const CaptureOptions& o) {
+  const QuerySelection selection = parse_query_selection(o.queries, "--queries");
+  if (fs::is_directory(o.out)) throw InputError("--out " + o.out + ": is a directory; expected a .safetensors file path");
+  const fs::path out_parent = fs::absolute(o.out).parent_path();
+  if (!fs::is_directory(out_parent)) throw InputError("--out " + o.out + ": directory " + out_parent.string() + " does not exist");
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+
+  const Checkpoint checkpoint(o.model_dir);
+  const ModelConfig& c = checkpoint.config();
+  const std::vector<int> tokens = input_tokens(o, checkpoint);
+  const int seq = static_cast<int>(tokens.size());
+
+  ForwardRequest request;
+  request.capture_rows = resolve_query_rows(selection, seq, "--queries");
+  for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
+  if (o.logits) {
+    for (int i = 0; i < seq; ++i) request.logit_rows.push_back(i);
+  }
+
+  auto backend = make_fp32_backend();
+  Transformer model(c, checkpoint.weights(), *backend);
+  DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
+                  dump_metadata(o, checkpoint, backend->precision()));
+  std::vector<float> logits;
+  model.forward(tokens, request, &dump, &logits);
+  if (o.logits) dump.write_logits(logits);
+  dump.commit();
+  std::printf("wrote %s: %d tokens, %zu query rows, %d layers\n", o.out.c_str(), seq, request.capture_rows.size(),
+              c.layers);
+}
+
+}  // namespace
+
+void add_capture_command(CLI::App& app) {
+  auto options = std::make_shared<CaptureOptions>();
+  CLI::App* cmd = app.add_subcommand("capture", "Run one sequence and dump attention rows and value states");
+  cmd->add_option("--model", options->model_dir, "Hugging Face model directory")->required();
+  auto* text = cmd->add_option("--text", options->text_file, "UTF-8 text file to tokenize (BOS prepended)");
+  auto* ids = cmd->add_option("--tokens", options->tokens_file, "file of whitespace-separated token ids, used verbatim");
+  text->excludes(ids);
+  cmd->add_option("--out", options->out, "output .safetensors path")->required();
+  cmd->add_option("--queries", options->queries, "query rows: last, all, or positions i,j,k")->capture_default_str();
+  cmd->add_flag("--logits", options->logits, "also write logits [T, vocab]");
+  cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens")->check(CLI::Range(1, 1 << 24));
+  cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text");
+  cmd->add_flag("--force", options->force, "allow sequences longer than max_position_embeddings");
+  cmd->add_option("--threads", options->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  cmd->callback([options, text, ids] {
+    if (text->count() + ids->count() != 1) throw InputError("capture: exactly one of --text or --tokens is required");
+    run_capture(*options);
+  });
+}
+
+}  // namespace attngeom::cli

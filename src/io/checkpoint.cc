@@ -1,0 +1,158 @@
+#include "io/checkpoint.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/config_json.h"
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// Shard file names from the index must name plain files inside the model directory.
+void check_shard_name(const std::string& name, const fs::path& index_path) {
+  if (name.empty() || name.find('/') != std::string::npos || name.find('\\') != std::string::npos ||
+      name == "." || name == "..") {
+    throw InputError(index_path.string() + ": shard name '" + name +
+                     "' must be a plain file name inside the model directory");
+  }
+}
+
+// Reads model.safetensors.index.json: returns the shard file names, each once, in order.
+std::vector<std::string> read_index(const fs::path& index_path, std::map<std::string, std::string>& tensor_to_shard) {
+  std::ifstream in(index_path, std::ios::binary);
+  if (!in) throw InputError(index_path.string() + ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(index_path.string() + ": malformed JSON (" + std::string(e.what()) + ")");
+  }
+  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
+    throw InputError(index_path.string() + ": expected an object with a 'weight_map' object");
+  }
+  std::vector<std::string> shard_names;
+  for (const auto& [tensor, shard] : index["weight_map"].items()) {
+    if (!shard.is_string()) throw InputError(index_path.string() + ": weight_map['" + tensor + "'] is not a string");
+    const auto name = shard.get<std::string>();
+    check_shard_name(name, index_path);
+    tensor_to_shard[tensor] = name;
+    if (std::find(shard_names.begin(), shard_names.end(), name) == shard_names.end()) shard_names.push_back(name);
+  }
+  if (shard_names.empty()) throw InputError(index_path.string() + ": weight_map is empty");
+  return shard_names;
+}
+
+void bind(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file) {
+  const std::string where = file.string() + ": tensor '" + slot.name + "'";
+  if (!entry.dtype || *entry.dtype == DType::kI32) {
+    throw InputError(where + " has dtype " + entry.dtype_name + "; expected F32, F16 or BF16");
+  }
+  if (entry.shape != slot.shape) {
+    throw InputError(where + " has shape " + shape_text(entry.shape) + "; the config implies " +
+                     shape_text(slot.shape));
+  }
+  TensorView& view = *slot.target;
+  view.name = slot.name;
+  view.dtype = *entry.dtype;
+  view.rows = slot.shape.size() == 1 ? 1 : slot.shape[0];
+  view.cols = slot.shape.back();
+  view.data = entry.data.data();
+}
+
+}  // namespace
+
+Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw InputError(dir.string() + ": model directory not found (expected a Hugging Face checkpoint folder)");
+  }
+  config_ = load_model_config(dir / "config.json");
+
+  // Locate shards: the index when present, else the single model.safetensors.
+  const fs::path index_path = dir / "model.safetensors.index.json";
+  std::map<std::string, std::string> tensor_to_shard;
+  std::vector<std::string> shard_names;
+  if (fs::exists(index_path, ec)) {
+    shard_names = read_index(index_path, tensor_to_shard);
+  } else {
+    shard_names = {"model.safetensors"};
+  }
+
+  std::vector<SafetensorsHeader> headers;
+  for (const auto& name : shard_names) {
+    const fs::path path = dir / name;
+    if (!fs::exists(path, ec)) {
+      throw InputError(path.string() + ": missing weight file" +
+                       (tensor_to_shard.empty() ? " (expected model.safetensors or model.safetensors.index.json)"
+                                                : " (named in model.safetensors.index.json)"));
+    }
+    files_.emplace_back(path);
+    headers.push_back(parse_safetensors(files_.back().bytes(), path.string()));
+    std::size_t header_len = 0;
+    const auto bytes = files_.back().bytes();
+    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[static_cast<std::size_t>(i)];
+    shards_.push_back({path, 8 + header_len});
+  }
+
+  for (const WeightSlot& slot : weight_slots(config_, weights_)) {
+    std::size_t shard = 0;
+    if (!tensor_to_shard.empty()) {
+      const auto it = tensor_to_shard.find(slot.name);
+      if (it == tensor_to_shard.end()) {
+        throw InputError(index_path.string() + ": missing tensor '" + slot.name + "' (expected shape " +
+                         shape_text(slot.shape) + ")");
+      }
+      shard = static_cast<std::size_t>(std::find(shard_names.begin(), shard_names.end(), it->second) -
+                                       shard_names.begin());
+    }
+    const SafetensorsEntry* entry = headers[shard].find(slot.name);
+    if (entry == nullptr) {
+      throw InputError(shards_[shard].path.string() + ": missing tensor '" + slot.name + "' (expected shape " +
+                       shape_text(slot.shape) + ")");
+    }
+    bind(slot, *entry, shards_[shard].path);
+  }
+  if (config_.tie_embeddings) {
+    weights_.lm_head = weights_.embed;
+  }
+}
+
+std::size_t Checkpoint::weight_bytes() const {
+  std::size_t total = 0;
+  for (const auto& f : files_) total += f.bytes().size();
+  return total;
+}
+
+DType Checkpoint::dominant_dtype() const {
+  std::map<DType, std::int64_t> bytes;
+  const auto add = [&](const TensorView& v) { bytes[v.dtype] += v.numel() * static_cast<std::int64_t>(dtype_size(v.dtype)); };
+  add(weights_.embed);
+  for (const auto& l : weights_.layers) {
+    for (const TensorView* v : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) add(*v);
+  }
+  DType best = DType::kF32;
+  std::int64_t most = -1;
+  for (const auto& [dtype, n] : bytes) {
+    if (n > most) {
+      best = dtype;
+      most = n;
+    }
+  }
+  return best;
+}
+
+}  // namespace attngeom

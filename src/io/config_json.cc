@@ -1,0 +1,157 @@
+#include "io/config_json.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+using nlohmann::json;
+
+class FieldReader {
+ public:
+  FieldReader(const json& root, const std::string& source) : root_(root), source_(source) {}
+
+  int positive_int(const char* key) const {
+    const json* v = find(key);
+    if (v == nullptr) throw error(key, "is missing");
+    return checked_int(key, *v, 1);
+  }
+  int int_or(const char* key, int fallback, int min_value) const {
+    const json* v = find(key);
+    return (v == nullptr || v->is_null()) ? fallback : checked_int(key, *v, min_value);
+  }
+  float positive_float_or(const char* key, float fallback) const {
+    const json* v = find(key);
+    if (v == nullptr || v->is_null()) return fallback;
+    if (!v->is_number() || !(v->get<double>() > 0) || !std::isfinite(v->get<double>())) {
+      throw error(key, "must be a positive number");
+    }
+    return v->get<float>();
+  }
+  bool bool_or(const char* key, bool fallback) const {
+    const json* v = find(key);
+    if (v == nullptr || v->is_null()) return fallback;
+    if (!v->is_boolean()) throw error(key, "must be true or false");
+    return v->get<bool>();
+  }
+  std::string string_or(const char* key, const std::string& fallback) const {
+    const json* v = find(key);
+    if (v == nullptr || v->is_null()) return fallback;
+    if (!v->is_string()) throw error(key, "must be a string");
+    return v->get<std::string>();
+  }
+  const json* find(const char* key) const {
+    const auto it = root_.find(key);
+    return it == root_.end() ? nullptr : &*it;
+  }
+  InputError error(const char* key, const std::string& what) const {
+    return InputError(source_ + ": field '" + key + "' " + what);
+  }
+
+ private:
+  int checked_int(const char* key, const json& v, int min_value) const {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < min_value || v.get<std::int64_t>() > (1 << 30)) {
+      throw error(key, "must be an integer in [" + std::to_string(min_value) + ", 2^30]");
+    }
+    return v.get<int>();
+  }
+  const json& root_;
+  std::string source_;
+};
+
+Architecture parse_architecture(const std::string& model_type, const std::string& source) {
+  if (model_type == "llama") return Architecture::kLlama;
+  if (model_type == "mistral") return Architecture::kMistral;
+  if (model_type == "gemma") return Architecture::kGemma;
+  throw InputError(source + ": unsupported model_type '" + model_type + "' (supported: llama, mistral, gemma)");
+}
+
+Activation parse_activation(const std::string& name, const std::string& source) {
+  if (name == "silu" || name == "swish") return Activation::kSilu;
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::kGeluTanh;
+  if (name == "gelu") return Activation::kGeluErf;
+  throw InputError(source + ": unsupported activation '" + name +
+                   "' (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
+}
+
+}  // namespace
+
+ModelConfig parse_model_config(const std::string& json_text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::exception& e) {
+    throw InputError(source + ": malformed JSON (" + std::string(e.what()) + ")");
+  }
+  if (!root.is_object()) throw InputError(source + ": expected a JSON object");
+  const FieldReader f(root, source);
+
+  ModelConfig c;
+  c.model_type = f.string_or("model_type", "");
+  if (c.model_type.empty()) throw f.error("model_type", "is missing (supported: llama, mistral, gemma)");
+  c.architecture = parse_architecture(c.model_type, source);
+  c.hidden = f.positive_int("hidden_size");
+  c.intermediate = f.positive_int("intermediate_size");
+  c.layers = f.positive_int("num_hidden_layers");
+  c.heads = f.positive_int("num_attention_heads");
+  c.kv_heads = f.int_or("num_key_value_heads", c.heads, 1);
+  c.vocab = f.positive_int("vocab_size");
+  c.max_positions = f.int_or("max_position_embeddings", 1 << 30, 1);
+  c.rms_norm_eps = f.positive_float_or("rms_norm_eps", 1e-6f);
+  c.rope_theta = f.positive_float_or("rope_theta", 10000.0f);
+  c.bos_token_id = f.int_or("bos_token_id", 1, 0);
+  if (c.heads % c.kv_heads != 0) {
+    throw f.error("num_key_value_heads", "(" + std::to_string(c.kv_heads) + ") must divide num_attention_heads (" +
+                                             std::to_string(c.heads) + ")");
+  }
+  // head_dim may differ from hidden/heads (Gemma-7B: 16 x 256 against 3072).
+  if (f.find("head_dim") != nullptr && !f.find("head_dim")->is_null()) {
+    c.head_dim = f.positive_int("head_dim");
+  } else if (c.hidden % c.heads == 0) {
+    c.head_dim = c.hidden / c.heads;
+  } else {
+    throw f.error("head_dim", "is missing and hidden_size is not a multiple of num_attention_heads");
+  }
+  if (c.head_dim % 2 != 0) throw f.error("head_dim", "must be even for RoPE");
+  if (c.bos_token_id >= c.vocab) throw f.error("bos_token_id", "must be below vocab_size");
+
+  if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
+    throw f.error("rope_scaling", "is not supported yet (only plain RoPE); expected null");
+  }
+  if (f.bool_or("attention_bias", false)) throw f.error("attention_bias", "must be false (no projection biases)");
+  if (f.bool_or("mlp_bias", false)) throw f.error("mlp_bias", "must be false (no projection biases)");
+
+  switch (c.architecture) {
+    case Architecture::kLlama:
+    case Architecture::kMistral:
+      c.activation = parse_activation(f.string_or("hidden_act", "silu"), source);
+      c.tie_embeddings = f.bool_or("tie_word_embeddings", false);
+      // Mistral: sliding_window null (or absent) means full causal attention.
+      c.sliding_window = f.int_or("sliding_window", 0, 1);
+      break;
+    case Architecture::kGemma:
+      // HF Gemma uses hidden_activation when present, else the tanh approximation.
+      c.activation = parse_activation(f.string_or("hidden_activation", "gelu_pytorch_tanh"), source);
+      c.tie_embeddings = f.bool_or("tie_word_embeddings", true);
+      c.norm_weight_offset = 1.0f;
+      c.embedding_scale = std::sqrt(static_cast<float>(c.hidden));
+      break;
+  }
+  return c;
+}
+
+ModelConfig load_model_config(const std::filesystem::path& config_path) {
+  std::ifstream in(config_path, std::ios::binary);
+  if (!in) throw InputError(config_path.string() + ": cannot open (expected a Hugging Face config.json)");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_model_config(text.str(), config_path.string());
+}
+
+}  // namespace attngeom

@@ -1,0 +1,127 @@
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/error.h"
+
+namespace attngeom {
+
+void ForwardScratch::resize(const ModelConfig& c, int new_seq) {
+  if (new_seq == seq) return;
+  seq = new_seq;
+  const auto t = static_cast<std::size_t>(new_seq);
+  x.resize(t * c.hidden);
+  normed.resize(t * c.hidden);
+  q.resize(t * c.q_dim());
+  k.resize(t * c.kv_dim());
+  v.resize(t * c.kv_dim());
+  attn_out.resize(t * c.q_dim());
+  proj.resize(t * c.hidden);
+  gate.resize(t * c.intermediate);
+  up.resize(t * c.intermediate);
+  values.resize(t * c.kv_dim());
+  norm_weight.resize(static_cast<std::size_t>(c.hidden));
+  make_rope_tables(new_seq, c.head_dim, c.rope_theta, rope);
+}
+
+Transformer::Transformer(const ModelConfig& config, const Weights& weights, LinearBackend& backend)
+    : config_(config), weights_(weights), backend_(backend) {}
+
+const float* Transformer::widen_norm(const TensorView& weight) {
+  widen_to_f32(weight.dtype, weight.data, s_.norm_weight.data(), static_cast<std::size_t>(weight.numel()));
+  return s_.norm_weight.data();
+}
+
+// HF: inputs_embeds = embed_tokens(input_ids) (* sqrt(hidden) for Gemma)
+void Transformer::embed(std::span<const int> tokens) {
+  const int hidden = config_.hidden;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    ATTNGEOM_CHECK(tokens[i] >= 0 && tokens[i] < config_.vocab);
+    float* row = s_.x.data() + i * hidden;
+    widen_to_f32(weights_.embed.dtype, weights_.embed.row(tokens[i]), row, static_cast<std::size_t>(hidden));
+    if (config_.embedding_scale != 1.0f) {
+      for (int j = 0; j < hidden; ++j) row[j] *= config_.embedding_scale;
+    }
+  }
+}
+
+void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* observer) {
+  const ModelConfig& c = config_;
+  const LayerWeights& w = weights_.layers[static_cast<std::size_t>(l)];
+  const int seq = s_.seq;
+  const bool captured = observer != nullptr && std::binary_search(request.capture_layers.begin(),
+                                                                  request.capture_layers.end(), l);
+
+  // ComputeQKV. HF: h = input_layernorm(x); q, k, v = q_proj(h), k_proj(h), v_proj(h)
+  rms_norm(s_.x.data(), seq, c.hidden, widen_norm(w.attn_norm), c.norm_weight_offset, c.rms_norm_eps,
+           s_.normed.data());
+  backend_.linear(s_.normed.data(), seq, w.q_proj, s_.q.data());  // [seq, heads*head_dim]
+  backend_.linear(s_.normed.data(), seq, w.k_proj, s_.k.data());  // [seq, kv_heads*head_dim]
+  backend_.linear(s_.normed.data(), seq, w.v_proj, s_.v.data());  // [seq, kv_heads*head_dim]
+  if (captured) {
+    // values [kv_heads, seq, head_dim] from v [seq, kv_heads, head_dim]; RoPE never touches values.
+    for (int g = 0; g < c.kv_heads; ++g) {
+      for (int i = 0; i < seq; ++i) {
+        std::copy_n(s_.v.data() + (static_cast<std::size_t>(i) * c.kv_heads + g) * c.head_dim, c.head_dim,
+                    s_.values.data() + (static_cast<std::size_t>(g) * seq + i) * c.head_dim);
+      }
+    }
+    observer->on_values(l, s_.values.data());
+  }
+  // HF: q, k = apply_rotary_pos_emb(q, k, cos, sin)
+  apply_rope(s_.q.data(), seq, c.heads, c.head_dim, s_.rope);
+  apply_rope(s_.k.data(), seq, c.kv_heads, c.head_dim, s_.rope);
+
+  // DotSoftmaxWeightedSum. HF eager: softmax(q k^T / sqrt(d) + mask) v, per head, GQA via repeat_kv.
+  const AttentionShape shape{seq, c.heads, c.kv_heads, c.head_dim, c.sliding_window,
+                             1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  const std::span<const int> rows = captured ? std::span<const int>(request.capture_rows) : std::span<const int>();
+  const std::span<const float> gates =
+      request.head_gates.empty()
+          ? std::span<const float>()
+          : std::span<const float>(request.head_gates).subspan(static_cast<std::size_t>(l) * c.heads, c.heads);
+  causal_attention(
+      shape, s_.q.data(), s_.k.data(), s_.v.data(), s_.attn_out.data(), rows,
+      [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention);
+
+  // OutputProjection. HF: x = x + o_proj(attn_output)
+  backend_.linear(s_.attn_out.data(), seq, w.o_proj, s_.proj.data());  // [seq, hidden]
+  add_in_place(s_.x.data(), s_.proj.data(), static_cast<std::int64_t>(seq) * c.hidden);
+
+  // Mlp. HF: x = x + down_proj(act(gate_proj(h)) * up_proj(h)), h = post_attention_layernorm(x)
+  rms_norm(s_.x.data(), seq, c.hidden, widen_norm(w.mlp_norm), c.norm_weight_offset, c.rms_norm_eps,
+           s_.normed.data());
+  backend_.linear(s_.normed.data(), seq, w.gate_proj, s_.gate.data());  // [seq, intermediate]
+  backend_.linear(s_.normed.data(), seq, w.up_proj, s_.up.data());      // [seq, intermediate]
+  gated_activation(c.activation, s_.gate.data(), s_.up.data(), static_cast<std::int64_t>(seq) * c.intermediate);
+  backend_.linear(s_.gate.data(), seq, w.down_proj, s_.proj.data());  // [seq, hidden]
+  add_in_place(s_.x.data(), s_.proj.data(), static_cast<std::int64_t>(seq) * c.hidden);
+}
+
+// HF: logits = lm_head(norm(x))[rows]
+void Transformer::compute_logits(std::span<const int> rows, std::vector<float>& logits) {
+  const int hidden = config_.hidden;
+  std::vector<float> picked(rows.size() * static_cast<std::size_t>(hidden));  // [rows, hidden]
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    ATTNGEOM_CHECK(rows[r] >= 0 && rows[r] < s_.seq);
+    std::copy_n(s_.x.data() + static_cast<std::size_t>(rows[r]) * hidden, hidden, picked.data() + r * hidden);
+  }
+  rms_norm(picked.data(), static_cast<std::int64_t>(rows.size()), hidden, widen_norm(weights_.final_norm),
+           config_.norm_weight_offset, config_.rms_norm_eps, picked.data());
+  logits.resize(rows.size() * static_cast<std::size_t>(config_.vocab));  // [rows, vocab]
+  backend_.linear(picked.data(), static_cast<std::int64_t>(rows.size()), weights_.lm_head, logits.data());
+}
+
+void Transformer::forward(std::span<const int> tokens, const ForwardRequest& request, ForwardObserver* observer,
+                          std::vector<float>* logits) {
+  ATTNGEOM_CHECK(!tokens.empty());
+  ATTNGEOM_CHECK(request.head_gates.empty() ||
+                 request.head_gates.size() == static_cast<std::size_t>(config_.layers) * config_.heads);
+  s_.resize(config_, static_cast<int>(tokens.size()));
+  embed(tokens);
+  for (int l = 0; l < config_.layers; ++l) layer(l, request, observer);
+  if (logits != nullptr && !request.logit_rows.empty()) compute_logits(request.logit_rows, *logits);
+}
+
+}  // namespace attngeom

@@ -1,0 +1,103 @@
+#include "ops/attention.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+
+#include "ops/elementwise.h"
+#include "ops/gemm.h"
+#include "util/error.h"
+
+namespace attngeom {
+
+void AttentionScratch::reserve(int threads, int seq, std::size_t rows) {
+  const auto per_thread_scores = static_cast<std::size_t>(kBlockRows) * seq;
+  if (scores.size() < per_thread_scores * threads) scores.resize(per_thread_scores * threads);
+  if (captured.size() < rows * seq * threads) captured.resize(rows * seq * threads);
+}
+
+namespace {
+
+// One head: all query blocks, softmax, P V, and copies of the captured rows.
+void attend_one_head(const AttentionShape& s, int head, const float* q, const float* k, const float* v, float* out,
+                     std::span<const int> capture_rows, float* scores, float* captured) {
+  const int d = s.head_dim;
+  const int kv = head / (s.heads / s.kv_heads);
+  const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * d;
+  const std::int64_t kv_stride = static_cast<std::int64_t>(s.kv_heads) * d;
+  const float* q_head = q + static_cast<std::int64_t>(head) * d;
+  const float* k_head = k + static_cast<std::int64_t>(kv) * d;
+  const float* v_head = v + static_cast<std::int64_t>(kv) * d;
+  float* out_head = out + static_cast<std::int64_t>(head) * d;
+  std::size_t next_capture = 0;
+
+  for (int r0 = 0; r0 < s.seq; r0 += AttentionScratch::kBlockRows) {
+    const int r1 = std::min(s.seq, r0 + AttentionScratch::kBlockRows);
+    const int rows = r1 - r0;
+    const int key0 = first_visible_key(s, r0);  // keys before this are masked for every row
+    const int keys = r1 - key0;                 // keys after r1-1 are masked for every row
+    // scores[rows, keys] = scale * Q[r0:r1] K[key0:r1]^T
+    gemm_f32(false, true, rows, keys, d, s.scale, q_head + r0 * q_stride, q_stride, k_head + key0 * kv_stride,
+             kv_stride, 0.0f, scores, keys);
+    for (int i = r0; i < r1; ++i) {
+      float* row = scores + static_cast<std::int64_t>(i - r0) * keys;
+      const int lo = first_visible_key(s, i) - key0;
+      const int hi = i - key0 + 1;  // exclusive
+      std::fill(row, row + lo, 0.0f);
+      softmax_row(row + lo, hi - lo);
+      std::fill(row + hi, row + keys, 0.0f);
+      if (next_capture < capture_rows.size() && capture_rows[next_capture] == i) {
+        float* dst = captured + next_capture * static_cast<std::size_t>(s.seq);
+        std::fill(dst, dst + s.seq, 0.0f);
+        std::memcpy(dst + key0, row, sizeof(float) * static_cast<std::size_t>(keys));
+        ++next_capture;
+      }
+    }
+    // out[r0:r1, head] = P[rows, keys] V[key0:r1]
+    gemm_f32(false, false, rows, d, keys, 1.0f, scores, keys, v_head + key0 * kv_stride, kv_stride, 0.0f,
+             out_head + r0 * q_stride, q_stride);
+  }
+  ATTNGEOM_CHECK(next_capture == capture_rows.size());
+}
+
+}  // namespace
+
+void causal_attention(const AttentionShape& s, const float* q, const float* k, const float* v, float* out,
+                      std::span<const int> capture_rows, const AttentionRowSink& sink,
+                      std::span<const float> head_gate, AttentionScratch& scratch) {
+  ATTNGEOM_CHECK(s.heads % s.kv_heads == 0);
+  ATTNGEOM_CHECK(std::is_sorted(capture_rows.begin(), capture_rows.end()));
+  const int threads = omp_get_max_threads();
+  scratch.reserve(threads, s.seq, capture_rows.size());
+  const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * s.head_dim;
+  std::exception_ptr sink_error;
+
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int head = 0; head < s.heads; ++head) {
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    float* scores = scratch.scores.data() + t * AttentionScratch::kBlockRows * static_cast<std::size_t>(s.seq);
+    float* captured = scratch.captured.data() + t * capture_rows.size() * static_cast<std::size_t>(s.seq);
+    attend_one_head(s, head, q, k, v, out, capture_rows, scores, captured);
+    if (!capture_rows.empty() && sink) {
+      // An exception must not escape an OpenMP region: keep the first, rethrow after.
+      try {
+        sink(head, captured);
+      } catch (...) {
+#pragma omp critical(attention_sink_error)
+        if (!sink_error) sink_error = std::current_exception();
+      }
+    }
+    if (!head_gate.empty() && head_gate[static_cast<std::size_t>(head)] != 1.0f) {
+      const float gate = head_gate[static_cast<std::size_t>(head)];
+      for (int i = 0; i < s.seq; ++i) {
+        float* o = out + i * q_stride + static_cast<std::int64_t>(head) * s.head_dim;
+        for (int j = 0; j < s.head_dim; ++j) o[j] *= gate;
+      }
+    }
+  }
+  if (sink_error) std::rethrow_exception(sink_error);
+}
+
+}  // namespace attngeom

@@ -1,0 +1,99 @@
+#include "ops/elementwise.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attngeom {
+
+void rms_norm(const float* x, std::int64_t rows, std::int64_t dim, const float* weight, float offset, float eps,
+              float* out) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * dim;
+    float* yr = out + r * dim;
+    double sum_sq = 0;
+    for (std::int64_t i = 0; i < dim; ++i) sum_sq += static_cast<double>(xr[i]) * xr[i];
+    const float inv_rms = static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(dim) + eps));
+    for (std::int64_t i = 0; i < dim; ++i) yr[i] = (xr[i] * inv_rms) * (offset + weight[i]);
+  }
+}
+
+void make_rope_tables(int seq, int head_dim, float theta, RopeTables& tables) {
+  const int half = head_dim / 2;
+  tables.half_dim = half;
+  tables.cos.resize(static_cast<std::size_t>(seq) * half);
+  tables.sin.resize(static_cast<std::size_t>(seq) * half);
+  std::vector<float> inv_freq(static_cast<std::size_t>(half));
+  for (int i = 0; i < half; ++i) {
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+    inv_freq[static_cast<std::size_t>(i)] = 1.0f / std::pow(theta, exponent);
+  }
+  for (int p = 0; p < seq; ++p) {
+    for (int i = 0; i < half; ++i) {
+      const float angle = static_cast<float>(p) * inv_freq[static_cast<std::size_t>(i)];
+      tables.cos[static_cast<std::size_t>(p) * half + i] = std::cos(angle);
+      tables.sin[static_cast<std::size_t>(p) * half + i] = std::sin(angle);
+    }
+  }
+}
+
+void apply_rope(float* x, int seq, int n_heads, int head_dim, const RopeTables& tables) {
+  const int half = tables.half_dim;
+  const std::int64_t stride = static_cast<std::int64_t>(n_heads) * head_dim;
+#pragma omp parallel for schedule(static)
+  for (int p = 0; p < seq; ++p) {
+    const float* c = tables.cos.data() + static_cast<std::size_t>(p) * half;
+    const float* s = tables.sin.data() + static_cast<std::size_t>(p) * half;
+    for (int h = 0; h < n_heads; ++h) {
+      float* v = x + p * stride + static_cast<std::int64_t>(h) * head_dim;
+      for (int i = 0; i < half; ++i) {
+        const float x1 = v[i];
+        const float x2 = v[i + half];
+        v[i] = x1 * c[i] - x2 * s[i];
+        v[i + half] = x2 * c[i] + x1 * s[i];
+      }
+    }
+  }
+}
+
+void gated_activation(Activation activation, float* gate, const float* up, std::int64_t count) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  switch (activation) {
+    case Activation::kSilu:
+#pragma omp parallel for simd schedule(static)
+      for (std::int64_t i = 0; i < count; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+      return;
+    case Activation::kGeluTanh:
+#pragma omp parallel for simd schedule(static)
+      for (std::int64_t i = 0; i < count; ++i) {
+        const float g = gate[i];
+        gate[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * (g + 0.044715f * g * g * g))) * up[i];
+      }
+      return;
+    case Activation::kGeluErf:
+#pragma omp parallel for simd schedule(static)
+      for (std::int64_t i = 0; i < count; ++i) {
+        gate[i] = 0.5f * gate[i] * (1.0f + std::erf(gate[i] * 0.7071067811865476f)) * up[i];
+      }
+      return;
+  }
+}
+
+void add_in_place(float* x, const float* y, std::int64_t count) {
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) x[i] += y[i];
+}
+
+void softmax_row(float* row, std::int64_t n) {
+  float max_value = row[0];
+  for (std::int64_t i = 1; i < n; ++i) max_value = std::max(max_value, row[i]);
+  double sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    row[i] = std::exp(row[i] - max_value);
+    sum += row[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (std::int64_t i = 0; i < n; ++i) row[i] *= inv;
+}
+
+}  // namespace attngeom

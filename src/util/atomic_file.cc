@@ -1,0 +1,59 @@
+#include "util/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "util/error.h"
+
+namespace attngeom {
+
+AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
+  temp_path_ = final_path_;
+  temp_path_ += ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw InputError(final_path_.string() + ": cannot create output: " + std::strerror(errno));
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_path_.c_str());
+}
+
+void AtomicFile::write_at(std::size_t offset, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw InputError(final_path_.string() + ": write failed: " + std::strerror(n < 0 ? errno : ENOSPC));
+    }
+    p += n;
+    offset += static_cast<std::size_t>(n);
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::resize(std::size_t bytes) {
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
+    throw InputError(final_path_.string() + ": cannot size output: " + std::strerror(errno));
+  }
+}
+
+void AtomicFile::commit() {
+  ATTNGEOM_CHECK(!committed_);
+  if (::fsync(fd_) != 0) throw InputError(final_path_.string() + ": fsync failed: " + std::strerror(errno));
+  ::close(fd_);
+  fd_ = -1;
+  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    throw InputError(final_path_.string() + ": cannot rename into place: " + std::strerror(errno));
+  }
+  committed_ = true;
+}
+
+}  // namespace attngeom

@@ -1,0 +1,31 @@
+#pragma once
+// A file that appears at its final path only when committed: it is written as a
+// temporary sibling, then fsync'ed and renamed. Destroyed uncommitted, it is removed,
+// so a failed run never leaves a half-written output behind.
+#include <cstddef>
+#include <filesystem>
+
+namespace attngeom {
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path final_path);  // throws InputError
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Thread-safe positional write; throws InputError (e.g. disk full) naming the file.
+  void write_at(std::size_t offset, const void* data, std::size_t bytes);
+  void resize(std::size_t bytes);
+  void commit();
+
+  const std::filesystem::path& path() const { return final_path_; }
+
+ private:
+  std::filesystem::path final_path_;
+  std::filesystem::path temp_path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+}  // namespace attngeom

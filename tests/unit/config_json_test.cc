@@ -1,0 +1,65 @@
+#include "io/config_json.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+std::string error_of(const std::string& json) {
+  try {
+    parse_model_config(json, "config.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigJson, MapsGemmaQuirksToFields) {
+  const ModelConfig c = parse_model_config(
+      R"({"model_type":"gemma","hidden_size":3072,"intermediate_size":24576,"num_hidden_layers":28,)"
+      R"("num_attention_heads":16,"num_key_value_heads":16,"head_dim":256,"vocab_size":256000,)"
+      R"("rms_norm_eps":1e-6,"rope_theta":10000.0,"bos_token_id":2,"hidden_activation":"gelu_pytorch_tanh"})",
+      "config.json");
+  EXPECT_EQ(c.architecture, Architecture::kGemma);
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.q_dim(), 4096);
+  EXPECT_TRUE(c.tie_embeddings);
+  EXPECT_EQ(c.norm_weight_offset, 1.0f);
+  EXPECT_FLOAT_EQ(c.embedding_scale, std::sqrt(3072.0f));
+  EXPECT_EQ(c.activation, Activation::kGeluTanh);
+  EXPECT_EQ(c.bos_token_id, 2);
+}
+
+TEST(ConfigJson, MapsMistralWindowAndGqa) {
+  const std::string base =
+      R"({"model_type":"mistral","hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,)"
+      R"("num_attention_heads":32,"num_key_value_heads":8,"vocab_size":32000,"hidden_act":"silu")";
+  const ModelConfig windowed = parse_model_config(base + R"(,"sliding_window":4096})", "config.json");
+  EXPECT_EQ(windowed.sliding_window, 4096);
+  EXPECT_EQ(windowed.group_size(), 4);
+  EXPECT_EQ(windowed.kv_head_of(7), 1);
+  EXPECT_EQ(windowed.head_dim, 128);
+  EXPECT_FALSE(windowed.tie_embeddings);
+  EXPECT_EQ(parse_model_config(base + R"(,"sliding_window":null})", "config.json").sliding_window, 0);
+}
+
+TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
+  EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("supported: llama, mistral, gemma"), std::string::npos);
+  EXPECT_NE(error_of("{oops").find("malformed JSON"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type":"llama","hidden_size":64})").find("intermediate_size"), std::string::npos);
+  const std::string llama =
+      R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,)";
+  EXPECT_NE(error_of(llama + R"("num_attention_heads":4,"num_key_value_heads":3})").find("num_key_value_heads"),
+            std::string::npos);
+  EXPECT_NE(error_of(llama + R"("num_attention_heads":4,"rope_scaling":{"type":"linear","factor":2}})").find("rope_scaling"),
+            std::string::npos);
+  EXPECT_NE(error_of(llama + R"("num_attention_heads":-4})").find("num_attention_heads"), std::string::npos);
+  EXPECT_EQ(error_of(llama + R"("num_attention_heads":4})"), "");
+}
+
+}  // namespace
+}  // namespace attngeom

@@ -1,0 +1,234 @@
+// Fast ops against naive scalar references. Tolerances come from fp32 rounding:
+// a K-term dot product has error at most ~K * eps * sum|a_k b_k| (Higham's gamma_K).
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/attention.h"
+#include "ops/elementwise.h"
+#include "ops/gemm.h"
+
+namespace attngeom {
+namespace {
+
+constexpr double kEps = std::numeric_limits<float>::epsilon();
+
+std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+TEST(Gemm, MatchesNaiveWithTransposesAndLeadingDims) {
+  std::mt19937 rng(1);
+  const int m = 37, n = 29, k = 53, lda = 60, ldb = 70, ldc = 31;
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      const auto a = random_vector(static_cast<std::size_t>(ta ? k : m) * lda, rng);
+      const auto b = random_vector(static_cast<std::size_t>(tb ? n : k) * ldb, rng);
+      std::vector<float> c(static_cast<std::size_t>(m) * ldc, 0.0f);
+      gemm_f32(ta, tb, m, n, k, 0.5f, a.data(), lda, b.data(), ldb, 0.0f, c.data(), ldc);
+      for (int i = 0; i < m; ++i) {
+        for (int j = 0; j < n; ++j) {
+          double exact = 0, magnitude = 0;
+          for (int p = 0; p < k; ++p) {
+            const double av = ta ? a[p * lda + i] : a[i * lda + p];
+            const double bv = tb ? b[j * ldb + p] : b[p * ldb + j];
+            exact += 0.5 * av * bv;
+            magnitude += std::abs(0.5 * av * bv);
+          }
+          EXPECT_NEAR(c[i * ldc + j], exact, 2 * k * kEps * magnitude) << ta << tb << " " << i << "," << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, Fp32BackendWidensEveryWeightDtype) {
+  std::mt19937 rng(2);
+  const int rows = 5, in = 40, out = 23;
+  const auto x = random_vector(static_cast<std::size_t>(rows) * in, rng);
+  const auto w32 = random_vector(static_cast<std::size_t>(out) * in, rng);
+  std::vector<std::uint16_t> w16(w32.size());
+  auto backend = make_fp32_backend();
+  for (const DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    std::vector<float> widened(w32.size());
+    const void* data = w32.data();
+    if (dtype == DType::kBF16) {
+      for (std::size_t i = 0; i < w32.size(); ++i) w16[i] = f32_to_bf16(w32[i]);
+      data = w16.data();
+    } else if (dtype == DType::kF16) {
+      // 1.5 * 2^e patterns are exact in f16: build weights from bit patterns instead.
+      std::uniform_int_distribution<int> bits(0x2000, 0x4fff);
+      for (auto& b : w16) b = static_cast<std::uint16_t>(bits(rng) | (rng() & 1 ? 0x8000 : 0));
+      data = w16.data();
+    }
+    widen_to_f32(dtype, data, widened.data(), widened.size());
+    const TensorView w{"w", dtype, out, in, data};
+    std::vector<float> y(static_cast<std::size_t>(rows) * out);
+    backend->linear(x.data(), rows, w, y.data());
+    for (int r = 0; r < rows; ++r) {
+      for (int o = 0; o < out; ++o) {
+        double exact = 0, magnitude = 0;
+        for (int i = 0; i < in; ++i) {
+          exact += static_cast<double>(x[r * in + i]) * widened[o * in + i];
+          magnitude += std::abs(static_cast<double>(x[r * in + i]) * widened[o * in + i]);
+        }
+        EXPECT_NEAR(y[r * out + o], exact, 2 * in * kEps * magnitude) << dtype_name(dtype);
+      }
+    }
+  }
+}
+
+TEST(Elementwise, RmsNormMatchesDefinitionWithGemmaOffset) {
+  std::mt19937 rng(3);
+  const int rows = 4, dim = 96;
+  const auto x = random_vector(static_cast<std::size_t>(rows) * dim, rng, 3.0f);
+  const auto w = random_vector(static_cast<std::size_t>(dim), rng);
+  for (const float offset : {0.0f, 1.0f}) {
+    std::vector<float> y(x.size());
+    rms_norm(x.data(), rows, dim, w.data(), offset, 1e-5f, y.data());
+    for (int r = 0; r < rows; ++r) {
+      double ms = 0;
+      for (int i = 0; i < dim; ++i) ms += static_cast<double>(x[r * dim + i]) * x[r * dim + i] / dim;
+      for (int i = 0; i < dim; ++i) {
+        const double exact = x[r * dim + i] / std::sqrt(ms + 1e-5) * (offset + w[i]);
+        EXPECT_NEAR(y[r * dim + i], exact, 8 * kEps * std::abs(exact) + 1e-30);
+      }
+    }
+  }
+}
+
+TEST(Elementwise, RopeRotatesHalvesByPositionAngles) {
+  const int seq = 50, heads = 3, d = 8;
+  const float theta = 500.0f;
+  RopeTables tables;
+  make_rope_tables(seq, d, theta, tables);
+  std::mt19937 rng(4);
+  auto x = random_vector(static_cast<std::size_t>(seq) * heads * d, rng);
+  const auto original = x;
+  apply_rope(x.data(), seq, heads, d, tables);
+  for (int p = 0; p < seq; ++p) {
+    for (int h = 0; h < heads; ++h) {
+      for (int i = 0; i < d / 2; ++i) {
+        const double angle = p / std::pow(static_cast<double>(theta), 2.0 * i / d);
+        const double x1 = original[(p * heads + h) * d + i], x2 = original[(p * heads + h) * d + i + d / 2];
+        // fp32 angle = p * inv_freq carries a relative error of ~eps, i.e. ~p*eps radians.
+        const double tol = (p + 4) * 4 * kEps * (std::abs(x1) + std::abs(x2));
+        EXPECT_NEAR(x[(p * heads + h) * d + i], x1 * std::cos(angle) - x2 * std::sin(angle), tol);
+        EXPECT_NEAR(x[(p * heads + h) * d + i + d / 2], x2 * std::cos(angle) + x1 * std::sin(angle), tol);
+      }
+    }
+  }
+}
+
+TEST(Elementwise, GatedActivationsMatchFormulas) {
+  const std::vector<float> g = {-3.0f, -0.5f, 0.0f, 0.7f, 2.5f};
+  const std::vector<float> u = {1.0f, 2.0f, -1.0f, 0.5f, -2.0f};
+  for (const Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
+    auto out = g;
+    gated_activation(act, out.data(), u.data(), static_cast<std::int64_t>(g.size()));
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const double x = g[i];
+      double a = 0;
+      if (act == Activation::kSilu) a = x / (1 + std::exp(-x));
+      if (act == Activation::kGeluTanh) a = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+      if (act == Activation::kGeluErf) a = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+      EXPECT_NEAR(out[i], a * u[i], 16 * kEps * std::abs(a * u[i]) + 1e-7);
+    }
+  }
+}
+
+// Naive attention for one head: full score row, mask, softmax, weighted sum, in double.
+struct NaiveAttention {
+  std::vector<double> probs;  // [heads, seq, seq]
+  std::vector<double> out;    // [seq, heads*d]
+};
+
+NaiveAttention naive_attention(const AttentionShape& s, const std::vector<float>& q, const std::vector<float>& k,
+                               const std::vector<float>& v) {
+  const int d = s.head_dim, group = s.heads / s.kv_heads;
+  NaiveAttention r{std::vector<double>(static_cast<std::size_t>(s.heads) * s.seq * s.seq, 0.0),
+                   std::vector<double>(static_cast<std::size_t>(s.seq) * s.heads * d, 0.0)};
+  for (int h = 0; h < s.heads; ++h) {
+    const int g = h / group;
+    for (int i = 0; i < s.seq; ++i) {
+      std::vector<double> row(static_cast<std::size_t>(s.seq), -INFINITY);
+      double mx = -INFINITY;
+      for (int j = 0; j <= i; ++j) {
+        if (s.window > 0 && i - j >= s.window) continue;
+        double dot = 0;
+        for (int c = 0; c < d; ++c) dot += static_cast<double>(q[(i * s.heads + h) * d + c]) * k[(j * s.kv_heads + g) * d + c];
+        row[j] = dot * s.scale;
+        mx = std::max(mx, row[j]);
+      }
+      double sum = 0;
+      for (int j = 0; j < s.seq; ++j) sum += row[j] == -INFINITY ? 0 : std::exp(row[j] - mx);
+      for (int j = 0; j < s.seq; ++j) {
+        const double p = row[j] == -INFINITY ? 0 : std::exp(row[j] - mx) / sum;
+        r.probs[(static_cast<std::size_t>(h) * s.seq + i) * s.seq + j] = p;
+        for (int c = 0; c < d; ++c) r.out[(i * s.heads + h) * d + c] += p * v[(j * s.kv_heads + g) * d + c];
+      }
+    }
+  }
+  return r;
+}
+
+class AttentionTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(AttentionTest, MatchesNaiveProbabilitiesOutputsAndCapturedRows) {
+  const auto [window, kv_heads] = GetParam();
+  AttentionShape s{150, 4, kv_heads, 16, window, 0.0f};
+  s.scale = 1.0f / std::sqrt(16.0f);
+  std::mt19937 rng(5);
+  const auto q = random_vector(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim, rng, 2.0f);
+  const auto k = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng, 2.0f);
+  const auto v = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng);
+  const NaiveAttention ref = naive_attention(s, q, k, v);
+
+  const std::vector<int> rows = {0, 1, 63, 64, 65, 100, 149};
+  std::vector<float> captured(static_cast<std::size_t>(s.heads) * rows.size() * s.seq, -1.0f);
+  std::vector<float> out(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim);
+  AttentionScratch scratch;
+  const std::vector<float> gates = {1.0f, 0.0f, 1.0f, 0.5f};
+  causal_attention(s, q.data(), k.data(), v.data(), out.data(), rows,
+                   [&](int head, const float* probs) {
+                     std::copy_n(probs, rows.size() * s.seq, captured.data() + head * rows.size() * s.seq);
+                   },
+                   gates, scratch);
+
+  // Probabilities: softmax over n keys of fp32 scores with a d-term dot product each.
+  const double prob_tol = 4 * (s.head_dim + 8) * kEps * 2.0 * 2.0 * s.head_dim * s.scale;
+  for (int h = 0; h < s.heads; ++h) {
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      for (int j = 0; j < s.seq; ++j) {
+        const double exact = ref.probs[(static_cast<std::size_t>(h) * s.seq + rows[r]) * s.seq + j];
+        const float got = captured[(h * rows.size() + r) * s.seq + j];
+        if (exact == 0.0) {
+          EXPECT_EQ(got, 0.0f) << "masked key must be exactly zero: head " << h << " row " << rows[r] << " key " << j;
+        } else {
+          EXPECT_NEAR(got, exact, prob_tol * exact + 1e-7);
+        }
+      }
+    }
+  }
+  for (int i = 0; i < s.seq; ++i) {
+    for (int h = 0; h < s.heads; ++h) {
+      for (int c = 0; c < s.head_dim; ++c) {
+        const double exact = gates[h] * ref.out[(i * s.heads + h) * s.head_dim + c];
+        EXPECT_NEAR(out[(i * s.heads + h) * s.head_dim + c], exact, 1e-5) << i << " " << h;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WindowsAndGqa, AttentionTest,
+                         ::testing::Values(std::make_tuple(0, 4), std::make_tuple(0, 2), std::make_tuple(40, 1),
+                                           std::make_tuple(64, 2), std::make_tuple(200, 4)));
+
+}  // namespace
+}  // namespace attngeom

@@ -1,0 +1,25 @@
+#include "capture/query_rows.h"
+
+#include <gtest/gtest.h>
+
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+TEST(QueryRows, ResolvesLastAllAndLists) {
+  EXPECT_EQ(resolve_query_rows(parse_query_selection("last", "--q"), 5, "--q"), (std::vector<int>{4}));
+  EXPECT_EQ(resolve_query_rows(parse_query_selection("all", "--q"), 3, "--q"), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(resolve_query_rows(parse_query_selection("7,2,2,0", "--q"), 8, "--q"), (std::vector<int>{0, 2, 7}));
+}
+
+TEST(QueryRows, RejectsMalformedAndOutOfRange) {
+  EXPECT_THROW(parse_query_selection("5,x", "--q"), InputError);
+  EXPECT_THROW(parse_query_selection("-1", "--q"), InputError);
+  EXPECT_THROW(parse_query_selection("", "--q"), InputError);
+  EXPECT_THROW(parse_query_selection("1,,2", "--q"), InputError);
+  EXPECT_THROW(resolve_query_rows(parse_query_selection("3,9", "--q"), 9, "--q"), InputError);
+}
+
+}  // namespace
+}  // namespace attngeom
