@@ -32,6 +32,7 @@ struct CaptureOptions {
   bool no_bos = false;
   bool force = false;
   int threads = 0;
+  std::string precision = "fp32";
 };
 
 std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpoint) {
@@ -87,7 +88,7 @@ void run_capture(const CaptureOptions& o) {
     for (int i = 0; i < seq; ++i) request.logit_rows.push_back(i);
   }
 
-  auto backend = make_fp32_backend();
+  auto backend = make_backend(resolve_precision(o.precision));
   Transformer model(c, checkpoint.weights(), *backend);
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
                   dump_metadata(o, checkpoint, backend->precision()));
@@ -115,6 +116,7 @@ void add_capture_command(CLI::App& app) {
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text");
   cmd->add_flag("--force", options->force, "allow sequences longer than max_position_embeddings");
   cmd->add_option("--threads", options->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  add_precision_option(*cmd, options->precision);
   cmd->callback([options, text, ids] {
     if (text->count() + ids->count() != 1) throw InputError("capture: exactly one of --text or --tokens is required");
     run_capture(*options);

@@ -31,4 +31,12 @@ class LinearBackend {
 // as they are used (bounded scratch), f32 weights are used in place.
 std::unique_ptr<LinearBackend> make_fp32_backend();
 
+// The fast path: bf16 activations and weights, fp32 accumulation and output
+// (oneDNN matmul; AMX where present). Weights stored as bf16 are used in place.
+std::unique_ptr<LinearBackend> make_bf16_backend();
+std::unique_ptr<LinearBackend> make_backend(Precision precision);
+
+// Whether oneDNN will use AMX on this CPU (what `--precision auto` keys on).
+bool cpu_has_amx();
+
 }  // namespace attngeom

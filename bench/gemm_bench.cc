@@ -1,0 +1,44 @@
+// Linear-layer throughput of each precision path on 7B-like shapes.
+// Reports TFLOP/s = 2 * rows * in * out / time.
+#include <random>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "ops/gemm.h"
+
+namespace attngeom {
+namespace {
+
+void BM_Linear(benchmark::State& state) {
+  const auto precision = static_cast<Precision>(state.range(0));
+  const std::int64_t rows = state.range(1), in = state.range(2), out = state.range(3);
+  std::mt19937 rng(0);
+  std::normal_distribution<float> dist;
+  std::vector<float> x(static_cast<std::size_t>(rows * in));
+  for (auto& v : x) v = dist(rng);
+  std::vector<std::uint16_t> w(static_cast<std::size_t>(out * in));
+  for (auto& v : w) v = f32_to_bf16(dist(rng) * 0.02f);
+  std::vector<float> y(static_cast<std::size_t>(rows * out));
+  const TensorView view{"w", DType::kBF16, out, in, w.data()};
+  auto backend = make_backend(precision);
+  for (auto _ : state) {
+    backend->linear(x.data(), rows, view, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(2.0 * rows * in * out * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(precision_name(precision)));
+}
+
+BENCHMARK(BM_Linear)
+    ->ArgNames({"precision", "rows", "in", "out"})
+    ->Args({0, 1024, 4096, 4096})
+    ->Args({1, 1024, 4096, 4096})
+    ->Args({0, 1024, 4096, 11008})
+    ->Args({1, 1024, 4096, 11008})
+    ->Args({1, 1024, 11008, 4096})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace attngeom

@@ -1,0 +1,137 @@
+#include "corpus/documents.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "io/tokenizer.h"
+#include "util/error.h"
+#include "util/sha256.h"
+
+namespace attngeom {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
+  std::vector<fs::path> files;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    const fs::path path(input);
+    if (fs::is_directory(path, ec)) {
+      std::vector<fs::path> inside;
+      for (const auto& entry : fs::directory_iterator(path, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.empty() && name[0] != '.' && entry.is_regular_file(ec)) inside.push_back(entry.path());
+      }
+      if (ec) throw InputError(input + ": cannot list corpus folder: " + ec.message());
+      std::sort(inside.begin(), inside.end());
+      if (inside.empty()) throw InputError(input + ": corpus folder has no files");
+      files.insert(files.end(), inside.begin(), inside.end());
+    } else if (fs::is_regular_file(path, ec)) {
+      files.push_back(path);
+    } else {
+      throw InputError(input + ": corpus file or folder not found");
+    }
+  }
+  return files;
+}
+
+// Line number (1-based) of byte `offset` in `text`.
+std::size_t line_of(const std::string& text, std::size_t offset) {
+  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
+}
+
+class DocumentSink {
+ public:
+  DocumentSink(Corpus& corpus, std::size_t file) : corpus_(corpus), file_(file) {}
+  void add(std::string text, std::size_t line) {
+    corpus_.documents.push_back({std::move(text), file_, line});
+    ++corpus_.files[file_].documents;
+  }
+  void warn(std::size_t line, const std::string& what) {
+    corpus_.warnings.push_back(corpus_.files[file_].path.string() + ":" + std::to_string(line) + ": " + what);
+  }
+
+ private:
+  Corpus& corpus_;
+  std::size_t file_;
+};
+
+void split_documents(const std::string& content, const CorpusOptions& options, DocumentSink& sink) {
+  if (options.format == CorpusFormat::kText) {
+    if (const long bad = first_invalid_utf8(content); bad >= 0) {
+      sink.warn(line_of(content, static_cast<std::size_t>(bad)),
+                "skipped file: invalid UTF-8 at byte " + std::to_string(bad));
+      return;
+    }
+    sink.add(content, 1);
+    return;
+  }
+  std::size_t start = 0;
+  std::size_t line = 0;
+  while (start < content.size()) {
+    const std::size_t end = std::min(content.find('\n', start), content.size());
+    ++line;
+    std::string text = content.substr(start, end - start);
+    start = end + 1;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.find_first_not_of(" \t") == std::string::npos) continue;
+    if (const long bad = first_invalid_utf8(text); bad >= 0) {
+      sink.warn(line, "skipped: invalid UTF-8 at column " + std::to_string(bad + 1));
+      continue;
+    }
+    if (options.format == CorpusFormat::kLines) {
+      sink.add(std::move(text), line);
+      continue;
+    }
+    nlohmann::json record;
+    try {
+      record = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+      sink.warn(line, "skipped: not valid JSON");
+      continue;
+    }
+    const auto field = record.is_object() ? record.find(options.text_field) : record.end();
+    if (!record.is_object() || field == record.end() || !field->is_string()) {
+      sink.warn(line, "skipped: no string field '" + options.text_field + "' (--text-field)");
+      continue;
+    }
+    std::string value = field->get<std::string>();
+    if (value.empty()) {
+      sink.warn(line, "skipped: empty '" + options.text_field + "'");
+      continue;
+    }
+    sink.add(std::move(value), line);
+  }
+}
+
+}  // namespace
+
+CorpusFormat parse_corpus_format(const std::string& text) {
+  if (text == "text") return CorpusFormat::kText;
+  if (text == "lines") return CorpusFormat::kLines;
+  if (text == "jsonl") return CorpusFormat::kJsonl;
+  throw InputError("--format '" + text + "': expected text, lines or jsonl");
+}
+
+Corpus read_corpus(const std::vector<std::string>& inputs, const CorpusOptions& options) {
+  Corpus corpus;
+  for (const fs::path& path : expand_inputs(inputs)) {
+    FileContent content = read_maybe_compressed(path, options.max_file_bytes);
+    corpus.files.push_back({path, content.compression, sha256_file(path), 0});
+    DocumentSink sink(corpus, corpus.files.size() - 1);
+    if (content.bytes.empty()) {
+      sink.warn(1, "skipped: empty file");
+      continue;
+    }
+    split_documents(content.bytes, options, sink);
+  }
+  if (corpus.documents.empty()) {
+    std::string why = corpus.warnings.empty() ? "" : " (first problem: " + corpus.warnings.front() + ")";
+    throw InputError("corpus: no usable documents in the given files" + why);
+  }
+  return corpus;
+}
+
+}  // namespace attngeom

@@ -1,0 +1,48 @@
+#pragma once
+// Corpus files -> documents. Formats: text (a whole file is one document), lines (one
+// document per non-empty line), jsonl (one JSON object per line, a string field).
+// Bad documents (invalid UTF-8, bad JSON, missing field, empty file) are skipped with
+// a warning naming the file and line; only an empty result is an error.
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "corpus/decompress.h"
+
+namespace attngeom {
+
+enum class CorpusFormat { kText, kLines, kJsonl };
+
+struct CorpusOptions {
+  CorpusFormat format = CorpusFormat::kText;
+  std::string text_field = "text";
+  std::size_t max_file_bytes = std::size_t{4} << 30;  // decompressed, per file
+};
+
+struct CorpusFile {
+  std::filesystem::path path;
+  Compression compression = Compression::kNone;
+  std::string sha256;  // of the file as stored
+  std::size_t documents = 0;
+};
+
+struct Document {
+  std::string text;
+  std::size_t file = 0;  // index into Corpus::files
+  std::size_t line = 0;  // 1-based line of the document's start
+};
+
+struct Corpus {
+  std::vector<CorpusFile> files;
+  std::vector<Document> documents;
+  std::vector<std::string> warnings;  // "file:line: what was skipped and why"
+};
+
+CorpusFormat parse_corpus_format(const std::string& text);
+
+// `inputs` are files or folders (a folder contributes its regular files, sorted by
+// name, hidden files skipped). Throws InputError if nothing usable remains.
+Corpus read_corpus(const std::vector<std::string>& inputs, const CorpusOptions& options);
+
+}  // namespace attngeom

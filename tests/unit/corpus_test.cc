@@ -1,0 +1,195 @@
+// Corpus reading (formats, compression, bad input) and deterministic window selection.
+#include <zlib.h>
+#include <zstd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "corpus/documents.h"
+#include "corpus/sequences.h"
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CorpusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("corpus_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+    return (dir_ / name).string();
+  }
+  fs::path dir_;
+};
+
+std::string gzip(const std::string& text) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string zstd(const std::string& text) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3));
+  return out;
+}
+
+TEST_F(CorpusTest, ReadsPlainGzipAndZstdIdentically) {
+  const std::string text = "first line\nsecond line\n\nthird line\n";
+  const auto plain = read_maybe_compressed(write("a.txt", text), 1 << 20);
+  const auto gz = read_maybe_compressed(write("b.txt.gz", gzip(text)), 1 << 20);
+  const auto zs = read_maybe_compressed(write("c.zst", zstd(text)), 1 << 20);
+  EXPECT_EQ(plain.bytes, text);
+  EXPECT_EQ(gz.bytes, text);
+  EXPECT_EQ(gz.compression, Compression::kGzip);
+  EXPECT_EQ(zs.bytes, text);
+  EXPECT_EQ(zs.compression, Compression::kZstd);
+  EXPECT_THROW(read_maybe_compressed(write("big.gz", gzip(std::string(5000, 'x'))), 1000), InputError);
+  std::string truncated = gzip(text);
+  truncated.resize(truncated.size() / 2);
+  EXPECT_THROW(read_maybe_compressed(write("t.gz", truncated), 1 << 20), InputError);
+  std::string bad_zstd = zstd(text);
+  bad_zstd.resize(bad_zstd.size() - 3);
+  EXPECT_THROW(read_maybe_compressed(write("t.zst", bad_zstd), 1 << 20), InputError);
+}
+
+TEST_F(CorpusTest, LinesAndJsonlSkipBadDocumentsWithFileAndLine) {
+  const std::string lines = write("l.txt", "good one\n\xff\xfe bad\n   \nanother good\n");
+  CorpusOptions options;
+  options.format = CorpusFormat::kLines;
+  const Corpus c = read_corpus({lines}, options);
+  ASSERT_EQ(c.documents.size(), 2u);
+  EXPECT_EQ(c.documents[1].text, "another good");
+  EXPECT_EQ(c.documents[1].line, 4u);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("l.txt:2: skipped: invalid UTF-8"), std::string::npos);
+
+  const std::string jsonl = write("j.jsonl", R"({"text":"alpha"})" "\n" R"({"body":"x"})" "\n" "not json\n" R"({"text":"beta"})");
+  options.format = CorpusFormat::kJsonl;
+  const Corpus j = read_corpus({jsonl}, options);
+  ASSERT_EQ(j.documents.size(), 2u);
+  EXPECT_EQ(j.documents[1].text, "beta");
+  ASSERT_EQ(j.warnings.size(), 2u);
+  EXPECT_NE(j.warnings[0].find("j.jsonl:2: skipped: no string field 'text'"), std::string::npos);
+  EXPECT_NE(j.warnings[1].find("j.jsonl:3: skipped: not valid JSON"), std::string::npos);
+}
+
+TEST_F(CorpusTest, NothingUsableIsAnErrorNamingTheProblem) {
+  write("sub/.hidden", "x");
+  fs::create_directories(dir_ / "empty");
+  const std::string empty = write("e.txt", "");
+  try {
+    read_corpus({empty}, {});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("e.txt:1: skipped: empty file"), std::string::npos);
+  }
+  EXPECT_THROW(read_corpus({(dir_ / "empty").string()}, {}), InputError);
+  EXPECT_THROW(read_corpus({(dir_ / "missing").string()}, {}), InputError);
+  EXPECT_THROW(parse_corpus_format("csv"), InputError);
+}
+
+TEST_F(CorpusTest, FolderContributesSortedFilesAndHashes) {
+  fs::create_directories(dir_ / "f");
+  std::ofstream(dir_ / "f" / "b.txt") << "bee";
+  std::ofstream(dir_ / "f" / "a.txt") << "abc";
+  const Corpus c = read_corpus({(dir_ / "f").string()}, {});
+  ASSERT_EQ(c.files.size(), 2u);
+  EXPECT_EQ(c.files[0].path.filename(), "a.txt");
+  // SHA-256("abc"), the FIPS 180-2 test vector.
+  EXPECT_EQ(c.files[0].sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+}  // namespace
+}  // namespace attngeom
+
+namespace attngeom {
+namespace {
+
+// A stand-in tokenizer: one id per whitespace-separated word (its length).
+std::vector<int> word_ids(const std::string& text, const std::string&) {
+  std::vector<int> ids;
+  std::size_t i = 0;
+  while ((i = text.find_first_not_of(' ', i)) != std::string::npos) {
+    const std::size_t end = std::min(text.find(' ', i), text.size());
+    ids.push_back(static_cast<int>(end - i));
+    i = end;
+  }
+  return ids;
+}
+
+Corpus corpus_of(const std::vector<std::string>& docs) {
+  Corpus c;
+  c.files.push_back({});
+  for (std::size_t i = 0; i < docs.size(); ++i) c.documents.push_back({docs[i], 0, i + 1});
+  return c;
+}
+
+TEST(Sequences, WindowsAreBosPlusContentAndShortDocumentsSkipOrPack) {
+  const Corpus c = corpus_of({"a bb ccc dddd eeeee", "x", "yy zz", "q rr sss"});
+  SequenceOptions o;
+  o.seq_len = 3;
+  o.num_seqs = 100;
+  o.bos_token_id = 99;
+  const SequenceSet plain = make_sequences(c, word_ids, o);
+  // doc0 has 5 tokens -> 2 windows; doc2 has 2 -> 1; doc3 has 3 -> 1; doc1 too short.
+  ASSERT_EQ(plain.sequences.size(), 4u);
+  EXPECT_EQ(plain.short_documents, 1u);
+  EXPECT_EQ(plain.sequences[0].tokens, (std::vector<int>{99, 1, 2}));
+  EXPECT_EQ(plain.sequences[1].tokens, (std::vector<int>{99, 3, 4}));
+  EXPECT_EQ(plain.sequences[2].documents, (std::vector<std::size_t>{2}));
+
+  o.pack = true;
+  const SequenceSet packed = make_sequences(c, word_ids, o);
+  // Stream: 1 2 3 4 5 | 1 | 2 2 | 1 2 3  (11 tokens) -> 5 windows of 2.
+  ASSERT_EQ(packed.sequences.size(), 5u);
+  EXPECT_EQ(packed.sequences[2].tokens, (std::vector<int>{99, 5, 1}));
+  EXPECT_EQ(packed.sequences[2].documents, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(packed.sequences[3].documents, (std::vector<std::size_t>{2}));
+}
+
+TEST(Sequences, SkipTakeAndSeededShuffleAreDeterministic) {
+  std::vector<std::string> docs;
+  for (int i = 1; i <= 30; ++i) docs.push_back(std::string(static_cast<std::size_t>(i), 'w') + " a");
+  const Corpus c = corpus_of(docs);
+  SequenceOptions o;
+  o.seq_len = 3;
+  o.num_seqs = 5;
+  o.skip = 2;
+  const SequenceSet ordered = make_sequences(c, word_ids, o);
+  ASSERT_EQ(ordered.sequences.size(), 5u);
+  EXPECT_EQ(ordered.sequences[0].tokens[1], 3);  // third document
+  o.shuffle_seed = 7;
+  const SequenceSet a = make_sequences(c, word_ids, o);
+  const SequenceSet b = make_sequences(c, word_ids, o);
+  std::vector<int> firsts_a, firsts_b;
+  for (std::size_t i = 0; i < 5; ++i) {
+    firsts_a.push_back(a.sequences[i].tokens[1]);
+    firsts_b.push_back(b.sequences[i].tokens[1]);
+  }
+  EXPECT_EQ(firsts_a, firsts_b);
+  EXPECT_NE(firsts_a, (std::vector<int>{3, 4, 5, 6, 7}));
+  o.skip = 30;
+  EXPECT_THROW(make_sequences(c, word_ids, o), InputError);
+}
+
+}  // namespace
+}  // namespace attngeom
