@@ -58,7 +58,7 @@ std::vector<std::string> read_index(const fs::path& index_path, std::map<std::st
 
 void bind(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file) {
   const std::string where = file.string() + ": tensor '" + slot.name + "'";
-  if (!entry.dtype || *entry.dtype == DType::kI32) {
+  if (!entry.dtype || (*entry.dtype != DType::kF32 && *entry.dtype != DType::kF16 && *entry.dtype != DType::kBF16)) {
     throw InputError(where + " has dtype " + entry.dtype_name + "; expected F32, F16 or BF16");
   }
   if (entry.shape != slot.shape) {

@@ -27,6 +27,7 @@ std::optional<DType> computable_dtype(std::string_view dtype) {
   if (dtype == "F16") return DType::kF16;
   if (dtype == "BF16") return DType::kBF16;
   if (dtype == "I32") return DType::kI32;
+  if (dtype == "F64") return DType::kF64;
   return std::nullopt;
 }
 

@@ -12,6 +12,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::kF16: return "F16";
     case DType::kBF16: return "BF16";
     case DType::kI32: return "I32";
+    case DType::kF64: return "F64";
   }
   return "?";
 }
@@ -22,6 +23,7 @@ std::size_t dtype_size(DType dtype) {
     case DType::kI32: return 4;
     case DType::kF16:
     case DType::kBF16: return 2;
+    case DType::kF64: return 8;
   }
   return 0;
 }
@@ -58,7 +60,8 @@ void widen_to_f32(DType dtype, const void* src, float* dst, std::size_t count) {
       for (std::size_t i = 0; i < count; ++i) dst[i] = f16_to_f32(in[i]);
       return;
     }
-    case DType::kI32: break;
+    case DType::kI32:
+    case DType::kF64: break;
   }
   ATTNGEOM_CHECK(false && "widen_to_f32: not a float dtype");
 }

@@ -7,7 +7,7 @@
 
 namespace attngeom {
 
-enum class DType { kF32, kF16, kBF16, kI32 };
+enum class DType { kF32, kF16, kBF16, kI32, kF64 };
 
 std::string_view dtype_name(DType dtype);
 std::size_t dtype_size(DType dtype);
