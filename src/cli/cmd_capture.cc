@@ -1,7 +1,5 @@
 // attngeom capture: one sequence through the model, attention rows and value states
 // of every layer written to a safetensors dump (see capture/dump_writer.h).
-#include <omp.h>
-
 #include <cstdio>
 #include <filesystem>
 
@@ -74,7 +72,7 @@ void run_capture(const CaptureOptions& o) {
   if (fs::is_directory(o.out)) throw InputError("--out " + o.out + ": is a directory; expected a .safetensors file path");
   const fs::path out_parent = fs::absolute(o.out).parent_path();
   if (!fs::is_directory(out_parent)) throw InputError("--out " + o.out + ": directory " + out_parent.string() + " does not exist");
-  if (o.threads > 0) omp_set_num_threads(o.threads);
+  apply_thread_count(o.threads);
 
   const Checkpoint checkpoint(o.model_dir);
   const ModelConfig& c = checkpoint.config();

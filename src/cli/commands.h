@@ -14,7 +14,11 @@ void add_precision_option(CLI::App& cmd, std::string& value);
 // auto: bf16 when oneDNN can use AMX on this CPU, else fp32.
 Precision resolve_precision(const std::string& value);
 
+// --threads N (0: all cores) for OpenMP and oneDNN.
+void apply_thread_count(int threads);
+
 void add_capture_command(CLI::App& app);
+void add_perplexity_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 
 }  // namespace attngeom::cli

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -56,10 +57,22 @@ std::vector<std::string> read_index(const fs::path& index_path, std::map<std::st
   return shard_names;
 }
 
-void bind(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file) {
+// The storage dtype config.json's torch_dtype promises, if it states one.
+std::optional<DType> promised_dtype(const ModelConfig& config) {
+  if (config.torch_dtype == "float32") return DType::kF32;
+  if (config.torch_dtype == "float16") return DType::kF16;
+  if (config.torch_dtype == "bfloat16") return DType::kBF16;
+  return std::nullopt;
+}
+
+void bind(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file, std::optional<DType> promised) {
   const std::string where = file.string() + ": tensor '" + slot.name + "'";
   if (!entry.dtype || (*entry.dtype != DType::kF32 && *entry.dtype != DType::kF16 && *entry.dtype != DType::kBF16)) {
     throw InputError(where + " has dtype " + entry.dtype_name + "; expected F32, F16 or BF16");
+  }
+  if (promised && *entry.dtype != *promised) {
+    throw InputError(where + " has dtype " + entry.dtype_name + "; config.json torch_dtype implies " +
+                     std::string(dtype_name(*promised)));
   }
   if (entry.shape != slot.shape) {
     throw InputError(where + " has shape " + shape_text(entry.shape) + "; the config implies " +
@@ -124,7 +137,7 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
       throw InputError(shards_[shard].path.string() + ": missing tensor '" + slot.name + "' (expected shape " +
                        shape_text(slot.shape) + ")");
     }
-    bind(slot, *entry, shards_[shard].path);
+    bind(slot, *entry, shards_[shard].path, promised_dtype(config_));
   }
   if (config_.tie_embeddings) {
     weights_.lm_head = weights_.embed;

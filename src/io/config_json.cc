@@ -106,6 +106,10 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   c.rms_norm_eps = f.positive_float_or("rms_norm_eps", 1e-6f);
   c.rope_theta = f.positive_float_or("rope_theta", 10000.0f);
   c.bos_token_id = f.int_or("bos_token_id", 1, 0);
+  c.torch_dtype = f.string_or("torch_dtype", "");
+  if (!c.torch_dtype.empty() && c.torch_dtype != "float32" && c.torch_dtype != "float16" && c.torch_dtype != "bfloat16") {
+    throw f.error("torch_dtype", "'" + c.torch_dtype + "' is not supported (expected float32, float16 or bfloat16)");
+  }
   if (c.heads % c.kv_heads != 0) {
     throw f.error("num_key_value_heads", "(" + std::to_string(c.kv_heads) + ") must divide num_attention_heads (" +
                                              std::to_string(c.heads) + ")");

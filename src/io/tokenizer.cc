@@ -79,6 +79,10 @@ std::string read_text_file(const std::filesystem::path& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
+  if (!text.empty() && text.back() == '\n') {
+    text.pop_back();
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+  }
   if (text.empty()) throw InputError(path.string() + ": empty text file");
   if (const long bad = first_invalid_utf8(text); bad >= 0) {
     throw InputError(path.string() + ": invalid UTF-8 at byte " + std::to_string(bad));

@@ -32,6 +32,8 @@ class Tokenizer {
 long first_invalid_utf8(const std::string& text);
 
 // Reads a whole text file; throws InputError if missing, empty or not UTF-8.
+// Exactly one final line ending ("\n" or "\r\n") is dropped: by POSIX convention it
+// ends the last line rather than being content (and `echo text > f` adds one).
 std::string read_text_file(const std::filesystem::path& path);
 
 // Reads whitespace-separated token ids, each in [0, vocab).

@@ -29,6 +29,7 @@ struct ModelConfig {
   Activation activation = Activation::kSilu;
   bool tie_embeddings = false;
   int bos_token_id = 1;
+  std::string torch_dtype;  // "float32", "float16", "bfloat16", or empty when unstated
 
   int q_dim() const { return heads * head_dim; }
   int kv_dim() const { return kv_heads * head_dim; }

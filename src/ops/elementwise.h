@@ -15,8 +15,9 @@ enum class Activation { kSilu, kGeluTanh, kGeluErf };
 void rms_norm(const float* x, std::int64_t rows, std::int64_t dim, const float* weight, float offset, float eps,
               float* out);
 
-// Rotary tables for positions 0..seq-1: cos, sin [seq, head_dim/2], computed in fp32
-// like HF (inv_freq = 1 / theta^(2i/d); angle = pos * inv_freq).
+// Rotary tables for positions 0..seq-1: cos, sin [seq, head_dim/2], with
+// inv_freq = 1 / theta^(2i/d) and angle = pos * inv_freq as in HF, evaluated in double
+// (HF uses fp32 here; double is the exact value it approximates).
 struct RopeTables {
   std::vector<float> cos;
   std::vector<float> sin;

@@ -1,3 +1,5 @@
+#include <omp.h>
+
 #include "cli/commands.h"
 
 namespace attngeom::cli {
@@ -13,6 +15,10 @@ Precision resolve_precision(const std::string& value) {
   if (value == "bf16") return Precision::kBf16;
   if (value == "auto") return cpu_has_amx() ? Precision::kBf16 : Precision::kFp32;
   return Precision::kFp32;
+}
+
+void apply_thread_count(int threads) {
+  if (threads > 0) omp_set_num_threads(threads);
 }
 
 }  // namespace attngeom::cli

@@ -1,0 +1,84 @@
+// attngeom perplexity: held-out perplexity of a text under the documented protocol
+// (eval/perplexity.h), optionally with heads masked.
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "eval/perplexity.h"
+#include "io/checkpoint.h"
+#include "io/tokenizer.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace attngeom::cli {
+namespace {
+
+struct PerplexityOptions {
+  std::string model_dir;
+  std::string text_file;
+  std::string out;
+  int context = 256;
+  int stride = 0;
+  bool no_bos = false;
+  int max_tokens = 0;
+  int threads = 0;
+  std::string precision = "fp32";
+};
+
+void run_perplexity(const PerplexityOptions& o) {
+  apply_thread_count(o.threads);
+  const Checkpoint checkpoint(o.model_dir);
+  const ModelConfig& c = checkpoint.config();
+  const Tokenizer tokenizer(std::filesystem::path(o.model_dir) / "tokenizer.model", c.vocab);
+  std::vector<int> stream = tokenizer.encode(read_text_file(o.text_file), o.text_file);
+  if (o.max_tokens > 0 && static_cast<int>(stream.size()) > o.max_tokens) stream.resize(static_cast<std::size_t>(o.max_tokens));
+  if (o.context > c.max_positions) {
+    throw InputError("--context " + std::to_string(o.context) + " exceeds max_position_embeddings " +
+                     std::to_string(c.max_positions));
+  }
+  const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos, c.bos_token_id};
+  if (protocol.stride > protocol.context - (protocol.bos ? 1 : 0)) {
+    throw InputError("--stride " + std::to_string(o.stride) + " must not exceed the content per window (" +
+                     std::to_string(protocol.context - (protocol.bos ? 1 : 0)) + ")");
+  }
+  auto backend = make_backend(resolve_precision(o.precision));
+  Transformer model(c, checkpoint.weights(), *backend);
+  const PerplexityResult r = evaluate_perplexity(model, stream, protocol, {}, nullptr, nullptr);
+  if (r.tokens == 0) throw InputError(o.text_file + ": no token could be scored (text too short)");
+
+  const nlohmann::json result = {
+      {"model", std::filesystem::absolute(o.model_dir).string()}, {"text", o.text_file},
+      {"precision", std::string(precision_name(backend->precision()))},
+      {"protocol", {{"context", o.context}, {"stride", o.stride > 0 ? o.stride : o.context - (protocol.bos ? 1 : 0)},
+                    {"bos", protocol.bos}}},
+      {"tokens", r.tokens}, {"mean_nll", r.mean_nll}, {"perplexity", r.perplexity}, {"nll", r.nll}};
+  if (!o.out.empty()) {
+    const std::string text = result.dump(1) + "\n";
+    AtomicFile file(o.out);
+    file.write_at(0, text.data(), text.size());
+    file.commit();
+  }
+  std::printf("perplexity %.6f over %zu tokens (mean NLL %.6f nats; context %d, %s)\n", r.perplexity, r.tokens,
+              r.mean_nll, o.context, protocol.bos ? "BOS per window" : "no BOS");
+}
+
+}  // namespace
+
+void add_perplexity_command(CLI::App& app) {
+  auto o = std::make_shared<PerplexityOptions>();
+  CLI::App* cmd = app.add_subcommand("perplexity", "Held-out perplexity of a text (windows of --context tokens)");
+  cmd->add_option("--model", o->model_dir, "Hugging Face model directory")->required();
+  cmd->add_option("--text", o->text_file, "UTF-8 text file")->required();
+  cmd->add_option("--out", o->out, "write the result (with per-token NLL) as JSON here");
+  cmd->add_option("--context", o->context, "tokens per window, including BOS")->check(CLI::Range(2, 1 << 20))->capture_default_str();
+  cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_flag("--no-bos", o->no_bos, "do not start each window with BOS");
+  cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text")->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  add_precision_option(*cmd, o->precision);
+  cmd->callback([o] { run_perplexity(*o); });
+}
+
+}  // namespace attngeom::cli
