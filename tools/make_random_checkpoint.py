@@ -28,6 +28,8 @@ import numpy as np
 ST_DTYPES = {"F32": (np.float32, 4), "F16": (np.float16, 2), "BF16": (np.uint16, 2)}
 DTYPE_ALIASES = {"f32": "F32", "float32": "F32", "f16": "F16", "float16": "F16",
                  "bf16": "BF16", "bfloat16": "BF16"}
+ST_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+            "U8": 1, "BOOL": 1}
 TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 PRESETS = {
@@ -164,10 +166,11 @@ def f32_to_bf16_bits(a):
 
 
 def encode(a, dtype):
-    """A float array as the raw bytes of safetensors dtype `dtype`."""
+    """An array as the raw bytes of safetensors dtype `dtype` (floats rounded, ints cast)."""
     if dtype == "BF16":
         return f32_to_bf16_bits(a).tobytes()
-    return np.ascontiguousarray(a, dtype=ST_DTYPES[dtype][0]).tobytes()
+    np_dtype = ST_DTYPES[dtype][0] if dtype in ST_DTYPES else {"I64": np.int64, "I32": np.int32}[dtype]
+    return np.ascontiguousarray(a, dtype=np.dtype(np_dtype).newbyteorder("<")).tobytes()
 
 
 class Tensor:
@@ -180,7 +183,7 @@ class Tensor:
 
     @property
     def nbytes(self):
-        return math.prod(self.shape) * ST_DTYPES.get(self.dtype, (None, 8))[1]
+        return math.prod(self.shape) * ST_SIZES[self.dtype]
 
     @staticmethod
     def from_array(name, dtype, array):
@@ -249,11 +252,11 @@ _BITS = {"BF16": (0x8000, 7, 127, 0x007F, np.uint16),
          "F32": (0x80000000, 23, 127, 0x007FFFFF, np.uint32)}
 
 
-def random_chunks(dtype, count, scale, rng, chunk_elems=1 << 24):
-    """Random values with |x| in [scale/4, 4*scale), random sign and mantissa.
+def random_chunks(dtype, count, scale, rng, positive=False, chunk_elems=1 << 24):
+    """Random values with |x| in [scale/8, 4*scale), random (or + when positive) sign.
 
-    Drawn as raw bits: 2 random exponent bits put the magnitude in one of four
-    octaves around `scale`, which is finite and sensibly scaled by construction."""
+    Drawn as raw bits: 2 random exponent bits put the magnitude in one of the four
+    octaves around `scale`, so every value is finite and sensibly scaled."""
     sign, shift, bias, mant, store = _BITS[dtype]
     base = int(math.floor(math.log2(scale))) - 2 + bias
     if not 1 <= base <= (0x1F if dtype == "F16" else 0xFF) - 4:
@@ -261,10 +264,13 @@ def random_chunks(dtype, count, scale, rng, chunk_elems=1 << 24):
     done = 0
     while done < count:
         n = min(chunk_elems, count - done)
-        r = rng.integers(0, np.iinfo(store).max, size=n, dtype=store, endpoint=True)
-        e = (r >> store(shift)) & store(3)
-        bits = (r & store(sign | mant)) | ((e + store(base)) << store(shift))
-        yield bits.tobytes()
+        words = -(-n * np.dtype(store).itemsize // 8)  # draw 64-bit words: fastest
+        r = rng.integers(0, 2**64 - 1, size=words, dtype=np.uint64, endpoint=True).view(store)[:n]
+        # keep sign, mantissa and the 2 low exponent bits; add the base exponent
+        # (no carry: base + 3 fits the exponent field)
+        r &= store((mant if positive else sign | mant) | (3 << shift))
+        r += store(base << shift)
+        yield r.tobytes()
         done += n
 
 
@@ -280,9 +286,9 @@ def random_tensors(config, dtype, seed):
         rng_seed = [seed, k]
         count = math.prod(shape)
         if name.endswith("norm.weight"):
-            # ~1 for w (LLaMA / Mistral); ~0 around a small offset for Gemma's (1 + w).
+            # w in [1/4, 4) for LLaMA / Mistral; w = 0 for Gemma's (1 + w).
             chunks = (lambda c=count: constant_chunks(dtype, c, 0.0)) if gemma else \
-                     (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s)))
+                     (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
         else:
             fan_in = shape[1]
             scale = 1.0 if name == "model.embed_tokens.weight" and not gemma else fan_in ** -0.5
@@ -318,6 +324,8 @@ def main(argv=None):
         if shape.get(key) is None:
             ap.error(f"--{key.replace('_', '-')} is required without a preset")
     shape.setdefault("kv_heads", shape["heads"])
+    if shape["kv_heads"] > shape["heads"] or shape["heads"] % shape["kv_heads"]:
+        ap.error(f"heads {shape['heads']} is not a multiple of kv_heads {shape['kv_heads']}")
     if shape.get("head_dim") is None:
         shape["head_dim"] = shape["hidden"] // shape["heads"]
     tok_vocab = spm_vocab_size(args.tokenizer)

@@ -26,6 +26,7 @@ class Model:
         self.heads = cfg["num_attention_heads"]
         self.kv_heads = cfg.get("num_key_value_heads") or self.heads
         self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
+        assert self.heads % self.kv_heads == 0, (self.heads, self.kv_heads)
         self.eps = cfg["rms_norm_eps"]
         self.theta = cfg.get("rope_theta", 10000.0)
         self.window = cfg.get("sliding_window") if self.model_type == "mistral" else None
