@@ -71,13 +71,15 @@ BOS_EMBED_SCALE = 0.01  # a tiny BOS embedding, so rms_norm_eps visibly matters 
 
 
 def train_tokenizer(name, out_path):
+    # Relative paths in a scratch dir: the model file records them, so it stays
+    # byte-identical wherever the repository lives.
     with tempfile.TemporaryDirectory() as tmp:
-        prefix = os.path.join(tmp, name)
-        cmd = ["spm_train", f"--input={CORPUS}", f"--model_prefix={prefix}",
+        shutil.copyfile(CORPUS, os.path.join(tmp, "corpus.txt"))
+        cmd = ["spm_train", "--input=corpus.txt", f"--model_prefix={name}",
                "--character_coverage=1.0", "--num_threads=1", "--random_seed=1234",
                "--minloglevel=2"] + TOKENIZERS[name]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        shutil.copyfile(prefix + ".model", out_path)
+        subprocess.run(cmd, check=True, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        shutil.copyfile(os.path.join(tmp, name + ".model"), out_path)
 
 
 def spm_ids(tokenizer, text_path):
