@@ -15,8 +15,12 @@ COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow"]
 
 
 def spm_ids(tokenizer, text_path):
-    """Token ids from sentencepiece's own encoder (no BOS)."""
+    """Token ids from sentencepiece's own encoder (no BOS). spm_encode encodes line by
+    line and drops the line terminator, so the text must be a single line."""
     with open(text_path, "rb") as f:
+        if b"\n" in f.read().rstrip(b"\n"):
+            raise ValueError(f"{text_path}: must be one line for spm_encode to match a whole-text encoding")
+        f.seek(0)
         out = subprocess.run(["spm_encode", f"--model={tokenizer}", "--output_format=id"],
                              stdin=f, check=True, stdout=subprocess.PIPE).stdout
     return [int(t) for t in out.split()]
