@@ -1,0 +1,75 @@
+"""Shared helpers for the end-to-end tests: running `attngeom capture`, tokenizing with
+sentencepiece's own CLI, and checking a capture dump's layout."""
+import json
+import os
+import subprocess
+
+import numpy as np
+
+import st_reader
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
+COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow"]
+
+
+def spm_ids(tokenizer, text_path):
+    """Token ids from sentencepiece's own encoder (no BOS). spm_encode encodes line by
+    line and drops the line terminator, so the text must be a single line."""
+    with open(text_path, "rb") as f:
+        if b"\n" in f.read().rstrip(b"\n"):
+            raise ValueError(f"{text_path}: must be one line for spm_encode to match a whole-text encoding")
+        f.seek(0)
+        out = subprocess.run(["spm_encode", f"--model={tokenizer}", "--output_format=id"],
+                             stdin=f, check=True, stdout=subprocess.PIPE).stdout
+    return [int(t) for t in out.split()]
+
+
+def capture(binary, model_dir, out, *flags, text=PROMPT, tokens=None, timeout=300):
+    """Runs `attngeom capture`; returns the CompletedProcess (text mode)."""
+    cmd = [binary, "capture", "--model", model_dir, "--out", out]
+    cmd += ["--tokens", tokens] if tokens is not None else ["--text", text]
+    cmd += list(flags)
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout)
+
+
+def describe(proc):
+    return (f"exit {proc.returncode}; cmd: {' '.join(proc.args)}\n"
+            f"stderr: {proc.stderr.strip()[:2000]}\nstdout: {proc.stdout.strip()[:500]}")
+
+
+def load_config(model_dir):
+    with open(os.path.join(model_dir, "config.json")) as f:
+        return json.load(f)
+
+
+def layout_problems(path, cfg, n_tokens, n_queries, with_logits):
+    """Checks names, dtypes and shapes of a capture dump; returns (tensors, meta, problems)."""
+    tensors, meta, dtypes = st_reader.read(path)
+    L, H = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    Hkv = cfg.get("num_key_value_heads") or H
+    D = cfg.get("head_dim") or cfg["hidden_size"] // H
+    want = {"tokens": ("I32", (n_tokens,)), "query_positions": ("I32", (n_queries,))}
+    for layer in range(L):
+        want[f"layers.{layer}.attn"] = ("F32", (H, n_queries, n_tokens))
+        want[f"layers.{layer}.values"] = ("F32", (Hkv, n_tokens, D))
+    if with_logits:
+        want["logits"] = ("F32", (n_tokens, cfg["vocab_size"]))
+    problems = []
+    if set(tensors) != set(want):
+        problems.append(f"tensor names: extra {sorted(set(tensors) - set(want))}, "
+                        f"missing {sorted(set(want) - set(tensors))}")
+    for name, (dtype, shape) in want.items():
+        if name in tensors and (dtypes[name], tuple(tensors[name].shape)) != (dtype, shape):
+            problems.append(f"{name}: {dtypes[name]} {list(tensors[name].shape)}, "
+                            f"expected {dtype} {list(shape)}")
+    if not meta or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
+        problems.append(f"__metadata__ must be a non-empty map of strings, got {meta!r}")
+    return tensors, meta, problems
+
+
+def worst(err):
+    """Index tuple of the largest entry of an error array."""
+    return tuple(int(i) for i in np.unravel_index(np.argmax(err), err.shape))

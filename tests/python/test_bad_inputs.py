@@ -1,0 +1,382 @@
+#!/usr/bin/python3
+"""Bad inputs: each case corrupts a copy of a fixture and runs `attngeom capture`.
+
+  test_bad_inputs.py --list
+  test_bad_inputs.py --bin PATH/attngeom --fixtures DIR (--case NAME | --all)
+
+Expected for every case: exit code 2, exactly one line on stderr, that line naming
+the offending file / tensor / flag (checked by substring), and no output file.
+Cases use fixture llama (F32, one file) unless they are about shards (gemma).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
+import harness  # noqa: E402
+from make_random_checkpoint import Tensor, write_safetensors  # noqa: E402
+
+ST = "model.safetensors"
+L0 = "model.layers.0."
+L1 = "model.layers.1."
+CASES = {}
+
+
+def case(fixture="llama"):
+    def register(fn):
+        CASES[fn.__name__] = (fixture, fn)
+        return fn
+    return register
+
+
+class Ctx:
+    """A corrupted copy of a fixture in `model`, plus the capture arguments to use."""
+
+    def __init__(self, model, tmp):
+        self.model, self.tmp = model, tmp
+        self.args = ["--text", harness.PROMPT]
+
+    def path(self, name):
+        return os.path.join(self.model, name)
+
+
+# --- raw safetensors surgery ---
+
+def read_raw(path):
+    raw = open(path, "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def write_raw(path, header, data):
+    blob = json.dumps(header).encode()
+    blob += b" " * (-len(blob) % 8)
+    with open(path, "wb") as f:
+        f.write(len(blob).to_bytes(8, "little") + blob + data)
+
+
+def rewrite(path, edit):
+    """Re-encode a safetensors file; edit({name: (dtype, array)}) changes the tensor set."""
+    header, data = read_raw(path)
+    header.pop("__metadata__", None)
+    np_types = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16}
+    tensors = {}
+    for name, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+        b, e = info["data_offsets"]
+        tensors[name] = (info["dtype"], np.frombuffer(data[b:e], np_types[info["dtype"]]).reshape(info["shape"]))
+    edit(tensors)
+    out = []
+    for name, (dtype, a) in tensors.items():
+        raw = np.ascontiguousarray(a).tobytes() if a.dtype == np.uint16 else None
+        out.append(Tensor(name, dtype, a.shape, lambda r=raw: iter([r])) if raw is not None
+                   else Tensor.from_array(name, dtype, a))
+    write_safetensors(path, out)
+
+
+def edit_offsets(path, edit):
+    header, data = read_raw(path)
+    edit(header, len(data))
+    write_raw(path, header, data)
+
+
+def edit_json(path, edit):
+    with open(path) as f:
+        obj = json.load(f)
+    edit(obj)
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2)
+
+
+# --- the cases: each corrupts ctx.model and returns (needles_any, needles_all) ---
+
+@case()
+def truncated_file(ctx):
+    p = ctx.path(ST)
+    os.truncate(p, int(os.path.getsize(p) * 0.6))
+    return [ST], []
+
+
+@case()
+def truncated_before_header(ctx):
+    os.truncate(ctx.path(ST), 5)
+    return [ST], []
+
+
+@case()
+def header_length_past_eof(ctx):
+    p = ctx.path(ST)
+    size = os.path.getsize(p)
+    with open(p, "r+b") as f:
+        f.write((size + 1000).to_bytes(8, "little"))
+    return [ST], []
+
+
+@case()
+def header_length_huge(ctx):
+    with open(ctx.path(ST), "r+b") as f:
+        f.write((2**64 - 16).to_bytes(8, "little"))
+    return [ST], []
+
+
+@case()
+def malformed_header_json(ctx):
+    p = ctx.path(ST)
+    raw = bytearray(open(p, "rb").read())
+    n = int.from_bytes(raw[:8], "little")
+    colon = raw.index(b":", 8)
+    raw[colon] = ord(";")
+    assert colon < 8 + n
+    open(p, "wb").write(raw)
+    return [ST], []
+
+
+@case()
+def overlapping_offsets(ctx):
+    k, v = L0 + "self_attn.k_proj.weight", L0 + "self_attn.v_proj.weight"
+
+    def edit(h, size):
+        assert h[v]["data_offsets"][0] == h[k]["data_offsets"][1]
+        h[v]["data_offsets"] = [o - 256 for o in h[v]["data_offsets"]]  # same size, overlaps k
+    edit_offsets(ctx.path(ST), edit)
+    return [k, v, ST], []
+
+
+@case()
+def offsets_out_of_range(ctx):
+    t = "lm_head.weight"
+
+    def edit(h, size):
+        b, e = h[t]["data_offsets"]
+        h[t]["data_offsets"] = [size + 4096 - (e - b), size + 4096]
+    edit_offsets(ctx.path(ST), edit)
+    return [t, ST], []
+
+
+@case()
+def offsets_size_mismatch(ctx):
+    t = L1 + "mlp.down_proj.weight"
+
+    def edit(h, size):
+        h[t]["data_offsets"][1] -= 4
+    edit_offsets(ctx.path(ST), edit)
+    return [t], []
+
+
+@case()
+def wrong_dtype_i64(ctx):
+    t = L0 + "self_attn.q_proj.weight"
+
+    def edit(ts):
+        ts[t] = ("I64", ts[t][1].astype(np.int64))
+    rewrite(ctx.path(ST), edit)
+    return [t], []
+
+
+@case()
+def dtype_mismatch(ctx):
+    t = L1 + "self_attn.o_proj.weight"   # one F16 tensor in an F32 (torch_dtype float32) model
+
+    def edit(ts):
+        ts[t] = ("F16", ts[t][1].astype(np.float16))
+    rewrite(ctx.path(ST), edit)
+    return [t], []
+
+
+@case()
+def wrong_shape_transposed(ctx):
+    t = L0 + "mlp.up_proj.weight"
+
+    def edit(ts):
+        ts[t] = (ts[t][0], ts[t][1].T)
+    rewrite(ctx.path(ST), edit)
+    return [t], []
+
+
+@case()
+def wrong_shape_vocab(ctx):
+    t = "model.embed_tokens.weight"
+
+    def edit(ts):
+        ts[t] = (ts[t][0], ts[t][1][:-1])
+    rewrite(ctx.path(ST), edit)
+    return [t], []
+
+
+@case()
+def missing_tensor(ctx):
+    t = L1 + "self_attn.v_proj.weight"
+    rewrite(ctx.path(ST), lambda ts: ts.pop(t))
+    return [t], []
+
+
+@case()
+def missing_lm_head(ctx):
+    rewrite(ctx.path(ST), lambda ts: ts.pop("lm_head.weight"))
+    return ["lm_head.weight"], []
+
+
+@case()
+def missing_safetensors(ctx):
+    os.remove(ctx.path(ST))
+    return [ST], []
+
+
+@case("gemma")
+def missing_shard(ctx):
+    with open(ctx.path(ST + ".index.json")) as f:
+        shard = sorted(set(json.load(f)["weight_map"].values()))[1]
+    os.remove(ctx.path(shard))
+    return [shard], []
+
+
+@case("gemma")
+def malformed_index_json(ctx):
+    p = ctx.path(ST + ".index.json")
+    text = open(p).read()
+    open(p, "w").write(text[:len(text) // 2])
+    return [ST + ".index.json"], []
+
+
+@case("gemma")
+def shard_truncated(ctx):
+    with open(ctx.path(ST + ".index.json")) as f:
+        shard = sorted(set(json.load(f)["weight_map"].values()))[-1]
+    p = ctx.path(shard)
+    os.truncate(p, os.path.getsize(p) - 100)
+    return [shard], []
+
+
+@case()
+def missing_tokenizer(ctx):
+    os.remove(ctx.path("tokenizer.model"))
+    return ["tokenizer.model"], []
+
+
+@case()
+def corrupt_tokenizer(ctx):
+    with open(ctx.path("tokenizer.model"), "wb") as f:
+        f.write(b"this is not a sentencepiece model\n" * 10)
+    return ["tokenizer.model"], []
+
+
+@case()
+def unsupported_model_type(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.update(model_type="gpt2"))
+    return [], ["llama", "mistral", "gemma"]
+
+
+@case()
+def malformed_config_json(ctx):
+    p = ctx.path("config.json")
+    text = open(p).read()
+    open(p, "w").write(text[:len(text) // 2])
+    return ["config.json"], []
+
+
+@case()
+def config_missing_field(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.pop("num_attention_heads"))
+    return ["num_attention_heads"], []
+
+
+@case()
+def missing_text_file(ctx):
+    ctx.args = ["--text", os.path.join(ctx.tmp, "no_such_prompt.txt")]
+    return ["no_such_prompt.txt"], []
+
+
+@case()
+def nonexistent_model_dir(ctx):
+    ctx.model = os.path.join(ctx.tmp, "no_such_model")
+    return ["no_such_model"], []
+
+
+@case()
+def bad_queries_value(ctx):
+    ctx.args += ["--queries", "5,x"]
+    return ["queries", "5,x"], []
+
+
+@case()
+def query_out_of_range(ctx):
+    ctx.args += ["--queries", "0,100000"]
+    return ["100000"], []
+
+
+@case()
+def token_id_out_of_range(ctx):
+    ids = os.path.join(ctx.tmp, "bad_ids.txt")
+    with open(ids, "w") as f:
+        f.write("1 5 99999 7\n")
+    ctx.args = ["--tokens", ids]
+    return ["99999", "bad_ids.txt"], []
+
+
+@case()
+def empty_tokens_file(ctx):
+    ids = os.path.join(ctx.tmp, "empty_ids.txt")
+    open(ids, "w").close()
+    ctx.args = ["--tokens", ids]
+    return ["empty_ids.txt"], []
+
+
+def run_case(name, binary, fixtures):
+    fixture, fn = CASES[name]
+    with tempfile.TemporaryDirectory(prefix="attngeom-bad-") as tmp:
+        model = os.path.join(tmp, "model")  # a neutral path: needles must come from the message
+        shutil.copytree(os.path.join(fixtures, fixture), model)
+        ctx = Ctx(model, tmp)
+        needles_any, needles_all = fn(ctx)
+        out = os.path.join(tmp, "out.safetensors")
+        cmd = [binary, "capture", "--model", ctx.model, "--out", out] + ctx.args
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        err = proc.stderr
+        lines = err.rstrip("\n").split("\n") if err.strip() else []
+        print(f"case {name}: exit {proc.returncode}; stderr: {err.strip()!r}")
+        problems = []
+        if proc.returncode != 2:
+            problems.append(f"exit code {proc.returncode}, expected 2")
+        if len(lines) != 1 or not err.endswith("\n"):
+            problems.append(f"stderr has {len(lines)} line(s), expected exactly one newline-terminated line")
+        if needles_any and not any(n in err for n in needles_any):
+            problems.append(f"message names none of {needles_any}")
+        missing = [n for n in needles_all if n not in err]
+        if missing:
+            problems.append(f"message lacks {missing}")
+        if os.path.exists(out):
+            problems.append("an output file was left behind")
+    for p in problems:
+        print(f"FAIL {name}: {p}")
+    return not problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin")
+    ap.add_argument("--fixtures")
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--list", action="store_true", help="print the case names, one per line")
+    mode.add_argument("--case", choices=sorted(CASES))
+    mode.add_argument("--all", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(CASES))
+        return 0
+    if not args.bin or not args.fixtures:
+        ap.error("--bin and --fixtures are required to run cases")
+    names = list(CASES) if args.all else [args.case]
+    failed = [n for n in names if not run_case(n, args.bin, args.fixtures)]
+    print(f"{len(names) - len(failed)}/{len(names)} case(s) passed" + (f"; failed: {failed}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

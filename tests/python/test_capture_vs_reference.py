@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""`attngeom capture` against the independent numpy reference, on every fixture.
+
+  test_capture_vs_reference.py --bin PATH/attngeom --fixtures DIR [--fixture NAME ...]
+
+Per fixture: token ids equal spm_encode's with BOS (config's id) prepended; with all
+query rows, attention max abs error <= 1e-5, values max abs error <= 1e-5 x max|value|,
+logits max abs error <= 1e-4 x max|logit|; attention exactly 0 outside the causal /
+sliding-window range; exactly the documented tensors. Then --queries last / 0,17,100
+rows match the `all` dump, --no-bos drops BOS, --max-tokens N keeps the first N ids (BOS
+included), --tokens FILE uses its ids verbatim; each of those dumps is also checked
+against the reference. Prints a table of measured errors per fixture and run.
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import reference_forward as rf  # noqa: E402
+import st_reader  # noqa: E402
+
+ATTN_TOL = 1e-5      # absolute, probabilities
+VALUES_TOL = 1e-5    # relative to max |value| of the layer
+LOGITS_TOL = 1e-4    # relative to max |logit|
+SUBSET_TOL = 1e-6    # a row must not depend on which other rows were asked for
+LIST_QUERIES = [0, 17, 100]
+MAX_TOKENS = 100
+
+
+class Fixture:
+    def __init__(self, root, name, binary, tmp):
+        self.name, self.binary, self.tmp = name, binary, tmp
+        self.dir = os.path.join(root, name)
+        self.cfg = harness.load_config(self.dir)
+        self.model = rf.Model(self.dir)
+        self.spm = harness.spm_ids(os.path.join(self.dir, "tokenizer.model"), harness.PROMPT)
+        self.ids = [self.cfg["bos_token_id"]] + self.spm
+        self.failures = []
+        self.row = {"fixture": name, "T": len(self.ids)}
+        self.table = []  # (run, T, Q, attn err, values rel err, logits rel err or None)
+        self._refs = {}
+
+    def fail(self, msg):
+        self.failures.append(msg)
+        print(f"FAIL {self.name}: {msg}")
+
+    def reference(self, tokens):
+        key = tuple(tokens)
+        if key not in self._refs:
+            self._refs[key] = rf.forward(self.model, tokens)
+        return self._refs[key]
+
+    def run(self, tag, *flags, **kw):
+        """Runs capture; returns the dump path, or None after recording a failure."""
+        out = os.path.join(self.tmp, f"{self.name}.{tag}.safetensors")
+        proc = harness.capture(self.binary, self.dir, out, *flags, **kw)
+        if proc.returncode != 0 or not os.path.exists(out):
+            self.fail(f"[{tag}] capture failed: {harness.describe(proc)}")
+            return None
+        return out
+
+    def load(self, tag, path, n_queries, logits):
+        """Reads a dump and checks its layout; T is the dump's own token count and
+        n_queries=None means T. Returns (tensors, engine token ids) or None."""
+        tokens = st_reader.read(path)[0].get("tokens")
+        n_tokens = 0 if tokens is None else len(tokens)
+        n_queries = n_tokens if n_queries is None else n_queries
+        tensors, meta, problems = harness.layout_problems(path, self.cfg, n_tokens, n_queries, logits)
+        for p in problems:
+            self.fail(f"[{tag}] {p}")
+        if problems:
+            return None
+        ids = [int(t) for t in tensors["tokens"]]
+        if min(ids) < 0 or max(ids) >= self.model.vocab:
+            self.fail(f"[{tag}] token ids outside [0, {self.model.vocab})")
+            return None
+        return tensors, ids
+
+    def compare(self, tag, dump, tokens, queries, logits):
+        """Dump vs reference on `tokens`; returns (attn err, values rel err, logits rel err)."""
+        ref = self.reference(tokens)
+        T = len(tokens)
+        q = np.asarray(queries)
+        if list(dump["query_positions"]) != list(queries):
+            self.fail(f"[{tag}] query_positions {list(dump['query_positions'])[:8]}..., expected "
+                      f"{list(queries)[:8]}...")
+            return None
+        allowed = rf.attention_mask(T, self.model.window)[q]                     # [Q, T]
+        e_attn = e_val = e_log = 0.0
+        for layer in range(self.model.layers):
+            got, want = dump[f"layers.{layer}.attn"], ref["attn"][layer][:, q, :]
+            err = np.abs(got.astype(np.float64) - want)
+            if err.max() > e_attn:
+                e_attn = float(err.max())
+            if err.max() > ATTN_TOL:
+                h, r, c = harness.worst(err)
+                self.fail(f"[{tag}] layers.{layer}.attn max abs error {err.max():.3e} > {ATTN_TOL} at "
+                          f"head {h}, query {int(q[r])}, key {c}: engine {got[h, r, c]:.8f}, "
+                          f"reference {want[h, r, c]:.8f}")
+            outside = np.abs(np.where(allowed[None], 0.0, got))
+            if outside.max() != 0:
+                h, r, c = harness.worst(outside)
+                self.fail(f"[{tag}] layers.{layer}.attn nonzero outside the causal/window range at head "
+                          f"{h}, query {int(q[r])}, key {c}: {got[h, r, c]!r}")
+            got_v, want_v = dump[f"layers.{layer}.values"], ref["values"][layer]
+            scale = np.abs(want_v).max()
+            err_v = np.abs(got_v.astype(np.float64) - want_v)
+            e_val = max(e_val, float(err_v.max() / scale))
+            if err_v.max() > VALUES_TOL * scale:
+                g, t, d = harness.worst(err_v)
+                self.fail(f"[{tag}] layers.{layer}.values max abs error {err_v.max():.3e} > "
+                          f"{VALUES_TOL} x {scale:.3f} at kv head {g}, token {t}, dim {d}: engine "
+                          f"{got_v[g, t, d]:.7f}, reference {want_v[g, t, d]:.7f}")
+        if logits:
+            got_l, want_l = dump["logits"], ref["logits"]
+            scale = np.abs(want_l).max()
+            err_l = np.abs(got_l.astype(np.float64) - want_l)
+            e_log = float(err_l.max() / scale)
+            if err_l.max() > LOGITS_TOL * scale:
+                t, v = harness.worst(err_l)
+                self.fail(f"[{tag}] logits max abs error {err_l.max():.3e} > {LOGITS_TOL} x {scale:.3f} "
+                          f"at token {t}, vocab {v}: engine {got_l[t, v]:.6f}, reference {want_l[t, v]:.6f}")
+        self.table.append((tag, T, len(q), e_attn, e_val, e_log if logits else None,
+                           self._failed_since(tag)))
+        return e_attn, e_val, e_log
+
+    def check_tokens(self, tag, dump, accepted):
+        """accepted: {label: ids}; returns the label matched, or None after a failure."""
+        got = [int(t) for t in dump["tokens"]]
+        for label, ids in accepted.items():
+            if got == list(ids):
+                return label
+        first = next(iter(accepted.values()))
+        diff = next((i for i, (a, b) in enumerate(zip(got, first)) if a != b), min(len(got), len(first)))
+        self.fail(f"[{tag}] tokens differ from sentencepiece's: {len(got)} ids vs {len(first)}, first "
+                  f"difference at {diff}: engine {got[diff:diff + 5]}, expected {list(first[diff:diff + 5])}")
+        return None
+
+    def test_all(self):
+        path = self.run("all", "--queries", "all", "--logits")
+        loaded = path and self.load("all", path, None, True)
+        if not loaded:
+            return None
+        dump, ids = loaded
+        # On a token mismatch, still measure the numerics on the engine's own ids.
+        self.check_tokens("all", dump, {"bos+spm": self.ids})
+        errs = self.compare("all", dump, ids, range(len(ids)), True)
+        if errs:
+            self.row.update(attn=errs[0], values=errs[1], logits=errs[2])
+        self.row["T"] = len(ids) if ids == self.ids else f"{len(ids)}!={len(self.ids)}"
+        return dump, ids
+
+    def test_subsets(self, full, ids):
+        T = len(ids)
+        worst_diff, bitwise = 0.0, True
+        for tag, arg, queries in [("last", "last", [T - 1]),
+                                  ("list", ",".join(map(str, LIST_QUERIES)), LIST_QUERIES)]:
+            path = self.run(tag, "--queries", arg)
+            loaded = path and self.load(tag, path, len(queries), False)
+            if not loaded:
+                continue
+            dump, got_ids = loaded
+            if got_ids != ids:
+                self.fail(f"[{tag}] tokens differ from the `all` run's")
+                continue
+            if self.compare(tag, dump, ids, queries, False) is None:
+                continue
+            for layer in range(self.model.layers):
+                for kind, a, b in [("attn", dump[f"layers.{layer}.attn"], full[f"layers.{layer}.attn"][:, queries, :]),
+                                   ("values", dump[f"layers.{layer}.values"], full[f"layers.{layer}.values"])]:
+                    d = float(np.abs(a - b).max())
+                    worst_diff, bitwise = max(worst_diff, d), bitwise and np.array_equal(a, b)
+                    if d > SUBSET_TOL:
+                        self.fail(f"[{tag}] layers.{layer}.{kind} differs from the `all` dump by {d:.3e}")
+        self.row["subset"] = worst_diff
+        self.row["bitwise"] = bitwise
+
+    def test_variants(self):
+        notes = []
+        # --no-bos: exactly sentencepiece's ids
+        path = self.run("nobos", "--no-bos", "--queries", "all", "--logits")
+        loaded = path and self.load("nobos", path, None, True)
+        if loaded:
+            dump, ids = loaded
+            ok = self.check_tokens("nobos", dump, {"spm": self.spm}) is not None
+            errs = self.compare("nobos", dump, ids, range(len(ids)), True)
+            notes.append("no-bos " + ("ok" if ok and errs and not self._failed_since("nobos") else "FAIL"))
+        # --max-tokens N: the first N ids (BOS counted)
+        path = self.run("maxtok", "--max-tokens", str(MAX_TOKENS), "--queries", "all", "--logits")
+        loaded = path and self.load("maxtok", path, None, True)
+        if loaded:
+            dump, ids = loaded
+            label = self.check_tokens("maxtok", dump, {"N incl. BOS": self.ids[:MAX_TOKENS]})
+            if label and self.compare("maxtok", dump, ids, range(len(ids)), True):
+                notes.append(f"max-tokens T={len(ids)} ({label})")
+        # --tokens FILE: ids used verbatim (no BOS added)
+        ids_file = os.path.join(self.tmp, f"{self.name}.ids.txt")
+        with open(ids_file, "w") as f:
+            f.write(" ".join(map(str, self.ids[:150])) + "\n")
+        path = self.run("tokens", "--queries", "all", tokens=ids_file)
+        loaded = path and self.load("tokens", path, None, False)
+        if loaded:
+            dump, ids = loaded
+            label = self.check_tokens("tokens", dump, {"verbatim": self.ids[:150]})
+            if label and self.compare("tokens", dump, ids, range(len(ids)), False):
+                notes.append(f"--tokens {label}")
+        self.row["notes"] = ", ".join(notes)
+
+    def _failed_since(self, tag):
+        return any(f.startswith(f"[{tag}]") for f in self.failures)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--fixture", action="append", help="only these fixtures (default: all)")
+    args = ap.parse_args()
+    fixtures, failures = [], []
+    with tempfile.TemporaryDirectory(prefix="attngeom-capture-") as tmp:
+        for name in args.fixture or harness.COMPARE_FIXTURES:
+            fx = Fixture(args.fixtures, name, args.bin, tmp)
+            full = fx.test_all()
+            if full:
+                fx.test_subsets(*full)
+            fx.test_variants()
+            fixtures.append(fx)
+            failures += fx.failures
+    fmt = "{:17s} {:7s} {:>5s} {:>5s} {:>11s} {:>11s} {:>11s}  {}"
+    e = lambda v: "-" if v is None else f"{v:.3e}"
+    print()
+    print(fmt.format("fixture", "run", "T", "Q", "attn abs", "values rel", "logits rel", "status"))
+    print(fmt.format("(tolerance)", "", "", "", e(ATTN_TOL), e(VALUES_TOL), e(LOGITS_TOL), ""))
+    for fx in fixtures:
+        for tag, T, Q, ea, ev, el, failed in fx.table:
+            print(fmt.format(fx.name, tag, str(T), str(Q), e(ea), e(ev), e(el), "FAIL" if failed else "ok"))
+        r = fx.row
+        print(f"{'':17s} rows of last / 0,17,100 vs the all dump: max diff "
+              f"{e(r.get('subset'))} (tolerance {SUBSET_TOL:.0e}), bitwise identical: "
+              f"{ {True: 'yes', False: 'no'}.get(r.get('bitwise'), '-') }; {r.get('notes', '')}")
+    print(f"\n{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Checks tools/make_random_checkpoint.py on small shapes, and its presets' sizes.
+
+  test_random_checkpoint.py --fixtures DIR   (takes a tokenizer from DIR/llama)
+
+Each generated checkpoint is read back with the independent st_reader: every tensor
+present with the config's shape and dtype, values finite and within the promised
+magnitude band, shards and index consistent; the reference forward runs on it.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools")
+sys.path.insert(0, HERE)
+sys.path.insert(0, TOOLS)
+import reference_forward as rf  # noqa: E402
+import st_reader  # noqa: E402
+from make_random_checkpoint import PRESETS, hf_config, spm_vocab_size, tensor_shapes  # noqa: E402
+
+# Published parameter counts of the real models these presets copy.
+PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
+                 "gemma-7b": 8_537_680_896, "llama-1b": 1_100_048_384}
+CASES = [
+    ("llama-bf16-sharded", ["--model-type", "llama", "--hidden", "64", "--intermediate", "128",
+                            "--layers", "2", "--heads", "4", "--dtype", "bf16", "--max-shard-gb", "0.00005"]),
+    ("mistral-f16-window", ["--model-type", "mistral", "--hidden", "64", "--intermediate", "160",
+                            "--layers", "2", "--heads", "4", "--kv-heads", "2", "--sliding-window", "16",
+                            "--dtype", "f16"]),
+    ("gemma-f32-headdim", ["--model-type", "gemma", "--hidden", "48", "--intermediate", "96",
+                           "--layers", "1", "--heads", "2", "--kv-heads", "1", "--head-dim", "32",
+                           "--dtype", "f32"]),
+    ("preset-h1024-shape", ["--preset", "h1024-l8", "--hidden", "64", "--intermediate", "128",
+                            "--heads", "2", "--kv-heads", "2", "--head-dim", "32", "--layers", "2"]),
+]
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def validate(name, out, tokenizer):
+    with open(os.path.join(out, "config.json")) as f:
+        cfg = json.load(f)
+    index = os.path.join(out, "model.safetensors.index.json")
+    files = ["model.safetensors"]
+    if os.path.exists(index):
+        with open(index) as f:
+            wm = json.load(f)["weight_map"]
+        files = sorted(set(wm.values()))
+    tensors, dtypes, where = {}, {}, {}
+    for fname in files:
+        t, meta, dt = st_reader.read(os.path.join(out, fname))
+        tensors.update(t)
+        dtypes.update(dt)
+        where.update({k: fname for k in t})
+    expected = dict(tensor_shapes(cfg))
+    check(set(tensors) == set(expected), f"{name}: tensor names ({len(tensors)})")
+    check(all(tuple(tensors[k].shape) == tuple(s) for k, s in expected.items() if k in tensors),
+          f"{name}: tensor shapes match the config")
+    want = {"float32": "F32", "float16": "F16", "bfloat16": "BF16"}[cfg["torch_dtype"]]
+    check(set(dtypes.values()) == {want}, f"{name}: every tensor is {want}")
+    if os.path.exists(index):
+        check(len(files) >= 2 and all(wm[k] == where[k] for k in tensors), f"{name}: {len(files)} shards match the index")
+    check(cfg["vocab_size"] == spm_vocab_size(tokenizer), f"{name}: vocab_size = tokenizer's")
+    finite = all(np.isfinite(a.astype(np.float64)).all() for a in tensors.values())
+    check(finite, f"{name}: all values finite")
+    band = True
+    for k, a in tensors.items():
+        if k.endswith("norm.weight"):
+            continue
+        scale = 1.0 if k == "model.embed_tokens.weight" and cfg["model_type"] != "gemma" else a.shape[1] ** -0.5
+        m = np.abs(a.astype(np.float64))
+        band &= m.min() >= scale / 8 and m.max() < scale * 8 and 0.3 < (a > 0).mean() < 0.7
+    check(band, f"{name}: magnitudes within [scale/8, 8 scale), both signs")
+    model = rf.Model(out)
+    res = rf.forward(model, [model.bos] + list(range(3, 40)))
+    check(np.isfinite(res["logits"]).all() and all(np.isfinite(a).all() for a in res["attn"]),
+          f"{name}: reference forward runs, finite")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fixtures", required=True)
+    args = ap.parse_args()
+    tokenizer = os.path.join(args.fixtures, "llama", "tokenizer.model")
+    for preset, params in PRESET_PARAMS.items():
+        shape = dict(PRESETS[preset])
+        n = sum(math.prod(s) for _, s in tensor_shapes(hf_config(dtype="BF16", **shape)))
+        check(n == params, f"preset {preset}: {n:,} parameters ({n * 2 / 1e9:.2f} GB bf16)")
+    with tempfile.TemporaryDirectory(prefix="attngeom-randckpt-") as tmp:
+        for name, flags in CASES:
+            out = os.path.join(tmp, name)
+            cmd = [sys.executable, "-B", os.path.join(TOOLS, "make_random_checkpoint.py"),
+                   "--tokenizer", tokenizer, "--out", out, "--seed", "5"] + flags
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            check(proc.returncode == 0, f"{name}: generator exit {proc.returncode} {proc.stdout.strip()[-300:]}")
+            if proc.returncode == 0:
+                validate(name, out, tokenizer)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Checks the numpy reference itself, so a bug in the oracle cannot hide one in the engine.
+
+  test_reference_self.py --fixtures DIR
+
+1. Hand-computed values: RMSNorm, SiLU, tanh-GELU, RoPE, masks, bf16 rounding.
+2. A second, structurally different forward (token by token with a KV cache, scalar
+   loops over heads and keys, RoPE as explicit pair rotations) must agree with the
+   batched reference on every fixture to 1e-10.
+3. The fixtures are useful: some heads are peaky, everything is finite, and a float32
+   run of the reference stays well inside the engine's tolerances.
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
+import reference_forward as rf  # noqa: E402
+import st_reader  # noqa: E402
+from make_random_checkpoint import Tensor, f32_to_bf16_bits, write_safetensors  # noqa: E402
+
+FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow"]
+PROMPT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "fixture_prompt.txt")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def close(a, b, tol):
+    return np.max(np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))) <= tol
+
+
+def hand_computed():
+    x = np.array([[3.0, 4.0]])
+    check(close(rf.rms_norm(x, np.array([1.0, 2.0]), 0.0, 0.0), [[3 / math.sqrt(12.5), 8 / math.sqrt(12.5)]], 1e-15),
+          "rms_norm([3,4], w=[1,2], eps=0)")
+    check(close(rf.rms_norm(x, np.array([0.0, 1.0]), 0.5, 1.0), [[3 / math.sqrt(13.0), 8 / math.sqrt(13.0)]], 1e-15),
+          "rms_norm gemma (1 + w), eps=0.5")
+    check(close(rf.silu(np.array([1.0, -2.0])), [0.7310585786300049, -0.2384058440442351], 1e-15), "silu(1), silu(-2)")
+    # torch.nn.functional.gelu(torch.tensor([1., -0.5, 3.]), approximate="tanh")
+    check(close(rf.gelu_tanh(np.array([1.0, -0.5, 3.0])),
+                [0.8411919906082768, -0.15428599017485606, 2.996362607918227], 1e-14), "gelu_tanh known values")
+    check(close(rf.rotate_half(np.array([1.0, 2.0, 3.0, 4.0])), [-3.0, -4.0, 1.0, 2.0], 0), "rotate_half")
+    # head_dim 2: inv_freq = [1]; position p rotates (x0, x1) by angle p
+    cos, sin = rf.rope_cos_sin([0, 1, 2], 2, 10000.0, np.float64)
+    v = rf.apply_rope(np.array([[[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]]), cos, sin)
+    check(close(v, [[[1, 0], [math.cos(1), math.sin(1)], [-math.sin(2), math.cos(2)]]], 1e-15), "rope 2-d rotation")
+    # head_dim 4, theta 100: inv_freq = [1, 0.1]; pairs are (0, 2) and (1, 3)
+    cos, sin = rf.rope_cos_sin([3], 4, 100.0, np.float64)
+    v = rf.apply_rope(np.array([[[1.0, 1.0, 0.0, 0.0]]]), cos, sin)
+    check(close(v, [[[math.cos(3), math.cos(0.3), math.sin(3), math.sin(0.3)]]], 1e-15), "rope pairs (i, i + D/2)")
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(1, 1, 16)), rng.normal(size=(1, 1, 16))
+    def dot_at(m, n):
+        cq, sq = rf.rope_cos_sin([m], 16, 500.0, np.float64)
+        ck, sk = rf.rope_cos_sin([n], 16, 500.0, np.float64)
+        return float(np.sum(rf.apply_rope(q, cq, sq) * rf.apply_rope(k, ck, sk)))
+    check(abs(dot_at(7, 3) - dot_at(107, 103)) < 1e-12, "rope scores depend on relative position only")
+    mask = rf.attention_mask(5, 2).astype(int)
+    check((mask == np.array([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0],
+                            [0, 0, 1, 1, 0], [0, 0, 0, 1, 1]])).all(), "sliding window 2 mask")
+    check((rf.attention_mask(3, None) == np.tril(np.ones((3, 3), bool))).all(), "causal mask, no window")
+    p = rf.softmax_masked(np.array([[[0.0, 5.0], [1.0, 1.0]]]), np.array([[True, False], [True, True]]))
+    check(close(p, [[[1.0, 0.0], [0.5, 0.5]]], 1e-15), "masked softmax")
+    bits = f32_to_bf16_bits(np.array([1.0, 1 + 2**-8, 1 + 3 * 2**-8, -2.5, 1e-40], np.float32))
+    check(list(bits) == [0x3F80, 0x3F80, 0x3F82, 0xC020, 0x0001], "bf16 round-to-nearest-even")
+
+
+def st_roundtrip():
+    rng = np.random.default_rng(1)
+    a32 = rng.normal(size=(3, 5)).astype(np.float32)
+    a16 = rng.normal(size=(7,)).astype(np.float16)
+    abf = rng.normal(size=(2, 2, 3)).astype(np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "x.safetensors")
+        write_safetensors(path, [Tensor.from_array("a", "F32", a32), Tensor.from_array("b", "F16", a16),
+                                 Tensor.from_array("c", "BF16", abf)])
+        t, meta, dt = st_reader.read(path)
+        raw = open(path, "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    check((8 + n) % 8 == 0, "safetensors data starts 8-byte aligned")
+    check(meta == {"format": "pt"} and dt == {"a": "F32", "b": "F16", "c": "BF16"}, "safetensors metadata/dtypes")
+    check((t["a"] == a32).all() and (t["b"] == a16).all(), "safetensors F32/F16 round trip")
+    check(close(t["c"], abf, 2**-8 * np.abs(abf).max()) and t["c"].dtype == np.float32, "safetensors BF16 round trip")
+
+
+def forward_incremental(m, tokens):
+    """Token-by-token decode with a KV cache; scalar loops for attention.
+
+    Returns attention rows [L][H][T] lists (dense, zero-padded), values and logits."""
+    T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
+    half = D // 2
+    cache_k = [[[] for _ in range(Hkv)] for _ in range(m.layers)]  # [L][Hkv][pos] -> D vector
+    cache_v = [[[] for _ in range(Hkv)] for _ in range(m.layers)]
+    attn = np.zeros((m.layers, H, T, T))
+    logits = np.zeros((T, m.vocab))
+
+    def norm(vec, w):
+        ms = sum(float(u) * float(u) for u in vec) / len(vec)
+        return np.array([u / math.sqrt(ms + m.eps) for u in vec]) * (m.norm_offset + w)
+
+    def rotate(vec, pos):
+        out = np.array(vec, dtype=np.float64)
+        for i in range(half):
+            angle = pos * m.theta ** (-2.0 * i / D)
+            a, b = vec[i], vec[i + half]
+            out[i] = a * math.cos(angle) - b * math.sin(angle)
+            out[i + half] = b * math.cos(angle) + a * math.sin(angle)
+        return out
+
+    for t, tok in enumerate(tokens):
+        x = m.weight("model.embed_tokens.weight")[tok] * m.embed_scale
+        for layer in range(m.layers):
+            W = lambda n: m.weight(f"model.layers.{layer}.{n}")
+            h = norm(x, W("input_layernorm.weight"))
+            q = W("self_attn.q_proj.weight") @ h
+            k = W("self_attn.k_proj.weight") @ h
+            v = W("self_attn.v_proj.weight") @ h
+            for g in range(Hkv):
+                cache_k[layer][g].append(rotate(k[g * D:(g + 1) * D], t))
+                cache_v[layer][g].append(v[g * D:(g + 1) * D])
+            first = 0 if m.window is None else max(0, t - m.window + 1)
+            ctx = np.zeros(H * D)
+            for head in range(H):
+                g = head * Hkv // H
+                qh = rotate(q[head * D:(head + 1) * D], t)
+                scores = [float(np.dot(qh, cache_k[layer][g][j])) / math.sqrt(D) for j in range(first, t + 1)]
+                top = max(scores)
+                e = [math.exp(s - top) for s in scores]
+                z = sum(e)
+                for j, ej in zip(range(first, t + 1), e):
+                    attn[layer, head, t, j] = ej / z
+                    ctx[head * D:(head + 1) * D] += (ej / z) * cache_v[layer][g][j]
+            x = x + W("self_attn.o_proj.weight") @ ctx
+            h = norm(x, W("post_attention_layernorm.weight"))
+            gate, up = W("mlp.gate_proj.weight") @ h, W("mlp.up_proj.weight") @ h
+            act = np.array([m.act(np.array(u)) for u in gate])
+            x = x + W("mlp.down_proj.weight") @ (act * up)
+        logits[t] = m.lm_head() @ norm(x, m.weight("model.norm.weight"))
+    values = [np.array([[cache_v[l][g][t] for t in range(T)] for g in range(Hkv)]) for l in range(m.layers)]
+    return attn, values, logits
+
+
+def prompt_tokens(model_dir, model):
+    with open(PROMPT, "rb") as f:
+        out = subprocess.run(["spm_encode", f"--model={os.path.join(model_dir, 'tokenizer.model')}",
+                              "--output_format=id"], stdin=f, check=True, stdout=subprocess.PIPE).stdout
+    return [model.bos] + [int(t) for t in out.split()]
+
+
+def fixture_checks(fixture_dir, name, n_loop):
+    d = os.path.join(fixture_dir, name)
+    m = rf.Model(d)
+    tokens = prompt_tokens(d, m)
+    ref = rf.forward(m, tokens)
+    T = len(tokens)
+    # 2. the loop implementation on a prefix (long enough to cross the sliding window)
+    attn, values, logits = forward_incremental(m, tokens[:n_loop])
+    ref_p = rf.forward(m, tokens[:n_loop])
+    err_a = max(np.abs(attn[l] - ref_p["attn"][l]).max() for l in range(m.layers))
+    err_v = max(np.abs(values[l] - ref_p["values"][l]).max() for l in range(m.layers))
+    err_l = np.abs(logits - ref_p["logits"]).max()
+    check(max(err_a, err_v, err_l) < 1e-10,
+          f"{name}: loop forward == batched reference on {n_loop} tokens "
+          f"(attn {err_a:.1e}, values {err_v:.1e}, logits {err_l:.1e})")
+    # a prefix of the batched forward equals the forward of the prefix (causality)
+    pre = max(np.abs(ref["attn"][l][:, :n_loop, :n_loop] - ref_p["attn"][l]).max() for l in range(m.layers))
+    check(pre < 1e-12 and np.abs(ref["logits"][:n_loop] - ref_p["logits"]).max() < 1e-9,
+          f"{name}: causal: prefix rows unchanged by later tokens ({pre:.1e})")
+    # 3. fixture usefulness
+    finite = all(np.isfinite(a).all() for a in ref["attn"] + ref["values"]) and np.isfinite(ref["logits"]).all()
+    check(finite, f"{name}: finite outputs")
+    peaky = [float((a.max(-1) > 0.5).mean()) for a in ref["attn"]]
+    diffuse = [float((a.max(-1) < 0.1).mean()) for a in ref["attn"]]
+    check(min(peaky) > 0.05 and min(diffuse) > 0.05,
+          f"{name}: attention mixes peaky and diffuse rows (max p > 0.5: {min(peaky):.2f}, < 0.1: {min(diffuse):.2f})")
+    if m.window is not None:
+        outside = max(np.abs(np.where(rf.attention_mask(T, m.window), 0, a)).max() for a in ref["attn"])
+        check(T > 2 * m.window and outside == 0, f"{name}: T={T} > 2 x window {m.window}, zero outside it")
+    f32 = rf.forward(rf.Model(d, np.float32), tokens)
+    e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(m.layers))
+    e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max() for l in range(m.layers))
+    e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
+    check(e_a < 0.5e-5 and e_v < 0.5e-5 and e_l < 0.5e-4,
+          f"{name}: float32 reference within half the tolerances (attn {e_a:.1e}, values rel {e_v:.1e}, "
+          f"logits rel {e_l:.1e})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--loop-tokens", type=int, default=80)
+    args = ap.parse_args()
+    hand_computed()
+    st_roundtrip()
+    for name in FIXTURES:
+        fixture_checks(args.fixtures, name, args.loop_tokens)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Tiny random Hugging Face checkpoints that exercise every quirk the engine reads.
+
+  make_fixtures.py OUT_DIR
+
+Writes OUT_DIR/{llama,mistral,gemma,mistral-nowindow}/ (config.json, safetensors,
+tokenizer.model) and OUT_DIR/fixtures.json (a summary). Tokenizers are trained with
+spm_train on tests/data/fixture_corpus.txt; everything is seeded and deterministic.
+
+  llama    MHA, F32, one model.safetensors, untied lm_head, head_dim not written
+  mistral  GQA 4/2, F16, sliding_window 64 (< prompt length), 3 layers
+  gemma    MQA 4/1, BF16, sharded (>= 3 files) + index, head_dim 32 (4 * 32 != hidden 96), tied,
+           (1 + w) norms, sqrt(hidden) embedding scale, tanh GELU, bos id 2
+  mistral-nowindow  the mistral weights with "sliding_window": null
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_random_checkpoint import Tensor, hf_config, spm_vocab_size, tensor_shapes, write_checkpoint  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
+PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
+MIN_PROMPT_TOKENS = 256
+
+# spm_train options per tokenizer; ids as in LLaMA (unk 0, bos 1, eos 2) or Gemma.
+TOKENIZERS = {
+    "llama-bpe": ["--model_type=bpe", "--vocab_size=512", "--byte_fallback=true",
+                  "--split_digits=true", "--normalization_rule_name=identity",
+                  "--remove_extra_whitespaces=false",
+                  "--unk_id=0", "--bos_id=1", "--eos_id=2", "--pad_id=-1"],
+    "mistral-bpe": ["--model_type=bpe", "--vocab_size=400",
+                    "--unk_id=0", "--bos_id=1", "--eos_id=2", "--pad_id=-1"],
+    "gemma-unigram": ["--model_type=unigram", "--vocab_size=384",
+                      "--pad_id=0", "--eos_id=1", "--bos_id=2", "--unk_id=3"],
+}
+
+FIXTURES = {
+    "llama": dict(
+        tokenizer="llama-bpe", dtype="F32", shards=1, seed=101,
+        config=dict(model_type="llama", hidden=64, intermediate=176, layers=2, heads=4,
+                    kv_heads=4, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
+                    max_positions=2048, write_head_dim=False, bos_token_id=1, eos_token_id=2)),
+    "mistral": dict(
+        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=202,
+        config=dict(model_type="mistral", hidden=64, intermediate=192, layers=3, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                    max_positions=4096, sliding_window=64, bos_token_id=1, eos_token_id=2)),
+    "gemma": dict(
+        tokenizer="gemma-unigram", dtype="BF16", shards=3, seed=303,
+        config=dict(model_type="gemma", hidden=96, intermediate=256, layers=2, heads=4,
+                    kv_heads=1, head_dim=32, rope_theta=50000.0, rms_norm_eps=1e-6,
+                    max_positions=8192, bos_token_id=2, eos_token_id=1, pad_token_id=0)),
+}
+# name -> (base fixture, config overrides); same weights and tokenizer as the base
+VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None})}
+
+# Query-scale per head: score std grows ~ q_scale * k_scale, so the heads range from
+# diffuse to peaky. One rank-1 "content" component on the slowest rotary pair makes
+# head 0 pick keys by token identity, nearly independent of distance.
+Q_SCALES = [2.7, 0.5, 1.2, 2.0]
+CONTENT_GAIN = 2.5
+BOS_EMBED_SCALE = 0.01  # a tiny BOS embedding, so rms_norm_eps visibly matters there
+
+
+def train_tokenizer(name, out_path):
+    # Relative paths in a scratch dir: the model file records them, so it stays
+    # byte-identical wherever the repository lives.
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copyfile(CORPUS, os.path.join(tmp, "corpus.txt"))
+        cmd = ["spm_train", "--input=corpus.txt", f"--model_prefix={name}",
+               "--character_coverage=1.0", "--num_threads=1", "--random_seed=1234",
+               "--minloglevel=2"] + TOKENIZERS[name]
+        subprocess.run(cmd, check=True, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        shutil.copyfile(os.path.join(tmp, name + ".model"), out_path)
+
+
+def spm_ids(tokenizer, text_path):
+    with open(text_path, "rb") as f:
+        res = subprocess.run(["spm_encode", f"--model={tokenizer}", "--output_format=id"],
+                             stdin=f, check=True, stdout=subprocess.PIPE)
+    return [int(t) for t in res.stdout.split()]
+
+
+def random_weights(cfg, seed):
+    """{name: float32 array}, scaled so activations stay O(1) and attention is peaky."""
+    rng = np.random.default_rng(seed)
+    gemma = cfg["model_type"] == "gemma"
+    h, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    D = cfg.get("head_dim") or h // H
+    w = {}
+    for name, shape in tensor_shapes(cfg):
+        if name.endswith("norm.weight"):
+            # LLaMA scales by w ~ 1; Gemma by (1 + w) with w ~ 0.
+            a = rng.normal(0.0 if gemma else 1.0, 0.15, size=shape)
+        elif name == "model.embed_tokens.weight":
+            a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
+            a[cfg["bos_token_id"]] *= BOS_EMBED_SCALE
+        else:
+            a = rng.normal(0.0, 1.0 / np.sqrt(shape[1]), size=shape)
+            if name.endswith("q_proj.weight"):
+                a = a.reshape(H, D, h) * np.array(Q_SCALES[:H])[:, None, None]
+                a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(cfg, name, seed)
+                a = a.reshape(shape)
+            elif name.endswith("k_proj.weight"):
+                a = a.reshape(Hkv, D, h)
+                a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(cfg, name, seed)
+                a = a.reshape(shape)
+            elif name == "lm_head.weight":
+                a *= 3.0
+        w[name] = a.astype(np.float32)
+    return w
+
+
+def content_dir(cfg, name, seed):
+    """A unit direction per layer, shared by that layer's q and k content rows."""
+    layer = int(name.split(".")[2])
+    v = np.random.default_rng([seed, 7, layer]).normal(size=cfg["hidden_size"])
+    return v / np.linalg.norm(v)
+
+
+def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None):
+    cfg = hf_config(dtype=spec["dtype"], vocab=spm_vocab_size(tokenizer_path), **spec["config"])
+    weights = random_weights(cfg, spec["seed"])
+    cfg.update(config_overrides or {})
+    tensors = [Tensor.from_array(name, spec["dtype"], weights[name]) for name, _ in tensor_shapes(cfg)]
+    total = sum(t.nbytes for t in tensors)
+    max_shard = None if spec["shards"] == 1 else -(-total // spec["shards"])
+    if os.path.isdir(out_dir):
+        shutil.rmtree(out_dir)
+    files = write_checkpoint(out_dir, cfg, tensors, tokenizer_path, max_shard)
+    if len(files) < spec["shards"]:
+        raise RuntimeError(f"{out_dir}: expected {spec['shards']} shards, got {len(files)}")
+    return cfg, files
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write(__doc__)
+        return 2
+    out = os.path.abspath(argv[1])
+    os.makedirs(out, exist_ok=True)
+    tok_dir = os.path.join(out, "tokenizers")
+    os.makedirs(tok_dir, exist_ok=True)
+    summary = {"prompt": PROMPT, "fixtures": {}}
+    todo = [(n, s, None) for n, s in FIXTURES.items()] + \
+           [(n, FIXTURES[base], over) for n, (base, over) in VARIANTS.items()]
+    for name, spec, overrides in todo:
+        tok = os.path.join(tok_dir, spec["tokenizer"] + ".model")
+        if not os.path.exists(tok):
+            train_tokenizer(spec["tokenizer"], tok)
+        cfg, files = write_fixture(os.path.join(out, name), spec, tok, overrides)
+        n_tokens = len(spm_ids(tok, PROMPT)) + 1  # + BOS
+        if n_tokens < MIN_PROMPT_TOKENS:
+            raise RuntimeError(f"{name}: prompt is only {n_tokens} tokens")
+        summary["fixtures"][name] = {"dir": os.path.join(out, name), "files": files,
+                                     "dtype": spec["dtype"], "prompt_tokens": n_tokens}
+        print(f"{name:17s} {cfg['model_type']:7s} {spec['dtype']:4s} hidden={cfg['hidden_size']} "
+              f"layers={cfg['num_hidden_layers']} heads={cfg['num_attention_heads']}/"
+              f"{cfg['num_key_value_heads']} head_dim={cfg.get('head_dim', '-')} "
+              f"vocab={cfg['vocab_size']} window={cfg.get('sliding_window')} "
+              f"files={len(files)} prompt_tokens={n_tokens}")
+    with open(os.path.join(out, "fixtures.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,351 @@
+#!/usr/bin/python3
+"""Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model).
+
+Writes a LLaMA / Mistral / Gemma model directory of any shape, streaming every
+tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
+Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
+norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
+
+Also the shared writer used by tools/make_fixtures.py: `write_checkpoint`,
+`write_safetensors`, `hf_config`, `tensor_shapes`, `spm_vocab_size`.
+
+  make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
+  make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
+      --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
+Presets: llama2-7b, mistral-7b, gemma-7b, llama-1b, h1024-l8 (the issue's
+hidden-1024, 8-layer measurement shape). Explicit flags override a preset.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+
+import numpy as np
+
+# safetensors dtype name -> (numpy storage dtype, bytes per element)
+ST_DTYPES = {"F32": (np.float32, 4), "F16": (np.float16, 2), "BF16": (np.uint16, 2)}
+DTYPE_ALIASES = {"f32": "F32", "float32": "F32", "f16": "F16", "float16": "F16",
+                 "bf16": "BF16", "bfloat16": "BF16"}
+ST_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+            "U8": 1, "BOOL": 1}
+TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
+
+PRESETS = {
+    # shape fields: hidden, intermediate, layers, heads, kv_heads, head_dim, vocab
+    "llama2-7b": dict(model_type="llama", hidden=4096, intermediate=11008, layers=32,
+                      heads=32, kv_heads=32, head_dim=128, vocab=32000, rope_theta=10000.0,
+                      rms_norm_eps=1e-5, max_positions=4096),
+    "mistral-7b": dict(model_type="mistral", hidden=4096, intermediate=14336, layers=32,
+                       heads=32, kv_heads=8, head_dim=128, vocab=32000, rope_theta=10000.0,
+                       rms_norm_eps=1e-5, max_positions=32768, sliding_window=4096),
+    "gemma-7b": dict(model_type="gemma", hidden=3072, intermediate=24576, layers=28,
+                     heads=16, kv_heads=16, head_dim=256, vocab=256000, rope_theta=10000.0,
+                     rms_norm_eps=1e-6, max_positions=8192),
+    # TinyLlama-1.1B's shape: the common "1B llama" with a sentencepiece vocabulary.
+    "llama-1b": dict(model_type="llama", hidden=2048, intermediate=5632, layers=22,
+                     heads=32, kv_heads=4, head_dim=64, vocab=32000, rope_theta=10000.0,
+                     rms_norm_eps=1e-5, max_positions=2048),
+    # The issue's RSS measurement shape; vocab defaults to the tokenizer's.
+    "h1024-l8": dict(model_type="llama", hidden=1024, intermediate=2816, layers=8,
+                     heads=16, kv_heads=16, head_dim=64, vocab=None, rope_theta=10000.0,
+                     rms_norm_eps=1e-5, max_positions=8192),
+}
+
+
+def spm_vocab_size(path):
+    """Number of pieces in a sentencepiece model (ModelProto field 1, repeated)."""
+    buf = open(path, "rb").read()
+    pos, count = 0, 0
+
+    def varint(p):
+        value, shift = 0, 0
+        while True:
+            b = buf[p]
+            value |= (b & 0x7F) << shift
+            p += 1
+            if b < 0x80:
+                return value, p
+            shift += 7
+
+    while pos < len(buf):
+        key, pos = varint(pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            _, pos = varint(pos)
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        elif wire == 2:
+            length, pos = varint(pos)
+            pos += length
+            count += field == 1
+        else:
+            raise ValueError(f"{path}: unexpected protobuf wire type {wire}")
+    return count
+
+
+def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_dim, vocab,
+              dtype, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
+              sliding_window=None, tie_word_embeddings=None, bos_token_id=1,
+              eos_token_id=2, pad_token_id=None, write_head_dim=True):
+    """A config.json dict with the fields transformers' Llama/Mistral/GemmaConfig use."""
+    if tie_word_embeddings is None:
+        tie_word_embeddings = model_type == "gemma"
+    cfg = {
+        "architectures": [{"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
+                           "gemma": "GemmaForCausalLM"}[model_type]],
+        "model_type": model_type,
+        "hidden_size": hidden,
+        "intermediate_size": intermediate,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
+        "rms_norm_eps": rms_norm_eps,
+        "rope_theta": rope_theta,
+        "max_position_embeddings": max_positions,
+        "vocab_size": vocab,
+        "bos_token_id": bos_token_id,
+        "eos_token_id": eos_token_id,
+        "tie_word_embeddings": tie_word_embeddings,
+        "torch_dtype": TORCH_DTYPE[dtype],
+        "attention_bias": False,
+        "attention_dropout": 0.0,
+        "initializer_range": 0.02,
+        "use_cache": True,
+        "transformers_version": "4.44.0",
+    }
+    if write_head_dim:
+        cfg["head_dim"] = head_dim
+    elif head_dim * heads != hidden:
+        raise ValueError("head_dim must be written when heads * head_dim != hidden")
+    if pad_token_id is not None:
+        cfg["pad_token_id"] = pad_token_id
+    if model_type == "llama":
+        cfg.update(hidden_act="silu", rope_scaling=None, pretraining_tp=1, mlp_bias=False)
+    elif model_type == "mistral":
+        cfg.update(hidden_act="silu", sliding_window=sliding_window)
+    elif model_type == "gemma":
+        # Real Gemma configs say "gelu" and override it with hidden_activation.
+        cfg.update(hidden_act="gelu", hidden_activation="gelu_pytorch_tanh")
+    else:
+        raise ValueError(f"unsupported model_type {model_type!r}")
+    return cfg
+
+
+def tensor_shapes(cfg):
+    """[(name, shape)] in Hugging Face order and layout ([out, in] for projections)."""
+    h, inter = cfg["hidden_size"], cfg["intermediate_size"]
+    nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or h // nh
+    out = [("model.embed_tokens.weight", (cfg["vocab_size"], h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        out += [(p + "input_layernorm.weight", (h,)),
+                (p + "self_attn.q_proj.weight", (nh * hd, h)),
+                (p + "self_attn.k_proj.weight", (nkv * hd, h)),
+                (p + "self_attn.v_proj.weight", (nkv * hd, h)),
+                (p + "self_attn.o_proj.weight", (h, nh * hd)),
+                (p + "post_attention_layernorm.weight", (h,)),
+                (p + "mlp.gate_proj.weight", (inter, h)),
+                (p + "mlp.up_proj.weight", (inter, h)),
+                (p + "mlp.down_proj.weight", (h, inter))]
+    out.append(("model.norm.weight", (h,)))
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (cfg["vocab_size"], h)))
+    return out
+
+
+def f32_to_bf16_bits(a):
+    """Round float32 to bfloat16 (nearest even); returns the uint16 bit patterns."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return u.astype(np.uint16)
+
+
+def encode(a, dtype):
+    """An array as the raw bytes of safetensors dtype `dtype` (floats rounded, ints cast)."""
+    if dtype == "BF16":
+        return f32_to_bf16_bits(a).tobytes()
+    np_dtype = ST_DTYPES[dtype][0] if dtype in ST_DTYPES else {"I64": np.int64, "I32": np.int32}[dtype]
+    return np.ascontiguousarray(a, dtype=np.dtype(np_dtype).newbyteorder("<")).tobytes()
+
+
+class Tensor:
+    """One tensor to write: name, safetensors dtype, shape, and a chunk source.
+
+    `chunks()` yields bytes objects whose total length is nbytes."""
+
+    def __init__(self, name, dtype, shape, chunks):
+        self.name, self.dtype, self.shape, self.chunks = name, dtype, tuple(shape), chunks
+
+    @property
+    def nbytes(self):
+        return math.prod(self.shape) * ST_SIZES[self.dtype]
+
+    @staticmethod
+    def from_array(name, dtype, array):
+        data = encode(array, dtype)
+        return Tensor(name, dtype, array.shape, lambda: iter([data]))
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """Stream tensors into a safetensors file: u64 header length, JSON, packed data."""
+    header = {"__metadata__": dict(metadata or {"format": "pt"})}
+    offset = 0
+    for t in tensors:
+        header[t.name] = {"dtype": t.dtype, "shape": list(t.shape),
+                          "data_offsets": [offset, offset + t.nbytes]}
+        offset += t.nbytes
+    blob = json.dumps(header, separators=(",", ":")).encode()
+    blob += b" " * (-len(blob) % 8)  # data starts 8-byte aligned
+    with open(path, "wb") as f:
+        f.write(len(blob).to_bytes(8, "little"))
+        f.write(blob)
+        for t in tensors:
+            written = 0
+            for chunk in t.chunks():
+                f.write(chunk)
+                written += len(chunk)
+            if written != t.nbytes:
+                raise RuntimeError(f"{t.name}: wrote {written} bytes, expected {t.nbytes}")
+
+
+def write_checkpoint(out_dir, config, tensors, tokenizer, max_shard_bytes=None):
+    """config.json, model.safetensors or shards + index, and a copy of tokenizer."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+    shutil.copyfile(tokenizer, os.path.join(out_dir, "tokenizer.model"))
+    total = sum(t.nbytes for t in tensors)
+    if not max_shard_bytes or total <= max_shard_bytes:
+        write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
+        return ["model.safetensors"]
+    shards, current, size = [], [], 0
+    for t in tensors:
+        if current and size + t.nbytes > max_shard_bytes:
+            shards.append(current)
+            current, size = [], 0
+        current.append(t)
+        size += t.nbytes
+    shards.append(current)
+    names = [f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))]
+    weight_map = {}
+    for name, shard in zip(names, shards):
+        write_safetensors(os.path.join(out_dir, name), shard)
+        weight_map.update({t.name: name for t in shard})
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    with open(os.path.join(out_dir, "model.safetensors.index.json"), "w") as f:
+        json.dump(index, f, indent=2)
+        f.write("\n")
+    return names
+
+
+# --- random weights, generated as bit patterns so 7B models write at disk speed ---
+
+# (sign mask, exponent shift, exponent bias, mantissa mask, storage dtype) per dtype
+_BITS = {"BF16": (0x8000, 7, 127, 0x007F, np.uint16),
+         "F16": (0x8000, 10, 15, 0x03FF, np.uint16),
+         "F32": (0x80000000, 23, 127, 0x007FFFFF, np.uint32)}
+
+
+def random_chunks(dtype, count, scale, rng, positive=False, chunk_elems=1 << 24):
+    """Random values with |x| in [scale/8, 4*scale), random (or + when positive) sign.
+
+    Drawn as raw bits: 2 random exponent bits put the magnitude in one of the four
+    octaves around `scale`, so every value is finite and sensibly scaled."""
+    sign, shift, bias, mant, store = _BITS[dtype]
+    base = int(math.floor(math.log2(scale))) - 2 + bias
+    if not 1 <= base <= (0x1F if dtype == "F16" else 0xFF) - 4:
+        raise ValueError(f"scale {scale} not representable in {dtype}")
+    done = 0
+    while done < count:
+        n = min(chunk_elems, count - done)
+        words = -(-n * np.dtype(store).itemsize // 8)  # draw 64-bit words: fastest
+        r = rng.integers(0, 2**64 - 1, size=words, dtype=np.uint64, endpoint=True).view(store)[:n]
+        # keep sign, mantissa and the 2 low exponent bits; add the base exponent
+        # (no carry: base + 3 fits the exponent field)
+        r &= store((mant if positive else sign | mant) | (3 << shift))
+        r += store(base << shift)
+        yield r.tobytes()
+        done += n
+
+
+def constant_chunks(dtype, count, value):
+    yield encode(np.full(count, value, dtype=np.float32), dtype)
+
+
+def random_tensors(config, dtype, seed):
+    """Tensor list for a random checkpoint; each tensor's values come from its own seed."""
+    gemma = config["model_type"] == "gemma"
+    out = []
+    for k, (name, shape) in enumerate(tensor_shapes(config)):
+        rng_seed = [seed, k]
+        count = math.prod(shape)
+        if name.endswith("norm.weight"):
+            # w in [1/4, 4) for LLaMA / Mistral; w = 0 for Gemma's (1 + w).
+            chunks = (lambda c=count: constant_chunks(dtype, c, 0.0)) if gemma else \
+                     (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
+        else:
+            fan_in = shape[1]
+            scale = 1.0 if name == "model.embed_tokens.weight" and not gemma else fan_in ** -0.5
+            chunks = lambda c=count, s=rng_seed, sc=scale: random_chunks(
+                dtype, c, sc, np.random.default_rng(s))
+        out.append(Tensor(name, dtype, shape, chunks))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", choices=sorted(PRESETS))
+    ap.add_argument("--model-type", choices=["llama", "mistral", "gemma"])
+    for flag in ["hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim", "vocab"]:
+        ap.add_argument("--" + flag, type=int)
+    ap.add_argument("--sliding-window", type=int, help="mistral only; omit for null")
+    ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_ALIASES))
+    ap.add_argument("--tokenizer", required=True, help="tokenizer.model to copy")
+    ap.add_argument("--out", required=True, help="output model directory")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-shard-gb", type=float, default=5.0,
+                    help="shard when the weights exceed this (0: never)")
+    ap.add_argument("--bos-id", type=int, default=1)
+    ap.add_argument("--eos-id", type=int, default=2)
+    args = ap.parse_args(argv)
+
+    shape = dict(PRESETS[args.preset]) if args.preset else {}
+    for key in ["model_type", "hidden", "intermediate", "layers", "heads", "kv_heads",
+                "head_dim", "vocab", "sliding_window"]:
+        if getattr(args, key) is not None:
+            shape[key] = getattr(args, key)
+    for key in ["model_type", "hidden", "intermediate", "layers", "heads"]:
+        if shape.get(key) is None:
+            ap.error(f"--{key.replace('_', '-')} is required without a preset")
+    shape.setdefault("kv_heads", shape["heads"])
+    if shape["kv_heads"] > shape["heads"] or shape["heads"] % shape["kv_heads"]:
+        ap.error(f"heads {shape['heads']} is not a multiple of kv_heads {shape['kv_heads']}")
+    if shape.get("head_dim") is None:
+        shape["head_dim"] = shape["hidden"] // shape["heads"]
+    tok_vocab = spm_vocab_size(args.tokenizer)
+    if shape.get("vocab") is None:
+        shape["vocab"] = tok_vocab
+    if shape["vocab"] < tok_vocab:
+        ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
+    if shape["model_type"] != "mistral":
+        shape.pop("sliding_window", None)
+    dtype = DTYPE_ALIASES[args.dtype]
+    config = hf_config(dtype=dtype, bos_token_id=args.bos_id, eos_token_id=args.eos_id, **shape)
+    tensors = random_tensors(config, dtype, args.seed)
+    total = sum(t.nbytes for t in tensors)
+    print(f"writing {args.out}: {shape['model_type']} {len(tensors)} tensors, "
+          f"{total / 2**30:.2f} GiB {dtype}", flush=True)
+    files = write_checkpoint(args.out, config, tensors, args.tokenizer,
+                             int(args.max_shard_gb * 1e9) if args.max_shard_gb > 0 else None)
+    print(f"wrote {', '.join(files)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
