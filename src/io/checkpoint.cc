@@ -65,7 +65,7 @@ std::optional<DType> promised_dtype(const ModelConfig& config) {
   return std::nullopt;
 }
 
-void bind(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file, std::optional<DType> promised) {
+void bind_weight(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file, std::optional<DType> promised) {
   const std::string where = file.string() + ": tensor '" + slot.name + "'";
   if (!entry.dtype || (*entry.dtype != DType::kF32 && *entry.dtype != DType::kF16 && *entry.dtype != DType::kBF16)) {
     throw InputError(where + " has dtype " + entry.dtype_name + "; expected F32, F16 or BF16");
@@ -137,7 +137,7 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
       throw InputError(shards_[shard].path.string() + ": missing tensor '" + slot.name + "' (expected shape " +
                        shape_text(slot.shape) + ")");
     }
-    bind(slot, *entry, shards_[shard].path, promised_dtype(config_));
+    bind_weight(slot, *entry, shards_[shard].path, promised_dtype(config_));
   }
   if (config_.tie_embeddings) {
     weights_.lm_head = weights_.embed;
