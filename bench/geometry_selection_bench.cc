@@ -25,7 +25,8 @@ const testing::OwnedRow& bench_row() {
 void BM_AllNGramSweep(benchmark::State& state) {
   const HeadRowView row = bench_row().view();
   const std::vector<std::size_t> all = every_n(kKeys);
-  const SelectionOptions options{.method = ProjectionMethod::kGram};
+  SelectionOptions options;
+  options.method = ProjectionMethod::kGram;
   for (auto _ : state) benchmark::DoNotOptimize(selection_metrics(row, all, options));
 }
 BENCHMARK(BM_AllNGramSweep)->Unit(benchmark::kMillisecond);
@@ -41,7 +42,8 @@ BENCHMARK(BM_AllNNaivePerN)->Unit(benchmark::kMillisecond);
 void BM_DefaultGridDirect(benchmark::State& state) {
   const HeadRowView row = bench_row().view();
   const std::vector<std::size_t> grid = default_n_grid(kKeys);
-  const SelectionOptions options{.method = ProjectionMethod::kDirect};
+  SelectionOptions options;
+  options.method = ProjectionMethod::kDirect;
   for (auto _ : state) benchmark::DoNotOptimize(selection_metrics(row, grid, options));
 }
 BENCHMARK(BM_DefaultGridDirect)->Unit(benchmark::kMillisecond);

@@ -17,16 +17,6 @@ namespace {
 // flops at GEMM speed, several times faster per flop. Past M/8 values of N the Gram wins.
 constexpr std::size_t kDenseGridDivisor = 8;
 
-void check_n_values(std::span<const std::size_t> n_values, std::size_t keys) {
-  for (std::size_t g = 0; g < n_values.size(); ++g) {
-    const std::size_t n = n_values[g];
-    if (n < 1 || n >= keys) {
-      throw InputError("selection: N = " + std::to_string(n) + " is outside 1..M-1 = 1.." + std::to_string(keys - 1));
-    }
-    if (g > 0 && n <= n_values[g - 1]) throw InputError("selection: the N values must be strictly ascending");
-  }
-}
-
 void check_radii(std::span<const double> radii) {
   for (std::size_t g = 0; g < radii.size(); ++g) {
     if (!std::isfinite(radii[g]) || radii[g] < 0.0) throw InputError("selection: normalised radii must be finite and >= 0");
@@ -118,6 +108,16 @@ std::vector<std::size_t> default_n_grid(std::size_t keys) {
     if (n < keys) grid.push_back(n);
   }
   return grid;
+}
+
+void check_n_values(std::span<const std::size_t> n_values, std::size_t keys) {
+  for (std::size_t g = 0; g < n_values.size(); ++g) {
+    const std::size_t n = n_values[g];
+    if (n < 1 || n >= keys) {
+      throw InputError("selection: N = " + std::to_string(n) + " is outside 1..M-1 = 1.." + std::to_string(keys - 1));
+    }
+    if (g > 0 && n <= n_values[g - 1]) throw InputError("selection: the N values must be strictly ascending");
+  }
 }
 
 std::vector<std::size_t> every_n(std::size_t keys) {

@@ -17,6 +17,8 @@ namespace attngeom::geometry {
 std::vector<std::size_t> default_n_grid(std::size_t keys);
 // Every N in 1..M-1 (empty when M = 1).
 std::vector<std::size_t> every_n(std::size_t keys);
+// InputError unless n_values is strictly ascending with each N in 1..M-1.
+void check_n_values(std::span<const std::size_t> n_values, std::size_t keys);
 
 // How <v_k, s_N> is obtained; both give the same numbers up to rounding.
 enum class ProjectionMethod {
