@@ -63,8 +63,9 @@ void ModelSweep::advance_to(std::size_t n) {
     const double sign = p < n ? -1.0 : 1.0;
     const double sum = weighted_sum_ + sign * y;
     const double sq_sum = weighted_sq_sum_ + sign * y * y;
-    spread_[p] = std::max(0.0, sum * sum - sq_sum);
     support_[p] = alpha_[p] != 0.0 ? (p < n ? nonzero_ - 1 : nonzero_ + 1) : nonzero_;
+    // With fewer than two weights there is no off-diagonal pair: exactly 0, not a rounding residue.
+    spread_[p] = support_[p] < 2 ? 0.0 : std::max(0.0, sum * sum - sq_sum);
   }
 }
 

@@ -37,12 +37,21 @@ double margin_at(double probability, double spread, std::size_t support, const P
   return spread * std::sqrt(2.0 * o.sigma2 * std::log(pairs / probability) / static_cast<double>(o.dim));
 }
 
-// Threshold t between the farthest selected key (mu_in, spread t_in) and the nearest
-// unselected one: where their tails balance, or, when a side cannot deviate, as far from the
-// other side as that allows (just above a fixed mu_in, just below a fixed mu_out).
-double balanced_threshold(double mu_in, double t_in, double mu_out, double t_out) {
-  if (t_in == 0.0) return mu_in;
-  if (t_out == 0.0) return std::nextafter(mu_out, 0.0);
+// A key that cannot deviate sits exactly at mu in exact arithmetic, but a measured distance
+// carries rounding of order 1e-16 relative: a threshold placed exactly at mu would split such
+// keys by the last bit. It keeps this relative distance instead.
+constexpr double kFixedKeyGuard = 1e-9;
+
+// Threshold t between the farthest selected key (p_in) and the nearest unselected one (p_out):
+// where their tails balance, or, when a side cannot deviate, as far from the other side as
+// that allows (just above a fixed mu_in, just below a fixed mu_out).
+double balanced_threshold(const ModelSweep& model, std::size_t p_in, std::size_t p_out) {
+  const double mu_in = model.mu()[p_in];
+  const double mu_out = model.mu()[p_out];
+  const double t_in = model.spread()[p_in];
+  const double t_out = model.spread()[p_out];
+  if (deterministic(t_in, model.support()[p_in])) return mu_in * (1.0 + kFixedKeyGuard);
+  if (deterministic(t_out, model.support()[p_out])) return mu_out * (1.0 - kFixedKeyGuard);
   return (mu_in * t_out + mu_out * t_in) / (t_in + t_out);
 }
 
@@ -58,7 +67,7 @@ SeparationBound separation_bound(const ModelSweep& model, std::size_t n, const P
   SeparationBound b;
   b.n = n;
   b.model_margin = std::sqrt(mu[outside]) - std::sqrt(mu[inside]);
-  const double t = balanced_threshold(mu[inside], spread[inside], mu[outside], spread[outside]);
+  const double t = balanced_threshold(model, inside, outside);
   b.threshold_radius = std::sqrt(std::max(0.0, t));
   double missed = 0.0;
   for (std::size_t p = 0; p < n; ++p) missed += probability_above(t, mu[p], spread[p], support[p], o);

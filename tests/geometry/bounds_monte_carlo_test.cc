@@ -29,25 +29,27 @@ std::vector<double> norms_of(const RowGram& gram) {
   return norms;
 }
 
-// Measured recall and false positives at an absolute radius, from the Gram matrix.
+// Measured recall and false positives at an absolute radius, with distances taken directly
+// as ||p_k - s_N||.
 struct BallCounts {
   double recall = 0.0;
   double false_positives = 0.0;
 };
-BallCounts counts_at_radius(const SyntheticHead& head, const RowGram& gram, std::size_t n, double radius) {
+BallCounts counts_at_radius(const SyntheticHead& head, std::size_t n, double radius) {
   const SelectionOrder order = selection_order(head.alpha);
-  const std::size_t keys = gram.keys;
-  std::vector<double> s_dot(keys, 0.0);  // <v_k, s_N>
-  double s2 = 0.0;
+  const std::size_t keys = head.alpha.size();
+  std::vector<double> s(head.dim, 0.0);  // [d] s_N
   for (std::size_t p = 0; p < n; ++p) {
     const std::size_t i = order.order[p];
-    for (std::size_t k = 0; k < keys; ++k) s_dot[k] += head.alpha[i] * gram.entries[i * keys + k];
+    for (std::size_t t = 0; t < head.dim; ++t) s[t] += static_cast<double>(head.alpha[i]) * head.values[i * head.dim + t];
   }
-  for (std::size_t p = 0; p < n; ++p) s2 += head.alpha[order.order[p]] * s_dot[order.order[p]];
   BallCounts c;
   for (std::size_t k = 0; k < keys; ++k) {
-    const double a = head.alpha[k];
-    const double d2 = s2 - 2.0 * a * s_dot[k] + a * a * gram.entries[k * keys + k];
+    double d2 = 0.0;
+    for (std::size_t t = 0; t < head.dim; ++t) {
+      const double diff = static_cast<double>(head.alpha[k]) * head.values[k * head.dim + t] - s[t];
+      d2 += diff * diff;
+    }
     const bool inside = d2 <= radius * radius;
     if (order.rank[k] < n) {
       c.recall += inside;
@@ -134,7 +136,7 @@ TEST_P(ProbabilisticBounds, EnvelopesHoldAtTheirStatedRates) {
     }
     for (std::size_t j = 0; j < kExpectationNs.size(); ++j) {
       const SeparationBound& b = probabilistic.separation[kExpectationNs[j] - 1];
-      const BallCounts c = counts_at_radius(head, gram, b.n, b.threshold_radius);
+      const BallCounts c = counts_at_radius(head, b.n, b.threshold_radius);
       expectations[j].recall += c.recall;
       expectations[j].recall_bound += b.expected_recall;
       expectations[j].fp += c.false_positives;
@@ -179,6 +181,40 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Setting{"sphere-uniform", {kDim, 1.0, 0.03, 0.2, 0.0, std::numeric_limits<double>::infinity()}},
                       Setting{"AR(1) beta=0.3 rho_0=0.1", {kDim, 1.0, 0.03, 0.2, 0.1, 0.3}}),
     [](const ::testing::TestParamInfo<Setting>& info) { return info.index == 0 ? "SphereUniform" : "Ar1Correlated"; });
+
+// SPEC's prediction "larger d tightens envelopes", and the reason the envelopes are worth
+// having: at d = 2048 they are informative at small N where d = 128 leaves them vacuous.
+TEST(ProbabilisticBoundsTightness, EnvelopesTightenWithDimension) {
+  constexpr std::size_t kTightnessDraws = 100;
+  const std::vector<double> profile = attention_profile({}, kKeys);
+  const std::vector<std::size_t> n_values = {2, 3, 4, 5, 6, 8};
+  const CosineModel model{std::numeric_limits<double>::infinity(), 0.0};
+  std::vector<double> mean_width;  // R2's F width over n_values, per dimension
+  std::vector<double> mean_separation;  // R2's separation bound at N = 2, per dimension
+  for (const std::size_t dim : {std::size_t{128}, std::size_t{2048}}) {
+    const ValueSampler sampler({dim, 1.0, 0.03, 0.2, 0.0, std::numeric_limits<double>::infinity()}, kKeys);
+    std::mt19937_64 rng(99);
+    double width = 0.0;
+    double separation = 0.0;
+    double covered = 0.0;
+    for (std::size_t draw = 0; draw < kTightnessDraws; ++draw) {
+      const SyntheticHead head = synthetic_head(profile, sampler, rng);
+      const RowGram gram = row_gram(head.view());
+      const std::vector<double> norms = norms_of(gram);
+      const ProbabilisticEnvelope r2 = probabilistic_envelope({head.alpha, norms, model}, n_values, {dim, 1.0, kDelta});
+      covered += coverage(r2.points, selection_metrics(head.view(), gram, n_values)).all;
+      for (const EnvelopePoint& e : r2.points) width += e.f_score.width();
+      separation += r2.separation.front().separation_probability;
+    }
+    mean_width.push_back(width / static_cast<double>(kTightnessDraws * n_values.size()));
+    mean_separation.push_back(separation / static_cast<double>(kTightnessDraws));
+    std::printf("[%s | sphere-uniform, d = %zu] coverage %.4f, mean F width over N = 2..8 %.3f, Pr(Delta_2 > 0) bound %.3f\n",
+                kR2Name.data(), dim, covered / static_cast<double>(kTightnessDraws), mean_width.back(), mean_separation.back());
+    EXPECT_EQ(covered, static_cast<double>(kTightnessDraws));
+  }
+  EXPECT_LT(mean_width[1], 0.9 * mean_width[0]);
+  EXPECT_GT(mean_separation[1], 0.5);
+}
 
 // R3 under its assumption (non-negative cosines: values in the positive orthant) and without
 // it (Gaussian values): it must never claim separation where the measured margin is <= 0.
