@@ -2,6 +2,7 @@
 // satisfy each bound's assumptions. Each check prints coverage and width.
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 #include <limits>
 #include <random>
 #include <vector>
@@ -97,6 +98,7 @@ struct Setting {
   const char* name;
   ValueModelSpec spec;
 };
+void PrintTo(const Setting& setting, std::ostream* out) { *out << setting.name; }
 
 class ProbabilisticBounds : public ::testing::TestWithParam<Setting> {};
 
