@@ -6,7 +6,7 @@ purpose="${1:-build}"
 
 packages=(cmake ninja-build g++ pkg-config
   libdnnl-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev
-  libfmt-dev libzstd-dev zlib1g-dev libssl-dev)
+  libfmt-dev libzstd-dev zlib1g-dev libssl-dev libeigen3-dev)
 if [ "$purpose" = test ]; then
   packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy)
 fi

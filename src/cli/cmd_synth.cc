@@ -1,5 +1,167 @@
-// PLACEHOLDER: the geometry work replaces this file with the real `attngeom synth`.
+// attngeom synth: the synthetic ablation of SPEC section 8 (profiles x value-model parameters),
+// written as CSV. The numbers come from geometry/synth_sweep.h; this file only maps flags.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cli/commands.h"
+#include "cli/version.h"
+#include "geometry/synth_csv.h"
+#include "geometry/synth_sweep.h"
+
 namespace attngeom::cli {
-void add_synth_command(CLI::App& app) { (void)app; }
+namespace {
+
+struct SynthSettings {
+  std::string out;
+  std::uint64_t seed = 1;
+  std::vector<std::string> profiles = {"four-phase", "uniform", "bimodal", "power-law"};
+  std::vector<std::size_t> dims;
+  std::vector<std::size_t> lengths;
+  std::vector<double> lambdas;
+  std::vector<double> rho_0s;
+  std::vector<double> betas;
+  std::vector<double> cvs;
+  double nu = 1.0;
+  std::string n_grid = "all";
+  std::string r1_eta = "max-deviation";
+  double r2_delta = 0.05;
+  double four_phase_sink = 0.3;
+  double four_phase_recency = 0.3;
+  double bimodal_sink = 0.45;
+  double bimodal_last = 0.45;
+  double power_law_gamma = 1.0;
+};
+
+geometry::SynthSweep to_sweep(const SynthSettings& s) {
+  geometry::SynthSweep sweep;
+  sweep.profiles.clear();
+  for (const std::string& name : s.profiles) sweep.profiles.push_back(geometry::parse_profile(name));
+  sweep.dims = s.dims;
+  sweep.lengths = s.lengths;
+  sweep.lambdas = s.lambdas;
+  sweep.rho_0s = s.rho_0s;
+  sweep.betas = s.betas;
+  sweep.cvs = s.cvs;
+  sweep.nu = s.nu;
+  sweep.shapes.four_phase.sink_mass = s.four_phase_sink;
+  sweep.shapes.four_phase.recency_mass = s.four_phase_recency;
+  sweep.shapes.bimodal = {s.bimodal_sink, s.bimodal_last};
+  sweep.shapes.power_law_exponent = s.power_law_gamma;
+  sweep.analysis.every_n = s.n_grid == "all";
+  sweep.analysis.r1_eta = s.r1_eta == "max-deviation" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
+  sweep.analysis.r2_delta = s.r2_delta;
+  return sweep;
+}
+
+std::string settings_line(const SynthSettings& s) {
+  return fmt::format(
+      "attngeom synth {} ({}) --seed {} --profiles {} --d {} --L {} --lambda {} --rho0 {} --beta {} --cv {} --nu {} "
+      "--n-grid {} --r1-eta {} --r2-delta {} --four-phase-sink {} --four-phase-recency {} --bimodal-sink {} "
+      "--bimodal-last {} --power-law-gamma {}",
+      kVersion, kGitCommit, s.seed, fmt::join(s.profiles, ","), fmt::join(s.dims, ","), fmt::join(s.lengths, ","),
+      fmt::join(s.lambdas, ","), fmt::join(s.rho_0s, ","), fmt::join(s.betas, ","), fmt::join(s.cvs, ","), s.nu, s.n_grid,
+      s.r1_eta, s.r2_delta, s.four_phase_sink, s.four_phase_recency, s.bimodal_sink, s.bimodal_last, s.power_law_gamma);
+}
+
+// "1-4,1000-1023": the N at which `keep` holds, as ranges.
+template <typename Points, typename Keep>
+std::string n_ranges(const Points& points, Keep keep) {
+  std::string out;
+  for (std::size_t i = 0; i < points.size();) {
+    if (!keep(points[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j + 1 < points.size() && keep(points[j + 1]) && points[j + 1].n == points[j].n + 1) ++j;
+    out += fmt::format("{}{}", out.empty() ? "" : ",", i == j ? fmt::format("{}", points[i].n) : fmt::format("{}-{}", points[i].n, points[j].n));
+    i = j + 1;
+  }
+  return out.empty() ? "none" : out;
+}
+
+// Two lines per point: where separation holds and F at a few N, then where each
+// reconstructed bound says something and how much of the measurement it covers.
+void print_summary(const geometry::SynthPoint& p) {
+  const geometry::RowAnalysis& a = p.analysis;
+  std::string f_at;
+  for (const geometry::SelectionMetrics& m : a.selection) {
+    if (m.n == 1 || m.n == 2 || m.n == 4 || m.n == 16 || m.n == 128 || m.n == 512 || m.n + 2 == p.length + 1) {
+      f_at += fmt::format(" F({})={:.2f}", m.n, m.f_score);
+    }
+  }
+  const auto informative = [](const geometry::EnvelopePoint& e) { return !e.vacuous; };
+  fmt::print("point {} {} d={} L={} lambda={} rho_0={} beta={} cv={}: margin > 0 at N = {};{}\n", p.index,
+             geometry::profile_name(p.profile), p.values.dim, p.length, p.values.lambda, p.values.rho_0, p.values.beta,
+             p.values.cv, n_ranges(a.selection, [](const geometry::SelectionMetrics& m) { return m.margin > 0.0; }), f_at);
+  fmt::print("  non-vacuous at N = R1 {} | R2 {} | R3 {}; coverage R1 {:.3f} R2 {:.3f} R3 {:.3f}\n", n_ranges(a.r1, informative),
+             n_ranges(a.r2.points, informative), n_ranges(a.r3, informative), a.r1_coverage.all, a.r2_coverage.all,
+             a.r3_coverage.all);
+}
+
+void run_synth(const SynthSettings& settings) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<geometry::SynthPoint> points = geometry::run_synth_sweep(to_sweep(settings), settings.seed);
+  const std::vector<std::filesystem::path> files = geometry::write_synth_csv(settings.out, points, settings_line(settings));
+  for (const geometry::SynthPoint& p : points) print_summary(p);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("wrote {} files to {} ({} points, {:.1f} s)\n", files.size(), settings.out, points.size(), seconds);
+}
+
+}  // namespace
+
+void add_synth_command(CLI::App& app) {
+  auto settings = std::make_shared<SynthSettings>();
+  const geometry::SynthSweep defaults;
+  settings->dims = defaults.dims;
+  settings->lengths = defaults.lengths;
+  settings->lambdas = defaults.lambdas;
+  settings->rho_0s = defaults.rho_0s;
+  settings->betas = defaults.betas;
+  settings->cvs = defaults.cvs;
+  CLI::App* cmd = app.add_subcommand(
+      "synth", "Synthetic heads (SPEC section 8): sweep attention profiles and value-model parameters; write the measured "
+               "metrics, the reconstructed envelopes, their coverage and vacuity as CSV");
+  cmd->add_option("--out", settings->out, "Directory for the CSV files (created if missing)")->required();
+  cmd->add_option("--seed", settings->seed, "Seed of every random draw")->capture_default_str();
+  cmd->add_option("--profiles", settings->profiles, "Attention profiles: four-phase, uniform, bimodal, power-law")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"four-phase", "uniform", "bimodal", "power-law"}))
+      ->capture_default_str();
+  cmd->add_option("--d", settings->dims, "Value dimensions d to sweep")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--L", settings->lengths, "Sequence lengths L to sweep (M = L + 1 keys)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--lambda", settings->lambdas, "Sink compressions nu_0 / nu to sweep")->delimiter(',')->capture_default_str();
+  cmd->add_option("--rho0", settings->rho_0s, "Sink cosines rho_0 to sweep")->delimiter(',')->capture_default_str();
+  cmd->add_option("--beta", settings->betas, "Content cosine decays beta to sweep (inf: independent directions)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--cv", settings->cvs, "Coefficients of variation of content norms to sweep")->delimiter(',')->capture_default_str();
+  cmd->add_option("--nu", settings->nu, "Mean content value norm")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--n-grid", settings->n_grid, "N values: 'all' (1..M-1) or 'default' (SPEC's grid)")
+      ->check(CLI::IsMember({"all", "default"}))
+      ->capture_default_str();
+  cmd->add_option("--r1-eta", settings->r1_eta, "Cosine deviation bound of R1: 'max-deviation' (provable) or 'lag-fit-mae'")
+      ->check(CLI::IsMember({"max-deviation", "lag-fit-mae"}))
+      ->capture_default_str();
+  cmd->add_option("--r2-delta", settings->r2_delta, "Stated violation probability of R2 at each N")
+      ->check(CLI::Range(1e-12, 1.0 - 1e-12))
+      ->capture_default_str();
+  cmd->add_option("--four-phase-sink", settings->four_phase_sink, "Four-phase profile: sink mass")->capture_default_str();
+  cmd->add_option("--four-phase-recency", settings->four_phase_recency, "Four-phase profile: recency-tail mass")->capture_default_str();
+  cmd->add_option("--bimodal-sink", settings->bimodal_sink, "Bimodal profile: sink mass")->capture_default_str();
+  cmd->add_option("--bimodal-last", settings->bimodal_last, "Bimodal profile: last-token mass")->capture_default_str();
+  cmd->add_option("--power-law-gamma", settings->power_law_gamma, "Power-law profile: exponent gamma of (i+1)^-gamma")
+      ->capture_default_str();
+  cmd->callback([settings] { run_synth(*settings); });
+}
+
 }  // namespace attngeom::cli

@@ -1,0 +1,114 @@
+#include "geometry/bound_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "util/error.h"
+
+namespace attngeom::geometry {
+namespace {
+
+std::vector<double> by_position(std::span<const float> x, const SelectionOrder& order) {
+  std::vector<double> out(x.size());
+  for (std::size_t p = 0; p < x.size(); ++p) out[p] = x[order.order[p]];
+  return out;
+}
+
+}  // namespace
+
+ModelSweep::ModelSweep(const BoundInputs& inputs)
+    : model_(inputs.model),
+      order_(selection_order(inputs.alpha)),
+      alpha_(by_position(inputs.alpha, order_)),
+      norms_(inputs.alpha.size()),
+      sq_norms_(inputs.alpha.size()),
+      content_by_lag_(inputs.model.content_cosine_by_lag(inputs.alpha.size())),
+      column_by_key_(inputs.alpha.size()),
+      column_(inputs.alpha.size()),
+      sweep_(alpha_),
+      mu_(inputs.alpha.size()),
+      spread_(inputs.alpha.size()),
+      support_(inputs.alpha.size()) {
+  const std::size_t keys = inputs.alpha.size();
+  if (keys == 0 || inputs.norms.size() != keys) throw InputError("bounds: alpha and norms must both hold M >= 1 entries");
+  for (std::size_t p = 0; p < keys; ++p) {
+    const double nu = inputs.norms[order_.order[p]];
+    if (!std::isfinite(nu) || nu < 0.0) throw InputError("bounds: value norms must be finite and >= 0");
+    if (!std::isfinite(alpha_[p]) || alpha_[p] < 0.0) throw InputError("bounds: alpha must be finite and >= 0");
+    norms_[p] = nu;
+    sq_norms_[p] = nu * nu;
+  }
+  if (!(std::abs(model_.rho_0) <= 1.0) || !(model_.beta >= 0.0)) throw InputError("bounds: need |rho_0| <= 1 and beta >= 0");
+}
+
+void ModelSweep::advance_to(std::size_t n) {
+  const std::size_t keys = alpha_.size();
+  ATTNGEOM_CHECK(n >= n_ && n < keys);
+  for (; n_ < n; ++n_) {
+    const std::size_t key = order_.order[n_];
+    model_.column(key, content_by_lag_, column_by_key_);
+    for (std::size_t p = 0; p < keys; ++p) column_[p] = norms_[p] * norms_[n_] * column_by_key_[order_.order[p]];
+    sweep_.add(n_, column_);
+    const double y = alpha_[n_] * norms_[n_];
+    weighted_sum_ += y;
+    weighted_sq_sum_ += y * y;
+    nonzero_ += alpha_[n_] != 0.0;
+  }
+  const std::span<const double> dots = sweep_.dots();
+  for (std::size_t p = 0; p < keys; ++p) {
+    mu_[p] = squared_distance(alpha_[p], sq_norms_[p], sweep_.norm2(), dots[p]);
+    // w drops key p from I_N, or adds -alpha_p for p in J_N.
+    const double y = alpha_[p] * norms_[p];
+    const double sign = p < n ? -1.0 : 1.0;
+    const double sum = weighted_sum_ + sign * y;
+    const double sq_sum = weighted_sq_sum_ + sign * y * y;
+    support_[p] = alpha_[p] != 0.0 ? (p < n ? nonzero_ - 1 : nonzero_ + 1) : nonzero_;
+    // With fewer than two weights there is no off-diagonal pair: exactly 0, not a rounding residue.
+    spread_[p] = support_[p] < 2 ? 0.0 : std::max(0.0, sum * sum - sq_sum);
+  }
+}
+
+EnvelopePoint envelope_from_intervals(std::size_t n, std::span<const double> lo, std::span<const double> hi) {
+  const std::size_t keys = lo.size();
+  ATTNGEOM_CHECK(n >= 1 && n < keys && hi.size() == keys);
+  double rmax_lo = 0.0;
+  double rmax_hi = 0.0;
+  for (std::size_t p = 0; p < n; ++p) {
+    rmax_lo = std::max(rmax_lo, lo[p]);
+    rmax_hi = std::max(rmax_hi, hi[p]);
+  }
+  double rmin_lo = std::numeric_limits<double>::infinity();
+  double rmin_hi = std::numeric_limits<double>::infinity();
+  for (std::size_t p = n; p < keys; ++p) {
+    rmin_lo = std::min(rmin_lo, lo[p]);
+    rmin_hi = std::min(rmin_hi, hi[p]);
+  }
+  // Squared radii bracket the true r_max^2 and r_min^2; a key surely inside a ball has
+  // hi <= (lower end of its radius^2), one possibly inside has lo <= (upper end).
+  std::size_t fp_sure = 0;
+  std::size_t fp_possible = 0;
+  for (std::size_t p = n; p < keys; ++p) {
+    fp_sure += hi[p] <= rmax_lo;
+    fp_possible += lo[p] <= rmax_hi;
+  }
+  std::size_t tp_sure = 0;
+  std::size_t tp_possible = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    tp_sure += hi[p] <= rmin_lo;
+    tp_possible += lo[p] <= rmin_hi;
+  }
+  const double nd = static_cast<double>(n);
+  EnvelopePoint e;
+  e.n = n;
+  e.precision = {nd / (nd + static_cast<double>(fp_possible)), nd / (nd + static_cast<double>(fp_sure))};
+  e.recall = {static_cast<double>(tp_sure) / nd, static_cast<double>(tp_possible) / nd};
+  e.f_score = {f_score(e.precision.lower, e.recall.lower), f_score(e.precision.upper, e.recall.upper)};
+  e.guarantees_separation = rmax_hi < rmin_lo;
+  const double trivial_precision = nd / static_cast<double>(keys);
+  e.vacuous = e.precision.lower <= trivial_precision && e.precision.upper >= 1.0 && e.recall.lower <= 0.0 &&
+              e.recall.upper >= 1.0 && e.f_score.lower <= 0.0 && e.f_score.upper >= 1.0;
+  return e;
+}
+
+}  // namespace attngeom::geometry

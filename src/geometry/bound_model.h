@@ -1,0 +1,50 @@
+#pragma once
+// Internal to the reconstructed bounds: the model side of SPEC section 4 at each N, by
+// selection position. mu_k is exactly the squared-distance formula applied to the model Gram
+// nu_i nu_l c_il, so it is grown with the same ProjectionSweep as the measured distances, from
+// model columns built in O(M) per key. T_k and n_k follow from prefix sums of alpha_i nu_i.
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "geometry/projection_sweep.h"
+#include "geometry/reconstructed_bounds.h"
+#include "geometry/selection_order.h"
+
+namespace attngeom::geometry {
+
+class ModelSweep {
+ public:
+  explicit ModelSweep(const BoundInputs& inputs);  // InputError on inconsistent inputs
+
+  // Grows I_N to n (n never decreasing) and refreshes mu, spread and support.
+  void advance_to(std::size_t n);
+
+  std::size_t keys() const { return alpha_.size(); }
+  std::span<const double> mu() const { return mu_; }                 // [M] model D^2, clamped at 0
+  std::span<const double> spread() const { return spread_; }         // [M] T_k
+  std::span<const std::size_t> support() const { return support_; }  // [M] n_k
+
+ private:
+  CosineModel model_;
+  SelectionOrder order_;
+  std::vector<double> alpha_;          // [M] by position
+  std::vector<double> norms_;          // [M] nu by position
+  std::vector<double> sq_norms_;       // [M] nu^2 by position
+  std::vector<double> content_by_lag_;  // [M] exp(-beta tau)
+  std::vector<double> column_by_key_;  // [M] scratch
+  std::vector<double> column_;         // [M] scratch: model Gram column by position
+  ProjectionSweep sweep_;
+  std::size_t n_ = 0;
+  double weighted_sum_ = 0.0;     // A = sum_{I_N} alpha_i nu_i
+  double weighted_sq_sum_ = 0.0;  // Q = sum_{I_N} (alpha_i nu_i)^2
+  std::size_t nonzero_ = 0;       // #{i in I_N : alpha_i != 0}
+  std::vector<double> mu_;
+  std::vector<double> spread_;
+  std::vector<std::size_t> support_;
+};
+
+// Envelope of P, R, F from intervals [lo_p, hi_p] of every D_p^2 (by position; I_N = [0, n)).
+EnvelopePoint envelope_from_intervals(std::size_t n, std::span<const double> lo, std::span<const double> hi);
+
+}  // namespace attngeom::geometry

@@ -1,0 +1,36 @@
+#pragma once
+// The cosine model of SPEC section 4 and how far a row's measured cosines stray from it.
+//   c_ii = 1; c_0l = rho_0 (sink with content); c_il = exp(-beta |i - l|) between content keys.
+// beta = +infinity stands for independent content directions (c_il = 0 for i != l).
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "geometry/head_row.h"
+#include "geometry/selection_metrics.h"
+
+namespace attngeom::geometry {
+
+struct CosineModel {
+  double beta = 0.0;
+  double rho_0 = 0.0;
+
+  double cosine(std::size_t i, std::size_t l) const;
+  // [M] exp(-beta tau) for tau = 0..M-1: content cosines by lag, one exp each.
+  std::vector<double> content_cosine_by_lag(std::size_t keys) const;
+  // [M] model cosines of key l with every key, from that table.
+  void column(std::size_t l, std::span<const double> by_lag, std::span<double> out) const;
+};
+
+// delta_il = <u_i, u_l> - c_il over the pairs i < l whose vectors are both non-zero (a zero
+// vector has no direction, and its weight alpha_k ||v_k|| = 0 keeps it out of every bound).
+struct CosineDeviation {
+  double max_abs = 0.0;   // eta for R1: max |delta|
+  double mean_abs = 0.0;  // a typical |delta|
+  double sigma2 = 0.0;    // A4's variance proxy estimate d * mean(delta^2), for R2
+  std::size_t pairs = 0;
+};
+// gram: the row's Gram matrix (row_gram), so all M(M-1)/2 cosines cost O(M^2).
+CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, const CosineModel& model);
+
+}  // namespace attngeom::geometry

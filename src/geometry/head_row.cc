@@ -1,0 +1,36 @@
+#include "geometry/head_row.h"
+
+#include <cmath>
+#include <string>
+
+#include "util/error.h"
+
+namespace attngeom::geometry {
+
+void validate(const HeadRowView& row) {
+  const std::size_t keys = row.keys();
+  if (keys == 0) throw InputError("head row: no keys (M = 0)");
+  if (row.dim == 0) throw InputError("head row: value dimension d = 0");
+  if (row.values.size() != keys * row.dim) {
+    throw InputError("head row: values hold " + std::to_string(row.values.size()) + " numbers, expected M*d = " +
+                     std::to_string(keys) + "*" + std::to_string(row.dim));
+  }
+  double sum = 0.0;
+  for (std::size_t k = 0; k < keys; ++k) {
+    const float a = row.alpha[k];
+    if (!std::isfinite(a) || a < 0.0f) {
+      throw InputError("head row: alpha[" + std::to_string(k) + "] = " + std::to_string(a) + " is not a finite weight >= 0");
+    }
+    sum += a;
+  }
+  if (std::abs(sum - 1.0) > kAlphaSumTolerance) {
+    throw InputError("head row: alpha sums to " + std::to_string(sum) + ", expected 1");
+  }
+  for (std::size_t i = 0; i < row.values.size(); ++i) {
+    if (!std::isfinite(row.values[i])) {
+      throw InputError("head row: value of key " + std::to_string(i / row.dim) + " is not finite");
+    }
+  }
+}
+
+}  // namespace attngeom::geometry

@@ -1,0 +1,25 @@
+#pragma once
+// One (head, query row): the keys a query attends to, as plain non-owning views.
+// Everything in geometry/ takes this view; the caller keeps the memory alive.
+#include <cstddef>
+#include <span>
+
+namespace attngeom::geometry {
+
+struct HeadRowView {
+  std::span<const float> alpha;   // [M] the query's softmax weights over keys 0..M-1, summing to 1
+  std::span<const float> values;  // [M, d] value vectors v_k, row-major
+  std::size_t dim = 0;            // d
+
+  std::size_t keys() const { return alpha.size(); }  // M
+  std::span<const float> value(std::size_t key) const { return values.subspan(key * dim, dim); }
+};
+
+// Softmax rows captured in bf16/fp32 sum to 1 only up to rounding; further off is a bug upstream.
+inline constexpr double kAlphaSumTolerance = 1e-3;
+
+// Throws InputError unless M >= 1, d >= 1, values holds M*d finite numbers, and alpha is
+// finite, non-negative and sums to 1 within kAlphaSumTolerance.
+void validate(const HeadRowView& row);
+
+}  // namespace attngeom::geometry

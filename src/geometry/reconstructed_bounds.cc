@@ -1,0 +1,178 @@
+#include "geometry/reconstructed_bounds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "geometry/bound_model.h"
+#include "util/error.h"
+
+namespace attngeom::geometry {
+namespace {
+
+// Union bound of R2 for one key: Pr(|D^2 - mu| >= m) <= n (n - 1) exp(-d m^2 / (2 sigma^2 T^2)),
+// for m > 0 and a key with at least one off-diagonal pair (otherwise D^2 = mu exactly).
+bool deterministic(double spread, std::size_t support) { return support < 2 || spread == 0.0; }
+
+double tail_probability(double margin, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
+  const double pairs = static_cast<double>(support) * static_cast<double>(support - 1);
+  const double exponent = static_cast<double>(o.dim) * margin * margin / (2.0 * o.sigma2 * spread * spread);
+  return std::min(1.0, pairs * std::exp(-exponent));
+}
+
+// Pr(D^2 > t) and Pr(D^2 <= t), bounded.
+double probability_above(double t, double mu, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
+  if (deterministic(spread, support)) return mu > t ? 1.0 : 0.0;
+  return t > mu ? tail_probability(t - mu, spread, support, o) : 1.0;
+}
+double probability_at_most(double t, double mu, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
+  if (deterministic(spread, support)) return mu <= t ? 1.0 : 0.0;
+  return mu > t ? tail_probability(mu - t, spread, support, o) : 1.0;
+}
+
+// The margin at which a key's tail equals `probability`.
+double margin_at(double probability, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
+  if (deterministic(spread, support)) return 0.0;
+  const double pairs = static_cast<double>(support) * static_cast<double>(support - 1);
+  return spread * std::sqrt(2.0 * o.sigma2 * std::log(pairs / probability) / static_cast<double>(o.dim));
+}
+
+// A key that cannot deviate sits exactly at mu in exact arithmetic, but a measured distance
+// carries rounding of order 1e-16 relative: a threshold placed exactly at mu would split such
+// keys by the last bit. It keeps this relative distance instead.
+constexpr double kFixedKeyGuard = 1e-9;
+
+// Threshold t between the farthest selected key (p_in) and the nearest unselected one (p_out):
+// where their tails balance, or, when a side cannot deviate, as far from the other side as
+// that allows (just above a fixed mu_in, just below a fixed mu_out).
+double balanced_threshold(const ModelSweep& model, std::size_t p_in, std::size_t p_out) {
+  const double mu_in = model.mu()[p_in];
+  const double mu_out = model.mu()[p_out];
+  const double t_in = model.spread()[p_in];
+  const double t_out = model.spread()[p_out];
+  if (deterministic(t_in, model.support()[p_in])) return mu_in * (1.0 + kFixedKeyGuard);
+  if (deterministic(t_out, model.support()[p_out])) return mu_out * (1.0 - kFixedKeyGuard);
+  return (mu_in * t_out + mu_out * t_in) / (t_in + t_out);
+}
+
+// Delta_N > 0 whenever every selected D^2 <= t < every unselected D^2, so
+// Pr(Delta_N <= 0) <= sum_I Pr(D_i^2 > t) + sum_J Pr(D_j^2 <= t) = N (1 - E[R] bound) + E[FP] bound.
+SeparationBound separation_bound(const ModelSweep& model, std::size_t n, const ProbabilisticEnvelopeOptions& o) {
+  const std::span<const double> mu = model.mu();
+  const std::span<const double> spread = model.spread();
+  const std::span<const std::size_t> support = model.support();
+  const std::size_t keys = model.keys();
+  const auto inside = static_cast<std::size_t>(std::max_element(mu.begin(), mu.begin() + static_cast<std::ptrdiff_t>(n)) - mu.begin());
+  const auto outside = static_cast<std::size_t>(std::min_element(mu.begin() + static_cast<std::ptrdiff_t>(n), mu.end()) - mu.begin());
+  SeparationBound b;
+  b.n = n;
+  b.model_margin = std::sqrt(mu[outside]) - std::sqrt(mu[inside]);
+  const double t = balanced_threshold(model, inside, outside);
+  b.threshold_radius = std::sqrt(std::max(0.0, t));
+  double missed = 0.0;
+  for (std::size_t p = 0; p < n; ++p) missed += probability_above(t, mu[p], spread[p], support[p], o);
+  for (std::size_t p = n; p < keys; ++p) b.expected_false_positives += probability_at_most(t, mu[p], spread[p], support[p], o);
+  b.expected_recall = 1.0 - missed / static_cast<double>(n);
+  b.separation_probability = b.model_margin > 0.0 ? std::max(0.0, 1.0 - missed - b.expected_false_positives) : 0.0;
+  return b;
+}
+
+}  // namespace
+
+std::vector<EnvelopePoint> deterministic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
+                                                  double eta) {
+  if (!std::isfinite(eta) || eta < 0.0) throw InputError("R1 (reconstructed): eta must be finite and >= 0");
+  ModelSweep model(inputs);
+  check_n_values(n_values, model.keys());
+  std::vector<double> lo(model.keys());
+  std::vector<double> hi(model.keys());
+  std::vector<EnvelopePoint> out;
+  for (const std::size_t n : n_values) {
+    model.advance_to(n);
+    for (std::size_t p = 0; p < model.keys(); ++p) {
+      lo[p] = std::max(0.0, model.mu()[p] - model.spread()[p] * eta);
+      hi[p] = model.mu()[p] + model.spread()[p] * eta;
+    }
+    out.push_back(envelope_from_intervals(n, lo, hi));
+  }
+  return out;
+}
+
+ProbabilisticEnvelope probabilistic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
+                                             const ProbabilisticEnvelopeOptions& options) {
+  if (options.dim == 0) throw InputError("R2 (reconstructed): the dimension d is required");
+  if (!(options.sigma2 > 0.0) || !std::isfinite(options.sigma2)) throw InputError("R2 (reconstructed): sigma^2 must be > 0");
+  if (!(options.delta > 0.0 && options.delta < 1.0)) throw InputError("R2 (reconstructed): delta must lie in (0, 1)");
+  ModelSweep model(inputs);
+  check_n_values(n_values, model.keys());
+  const double per_key = options.delta / static_cast<double>(model.keys());  // union over the M keys
+  std::vector<double> lo(model.keys());
+  std::vector<double> hi(model.keys());
+  ProbabilisticEnvelope out;
+  for (const std::size_t n : n_values) {
+    model.advance_to(n);
+    for (std::size_t p = 0; p < model.keys(); ++p) {
+      const double margin = margin_at(per_key, model.spread()[p], model.support()[p], options);
+      lo[p] = std::max(0.0, model.mu()[p] - margin);
+      hi[p] = model.mu()[p] + margin;
+    }
+    out.points.push_back(envelope_from_intervals(n, lo, hi));
+    out.separation.push_back(separation_bound(model, n, options));
+  }
+  return out;
+}
+
+std::vector<EnvelopePoint> sufficient_condition(std::span<const SelectionMetrics> measured, std::size_t keys) {
+  std::vector<EnvelopePoint> out;
+  for (const SelectionMetrics& m : measured) {
+    if (m.n < 1 || m.n >= keys) throw InputError("R3 (reconstructed): N outside 1..M-1");
+    const SeparationWitness& w = m.witness;
+    const bool assumption = w.min_selected_cross_projection >= 0.0;
+    const bool condition = w.min_selected_weighted_norm * w.min_selected_weighted_norm >
+                           2.0 * m.a_out_max * std::max(0.0, w.max_unselected_projection);
+    EnvelopePoint e;
+    e.n = m.n;
+    e.guarantees_separation = assumption && condition;
+    if (e.guarantees_separation) {
+      e.precision = e.recall = e.f_score = {1.0, 1.0};
+    } else {
+      e.precision = {static_cast<double>(m.n) / static_cast<double>(keys), 1.0};
+      e.recall = e.f_score = {0.0, 1.0};
+      e.vacuous = true;
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+EnvelopeCoverage coverage(std::span<const EnvelopePoint> envelope, std::span<const SelectionMetrics> measured) {
+  if (envelope.size() != measured.size()) throw InputError("coverage: the envelope and the measurements differ in length");
+  // P, R, F and their bounds are ratios of the same small integers, computed alike; this only
+  // absorbs the last-bit differences of F's formula.
+  constexpr double kSlack = 1e-12;
+  const auto inside = [](const Interval& i, double x) { return x >= i.lower - kSlack && x <= i.upper + kSlack; };
+  EnvelopeCoverage c;
+  c.points = envelope.size();
+  if (c.points == 0) return c;
+  for (std::size_t i = 0; i < envelope.size(); ++i) {
+    const EnvelopePoint& e = envelope[i];
+    const SelectionMetrics& m = measured[i];
+    if (e.n != m.n) throw InputError("coverage: the envelope and the measurements are at different N");
+    c.precision += inside(e.precision, m.precision);
+    c.recall += inside(e.recall, m.recall);
+    c.f_score += inside(e.f_score, m.f_score);
+    c.vacuous_share += e.vacuous;
+    c.mean_width_precision += e.precision.width();
+    c.mean_width_recall += e.recall.width();
+    c.mean_width_f_score += e.f_score.width();
+  }
+  const double count = static_cast<double>(c.points);
+  c.all = (c.precision + c.recall + c.f_score) / (3.0 * count);
+  for (double* x : {&c.precision, &c.recall, &c.f_score, &c.vacuous_share, &c.mean_width_precision, &c.mean_width_recall,
+                    &c.mean_width_f_score}) {
+    *x /= count;
+  }
+  return c;
+}
+
+}  // namespace attngeom::geometry

@@ -1,0 +1,61 @@
+#pragma once
+// Everything the geometry module measures on one (layer, head, sequence, query row), in one
+// call that shares one Gram matrix: the entry point for the analysis command. Aggregating
+// over sequences (means, quantiles, the mean attention row for the four-phase fit, the
+// taxonomy features, sink-vs-recall across heads) is the caller's part.
+#include <cstddef>
+#include <vector>
+
+#include "geometry/cosine_model.h"
+#include "geometry/head_row.h"
+#include "geometry/mass_stats.h"
+#include "geometry/reconstructed_bounds.h"
+#include "geometry/selection_metrics.h"
+#include "geometry/taxonomy.h"
+#include "geometry/value_diagnostics.h"
+
+namespace attngeom::geometry {
+
+// Which bound on the cosine deviations R1 uses (SPEC: "the measured max error, or the fit
+// MAE as a typical value").
+enum class R1Eta {
+  kMaxDeviation,  // max |delta| over all pairs: R1 then provably holds
+  kLagFitMae,     // the lag fit's MAE: a typical deviation, an indicative envelope only
+};
+
+struct RowAnalysisOptions {
+  bool every_n = false;  // N: SPEC's default grid, or every N in 1..M-1
+  SelectionOptions selection;
+  LagCurveOptions lag;
+  MassOptions mass;
+  TaxonomyOptions taxonomy;
+  bool bounds = true;  // R1 and R2: they need every pairwise cosine, O(M^2 d) for the Gram
+  R1Eta r1_eta = R1Eta::kMaxDeviation;
+  double r2_delta = 0.05;  // R2's stated violation probability at each N
+};
+
+struct RowAnalysis {
+  std::vector<std::size_t> n_values;
+  std::vector<SelectionMetrics> selection;  // [n_values.size()]
+  NormStats norms;
+  double rho_0 = 0.0;
+  LagCurve lag;
+  MassStats mass;
+  HeadMagnitudes magnitudes;
+  TaxonomyFeatures taxonomy;  // features of this row; classify() after averaging over sequences
+  // The cosine model the bounds use: fitted beta and measured rho_0, and how far the row's
+  // cosines stray from it (eta = max_abs, sigma^2 for R2).
+  CosineModel model;
+  CosineDeviation deviation;
+  double r1_eta = 0.0;
+  std::vector<EnvelopePoint> r1;  // empty when options.bounds is false
+  ProbabilisticEnvelope r2;       // empty when options.bounds is false
+  std::vector<EnvelopePoint> r3;
+  EnvelopeCoverage r1_coverage;
+  EnvelopeCoverage r2_coverage;
+  EnvelopeCoverage r3_coverage;
+};
+
+RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& options = {});
+
+}  // namespace attngeom::geometry

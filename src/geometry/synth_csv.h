@@ -1,0 +1,20 @@
+#pragma once
+// CSV files of a synth sweep, the only I/O of the geometry module. Each file starts with one
+// "# " line holding the caller's resolved settings; columns are documented in docs/geometry.md.
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "geometry/synth_sweep.h"
+
+namespace attngeom::geometry {
+
+// Writes points.csv, metrics.csv, envelopes.csv, separation.csv and coverage.csv into
+// `directory` (created if missing) and returns their paths. InputError when a file cannot be
+// written.
+std::vector<std::filesystem::path> write_synth_csv(const std::filesystem::path& directory, std::span<const SynthPoint> points,
+                                                   std::string_view settings);
+
+}  // namespace attngeom::geometry

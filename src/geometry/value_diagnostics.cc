@@ -1,0 +1,185 @@
+#include "geometry/value_diagnostics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "util/error.h"
+
+namespace attngeom::geometry {
+namespace {
+
+// Unit vectors of the row, [M, d] in double; zero vectors stay zero and are flagged.
+struct UnitRows {
+  std::size_t dim = 0;
+  std::vector<double> units;     // [M, d]
+  std::vector<unsigned char> defined;  // [M] ||v|| > 0
+  const double* unit(std::size_t k) const { return units.data() + k * dim; }
+};
+
+UnitRows unit_rows(const HeadRowView& row) {
+  UnitRows out;
+  out.dim = row.dim;
+  out.units.resize(row.values.size());
+  out.defined.resize(row.keys());
+  for (std::size_t k = 0; k < row.keys(); ++k) {
+    const std::span<const float> v = row.value(k);
+    double sq = 0.0;
+    for (const float x : v) sq += static_cast<double>(x) * x;
+    out.defined[k] = sq > 0.0;
+    const double inverse = sq > 0.0 ? 1.0 / std::sqrt(sq) : 0.0;
+    for (std::size_t t = 0; t < row.dim; ++t) out.units[k * row.dim + t] = v[t] * inverse;
+  }
+  return out;
+}
+
+double dot(const double* a, const double* b, std::size_t n) {
+  double sum = 0.0;
+  for (std::size_t t = 0; t < n; ++t) sum += a[t] * b[t];
+  return sum;
+}
+
+double fit_error(const std::vector<double>& curve, double beta) {
+  double sse = 0.0;
+  for (std::size_t t = 0; t < curve.size(); ++t) {
+    const double residual = curve[t] - std::exp(-beta * static_cast<double>(t + 1));
+    sse += residual * residual;
+  }
+  return sse;
+}
+
+}  // namespace
+
+NormStats norm_stats(const HeadRowView& row) {
+  validate(row);
+  NormStats out;
+  std::vector<double> norms(row.keys());
+  for (std::size_t k = 0; k < row.keys(); ++k) {
+    double sq = 0.0;
+    for (const float x : row.value(k)) sq += static_cast<double>(x) * x;
+    norms[k] = std::sqrt(sq);
+  }
+  out.sink_norm = norms[0];
+  const std::size_t content = row.keys() - 1;
+  if (content == 0) return out;
+  for (std::size_t k = 1; k < row.keys(); ++k) out.mean_norm += norms[k];
+  out.mean_norm /= static_cast<double>(content);
+  if (out.mean_norm <= 0.0) return out;
+  out.lambda = out.sink_norm / out.mean_norm;
+  if (content < 2) return out;
+  double sq_dev = 0.0;
+  for (std::size_t k = 1; k < row.keys(); ++k) sq_dev += (norms[k] - out.mean_norm) * (norms[k] - out.mean_norm);
+  out.cv = std::sqrt(sq_dev / static_cast<double>(content - 1)) / out.mean_norm;
+  return out;
+}
+
+double sink_similarity(const HeadRowView& row) {
+  validate(row);
+  const UnitRows u = unit_rows(row);
+  if (!u.defined[0]) return 0.0;
+  double sum = 0.0;
+  std::size_t pairs = 0;
+  for (std::size_t k = 1; k < row.keys(); ++k) {
+    if (!u.defined[k]) continue;
+    sum += dot(u.unit(0), u.unit(k), row.dim);
+    ++pairs;
+  }
+  return pairs > 0 ? sum / static_cast<double>(pairs) : 0.0;
+}
+
+ExpDecayFit fit_exp_decay(const std::vector<double>& curve, const ExpDecayFitOptions& options) {
+  if (!(options.min_beta > 0.0) || !(options.max_beta > options.min_beta) || options.grid_points < 2) {
+    throw InputError("exponential fit: need 0 < min_beta < max_beta and at least 2 grid points");
+  }
+  ExpDecayFit out;
+  if (curve.empty()) return out;
+  // Grid over {0} and a log grid; the SSE is smooth in beta, so golden section between the
+  // neighbours of the best grid point finds the minimum the grid brackets.
+  std::vector<double> grid = {0.0};
+  const double ratio = std::log(options.max_beta / options.min_beta) / static_cast<double>(options.grid_points - 1);
+  for (std::size_t g = 0; g < options.grid_points; ++g) grid.push_back(options.min_beta * std::exp(ratio * static_cast<double>(g)));
+  std::size_t best = 0;
+  double best_sse = std::numeric_limits<double>::infinity();
+  for (std::size_t g = 0; g < grid.size(); ++g) {
+    const double sse = fit_error(curve, grid[g]);
+    if (sse < best_sse) {
+      best_sse = sse;
+      best = g;
+    }
+  }
+  double lo = grid[best > 0 ? best - 1 : 0];
+  double hi = grid[std::min(best + 1, grid.size() - 1)];
+  const double golden = (std::sqrt(5.0) - 1.0) / 2.0;
+  for (int iteration = 0; iteration < 100 && hi - lo > 1e-12 * std::max(1.0, hi); ++iteration) {
+    const double a = hi - golden * (hi - lo);
+    const double b = lo + golden * (hi - lo);
+    if (fit_error(curve, a) <= fit_error(curve, b)) {
+      hi = b;
+    } else {
+      lo = a;
+    }
+  }
+  const double refined = 0.5 * (lo + hi);
+  out.beta = fit_error(curve, refined) <= best_sse ? refined : grid[best];
+
+  double mean = 0.0;
+  for (const double c : curve) mean += c;
+  mean /= static_cast<double>(curve.size());
+  double ss_res = 0.0;
+  double ss_tot = 0.0;
+  for (std::size_t t = 0; t < curve.size(); ++t) {
+    const double residual = curve[t] - std::exp(-out.beta * static_cast<double>(t + 1));
+    out.mae += std::abs(residual);
+    ss_res += residual * residual;
+    ss_tot += (curve[t] - mean) * (curve[t] - mean);
+  }
+  out.mae /= static_cast<double>(curve.size());
+  if (ss_tot > 0.0) {
+    out.r_squared = 1.0 - ss_res / ss_tot;
+  } else {
+    out.r_squared = ss_res == 0.0 ? 1.0 : 0.0;
+  }
+  return out;
+}
+
+std::size_t default_max_lag(std::size_t keys) {
+  const std::size_t length = keys - 1;  // L
+  return std::min<std::size_t>(64, length / 4);
+}
+
+LagCurve lag_curve(const HeadRowView& row, const LagCurveOptions& options) {
+  validate(row);
+  const std::size_t length = row.keys() - 1;  // L: content keys are 1..L
+  const std::size_t max_lag = options.max_lag == 0 ? default_max_lag(row.keys()) : options.max_lag;
+  if (max_lag >= std::max<std::size_t>(length, 1)) {
+    throw InputError("lag curve: tau_max = " + std::to_string(max_lag) + " needs at least one content pair (L = " +
+                     std::to_string(length) + ")");
+  }
+  LagCurve out;
+  const UnitRows u = unit_rows(row);
+  std::size_t pairs_total = 0;
+  std::size_t negative_pairs = 0;
+  for (std::size_t tau = 1; tau <= max_lag; ++tau) {
+    double sum = 0.0;
+    std::size_t pairs = 0;
+    for (std::size_t i = 1; i + tau <= length; ++i) {
+      if (!u.defined[i] || !u.defined[i + tau]) continue;
+      const double c = dot(u.unit(i), u.unit(i + tau), row.dim);
+      sum += c;
+      negative_pairs += c < 0.0;
+      ++pairs;
+    }
+    pairs_total += pairs;
+    out.mean_cosine.push_back(pairs > 0 ? sum / static_cast<double>(pairs) : 0.0);
+  }
+  if (pairs_total > 0) out.negative_pair_share = static_cast<double>(negative_pairs) / static_cast<double>(pairs_total);
+  if (max_lag > 0) {
+    const auto negative = std::count_if(out.mean_cosine.begin(), out.mean_cosine.end(), [](double c) { return c < 0.0; });
+    out.negative_lag_share = static_cast<double>(negative) / static_cast<double>(max_lag);
+  }
+  out.fit = fit_exp_decay(out.mean_cosine, options.fit);
+  return out;
+}
+
+}  // namespace attngeom::geometry

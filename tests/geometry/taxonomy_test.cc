@@ -1,0 +1,100 @@
+// Taxonomy: planted Retriever / Mixer / Reset heads are labelled by the rules, the k-means
+// cross-check agrees, and the helpers behave on small inputs.
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "geometry/planted_heads.h"
+#include "geometry/synthetic.h"
+#include "geometry/taxonomy.h"
+#include "util/error.h"
+
+namespace attngeom::geometry {
+namespace {
+
+TEST(Taxonomy, PlantedHeadsAreLabelledWithAtLeast95PercentAccuracy) {
+  constexpr std::size_t kPerType = 30;
+  constexpr std::size_t kKeys = 256;
+  constexpr std::size_t kDim = 64;
+  std::mt19937_64 rng(6);
+  const std::vector<std::size_t> grid = default_n_grid(kKeys);
+  std::vector<TaxonomyFeatures> features;
+  std::vector<HeadType> planted;
+  std::vector<HeadType> labels;
+  std::size_t correct = 0;
+  for (const HeadType type : {HeadType::kRetriever, HeadType::kMixer, HeadType::kReset}) {
+    std::size_t type_correct = 0;
+    for (std::size_t i = 0; i < kPerType; ++i) {
+      const PlantedHeadSpec spec = planted_head_spec(type, kDim, rng);
+      const ValueSampler sampler(spec.values, kKeys);
+      const SyntheticHead head = synthetic_head(attention_profile(spec.profile, kKeys), sampler, rng);
+      const std::vector<SelectionMetrics> metrics = selection_metrics(head.view(), grid);
+      features.push_back(taxonomy_features(head_magnitudes(head.view()), metrics, kKeys));
+      labels.push_back(classify(features.back()).label);
+      planted.push_back(type);
+      type_correct += labels.back() == type;
+    }
+    std::printf("[taxonomy] planted %-9s: %zu/%zu labelled correctly\n", head_type_name(type).data(), type_correct, kPerType);
+    correct += type_correct;
+  }
+  const double accuracy = static_cast<double>(correct) / static_cast<double>(labels.size());
+  const ClusterCrossCheck check = kmeans_cross_check(features, labels, {}, 17);
+  std::printf("[taxonomy] rule accuracy %.3f over %zu planted heads; k-means (k = 3) agreement with the rules %.3f over %zu\n",
+              accuracy, labels.size(), check.agreement, check.compared);
+  EXPECT_GE(accuracy, 0.95);
+  EXPECT_GE(check.agreement, 0.9);
+}
+
+TEST(Taxonomy, RulesMatchTheirOwnDescriptionsAndConflictsAreUnclassified) {
+  TaxonomyFeatures retriever{0.05, 0.85, 0.1, 0.1, 0.1, 0.95, 0.9};
+  EXPECT_EQ(classify(retriever).label, HeadType::kRetriever);
+  TaxonomyFeatures mixer{0.2, 0.05, 0.75, 0.95, 0.3, 0.2, 0.5};
+  EXPECT_EQ(classify(mixer).label, HeadType::kMixer);
+  TaxonomyFeatures reset{0.9, 0.02, 0.08, 0.99, 0.97, 0.05, 0.4};
+  EXPECT_EQ(classify(reset).label, HeadType::kReset);
+  TaxonomyFeatures both = reset;  // a sink-dominated head whose alignment also shifts: ambiguous
+  both.cos_sink_large = 0.3;
+  const RuleMatch match = classify(both);
+  EXPECT_TRUE(match.reset && match.mixer);
+  EXPECT_EQ(match.label, HeadType::kUnclassified);
+  EXPECT_EQ(classify(TaxonomyFeatures{}).label, HeadType::kUnclassified);
+}
+
+TEST(Taxonomy, MagnitudesAndDegenerateRows) {
+  // alpha = (0.5, 0.3, 0.2); v_0 = (2, 0), v_1 = (0, 1), v_2 = (1, 1).
+  const std::vector<float> alpha = {0.5f, 0.3f, 0.2f};
+  const std::vector<float> values = {2, 0, 0, 1, 1, 1};
+  const HeadMagnitudes m = head_magnitudes({alpha, values, 2});
+  EXPECT_NEAR(m.sink, 1.0, 1e-7);
+  EXPECT_NEAR(m.last, 0.2 * std::sqrt(2.0), 1e-7);
+  EXPECT_NEAR(m.rest, 0.3, 1e-7);
+  const std::vector<float> one = {1.0f};
+  const std::vector<float> v = {3, 4};
+  const HeadMagnitudes single = head_magnitudes({one, v, 2});
+  EXPECT_EQ(single.sink, 5.0);
+  EXPECT_EQ(single.last, 5.0);
+  EXPECT_EQ(single.rest, 0.0);
+  const TaxonomyFeatures f = taxonomy_features(single, {}, 1);
+  EXPECT_EQ(f.cos_sink_small, 0.0);
+  EXPECT_NEAR(f.sink_share + f.last_share + f.rest_share, 1.0, 1e-12);
+}
+
+TEST(Taxonomy, LayerSharesAndMeanFeatures) {
+  const std::vector<HeadType> labels = {HeadType::kRetriever, HeadType::kRetriever, HeadType::kMixer, HeadType::kUnclassified,
+                                        HeadType::kReset, HeadType::kReset, HeadType::kReset, HeadType::kMixer};
+  const std::vector<LayerTypeShares> shares = type_shares_by_layer(labels, 4);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_DOUBLE_EQ(shares[0].retriever, 0.5);
+  EXPECT_DOUBLE_EQ(shares[0].unclassified, 0.25);
+  EXPECT_DOUBLE_EQ(shares[1].reset, 0.75);
+  EXPECT_THROW(type_shares_by_layer(labels, 3), InputError);
+  const std::vector<TaxonomyFeatures> two = {{1, 0, 0, 1, 1, 0, 0}, {0, 1, 0, 0, 0, 1, 1}};
+  const TaxonomyFeatures mean = mean_features(two);
+  EXPECT_DOUBLE_EQ(mean.sink_share, 0.5);
+  EXPECT_DOUBLE_EQ(mean.cos_last_large, 0.5);
+}
+
+}  // namespace
+}  // namespace attngeom::geometry
