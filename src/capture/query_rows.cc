@@ -15,6 +15,21 @@ QuerySelection parse_query_selection(const std::string& text, const std::string&
     selection.kind = QuerySelection::Kind::kAll;
     return selection;
   }
+  if (text.rfind("stride:", 0) == 0) {
+    selection.kind = QuerySelection::Kind::kStride;
+    std::size_t used = 0;
+    long value = 0;
+    try {
+      value = std::stol(text.substr(7), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() - 7 || value < 1 || value > (1 << 30)) {
+      throw InputError(flag + " '" + text + "': expected stride:K with K >= 1");
+    }
+    selection.stride = static_cast<int>(value);
+    return selection;
+  }
   selection.kind = QuerySelection::Kind::kList;
   std::stringstream in(text);
   std::string item;
@@ -27,7 +42,7 @@ QuerySelection parse_query_selection(const std::string& text, const std::string&
       used = 0;
     }
     if (item.empty() || used != item.size() || value < 0 || value > (1 << 30)) {
-      throw InputError(flag + " '" + text + "': expected last, all, or comma-separated positions >= 0; got '" +
+      throw InputError(flag + " '" + text + "': expected last, all, stride:K, or comma-separated positions >= 0; got '" +
                        item + "'");
     }
     selection.positions.push_back(static_cast<int>(value));
@@ -45,6 +60,11 @@ std::vector<int> resolve_query_rows(const QuerySelection& selection, int seq, co
     case QuerySelection::Kind::kAll:
       rows.resize(static_cast<std::size_t>(seq));
       for (int i = 0; i < seq; ++i) rows[static_cast<std::size_t>(i)] = i;
+      break;
+    case QuerySelection::Kind::kStride:
+      for (int i = seq - 1; i >= 1; i -= selection.stride) rows.push_back(i);
+      if (rows.empty()) rows.push_back(seq - 1);
+      std::reverse(rows.begin(), rows.end());
       break;
     case QuerySelection::Kind::kList:
       rows = selection.positions;

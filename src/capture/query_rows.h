@@ -1,13 +1,15 @@
 #pragma once
-// Query-row selection: "last", "all", or a comma-separated list of positions.
+// Query-row selection: "last", "all", "stride:K" (the last position and every K-th
+// before it, down to 1), or a comma-separated list of positions.
 #include <string>
 #include <vector>
 
 namespace attngeom {
 
 struct QuerySelection {
-  enum class Kind { kLast, kAll, kList } kind = Kind::kLast;
+  enum class Kind { kLast, kAll, kStride, kList } kind = Kind::kLast;
   std::vector<int> positions;  // for kList, as given
+  int stride = 0;              // for kStride
   std::string text;            // the flag as written, for provenance
 };
 

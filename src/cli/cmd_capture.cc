@@ -8,7 +8,7 @@
 #include "capture/dump_writer.h"
 #include "capture/query_rows.h"
 #include "cli/commands.h"
-#include "cli/version.h"
+#include "util/version.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
 #include "model/forward.h"

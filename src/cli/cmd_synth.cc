@@ -10,7 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
-#include "cli/version.h"
+#include "util/version.h"
 #include "geometry/synth_csv.h"
 #include "geometry/synth_sweep.h"
 

@@ -7,6 +7,10 @@
 
 #include "ops/gemm.h"
 
+namespace attngeom {
+struct AnalysisSettings;
+}
+
 namespace attngeom::cli {
 
 // --precision auto|fp32|bf16, shared by every command that runs the model.
@@ -17,6 +21,13 @@ Precision resolve_precision(const std::string& value);
 // --threads N (0: all cores) for OpenMP and oneDNN.
 void apply_thread_count(int threads);
 
+// The analysis and geometry flags shared by analyze and demo.
+void add_analysis_options(CLI::App& cmd, attngeom::AnalysisSettings& settings);
+
+// Thrown when a run stops early on request (SIGINT/SIGTERM): exit code 130, resumable.
+struct StoppedEarly {};
+
+void add_analyze_command(CLI::App& app);
 void add_capture_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_synth_command(CLI::App& app);

@@ -6,13 +6,14 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "cli/version.h"
+#include "util/version.h"
 #include "util/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"attngeom: geometric analysis of token selection in multi-head attention"};
   app.set_version_flag("--version", std::string(attngeom::kVersion) + " (" + attngeom::kGitCommit + ")");
   app.require_subcommand(1);
+  attngeom::cli::add_analyze_command(app);
   attngeom::cli::add_capture_command(app);
   attngeom::cli::add_perplexity_command(app);
   attngeom::cli::add_synth_command(app);
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "attngeom: error: %s (see --help)\n", e.what());
     return 2;
+  } catch (const attngeom::cli::StoppedEarly&) {
+    return 130;
   } catch (const attngeom::InputError& e) {
     std::fprintf(stderr, "attngeom: error: %s\n", e.what());
     return 2;

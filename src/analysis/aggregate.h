@@ -1,0 +1,69 @@
+#pragma once
+// Aggregation of a run's per-sequence records into per-head tables: distributions over
+// samples (one sample = one (sequence, query row)), the mean attention profile, and the
+// cross-head results (taxonomy, sink-vs-recall correlation, profile fits).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis/record.h"
+#include "analysis/summary.h"
+#include "geometry/correlation.h"
+#include "geometry/profile_fit.h"
+#include "geometry/taxonomy.h"
+
+namespace attngeom {
+
+struct AggregateOptions {
+  geometry::TaxonomyOptions taxonomy;
+  geometry::KMeansOptions kmeans;
+  geometry::BootstrapOptions bootstrap;
+  geometry::FourPhaseFitOptions profile_fit;
+  std::uint64_t seed = 1234;  // k-means and bootstrap
+  double flat_precision_range = 0.05;  // flag: mean P varies by less than this over N >= 2
+};
+
+struct HeadAggregate {
+  int layer = 0;
+  int head = 0;
+  int kv_head = 0;
+  std::size_t samples = 0;
+  std::vector<Summary> per_row;             // [Kr] over samples
+  std::vector<Summary> per_n;               // [G, Kn] over samples
+  std::vector<double> profile;              // [T] mean last-query row
+  geometry::TaxonomyFeatures features;      // means over samples
+  geometry::RuleMatch rules;
+  std::size_t kmeans_cluster = 0;
+  double f_small = 0;                       // mean F over N = 2..4
+  std::size_t peak_f_n = 0;                 // N >= 2 with the highest mean F (0 if none)
+  bool flag_negative_margin = false;
+  bool flag_flat_precision = false;
+  bool flag_no_sink = false;
+  geometry::FourPhaseFit profile_fit;
+};
+
+struct RunAggregate {
+  RecordSchema schema;
+  int layers = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  std::size_t seq_len = 0;
+  std::vector<std::size_t> sequences;          // ascending indices of the records used
+  std::vector<HeadAggregate> heads_table;      // [layers * heads]
+  geometry::ClusterCrossCheck kmeans;
+  geometry::SinkRecallCorrelation sink_recall;
+  std::vector<geometry::LayerTypeShares> layer_shares;
+  std::vector<std::vector<double>> layer_profile;          // [layers][T] mean over heads
+  std::vector<geometry::FourPhaseFit> layer_profile_fit;   // [layers]
+
+  const Summary& row_stat(const HeadAggregate& h, const std::string& field) const;
+  const Summary& n_stat(const HeadAggregate& h, std::size_t g, const std::string& field) const;
+};
+
+// Reads every record file (ascending sequence order) and aggregates. All records must
+// share one schema, model shape and sequence length; otherwise InputError.
+RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_files, int kv_heads,
+                               const AggregateOptions& options);
+
+}  // namespace attngeom

@@ -1,0 +1,199 @@
+#include "analysis/outputs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "analysis/csv.h"
+#include "util/npy.h"
+
+namespace attngeom {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Per-row fields written to heads.csv as means, in this order.
+const std::vector<std::string> kHeadMeans = {
+    "sink_mass", "last_mass", "entropy", "recency_mass", "topk_mass", "nu", "cv", "lambda", "rho0", "beta",
+    "beta_mae", "beta_r2", "negative_cos_share", "sigma2", "sink_magnitude", "last_magnitude", "rest_magnitude",
+    "cos_sink_small", "cos_sink_large", "cos_last_small", "cos_last_large"};
+
+// Per-N fields with full distributions in selection.csv, then those given as means.
+const std::vector<std::string> kDistributed = {"precision", "recall", "f", "f_best", "r_min", "r_max", "margin"};
+const std::vector<std::string> kMeanOnly = {
+    "separated", "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi", "r1_f_lo", "r1_f_hi",
+    "r1_inside", "r1_vacuous", "r2_recall_lo", "r2_fp_hi", "r2_separation_prob", "r2_vacuous", "r3_certified"};
+
+void write_heads(const RunAggregate& run, const fs::path& dir) {
+  std::vector<std::string> columns = {"layer", "head", "kv_head", "samples"};
+  columns.insert(columns.end(), kHeadMeans.begin(), kHeadMeans.end());
+  for (const char* c : {"f_small", "peak_f_n", "label", "kmeans_cluster", "kmeans_label", "flag_negative_margin",
+                        "flag_flat_precision", "flag_no_sink"}) {
+    columns.push_back(c);
+  }
+  CsvTable t(columns);
+  for (const HeadAggregate& h : run.heads_table) {
+    t.add(h.layer).add(h.head).add(h.kv_head).add(h.samples);
+    for (const auto& field : kHeadMeans) t.add(run.row_stat(h, field).mean);
+    t.add(h.f_small).add(h.peak_f_n).add(std::string(geometry::head_type_name(h.rules.label))).add(h.kmeans_cluster);
+    t.add(std::string(geometry::head_type_name(run.kmeans.cluster_type[h.kmeans_cluster])));
+    t.add(static_cast<int>(h.flag_negative_margin)).add(static_cast<int>(h.flag_flat_precision));
+    t.add(static_cast<int>(h.flag_no_sink));
+    t.end_row();
+  }
+  t.write(dir / "heads.csv");
+}
+
+void write_selection(const RunAggregate& run, const fs::path& dir) {
+  std::vector<std::string> columns = {"layer", "head", "kv_head", "n", "samples"};
+  for (const auto& m : kDistributed) {
+    for (const char* s : {"_mean", "_std", "_q10", "_q25", "_q50", "_q75", "_q90"}) columns.push_back(m + s);
+  }
+  columns.insert(columns.end(), kMeanOnly.begin(), kMeanOnly.end());
+  CsvTable t(columns);
+  for (const HeadAggregate& h : run.heads_table) {
+    for (std::size_t g = 0; g < run.schema.n_grid.size(); ++g) {
+      t.add(h.layer).add(h.head).add(h.kv_head).add(run.schema.n_grid[g]).add(run.n_stat(h, g, "f").count);
+      for (const auto& m : kDistributed) {
+        const Summary& s = run.n_stat(h, g, m);
+        t.add(s.mean).add(s.std).add(s.q10).add(s.q25).add(s.q50).add(s.q75).add(s.q90);
+      }
+      for (const auto& m : kMeanOnly) t.add(run.n_stat(h, g, m).mean);
+      t.end_row();
+    }
+  }
+  t.write(dir / "selection.csv");
+}
+
+void write_sink_recall(const RunAggregate& run, const fs::path& dir) {
+  CsvTable t({"n", "heads", "pearson", "pearson_lo", "pearson_hi", "spearman", "spearman_lo", "spearman_hi"});
+  for (const auto& p : run.sink_recall.points) {
+    const auto value = [](const geometry::CorrelationEstimate& e, double x) { return e.defined ? x : NAN; };
+    t.add(p.n).add(run.heads_table.size());
+    t.add(value(p.pearson, p.pearson.value)).add(value(p.pearson, p.pearson.ci_low)).add(value(p.pearson, p.pearson.ci_high));
+    t.add(value(p.spearman, p.spearman.value)).add(value(p.spearman, p.spearman.ci_low));
+    t.add(value(p.spearman, p.spearman.ci_high));
+    t.end_row();
+  }
+  t.write(dir / "sink_recall.csv");
+}
+
+void write_layers(const RunAggregate& run, const fs::path& dir) {
+  const std::vector<std::string> means = {"sink_mass", "cv", "lambda", "rho0", "beta", "beta_mae"};
+  std::vector<std::string> columns = {"layer", "heads", "retriever_share", "mixer_share", "reset_share",
+                                      "unclassified_share"};
+  columns.insert(columns.end(), means.begin(), means.end());
+  columns.push_back("f_small");
+  CsvTable t(columns);
+  for (int l = 0; l < run.layers; ++l) {
+    const auto& s = run.layer_shares[static_cast<std::size_t>(l)];
+    t.add(l).add(run.heads).add(s.retriever).add(s.mixer).add(s.reset).add(s.unclassified);
+    const auto begin = run.heads_table.begin() + l * run.heads;
+    for (const auto& field : means) {
+      double sum = 0;
+      for (auto h = begin; h != begin + run.heads; ++h) sum += run.row_stat(*h, field).mean;
+      t.add(sum / run.heads);
+    }
+    double f_small = 0;
+    for (auto h = begin; h != begin + run.heads; ++h) f_small += h->f_small;
+    t.add(f_small / run.heads);
+    t.end_row();
+  }
+  t.write(dir / "layers.csv");
+}
+
+void add_fit(CsvTable& t, const geometry::FourPhaseFit& f) {
+  t.add(f.sink_weight).add(f.plateau_level).add(f.oscillation_start).add(f.oscillation_level);
+  t.add(f.oscillation_spread).add(f.recency_start).add(f.recency_floor).add(f.recency_amplitude).add(f.recency_rate);
+  t.add(f.rmse).add(f.relative_l1).add(static_cast<int>(f.fitted));
+}
+
+const std::vector<std::string> kFitColumns = {"sink_weight", "plateau_level", "plateau_end", "oscillation_level",
+                                              "oscillation_spread", "recency_start", "recency_floor",
+                                              "recency_amplitude", "recency_rate", "fit_rmse", "fit_relative_l1",
+                                              "fitted"};
+
+void write_profiles(const RunAggregate& run, const fs::path& dir) {
+  std::vector<std::string> columns = {"layer", "head"};
+  columns.insert(columns.end(), kFitColumns.begin(), kFitColumns.end());
+  CsvTable fits(columns);
+  for (const HeadAggregate& h : run.heads_table) {
+    fits.add(h.layer).add(h.head);
+    add_fit(fits, h.profile_fit);
+    fits.end_row();
+  }
+  fits.write(dir / "profile_fit.csv");
+
+  CsvTable layers({"layer", "position", "mean_alpha", "fitted"});
+  for (int l = 0; l < run.layers; ++l) {
+    const auto& fit = run.layer_profile_fit[static_cast<std::size_t>(l)];
+    for (std::size_t t = 0; t < run.seq_len; ++t) {
+      layers.add(l).add(t).add(run.layer_profile[static_cast<std::size_t>(l)][t]);
+      layers.add(fit.fitted ? fit.curve[t] : NAN);
+      layers.end_row();
+    }
+  }
+  layers.write(dir / "profile_layers.csv");
+}
+
+void write_arrays(const RunAggregate& run, const fs::path& dir) {
+  const std::vector<std::int64_t> shape = {run.layers, run.heads};
+  for (const char* field : {"sink_mass", "last_mass", "entropy", "rho0", "lambda", "cv", "beta"}) {
+    std::vector<double> values;
+    for (const auto& h : run.heads_table) values.push_back(run.row_stat(h, field).mean);
+    write_npy(dir / (std::string(field) + ".npy"), values, shape);
+  }
+  std::vector<double> f_small;
+  std::vector<std::int32_t> labels;
+  std::vector<double> profile;
+  for (const auto& h : run.heads_table) {
+    f_small.push_back(h.f_small);
+    labels.push_back(static_cast<std::int32_t>(h.rules.label));
+    profile.insert(profile.end(), h.profile.begin(), h.profile.end());
+  }
+  write_npy(dir / "f_small.npy", f_small, shape);
+  write_npy(dir / "label.npy", labels, shape);
+  write_npy(dir / "attention_profile.npy", profile, {run.layers, run.heads, static_cast<std::int64_t>(run.seq_len)});
+}
+
+}  // namespace
+
+void write_tables(const RunAggregate& run, const fs::path& dir) {
+  write_heads(run, dir);
+  write_selection(run, dir);
+  write_sink_recall(run, dir);
+  write_layers(run, dir);
+  write_profiles(run, dir);
+  write_arrays(run, dir);
+}
+
+void write_per_sequence_table(const std::vector<fs::path>& record_files, int kv_heads, const fs::path& path) {
+  CsvTable t({"seq", "layer", "head", "kv_head", "query", "n", "precision", "recall", "f", "r_min", "r_max"});
+  std::vector<std::unique_ptr<RecordReader>> readers;
+  for (const auto& file : record_files) readers.push_back(std::make_unique<RecordReader>(file));
+  std::sort(readers.begin(), readers.end(), [](const auto& a, const auto& b) { return a->sequence() < b->sequence(); });
+  for (const auto& r : readers) {
+    const RecordSchema& s = r->schema();
+    const std::size_t kn = s.per_n_fields.size(), g_count = s.n_grid.size();
+    const std::size_t fields[] = {s.per_n_index("precision"), s.per_n_index("recall"), s.per_n_index("f"),
+                                  s.per_n_index("r_min"), s.per_n_index("r_max")};
+    for (int l = 0; l < r->layers(); ++l) {
+      for (int h = 0; h < r->heads(); ++h) {
+        const auto per_n = r->per_n(l, h);
+        for (std::size_t q = 0; q < r->rows(); ++q) {
+          for (std::size_t g = 0; g < g_count; ++g) {
+            const double* m = per_n.data() + (q * g_count + g) * kn;
+            if (std::isnan(m[fields[0]])) continue;  // N beyond this row's keys
+            t.add(r->sequence()).add(l).add(h).add(h / (r->heads() / kv_heads)).add(r->query_positions()[q]);
+            t.add(s.n_grid[g]);
+            for (const std::size_t f : fields) t.add(m[f]);
+            t.end_row();
+          }
+        }
+      }
+    }
+  }
+  t.write(path);
+}
+
+}  // namespace attngeom

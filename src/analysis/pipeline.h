@@ -1,0 +1,66 @@
+#pragma once
+// analyze, as a library call: checkpoint + corpus -> per-sequence records -> tables.
+// The CLI (analyze, demo) only fills AnalysisSettings.
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/aggregate.h"
+#include "analysis/run_dir.h"
+#include "corpus/documents.h"
+#include "geometry/row_analysis.h"
+#include "ops/gemm.h"
+
+namespace attngeom {
+
+struct AnalysisSettings {
+  std::filesystem::path model_dir;
+  std::vector<std::string> data;  // corpus files or folders
+  CorpusOptions corpus;
+  std::filesystem::path out;
+  std::string label;  // default: the output directory's name
+  int seq_len = 256;
+  std::vector<int> lengths;  // extra sequence lengths for the sweep (RUN_DIR/lengths/L)
+  int num_seqs = 16;
+  int skip = 0;
+  std::optional<std::uint64_t> shuffle_seed;
+  bool pack = false;
+  std::string queries = "last";
+  bool every_n = false;
+  bool per_sequence = false;
+  RunDirMode mode = RunDirMode::kCreate;
+  int shard_index = 0;
+  int shard_count = 1;
+  Precision precision = Precision::kFp32;
+  bool force = false;  // allow seq_len beyond max_position_embeddings
+  geometry::RowAnalysisOptions row;
+  AggregateOptions aggregate;
+};
+
+// Stops a run between sequences (set from a signal handler); may be null.
+struct RunControl {
+  const std::atomic<bool>* stop = nullptr;
+  bool progress_bar = false;  // else plain log lines
+};
+
+struct AnalysisOutcome {
+  bool complete = false;  // false when stopped early; the run directory is resumable
+  std::size_t sequences_done = 0;
+  std::size_t sequences_total = 0;
+};
+
+// The resolved settings that must match for --resume (everything that changes results).
+nlohmann::json settings_json(const AnalysisSettings& settings);
+
+AnalysisOutcome run_analysis(const AnalysisSettings& settings, const RunControl& control);
+
+// Aggregates whatever records `dir` holds and (re)writes its tables.
+RunAggregate finish_run_dir(const std::filesystem::path& dir, int kv_heads, const AggregateOptions& options,
+                            bool per_sequence);
+
+}  // namespace attngeom

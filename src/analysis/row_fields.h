@@ -1,0 +1,23 @@
+#pragma once
+// The named numbers analyze keeps for each (layer, head, sequence, query row): one list
+// of per-N fields and one of per-row fields. The record schema is built from these
+// lists, and every table reads fields by these names.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/record.h"
+#include "geometry/row_analysis.h"
+
+namespace attngeom {
+
+// The schema for sequences of `seq_len` tokens: SPEC's default N grid clipped to
+// seq_len - 1, or every N in 1..seq_len-1.
+RecordSchema make_record_schema(std::size_t seq_len, bool every_n);
+
+// Writes `analysis` into per_n [G, Kn] (NaN at grid N the row has no value for) and
+// per_row [Kr].
+void fill_row_fields(const RecordSchema& schema, const geometry::RowAnalysis& analysis, std::span<double> per_n,
+                     std::span<double> per_row);
+
+}  // namespace attngeom

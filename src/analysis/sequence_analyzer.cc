@@ -1,0 +1,49 @@
+#include "analysis/sequence_analyzer.h"
+
+#include <algorithm>
+
+#include "analysis/row_fields.h"
+#include "util/error.h"
+
+namespace attngeom {
+
+SequenceAnalyzer::SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema,
+                                   const geometry::RowAnalysisOptions& options)
+    : config_(config), schema_(schema), options_(options) {}
+
+void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows) {
+  record_.sequence = sequence;
+  record_.tokens.assign(tokens.begin(), tokens.end());
+  record_.query_positions.assign(rows.begin(), rows.end());
+  record_.resize(schema_, config_.layers, config_.heads, tokens.size(), rows.size());
+  values_.resize(static_cast<std::size_t>(config_.kv_dim()) * tokens.size());
+}
+
+void SequenceAnalyzer::on_values(int layer, const float* values) {
+  (void)layer;
+  std::copy_n(values, values_.size(), values_.data());
+}
+
+void SequenceAnalyzer::on_attention(int layer, int head, const float* probs) {
+  const std::size_t seq = record_.seq_len();
+  const std::size_t rows = record_.rows();
+  const auto d = static_cast<std::size_t>(config_.head_dim);
+  const float* kv_values = values_.data() + static_cast<std::size_t>(config_.kv_head_of(head)) * seq * d;  // [T, d]
+  const std::size_t lh = static_cast<std::size_t>(layer) * config_.heads + head;
+  const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();
+  const std::size_t row_block = schema_.per_row_fields.size();
+
+  for (std::size_t q = 0; q < rows; ++q) {
+    const auto keys = static_cast<std::size_t>(record_.query_positions[q]) + 1;  // causal: keys 0..q
+    const geometry::HeadRowView row{std::span<const float>(probs + q * seq, keys),
+                                    std::span<const float>(kv_values, keys * d), d};
+    const geometry::RowAnalysis analysis = geometry::analyze_row(row, options_);
+    fill_row_fields(schema_, analysis, std::span<double>(record_.per_n).subspan((lh * rows + q) * n_block, n_block),
+                    std::span<double>(record_.per_row).subspan((lh * rows + q) * row_block, row_block));
+  }
+  // The mean attention profile uses the last captured row.
+  const float* last = probs + (rows - 1) * seq;
+  std::copy(last, last + seq, record_.profile.begin() + static_cast<std::ptrdiff_t>(lh * seq));
+}
+
+}  // namespace attngeom

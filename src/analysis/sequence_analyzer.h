@@ -1,0 +1,35 @@
+#pragma once
+// The forward-pass observer of analyze: for every captured (layer, head, query row) it
+// runs the geometry on alpha = that row over keys 0..q and V = the kv head's values of
+// keys 0..q, and fills one SequenceRecord. Nothing T x T is stored: each head's rows
+// are analysed as they arrive, in the attention worker threads.
+#include <span>
+#include <vector>
+
+#include "analysis/record.h"
+#include "geometry/row_analysis.h"
+#include "model/config.h"
+#include "model/observer.h"
+
+namespace attngeom {
+
+class SequenceAnalyzer final : public ForwardObserver {
+ public:
+  SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema, const geometry::RowAnalysisOptions& options);
+
+  // Prepares the record for one sequence; `rows` are the ascending captured query positions.
+  void begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows);
+  const SequenceRecord& record() const { return record_; }
+
+  void on_values(int layer, const float* values) override;
+  void on_attention(int layer, int head, const float* probs) override;
+
+ private:
+  const ModelConfig& config_;
+  const RecordSchema& schema_;
+  geometry::RowAnalysisOptions options_;
+  SequenceRecord record_;
+  std::vector<float> values_;  // [kv_heads, T, head_dim] of the layer being analysed
+};
+
+}  // namespace attngeom

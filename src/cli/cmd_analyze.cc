@@ -1,0 +1,139 @@
+// attngeom analyze: checkpoint + corpus -> run directory (tables, arrays, report).
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <sstream>
+
+#include "analysis/pipeline.h"
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace attngeom::cli {
+namespace {
+
+// Set by SIGINT/SIGTERM: the run finishes the sequence in flight, then stops resumably.
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void request_stop(int) { g_stop_requested.store(true); }
+
+struct AnalyzeFlags {
+  AnalysisSettings settings;
+  std::string model_dir, out, format = "text", lengths, shard, precision = "auto", r1_eta = "max";
+  std::uint64_t seed = 0;
+  bool resume = false, overwrite = false;
+  int threads = 0;
+};
+
+std::vector<int> parse_lengths(const std::string& text) {
+  std::vector<int> lengths;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      std::size_t used = 0;
+      const int value = std::stoi(item, &used);
+      if (used == item.size() && value >= 2) {
+        lengths.push_back(value);
+        continue;
+      }
+    } catch (const std::exception&) {
+    }
+    throw InputError("--lengths '" + text + "': expected comma-separated sequence lengths >= 2");
+  }
+  return lengths;
+}
+
+void parse_shard(const std::string& text, AnalysisSettings& s) {
+  int index = -1, count = 0;
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%d/%d%c", &index, &count, &tail) != 2 || count < 1 || index < 0 || index >= count) {
+    throw InputError("--shard '" + text + "': expected i/n with 0 <= i < n");
+  }
+  s.shard_index = index;
+  s.shard_count = count;
+}
+
+}  // namespace
+
+// Flags shared by analyze and demo: the analysis and geometry options.
+void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
+  cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")->check(CLI::Range(2, 1 << 20))->capture_default_str();
+  cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  cmd.add_option("--queries", s.queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
+  cmd.add_flag("--every-n", s.every_n, "metrics at every N in 1..M-1 instead of the default grid");
+  cmd.add_flag("--per-sequence", s.per_sequence, "also write selection_per_seq.csv");
+  cmd.add_option("--recency-window", s.row.mass.recency_window, "keys counted in the recency mass")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  cmd.add_option("--top-k", s.row.mass.top_k, "k of the top-k mass")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  cmd.add_option("--max-lag", s.row.lag.max_lag, "tau_max of the lag curve (0: min(64, L/4))")
+      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  cmd.add_option("--r2-delta", s.row.r2_delta, "stated violation probability of the R2 envelope")
+      ->check(CLI::Range(1e-9, 0.5))->capture_default_str();
+  cmd.add_option("--bootstrap", s.aggregate.bootstrap.resamples, "bootstrap resamples for correlation CIs")
+      ->check(CLI::Range(10, 1000000))->capture_default_str();
+  cmd.add_option("--stats-seed", s.aggregate.seed, "seed of the bootstrap and k-means")->capture_default_str();
+  cmd.add_option("--retriever-min-cos-last", s.aggregate.taxonomy.retriever_min_cos_last,
+                 "taxonomy: Retriever needs cos(s_N, v_L) at least this at small and large N")
+      ->check(CLI::Range(-1.0, 1.0))->capture_default_str();
+  cmd.add_option("--reset-min-sink-share", s.aggregate.taxonomy.reset_min_sink_share,
+                 "taxonomy: Reset needs this share of the magnitude on the sink")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd.add_option("--mixer-min-sink-shift", s.aggregate.taxonomy.mixer_min_sink_shift,
+                 "taxonomy: Mixer needs cos(s_N, v_0) to fall at least this much from small to large N")
+      ->check(CLI::Range(0.0, 2.0))->capture_default_str();
+}
+
+void add_analyze_command(CLI::App& app) {
+  auto f = std::make_shared<AnalyzeFlags>();
+  AnalysisSettings& s = f->settings;
+  CLI::App* cmd = app.add_subcommand("analyze", "Checkpoint + corpus -> tables, tensors and report in a run directory");
+  cmd->add_option("--model", f->model_dir, "Hugging Face model directory")->required();
+  cmd->add_option("--data", s.data, "corpus files or folders (text, gzip or zstd)")->required();
+  cmd->add_option("--out", f->out, "run directory to create")->required();
+  cmd->add_option("--format", f->format, "text (a file is one document), lines (one per line) or jsonl")
+      ->check(CLI::IsMember({"text", "lines", "jsonl"}))->capture_default_str();
+  cmd->add_option("--text-field", s.corpus.text_field, "JSONL field holding the text")->capture_default_str();
+  cmd->add_option("--skip", s.skip, "skip this many candidate sequences first")->check(CLI::Range(0, 1 << 30));
+  auto* seed = cmd->add_option("--seed", f->seed, "shuffle candidate sequences with this seed (default: corpus order)");
+  cmd->add_flag("--pack", s.pack, "concatenate short documents instead of skipping them");
+  cmd->add_option("--lengths", f->lengths, "also run these sequence lengths (a length sweep), e.g. 128,256,512");
+  cmd->add_option("--label", s.label, "run label in reports (default: the directory name)");
+  cmd->add_flag("--resume", f->resume, "continue an interrupted run in --out");
+  cmd->add_flag("--overwrite", f->overwrite, "replace an existing run in --out");
+  cmd->add_option("--shard", f->shard, "process only shard i of n (i/n); combine with attngeom merge");
+  cmd->add_option("--r1-eta", f->r1_eta, "R1's cosine-deviation bound: max (provable) or mae (typical)")
+      ->check(CLI::IsMember({"max", "mae"}))->capture_default_str();
+  cmd->add_flag("--force", s.force, "allow sequences longer than max_position_embeddings");
+  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  add_precision_option(*cmd, f->precision);
+  add_analysis_options(*cmd, s);
+  cmd->callback([f, seed] {
+    AnalysisSettings& s = f->settings;
+    if (f->resume && f->overwrite) throw InputError("--resume and --overwrite cannot be combined");
+    s.model_dir = f->model_dir;
+    s.out = f->out;
+    s.corpus.format = parse_corpus_format(f->format);
+    if (seed->count() > 0) s.shuffle_seed = f->seed;
+    if (!f->lengths.empty()) s.lengths = parse_lengths(f->lengths);
+    if (!f->shard.empty()) parse_shard(f->shard, s);
+    s.mode = f->resume ? RunDirMode::kResume : f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
+    s.precision = resolve_precision(f->precision);
+    s.row.r1_eta = f->r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
+    apply_thread_count(f->threads);
+
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    const RunControl control{&g_stop_requested, ::isatty(STDERR_FILENO) != 0};
+    const AnalysisOutcome outcome = run_analysis(s, control);
+    if (!outcome.complete) {
+      std::fprintf(stderr, "attngeom: stopped after %zu/%zu sequences; continue with: attngeom analyze ... --resume\n",
+                   outcome.sequences_done, outcome.sequences_total);
+      throw StoppedEarly();
+    }
+    std::printf("wrote %s (%zu sequences)\n", s.out.c_str(), outcome.sequences_done);
+  });
+}
+
+}  // namespace attngeom::cli
