@@ -16,5 +16,6 @@ Precision resolve_precision(const std::string& value);
 
 void add_capture_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace attngeom::cli

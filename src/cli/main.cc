@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   attngeom::cli::add_capture_command(app);
   attngeom::cli::add_synth_command(app);
+  attngeom::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
