@@ -62,9 +62,11 @@
     });
   }
 
+  // Three decimals, or three significant digits for small values (0.000488, not 0.000).
   function fmt(v, digits) {
     if (v === null || v === undefined || (typeof v === 'number' && !isFinite(v))) return '\u2014';
     if (typeof v !== 'number') return String(v);
+    if (digits === undefined && v !== 0 && Math.abs(v) < 0.01) return v.toPrecision(3);
     return v.toFixed(digits === undefined ? 3 : digits);
   }
 
@@ -114,6 +116,7 @@
   const RUN = { field: 'run', type: 'nominal', title: 'run', scale: { domain: runs }, legend: multi ? {} : null };
   const LOG_N = { field: 'n', type: 'quantitative', title: 'N (top-N set size)', scale: { type: 'log', base: 2 }, axis: { tickCount: 8 } };
   const LABEL_COLOR = { field: 'label', type: 'nominal', title: 'type', scale: { domain: LABELS, range: LABEL_COLORS }, sort: LABELS };
+  const PAGE_WIDTH = 1150;  // px available for a figure inside a section
   const finite = (f) => 'isValid(datum["' + f + '"]) && isFinite(datum["' + f + '"])';
 
   // ---- sections ------------------------------------------------------------------------
@@ -234,6 +237,38 @@
     figure(s, 'sink-recall', spec,
       '<strong>Line</strong>: correlation across heads; <strong>band</strong>: percentile bootstrap confidence interval. ' +
       'Missing points are N where the correlation is undefined (constant Recall, e.g. N = M \u2212 1).');
+
+    const heads = rows(data.tables.sink_scatter);
+    if (heads.length === 0) return;
+    const peakN = {};
+    for (const h of heads) peakN[h.run] = h.n;
+    const title = runs.filter((r) => r in peakN).map((r) => (multi ? r + ': ' : '') + 'N = ' + peakN[r]).join(', ');
+    figure(s, 'sink-scatter', {
+      data: { values: heads },
+      transform: [{ filter: finite('rho0') + ' && ' + finite('recall') }],
+      width: 420,
+      height: 260,
+      title: 'Per head, at the N where the Pearson correlation peaks (' + title + ')',
+      layer: [
+        {
+          mark: { type: 'point', filled: true, size: 44, opacity: 0.8 },
+          encoding: {
+            x: { field: 'rho0', type: 'quantitative', title: 'sink similarity \u03c1\u2080', scale: { zero: false } },
+            y: { field: 'recall', type: 'quantitative', title: 'mean Recall at that N', scale: { domain: [0, 1] } },
+            color: LABEL_COLOR,
+            shape: multi ? { field: 'run', type: 'nominal', title: 'run', scale: { domain: runs } } : { value: 'circle' },
+            tooltip: [{ field: 'run' }, { field: 'layer' }, { field: 'head' }, { field: 'label', title: 'type' },
+              { field: 'n', title: 'N' }, { field: 'rho0', title: '\u03c1\u2080', format: '.3f' }, { field: 'recall', title: 'Recall', format: '.3f' }],
+          },
+        },
+        {
+          transform: [{ regression: 'recall', on: 'rho0', groupby: ['run'] }],
+          mark: { type: 'line', color: '#59636e', strokeWidth: 1.2, strokeDash: [4, 3] },
+          encoding: { x: { field: 'rho0', type: 'quantitative' }, y: { field: 'recall', type: 'quantitative' }, detail: { field: 'run' } },
+        },
+      ],
+    }, '<strong>Points</strong>: heads, coloured by type' + (multi ? ', shaped by run' : '') + ' (hover for layer and head); ' +
+      '<strong>dashed</strong>: least-squares line per run.');
   }
 
   function taxonomySection() {
@@ -254,9 +289,12 @@
       { field: 'f_small', title: 'F at small N', format: '.3f' }, { field: 'peak_f_n', title: 'F peaks at N' },
       { field: 'flagged', title: 'flags' },
     ];
-    // Square cells, as large as fits: about 520 px across and 760 px down at most.
+    // Square cells, as large as fits: about 520 px across and 760 px down at most,
+    // up to three runs side by side.
     const most = (f) => Math.max(...heads.map((h) => h[f])) + 1;
-    const step = Math.max(8, Math.min(26, Math.floor(520 / most('head')), Math.floor(760 / most('layer'))));
+    const across = PAGE_WIDTH / Math.min(3, runs.length) - 100;
+    const step = Math.max(8, Math.min(26, Math.floor(Math.min(520, across) / most('head')), Math.floor(760 / most('layer'))));
+    const perRow = (width) => Math.max(1, Math.min(runs.length, Math.floor(PAGE_WIDTH / width)));
     const maps = runs.map((label) => ({
       title: multi ? label : null,
       transform: [{ filter: { field: 'run', equal: label } }],
@@ -286,18 +324,20 @@
     figure(row, 'taxonomy-map', {
       data: { values: heads },
       concat: maps,
-      columns: 3,
+      columns: perRow(step * most('head') + 100),
       spacing: 30,
       resolve: { scale: { x: 'independent', y: 'independent' } },
     }, '<strong>Layer \u00d7 head map</strong>, coloured by type; a dot marks a head with a failure-signature flag (table below). Hover a cell for the head\u2019s features.');
 
     const shares = rows(data.tables.layer_shares);
+    const barStep = Math.max(10, Math.min(28, Math.floor(480 / most('layer'))));
     figure(row, 'type-shares', {
       data: { values: shares },
       transform: [{ filter: finite('share') }, { calculate: 'indexof(' + JSON.stringify(LABELS) + ', datum.label)', as: 'order' }],
-      facet: { column: { field: 'run', type: 'nominal', title: null, sort: runs, header: multi ? {} : { labels: false } } },
+      facet: { field: 'run', type: 'nominal', title: null, sort: runs, header: multi ? {} : { labels: false } },
+      columns: perRow(barStep * most('layer') + 80),
       spec: {
-        width: { step: Math.max(10, Math.min(28, Math.floor(480 / most('layer')))) },
+        width: { step: barStep },
         height: 220,
         mark: { type: 'bar' },
         encoding: {
@@ -341,7 +381,7 @@
           {
             mark: { type: 'circle', size: 24, opacity: 0.55 },
             encoding: {
-              x: { field: 'x', type: 'quantitative', title: 'layer', axis: { tickMinStep: 1, format: 'd' } },
+              x: { field: 'x', type: 'quantitative', title: 'layer', axis: { tickMinStep: 1, format: 'd' }, scale: { nice: false, padding: 10 } },
               y: { field: 'value', type: 'quantitative', title: 'value', scale: { zero: true } },
               color: RUN,
               tooltip: tooltip,
@@ -379,6 +419,8 @@
       spacing: 40,
     }, '<strong>Distributions over heads</strong> of the similarity-decay rate \u03b2 and of its fit error; a large MAE means the exponential model fits poorly for that head (heads with an undefined fit are left out).');
 
+    // A legend entry per layer while they fit; a colour gradient beyond that.
+    const manyLayers = Math.max(...heads.map((h) => h.layer)) + 1 > 16;
     const profile = {
       width: multi ? 470 : 1000,
       height: 280,
@@ -387,19 +429,25 @@
       encoding: {
         x: { field: 'position', type: 'quantitative', title: 'key position (0 = sink / BOS)' },
         y: { field: 'value', type: 'quantitative', title: 'mean attention weight (log)', scale: { type: 'log' } },
-        color: { field: 'layer', type: 'ordinal', title: 'layer', scale: { scheme: 'viridis' }, legend: { columns: 2, symbolType: 'stroke' } },
+        color: manyLayers
+          ? { field: 'layer', type: 'quantitative', title: 'layer', scale: { scheme: 'viridis' } }
+          : { field: 'layer', type: 'ordinal', title: 'layer', scale: { scheme: 'viridis' }, legend: { columns: 2, symbolType: 'stroke' } },
+        detail: { field: 'layer' },
         strokeDash: { field: 'series', type: 'nominal', title: null, scale: { domain: ['measured', 'four-phase fit'], range: [[1, 0], [4, 3]] } },
-        opacity: { condition: { param: 'pick', value: 1 }, value: 0.12 },
+        opacity: manyLayers ? { value: 0.9 } : { condition: { param: 'pick', value: 1 }, value: 0.12 },
       },
     };
+    if (manyLayers) delete profile.params;
     const profileValues = { values: rows(data.tables.profile) };
     figure(s, 'profile', multi ? {
       data: profileValues,
-      facet: { field: 'run', type: 'nominal', title: null, sort: runs, columns: 2 },
+      facet: { field: 'run', type: 'nominal', title: null, sort: runs },
+      columns: 2,
       spec: profile,
       resolve: { scale: { x: 'independent' } },
     } : Object.assign({ data: profileValues }, profile), '<strong>A3: mean last-query attention row</strong> per layer (mean over heads and samples; solid) and its four-phase fit ' +
-      '(sink / plateau / oscillation / recency; dashed), on a log scale. Click a layer in the legend to highlight it (shift-click for several).');
+      '(sink / plateau / oscillation / recency; dashed), on a log scale.' +
+      (manyLayers ? '' : ' Click a layer in the legend to highlight it (shift-click for several).'));
   }
 
   function flagsSection() {
@@ -492,7 +540,8 @@
       figure(s, 'synth-' + f.file.replace(/[^A-Za-z0-9]/g, '-'), {
         data: { values: rows(f.table) },
         transform: [{ filter: finite('value') + ' && datum.n > 0' }],
-        facet: { field: 'column', type: 'nominal', title: null, columns: 4 },
+        facet: { field: 'column', type: 'nominal', title: null },
+        columns: 4,
         spec: {
           width: 240,
           height: 170,

@@ -97,6 +97,28 @@ void layer_share_rows(const RunData& run, TableBuilder& t) {
   }
 }
 
+// Per head: rho0 and mean Recall at the N where the Pearson correlation between them
+// peaks (the seed's sink/Recall link, one point per head). Nothing if it never is defined.
+void sink_scatter_rows(const RunData& run, const json& summary, TableBuilder& t) {
+  const json& peak = summary["corr_peak"]["pearson"];
+  if (peak.is_null()) return;
+  const long peak_n = peak["n"].get<long>();
+  const CsvTable& s = run.selection;
+  const std::size_t layer_s = s.column("layer"), head_s = s.column("head"), n = s.column("n"), recall = s.column("recall_mean");
+  std::map<std::pair<long, long>, double> recall_at_peak;
+  for (std::size_t i = 0; i < s.rows(); ++i) {
+    if (s.integer(i, n) == peak_n) recall_at_peak[{s.integer(i, layer_s), s.integer(i, head_s)}] = s.number(i, recall);
+  }
+  const CsvTable& h = run.heads;
+  const std::size_t layer = h.column("layer"), head = h.column("head"), label = h.column("label"), rho0 = h.column("rho0");
+  for (std::size_t i = 0; i < h.rows(); ++i) {
+    const auto it = recall_at_peak.find({h.integer(i, layer), h.integer(i, head)});
+    if (it == recall_at_peak.end()) continue;
+    t.add({run.label, h.integer(i, layer), h.integer(i, head), h.text(i, label), peak_n, number_or_null(h.number(i, rho0)),
+           number_or_null(it->second)});
+  }
+}
+
 // Rows with a non-positive or undefined value are dropped: the profile is drawn on a log scale.
 void profile_rows(const RunData& run, TableBuilder& t) {
   const CsvTable& p = run.profile_layers;
@@ -234,6 +256,7 @@ json selection_summary(const RunData& run) {
 json build_report_data(const std::vector<RunData>& runs, const DataOptions& options) {
   TableBuilder selection({"run", "n", "metric", "mean", "q25", "q75", "r1_lo", "r1_hi", "r1_inside", "heads"});
   TableBuilder sink({"run", "n", "method", "r", "lo", "hi", "heads"});
+  TableBuilder scatter({"run", "layer", "head", "label", "n", "rho0", "recall"});
   std::vector<std::string> head_cols = {"run", "layer", "head", "kv_head", "label", "kmeans_label"};
   head_cols.insert(head_cols.end(), kHeadNumeric.begin(), kHeadNumeric.end());
   head_cols.insert(head_cols.end(), kFlags.begin(), kFlags.end());
@@ -252,6 +275,8 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
     const json summary = selection_summary(run);
     for (const auto& row : summary["rows"]) selection.add(row);
     sink_recall_rows(run, sink);
+    const json summary_numbers = run_summary(run);
+    sink_scatter_rows(run, summary_numbers, scatter);
     head_rows(run, heads);
     layer_share_rows(run, shares);
     profile_rows(run, profile);
@@ -276,10 +301,11 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
                         {"dir", std::filesystem::absolute(run.dir).lexically_normal().string()},
                         {"provenance", provenance_rows(run)},
                         {"options", run.run.value("options", json::object())},
-                        {"summary", run_summary(run)}});
+                        {"summary", summary_numbers}});
   }
 
   json tables = {{"selection", std::move(selection).build()}, {"sink_recall", std::move(sink).build()},
+                 {"sink_scatter", std::move(scatter).build()},
                  {"heads", std::move(heads).build()}, {"layer_shares", std::move(shares).build()},
                  {"profile", std::move(profile).build()}};
   if (any_sweep) tables["length_sweep"] = std::move(sweep).build();

@@ -23,7 +23,7 @@ import headless  # noqa: E402
 
 ALL_SECTIONS = ["summary", "selection", "sink-recall", "taxonomy", "diagnostics", "flags", "length-sweep",
                 "pruning", "synth", "provenance"]
-CORE_FIGURES = ["selection", "sink-recall", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
+CORE_FIGURES = ["selection", "sink-recall", "sink-scatter", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
 OPTIONAL_FIGURES = ["length-sweep", "pruning", "synth-summary-csv"]
 
 # scenario -> (generator argument lists, expected figures, expected absent sections)

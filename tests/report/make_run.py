@@ -132,13 +132,18 @@ def make_selection(rng, heads, grid, m):
     return header, rows, per_head_f
 
 
+def plateau_level(m, layer, layers):
+    return (0.4 - 0.25 * layer / max(1, layers - 1)) / m
+
+
 def profile(t, m, layer, layers):
     """Mean last-query attention at key position t of M keys: the four phases."""
+    depth = layer / max(1, layers - 1)
     if t == 0:
-        return 0.5 + 0.3 * layer / max(1, layers - 1)
-    plateau = 0.4 / m
-    osc = plateau * (1 + 0.4 * math.sin(t / 3.0)) if t > m // 3 else plateau
-    return osc + 0.05 * math.exp(-(m - 1 - t) / 4.0)
+        return 0.5 + 0.3 * depth
+    plateau = plateau_level(m, layer, layers)
+    osc = plateau * (1 + (0.2 + 0.4 * depth) * math.sin(t / 3.0)) if t > m // 3 else plateau
+    return osc + (0.03 + 0.05 * depth) * math.exp(-(m - 1 - t) / (3.0 + 4.0 * depth))
 
 
 def main():
@@ -194,7 +199,7 @@ def main():
                    [mean(k) for k in ("sink_mass", "cv", "lambda", "rho0", "beta", "beta_mae", "f_small")])
         for t in range(m):
             measured = profile(t, m, l, a.layers) * rng.uniform(0.9, 1.1)
-            fitted = profile(t, m, l, a.layers) if t <= m // 3 or t > m - 20 else 0.4 / m
+            fitted = profile(t, m, l, a.layers) if t <= m // 3 or t > m - 20 else plateau_level(m, l, a.layers)
             prof.append([l, t, measured, fitted])
         for hd in hs:
             fits.append([l, hd["head"], hd["sink_mass"], 0.4 / m, m // 3, 0.16 / m, m - 20, 0.25, 0.05,
