@@ -100,6 +100,15 @@
     pending.push(p);
   }
 
+  // A figure only when its data has something to draw; a short note otherwise (an
+  // empty chart would only show axes, and Vega warns about empty scale domains).
+  function figureIf(drawable, parent, id, spec, caption, emptyText) {
+    if (drawable) figure(parent, id, spec, caption);
+    else parent.append(el('p', { class: 'empty', text: emptyText }));
+  }
+
+  const hasFinite = (list, field) => list.some((r) => typeof r[field] === 'number' && isFinite(r[field]));
+
   function table(headers, bodyRows, opts) {
     const thead = el('thead', {}, [el('tr', {}, headers.map((h) => el('th', { text: h })))]);
     const tbody = el('tbody', {}, bodyRows.map((r) => el('tr', {}, r.map((c) => {
@@ -198,10 +207,11 @@
         ],
       },
     };
-    figure(s, 'selection', spec,
+    figureIf(hasFinite(values, 'mean'), s, 'selection', spec,
       '<strong>Solid line</strong>: mean over heads of each head\u2019s mean P, R or F; <strong>band</strong>: interquartile range over heads. ' +
       '<strong>Dashed</strong>: mean over heads of the deterministic envelope R1 \u2014 <span class="reconstructed">' + RECON + '</span>. ' +
-      'N is on a log\u2082 axis; N = 1 is trivial (P = 1). Hover a point for the coverage of R1.');
+      'N is on a log\u2082 axis; N = 1 is trivial (P = 1). Hover a point for the coverage of R1.',
+      'P, R and F are undefined for every head and N.');
   }
 
   function sinkSection() {
@@ -234,11 +244,12 @@
         ],
       },
     };
-    figure(s, 'sink-recall', spec,
+    figureIf(hasFinite(values, 'r'), s, 'sink-recall', spec,
       '<strong>Line</strong>: correlation across heads; <strong>band</strong>: percentile bootstrap confidence interval. ' +
-      'Missing points are N where the correlation is undefined (constant Recall, e.g. N = M \u2212 1).');
+      'Missing points are N where the correlation is undefined (constant Recall, e.g. N = M \u2212 1).',
+      'The correlation is undefined at every N (for example, \u03c1\u2080 or Recall is constant across heads).');
 
-    const heads = rows(data.tables.sink_scatter);
+    const heads = rows(data.tables.sink_scatter).filter((h) => hasFinite([h], 'rho0') && hasFinite([h], 'recall'));
     if (heads.length === 0) return;
     const peakN = {};
     for (const h of heads) peakN[h.run] = h.n;
@@ -331,7 +342,7 @@
 
     const shares = rows(data.tables.layer_shares);
     const barStep = Math.max(10, Math.min(28, Math.floor(480 / most('layer'))));
-    figure(row, 'type-shares', {
+    figureIf(hasFinite(shares, 'share'), row, 'type-shares', {
       data: { values: shares },
       transform: [{ filter: finite('share') }, { calculate: 'indexof(' + JSON.stringify(LABELS) + ', datum.label)', as: 'order' }],
       facet: { field: 'run', type: 'nominal', title: null, sort: runs, header: multi ? {} : { labels: false } },
@@ -349,7 +360,8 @@
         },
       },
       resolve: { scale: { x: 'independent' } },
-    }, '<strong>Per-layer type shares</strong> (from layers.csv): how the mix of Retriever, Mixer and Reset heads changes with depth.');
+    }, '<strong>Per-layer type shares</strong> (from layers.csv): how the mix of Retriever, Mixer and Reset heads changes with depth.',
+    'No per-layer type shares are defined.');
   }
 
   function diagnosticsSection() {
@@ -366,7 +378,7 @@
     }
     const tooltip = [{ field: 'run' }, { field: 'layer' }, { field: 'head' }, { field: 'label', title: 'type' },
       { field: 'cv', title: 'CV of value norms', format: '.4f' }, { field: 'lambda', title: '\u03bb sink compression', format: '.3f' }];
-    figure(s, 'cv-lambda', {
+    figureIf(hasFinite(heads, 'cv') || hasFinite(heads, 'lambda'), s, 'cv-lambda', {
       data: { values: heads },
       transform: [
         { fold: ['cv', 'lambda'], as: ['diagnostic', 'value'] },
@@ -399,7 +411,8 @@
         ],
       },
       resolve: { scale: { y: 'independent' } },
-    }, '<strong>Points</strong>: heads (hover for layer and head); <strong>line</strong>: mean over the layer\u2019s heads.');
+    }, '<strong>Points</strong>: heads (hover for layer and head); <strong>line</strong>: mean over the layer\u2019s heads.',
+    'A1 (CV and \u03bb) is undefined for every head.');
 
     const hist = (field, title) => ({
       width: 440,
@@ -413,11 +426,14 @@
         tooltip: [{ field: 'run' }, { field: field, bin: { maxbins: 30 }, title: title }, { aggregate: 'count', title: 'heads' }],
       },
     });
-    figure(s, 'beta-hist', {
+    const hists = [['beta', 'A2: decay rate \u03b2 of C(\u03c4) \u2248 exp(\u2212\u03b2\u03c4)'], ['beta_mae', 'A2: mean absolute error of the \u03b2 fit']]
+      .filter(([f]) => hasFinite(heads, f)).map(([f, t]) => hist(f, t));
+    figureIf(hists.length > 0, s, 'beta-hist', {
       data: { values: heads },
-      hconcat: [hist('beta', 'A2: decay rate \u03b2 of C(\u03c4) \u2248 exp(\u2212\u03b2\u03c4)'), hist('beta_mae', 'A2: mean absolute error of the \u03b2 fit')],
+      hconcat: hists,
       spacing: 40,
-    }, '<strong>Distributions over heads</strong> of the similarity-decay rate \u03b2 and of its fit error; a large MAE means the exponential model fits poorly for that head (heads with an undefined fit are left out).');
+    }, '<strong>Distributions over heads</strong> of the similarity-decay rate \u03b2 and of its fit error; a large MAE means the exponential model fits poorly for that head (heads with an undefined fit are left out).',
+    'The A2 decay fit is undefined for every head.');
 
     // A legend entry per layer while they fit; a colour gradient beyond that.
     const manyLayers = Math.max(...heads.map((h) => h.layer)) + 1 > 16;
@@ -439,7 +455,7 @@
     };
     if (manyLayers) delete profile.params;
     const profileValues = { values: rows(data.tables.profile) };
-    figure(s, 'profile', multi ? {
+    figureIf(profileValues.values.length > 0, s, 'profile', multi ? {
       data: profileValues,
       facet: { field: 'run', type: 'nominal', title: null, sort: runs },
       columns: 2,
@@ -447,7 +463,8 @@
       resolve: { scale: { x: 'independent' } },
     } : Object.assign({ data: profileValues }, profile), '<strong>A3: mean last-query attention row</strong> per layer (mean over heads and samples; solid) and its four-phase fit ' +
       '(sink / plateau / oscillation / recency; dashed), on a log scale.' +
-      (manyLayers ? '' : ' Click a layer in the legend to highlight it (shift-click for several).'));
+      (manyLayers ? '' : ' Click a layer in the legend to highlight it (shift-click for several).'),
+    'The mean attention profile has no positive value to draw.');
   }
 
   function flagsSection() {
@@ -472,8 +489,9 @@
     if (!data.tables.length_sweep) return;
     const s = section('length-sweep', 'Sequence-length sweep',
       'The same analysis at several sequence lengths (averages over heads of the per-head means). The seed predicts that longer sequences weaken separability at fixed N.');
-    figure(s, 'length-sweep', {
-      data: { values: rows(data.tables.length_sweep) },
+    const sweep = rows(data.tables.length_sweep);
+    figureIf(hasFinite(sweep, 'value'), s, 'length-sweep', {
+      data: { values: sweep },
       transform: [{ filter: finite('value') }],
       facet: { column: { field: 'metric', type: 'nominal', title: null, sort: ['Precision', 'Recall', 'F', 'Separated share'] } },
       spec: {
@@ -488,7 +506,8 @@
           tooltip: [{ field: 'run' }, { field: 'seq_len', title: 'sequence length' }, { field: 'n', title: 'N' }, { field: 'metric' }, { field: 'value', format: '.3f' }],
         },
       },
-    }, '<strong>Colour</strong>: sequence length' + (multi ? '; <strong>dash</strong>: run' : '') + '. "Separated share" is the share of samples with a positive margin (perfect separation).');
+    }, '<strong>Colour</strong>: sequence length' + (multi ? '; <strong>dash</strong>: run' : '') + '. "Separated share" is the share of samples with a positive margin (perfect separation).',
+    'The length sweep has no defined value.');
   }
 
   function pruningSection() {
@@ -499,8 +518,9 @@
     const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: ['Perplexity', 'KL from unpruned', 'Top-1 agreement'] } };
     if (multi) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
     const color = { field: 'strategy', type: 'nominal', title: 'order' };
-    figure(s, 'pruning', {
-      data: { values: rows(data.tables.pruning) },
+    const pruning = rows(data.tables.pruning);
+    figureIf(hasFinite(pruning, 'mean'), s, 'pruning', {
+      data: { values: pruning },
       transform: [{ filter: finite('mean') }],
       facet: facet,
       spec: {
@@ -526,7 +546,8 @@
       },
       resolve: { scale: { y: 'independent' } },
     }, '<strong>Line</strong>: mean over seeds; <strong>band</strong>: min\u2013max over seeds (only orders with several seeds, i.e. random). ' +
-      'Perplexity and KL: lower is better; top-1 agreement with the unpruned model: higher is better.');
+      'Perplexity and KL: lower is better; top-1 agreement with the unpruned model: higher is better.',
+    'The pruning table has no defined value.');
   }
 
   function synthSection() {
@@ -537,9 +558,9 @@
       'every numeric column against N, coloured by attention profile. Bounds among them are ' + RECON + '.');
     for (const f of files) {
       s.append(el('h3', { class: 'mono', text: 'synth/' + f.file }));
-      figure(s, 'synth-' + f.file.replace(/[^A-Za-z0-9]/g, '-'), {
-        data: { values: rows(f.table) },
-        transform: [{ filter: finite('value') + ' && datum.n > 0' }],
+      const values = rows(f.table).filter((r) => hasFinite([r], 'value') && r.n > 0);  // n > 0: log axis
+      figureIf(values.length > 0, s, 'synth-' + f.file.replace(/[^A-Za-z0-9]/g, '-'), {
+        data: { values: values },
         facet: { field: 'column', type: 'nominal', title: null },
         columns: 4,
         spec: {
@@ -555,7 +576,7 @@
           },
         },
         resolve: { scale: { y: 'independent' } },
-      });
+      }, null, 'No defined value to draw.');
     }
     if (data.synth_skipped.length > 0) {
       s.append(el('p', {

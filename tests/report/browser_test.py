@@ -26,14 +26,16 @@ ALL_SECTIONS = ["summary", "selection", "sink-recall", "taxonomy", "diagnostics"
 CORE_FIGURES = ["selection", "sink-recall", "sink-scatter", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
 OPTIONAL_FIGURES = ["length-sweep", "pruning", "synth-summary-csv"]
 
-# scenario -> (generator argument lists, expected figures, expected absent sections)
+# scenario -> (generator argument lists, expected figures, expected absent sections).
+# "minimal" also has undefined correlations and beta fits: those figures become notes.
 SCENARIOS = {
     "single": ([["--label", "organism"]], CORE_FIGURES + OPTIONAL_FIGURES, []),
     "multi": ([["--label", "model-a", "--layers", "4", "--heads", "8", "--kv-heads", "2"],
                ["--label", "model-b", "--layers", "6", "--heads", "4", "--seq-len", "128", "--seed", "7", "--minimal"]],
               CORE_FIGURES + OPTIONAL_FIGURES, []),
-    "minimal": ([["--label", "minimal", "--minimal", "--layers", "3", "--heads", "4", "--seed", "5"]],
-                CORE_FIGURES, ["length-sweep", "pruning", "synth"]),
+    "minimal": ([["--label", "minimal", "--minimal", "--undefined", "--layers", "3", "--heads", "4", "--seed", "5"]],
+                [f for f in CORE_FIGURES if f not in ("sink-recall", "sink-scatter", "beta-hist")],
+                ["length-sweep", "pruning", "synth"]),
 }
 
 PAGE_STATE = """JSON.stringify({

@@ -6,10 +6,12 @@ small N, degrading at intermediate N, trivial again near N = M - 1), labels foll
 depth, profiles have the four phases. Deterministic for a given --seed. Stdlib only.
 
     make_run.py OUT_DIR [--label L] [--layers 4] [--heads 8] [--kv-heads 8]
-                        [--seq-len 256] [--seed 0] [--minimal]
+                        [--seq-len 256] [--seed 0] [--minimal] [--undefined]
 
 --minimal writes only the files every run has (no length sweep, pruning, synth,
-per-sequence table). `records/` is not written: the report never reads it.
+per-sequence table). --undefined makes every correlation and every beta fit
+undefined (`nan`), as for a degenerate model. `records/` is not written: the report
+never reads it.
 """
 import argparse
 import json
@@ -157,6 +159,7 @@ def main():
     ap.add_argument("--num-seqs", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--minimal", action="store_true")
+    ap.add_argument("--undefined", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     kv = a.kv_heads or a.heads
@@ -180,6 +183,9 @@ def main():
                  "cos_sink_large", "cos_last_small", "cos_last_large", "f_small", "peak_f_n", "label",
                  "kmeans_cluster", "kmeans_label", "flag_negative_margin", "flag_flat_precision", "flag_no_sink"]
     heads[0]["beta_mae"] = float("nan")  # a fit that failed: must not break the report
+    if a.undefined:
+        for hd in heads:
+            hd["beta"] = hd["beta_mae"] = hd["beta_r2"] = float("nan")
     write_csv(os.path.join(a.out, "heads.csv"), head_cols, [[hd[c] for c in head_cols] for hd in heads])
 
     sr = []
@@ -188,6 +194,9 @@ def main():
         ps, sp = peak + rng.uniform(-0.05, 0.05), peak * 0.9 + rng.uniform(-0.05, 0.05)
         sr.append([n, len(heads), ps, ps - 0.2, min(1, ps + 0.15), sp, sp - 0.22, min(1, sp + 0.15)])
     sr[-1][2:] = [float("nan")] * 6  # constant data at N = M - 1: undefined correlation
+    if a.undefined:
+        for row in sr:
+            row[2:] = [float("nan")] * 6
     write_csv(os.path.join(a.out, "sink_recall.csv"),
               ["n", "heads", "pearson", "pearson_lo", "pearson_hi", "spearman", "spearman_lo", "spearman_hi"], sr)
 
