@@ -1,6 +1,7 @@
 #pragma once
 // Files inlined into the binary at build time (src/report/CMakeLists.txt): the HTML
-// template, our stylesheet and script, and the pinned charting libraries from npm
+// template, our stylesheet and script (web/js/*.js, concatenated), and the pinned
+// charting libraries from npm
 // (web/package-lock.json). Defined in the generated report_assets.cc.
 #include <cstddef>
 #include <string_view>

@@ -79,7 +79,11 @@ std::string render_html(const nlohmann::json& data) {
       out += inline_script(view(assets::vega_lite_js, assets::vega_lite_js_size));
       out += inline_script(view(assets::vega_embed_js, assets::vega_embed_js_size));
     } else if (key == "SCRIPT") {
-      out += inline_script(view(assets::report_js, assets::report_js_size));
+      // web/js/*.js share one scope: this function's.
+      std::string script = "(function () {\n'use strict';\n";
+      script += view(assets::report_js, assets::report_js_size);
+      script += "})();";
+      out += inline_script(script);
     } else {
       ATTNGEOM_CHECK(false && "unknown placeholder in web/report.html");
     }

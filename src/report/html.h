@@ -1,6 +1,7 @@
 #pragma once
 // Assembles the self-contained report: the template with the stylesheet, the data
-// object, the charting libraries and report.js inlined. No external reference.
+// object, the charting libraries and our script (web/js/*.js) inlined. No external
+// reference.
 #include <string>
 #include <string_view>
 

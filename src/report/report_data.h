@@ -1,7 +1,7 @@
 #pragma once
-// The report's data object: what report.js draws, built from loaded runs. All
+// The report's data object: what web/js/*.js draw, built from loaded runs. All
 // reductions over heads happen here (so the HTML stays small for large models);
-// report.js only reshapes for display. Tables are column-oriented JSON:
+// the script only reshapes for display. Tables are column-oriented JSON:
 // {"columns": [names], "rows": [[values]]}, NaN written as null.
 #include <optional>
 #include <string>

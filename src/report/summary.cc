@@ -130,10 +130,13 @@ json run_summary(const RunData& run) {
   std::set<long> layers;
   std::map<std::string, double> shares = {{"retriever", 0}, {"mixer", 0}, {"reset", 0}, {"unclassified", 0}};
   std::map<std::string, long> flags = {{"flag_negative_margin", 0}, {"flag_flat_precision", 0}, {"flag_no_sink", 0}};
+  const std::size_t layer = h.column("layer"), label = h.column("label"), f_small_col = h.column("f_small");
   long any_flag = 0;
+  std::vector<double> f_small;
   for (std::size_t i = 0; i < h.rows(); ++i) {
-    layers.insert(h.integer(i, h.column("layer")));
-    shares[h.text(i, h.column("label"))] += 1.0 / static_cast<double>(h.rows());
+    layers.insert(h.integer(i, layer));
+    shares[h.text(i, label)] += 1.0 / static_cast<double>(h.rows());
+    f_small.push_back(h.number(i, f_small_col));
     bool flagged = false;
     for (auto& [name, count] : flags) {
       if (h.integer(i, h.column(name)) != 0) {
@@ -163,26 +166,25 @@ json run_summary(const RunData& run) {
   }
   out["f_peak"] = f_peak;
   const CsvTable& s = run.selection;
+  const std::size_t n_col = s.column("n"), inside_col = s.column("r1_inside");
   std::vector<double> inside;
   for (std::size_t i = 0; i < s.rows(); ++i) {
-    if (s.integer(i, s.column("n")) >= 2) inside.push_back(s.number(i, s.column("r1_inside")));
+    if (s.integer(i, n_col) >= 2) inside.push_back(s.number(i, inside_col));
   }
   out["r1_inside"] = json_or_null(finite_mean(inside).value_or(NAN));
-  std::vector<double> f_small;
-  for (std::size_t i = 0; i < h.rows(); ++i) f_small.push_back(h.number(i, h.column("f_small")));
   out["f_small"] = json_or_null(finite_mean(f_small).value_or(NAN));
 
   // Where corr(rho0, R) peaks, per method.
   const CsvTable& c = run.sink_recall;
   for (const std::string method : {"pearson", "spearman"}) {
+    const std::size_t n = c.column("n"), r_col = c.column(method), lo = c.column(method + "_lo"), hi = c.column(method + "_hi");
     json peak = nullptr;
     double best = -2;
     for (std::size_t i = 0; i < c.rows(); ++i) {
-      const double r = c.number(i, c.column(method));
+      const double r = c.number(i, r_col);
       if (std::isfinite(r) && r > best) {
         best = r;
-        peak = {{"n", c.integer(i, c.column("n"))}, {"r", r}, {"lo", json_or_null(c.number(i, c.column(method + "_lo")))},
-                {"hi", json_or_null(c.number(i, c.column(method + "_hi")))}};
+        peak = {{"n", c.integer(i, n)}, {"r", r}, {"lo", json_or_null(c.number(i, lo))}, {"hi", json_or_null(c.number(i, hi))}};
       }
     }
     out["corr_peak"][method] = peak;

@@ -3,7 +3,7 @@
 
     browser_test.py --attngeom BIN --work DIR --screenshot FILE.png --scenario single|multi|minimal
 
-Checks: the page settles with every figure rendered (report.js's DOM marker and an
+Checks: the page settles with every figure rendered (the DOM marker of web/js/main.js and an
 SVG with marks in each figure), no console error or warning, no uncaught exception,
 no browser log error (a CSP violation would be one), no network request, the expected
 sections present or absent. Saves a full-page screenshot. Exits 77 (skipped) only

@@ -65,7 +65,7 @@ def main():
             fail("a <script> with a src attribute: %r" % s.group(0)[:200])
     libraries = [s for s in scripts if any(m in s.group(2) for m in LIBRARY_MARKERS)]
     if len(scripts) != 5 or len(libraries) != 3:
-        fail("expected 5 inline scripts (data, vega, vega-lite, vega-embed, report.js), found %d (%d libraries)"
+        fail("expected 5 inline scripts (data, vega, vega-lite, vega-embed, our script), found %d (%d libraries)"
              % (len(scripts), len(libraries)))
     ours = html
     for s in reversed(libraries):
