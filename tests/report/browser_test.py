@@ -16,6 +16,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -37,6 +38,30 @@ SCENARIOS = {
                 [f for f in CORE_FIGURES if f not in ("sink-recall", "sink-scatter", "beta-hist")],
                 ["length-sweep", "pruning", "synth"]),
 }
+
+# Figures whose points are heads: hovering one must show a tooltip naming layer and head.
+HEAD_FIGURES = ["taxonomy-map", "cv-lambda", "sink-scatter"]
+MARK_CENTRES = """(() => {
+  const f = document.querySelector('#fig-%s');
+  if (!f) return '[]';
+  f.scrollIntoView({block: 'center'});
+  const marks = [...f.querySelectorAll('svg g.role-mark.mark-rect path, svg g.role-mark.mark-symbol path')].slice(0, 8);
+  return JSON.stringify(marks.map((p) => { const r = p.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }));
+})()"""
+TOOLTIP = "(document.getElementById('vg-tooltip-element') || {}).innerText || ''"
+
+
+def hover_tooltip(browser, figure):
+    """The first non-empty tooltip text over up to 8 of the figure's marks."""
+    for x, y in json.loads(browser.evaluate(MARK_CENTRES % figure)):
+        browser.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+        for _ in range(10):
+            text = browser.evaluate(TOOLTIP)
+            if text:
+                return text
+            time.sleep(0.05)
+    return ""
+
 
 PAGE_STATE = """JSON.stringify({
   status: document.body.dataset.reportStatus,
@@ -96,6 +121,9 @@ def main():
         status = browser.wait_for("document.body && ['done', 'error'].includes(document.body.dataset.reportStatus)"
                                   " && document.body.dataset.reportStatus", a.timeout)
         state = json.loads(browser.evaluate(PAGE_STATE))
+        tooltips = {f: hover_tooltip(browser, f) for f in HEAD_FIGURES if f in expected_figures}
+        browser.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 0, "y": 0})
+        browser.evaluate("window.scrollTo(0, 0)")
         os.makedirs(os.path.dirname(os.path.abspath(a.screenshot)), exist_ok=True)
         height = browser.screenshot(a.screenshot)
         problems = browser.problems()
@@ -116,6 +144,9 @@ def main():
     for f in state["figures"]:
         if not f["rendered"] or f["marks"] == 0:
             fail("figure %s drew nothing (%d marks)" % (f["id"], f["marks"]))
+    for fig, text in tooltips.items():
+        if "layer" not in text or "head" not in text:
+            fail("hovering a head in figure %s shows no tooltip with its layer and head: %r" % (fig, text))
     for s in ALL_SECTIONS:
         if (s in state["sections"]) == (s in absent):
             fail("section %s should be %s" % (s, "absent" if s in absent else "present"))
@@ -132,6 +163,7 @@ def main():
         fail("the synthetic run flags heads, but the failure-signature table is empty")
     if "Vega-Lite" not in state["footer"]:
         fail("footer does not name the inlined libraries: %r" % state["footer"])
+    print("tooltips on heads: %s" % ", ".join(tooltips))
     print("PASS")
 
 

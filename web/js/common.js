@@ -126,3 +126,19 @@ const LOG_N = { field: 'n', type: 'quantitative', title: 'N (top-N set size)', s
 const LABEL_COLOR = { field: 'label', type: 'nominal', title: 'type', scale: { domain: LABELS, range: LABEL_COLORS }, sort: LABELS };
 const PAGE_WIDTH = 1150;  // px available for a figure inside a section
 const finite = (f) => 'isValid(datum["' + f + '"]) && isFinite(datum["' + f + '"])';
+
+// One panel per run (wrapped, `columns` per row) when there are several; the plain
+// chart for a single run, so that it carries no redundant run header.
+function perRun(values, transform, spec, columns, resolve) {
+  if (!multi) {
+    return Object.assign({}, spec, { data: { values: values }, transform: transform.concat(spec.transform || []) });
+  }
+  return {
+    data: { values: values },
+    transform: transform,
+    facet: { field: 'run', type: 'nominal', title: null, sort: runs },
+    columns: columns,
+    spec: spec,
+    resolve: resolve,
+  };
+}

@@ -61,12 +61,8 @@ function taxonomySection() {
 
   const shares = rows(data.tables.layer_shares);
   const barStep = Math.max(10, Math.min(28, Math.floor(480 / most('layer'))));
-  figureIf(hasFinite(shares, 'share'), row, 'type-shares', {
-    data: { values: shares },
-    transform: [{ filter: finite('share') }, { calculate: 'indexof(' + JSON.stringify(LABELS) + ', datum.label)', as: 'order' }],
-    facet: { field: 'run', type: 'nominal', title: null, sort: runs, header: multi ? {} : { labels: false } },
-    columns: perRow(barStep * most('layer') + 80),
-    spec: {
+  figureIf(hasFinite(shares, 'share'), row, 'type-shares', perRun(shares,
+    [{ filter: finite('share') }, { calculate: 'indexof(' + JSON.stringify(LABELS) + ', datum.label)', as: 'order' }], {
       width: { step: barStep },
       height: 220,
       mark: { type: 'bar' },
@@ -77,9 +73,8 @@ function taxonomySection() {
         order: { field: 'order' },
         tooltip: [{ field: 'run' }, { field: 'layer' }, { field: 'label', title: 'type' }, { field: 'share', format: '.0%' }],
       },
-    },
-    resolve: { scale: { x: 'independent' } },
-  }, '<strong>Per-layer type shares</strong> (from layers.csv): how the mix of Retriever, Mixer and Reset heads changes with depth.',
+    }, perRow(barStep * most('layer') + 80), { scale: { x: 'independent' } }),
+  '<strong>Per-layer type shares</strong> (from layers.csv): how the mix of Retriever, Mixer and Reset heads changes with depth.',
   'No per-layer type shares are defined.');
 }
 
@@ -173,14 +168,9 @@ function diagnosticsSection() {
     },
   };
   if (manyLayers) delete profile.params;
-  const profileValues = { values: rows(data.tables.profile) };
-  figureIf(profileValues.values.length > 0, s, 'profile', multi ? {
-    data: profileValues,
-    facet: { field: 'run', type: 'nominal', title: null, sort: runs },
-    columns: 2,
-    spec: profile,
-    resolve: { scale: { x: 'independent' } },
-  } : Object.assign({ data: profileValues }, profile), '<strong>A3: mean last-query attention row</strong> per layer (mean over heads and samples; solid) and its four-phase fit ' +
+  const profileValues = rows(data.tables.profile);
+  figureIf(profileValues.length > 0, s, 'profile', perRun(profileValues, [], profile, 2, { scale: { x: 'independent' } }),
+    '<strong>A3: mean last-query attention row</strong> per layer (mean over heads and samples; solid) and its four-phase fit ' +
     '(sink / plateau / oscillation / recency; dashed), on a log scale.' +
     (manyLayers ? '' : ' Click a layer in the legend to highlight it (shift-click for several).'),
   'The mean attention profile has no positive value to draw.');
