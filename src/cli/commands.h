@@ -31,5 +31,6 @@ void add_analyze_command(CLI::App& app);
 void add_capture_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace attngeom::cli

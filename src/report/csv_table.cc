@@ -1,0 +1,113 @@
+#include "report/csv_table.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+
+#include "util/error.h"
+
+namespace attngeom::report {
+
+namespace {
+
+std::vector<std::string> split_fields(std::string_view line) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    fields.emplace_back(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) return fields;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+bool parse_number(std::string_view field, double& out) {
+  if (!field.empty() && field.front() == '+') field.remove_prefix(1);
+  if (field.empty()) return false;
+  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), out);
+  return ec == std::errc() && end == field.data() + field.size();
+}
+
+CsvTable CsvTable::read(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": missing or unreadable");
+  CsvTable table;
+  table.path_ = path;
+  std::string line;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;  // a trailing blank line is harmless
+    std::vector<std::string> fields = split_fields(line);
+    if (table.header_.empty()) {
+      for (auto& f : fields) {
+        if (f.empty()) throw InputError(path.string() + ":1: empty column name in header");
+      }
+      table.header_ = std::move(fields);
+      continue;
+    }
+    if (fields.size() != table.header_.size()) {
+      throw InputError(path.string() + ":" + std::to_string(line_no) + ": expected " +
+                       std::to_string(table.header_.size()) + " fields, found " + std::to_string(fields.size()));
+    }
+    for (auto& f : fields) table.cells_.push_back(std::move(f));
+  }
+  if (in.bad()) throw InputError(path.string() + ": read error");
+  if (table.header_.empty()) throw InputError(path.string() + ": empty file (no header row)");
+  return table;
+}
+
+bool CsvTable::has_column(std::string_view name) const {
+  for (const auto& h : header_) {
+    if (h == name) return true;
+  }
+  return false;
+}
+
+std::size_t CsvTable::column(std::string_view name) const {
+  for (std::size_t i = 0; i < header_.size(); ++i) {
+    if (header_[i] == name) return i;
+  }
+  throw InputError(path_.string() + ": missing column '" + std::string(name) + "'");
+}
+
+void CsvTable::require_columns(const std::vector<std::string>& names) const {
+  std::string missing;
+  for (const auto& n : names) {
+    if (!has_column(n)) missing += (missing.empty() ? "'" : ", '") + n + "'";
+  }
+  if (!missing.empty()) throw InputError(path_.string() + ": missing column(s) " + missing);
+}
+
+void CsvTable::fail_cell(std::size_t row, std::size_t col, const char* expected) const {
+  // Line numbers count the header as line 1 (blank lines are not expected in our files).
+  throw InputError(path_.string() + ":" + std::to_string(row + 2) + ": column '" + header_[col] + "': expected " +
+                   expected + ", found '" + text(row, col) + "'");
+}
+
+double CsvTable::number(std::size_t row, std::size_t col) const {
+  double v = 0;
+  if (!parse_number(text(row, col), v)) fail_cell(row, col, "a number");
+  return v;
+}
+
+long CsvTable::integer(std::size_t row, std::size_t col) const {
+  double v = 0;
+  if (!parse_number(text(row, col), v) || !std::isfinite(v) || v != std::floor(v) || std::fabs(v) > 1e15) {
+    fail_cell(row, col, "an integer");
+  }
+  return static_cast<long>(v);
+}
+
+bool CsvTable::is_numeric(std::size_t col) const {
+  double v = 0;
+  for (std::size_t r = 0; r < rows(); ++r) {
+    if (!parse_number(text(r, col), v)) return false;
+  }
+  return true;
+}
+
+}  // namespace attngeom::report

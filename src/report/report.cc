@@ -1,0 +1,34 @@
+#include "report/report.h"
+
+#include "report/html.h"
+#include "report/report_data.h"
+#include "report/run_data.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/machine.h"
+
+namespace attngeom {
+
+namespace fs = std::filesystem;
+
+void write_report(const std::vector<fs::path>& run_dirs, const fs::path& out, const ReportOptions& options) {
+  if (out.empty()) throw InputError("report: empty output path");
+  if (fs::is_directory(out)) throw InputError(out.string() + ": is a directory; expected an .html file path");
+  const fs::path parent = fs::absolute(out).parent_path();
+  if (!fs::is_directory(parent)) throw InputError(out.string() + ": directory " + parent.string() + " does not exist");
+
+  const std::vector<report::RunData> runs = report::load_runs(run_dirs);
+  report::DataOptions data_options{.title = options.title, .generator = options.generator, .generated = utc_timestamp()};
+  if (data_options.title.empty()) {
+    data_options.title = "attngeom report:";
+    for (std::size_t i = 0; i < runs.size(); ++i) data_options.title += (i ? ", " : " ") + runs[i].label;
+  }
+  if (data_options.generator.empty()) data_options.generator = "attngeom";
+  const std::string html = report::render_html(report::build_report_data(runs, data_options));
+
+  AtomicFile file(out);
+  file.write_at(0, html.data(), html.size());
+  file.commit();
+}
+
+}  // namespace attngeom

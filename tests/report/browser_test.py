@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""Browser test of report.html: synthetic run(s) -> `attngeom report` -> headless Chromium.
+
+    browser_test.py --attngeom BIN --work DIR --screenshot FILE.png --scenario single|multi|minimal
+
+Checks: the page settles with every figure rendered (the DOM marker of web/js/main.js and an
+SVG with marks in each figure), no console error or warning, no uncaught exception,
+no browser log error (a CSP violation would be one), no network request, the expected
+sections present or absent. Saves a full-page screenshot. Exits 77 (skipped) only
+when no Chromium is installed and CI is not set; in CI a missing browser fails.
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import headless  # noqa: E402
+
+ALL_SECTIONS = ["summary", "selection", "sink-recall", "taxonomy", "diagnostics", "flags", "length-sweep",
+                "pruning", "synth", "provenance"]
+CORE_FIGURES = ["selection", "sink-recall", "sink-scatter", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
+OPTIONAL_FIGURES = ["length-sweep", "pruning", "synth-summary-csv"]
+
+# scenario -> (generator argument lists, expected figures, expected absent sections).
+# "minimal" also has undefined correlations and beta fits: those figures become notes.
+SCENARIOS = {
+    "single": ([["--label", "organism"]], CORE_FIGURES + OPTIONAL_FIGURES, []),
+    "multi": ([["--label", "model-a", "--layers", "4", "--heads", "8", "--kv-heads", "2"],
+               ["--label", "model-b", "--layers", "6", "--heads", "4", "--seq-len", "128", "--seed", "7", "--minimal"]],
+              CORE_FIGURES + OPTIONAL_FIGURES, []),
+    "minimal": ([["--label", "minimal", "--minimal", "--undefined", "--layers", "3", "--heads", "4", "--seed", "5"]],
+                [f for f in CORE_FIGURES if f not in ("sink-recall", "sink-scatter", "beta-hist")],
+                ["length-sweep", "pruning", "synth"]),
+}
+
+# Figures whose points are heads: hovering one must show a tooltip naming layer and head.
+HEAD_FIGURES = ["taxonomy-map", "cv-lambda", "sink-scatter"]
+MARK_CENTRES = """(() => {
+  const f = document.querySelector('#fig-%s');
+  if (!f) return '[]';
+  f.scrollIntoView({block: 'center'});
+  const marks = [...f.querySelectorAll('svg g.role-mark.mark-rect path, svg g.role-mark.mark-symbol path')].slice(0, 8);
+  return JSON.stringify(marks.map((p) => { const r = p.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }));
+})()"""
+TOOLTIP = "(document.getElementById('vg-tooltip-element') || {}).innerText || ''"
+
+
+def hover_tooltip(browser, figure):
+    """The first non-empty tooltip text over up to 8 of the figure's marks."""
+    for x, y in json.loads(browser.evaluate(MARK_CENTRES % figure)):
+        browser.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+        for _ in range(10):
+            text = browser.evaluate(TOOLTIP)
+            if text:
+                return text
+            time.sleep(0.05)
+    return ""
+
+
+PAGE_STATE = """JSON.stringify({
+  status: document.body.dataset.reportStatus,
+  expected: document.body.dataset.figuresExpected,
+  rendered: document.body.dataset.figuresRendered,
+  failed: document.body.dataset.figuresFailed,
+  sections: [...document.querySelectorAll('main > section')].map(s => s.id),
+  figures: [...document.querySelectorAll('[data-figure]')].map(f => ({
+    id: f.dataset.figure,
+    rendered: f.dataset.rendered === 'true',
+    marks: f.querySelectorAll('svg .mark-rect path, svg .mark-symbol path, svg .mark-line path, svg .mark-area path').length,
+    text: [...f.querySelectorAll('svg text')].map(t => t.textContent).join('|'),
+  })),
+  flaggedRows: document.querySelectorAll('#flags tbody tr').length,
+  provenanceColumns: document.querySelectorAll('#provenance thead th').length,
+  footer: document.getElementById('footer').textContent,
+})"""
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--attngeom", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--screenshot", required=True)
+    ap.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
+    ap.add_argument("--timeout", type=float, default=120)
+    a = ap.parse_args()
+
+    chromium = headless.find_chromium()
+    if chromium is None:
+        if os.environ.get("CI"):
+            fail("no Chromium found (scripts/bootstrap.sh test installs Debian's chromium)")
+        print("SKIP: no Chromium found; install it with scripts/bootstrap.sh test")
+        sys.exit(77)
+
+    work = pathlib.Path(a.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    gen_args, expected_figures, absent = SCENARIOS[a.scenario]
+    runs = []
+    for i, g in enumerate(gen_args):
+        d = work / ("run%d" % i)
+        subprocess.run([sys.executable, str(HERE / "make_run.py"), str(d)] + g, check=True)
+        runs.append(d)
+    html = work / "report.html"
+    subprocess.run([a.attngeom, "report"] + [str(r) for r in runs] + ["--out", str(html)], check=True)
+
+    browser = headless.Browser(chromium, str(work / "chromium.log"))
+    try:
+        browser.open_page()
+        browser.navigate(html.resolve().as_uri())
+        status = browser.wait_for("document.body && ['done', 'error'].includes(document.body.dataset.reportStatus)"
+                                  " && document.body.dataset.reportStatus", a.timeout)
+        state = json.loads(browser.evaluate(PAGE_STATE))
+        tooltips = {f: hover_tooltip(browser, f) for f in HEAD_FIGURES if f in expected_figures}
+        browser.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 0, "y": 0})
+        browser.evaluate("window.scrollTo(0, 0)")
+        os.makedirs(os.path.dirname(os.path.abspath(a.screenshot)), exist_ok=True)
+        height = browser.screenshot(a.screenshot)
+        problems = browser.problems()
+    finally:
+        browser.close()
+
+    print("status %s: %s/%s figures rendered, sections %s; screenshot %s (1400x%d)" % (
+        status, state["rendered"], state["expected"], ",".join(state["sections"]), a.screenshot, height))
+    if problems:
+        fail("the page reported problems:\n  " + "\n  ".join(problems))
+    if status != "done":
+        fail("report did not finish cleanly: %s" % json.dumps(state)[:2000])
+    ids = [f["id"] for f in state["figures"]]
+    if sorted(ids) != sorted(expected_figures):
+        fail("figures %s, expected %s" % (ids, expected_figures))
+    if state["expected"] != str(len(expected_figures)) or state["rendered"] != state["expected"] or state["failed"] != "0":
+        fail("DOM marker: %s" % {k: state[k] for k in ("expected", "rendered", "failed")})
+    for f in state["figures"]:
+        if not f["rendered"] or f["marks"] == 0:
+            fail("figure %s drew nothing (%d marks)" % (f["id"], f["marks"]))
+    for fig, text in tooltips.items():
+        if "layer" not in text or "head" not in text:
+            fail("hovering a head in figure %s shows no tooltip with its layer and head: %r" % (fig, text))
+    for s in ALL_SECTIONS:
+        if (s in state["sections"]) == (s in absent):
+            fail("section %s should be %s" % (s, "absent" if s in absent else "present"))
+    labels = [g[g.index("--label") + 1] for g in gen_args]
+    if state["provenanceColumns"] != 1 + len(labels):
+        fail("provenance table has %d columns for %d runs" % (state["provenanceColumns"], len(labels)))
+    if len(labels) > 1:
+        for fig in ("selection", "sink-recall", "cv-lambda"):
+            text = next(f["text"] for f in state["figures"] if f["id"] == fig)
+            for label in labels:
+                if label not in text:
+                    fail("figure %s does not name run %s in its legend" % (fig, label))
+    if state["flaggedRows"] == 0:
+        fail("the synthetic run flags heads, but the failure-signature table is empty")
+    if "Vega-Lite" not in state["footer"]:
+        fail("footer does not name the inlined libraries: %r" % state["footer"])
+    print("tooltips on heads: %s" % ", ".join(tooltips))
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

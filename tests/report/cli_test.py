@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""`attngeom report` on good and bad run directories.
+
+    cli_test.py --attngeom BIN --work DIR
+
+Bad input (missing or corrupt required files, a corrupt optional file, a bad --out)
+must exit 2 with one line on stderr that names the file, and leave no output
+behind. A run without optional files, and the same run given twice, must render.
+"""
+import argparse
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+failures = []
+
+
+def make_run(path, *args):
+    subprocess.run([sys.executable, str(HERE / "make_run.py"), str(path)] + list(args), check=True)
+
+
+def rewrite(path, edit):
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def drop_column(text, name):
+    lines = text.splitlines()
+    i = lines[0].split(",").index(name)
+    return "\n".join(",".join(f for j, f in enumerate(l.split(",")) if j != i) for l in lines) + "\n"
+
+
+def replace_cell(text, line, column, value):
+    lines = text.splitlines()
+    i = lines[0].split(",").index(column)
+    fields = lines[line - 1].split(",")
+    fields[i] = value
+    lines[line - 1] = ",".join(fields)
+    return "\n".join(lines) + "\n"
+
+
+# name -> (how to break a fresh run dir, text the one-line error must contain)
+BAD_RUNS = {
+    "missing heads.csv": (lambda d: (d / "heads.csv").unlink(), "heads.csv: missing"),
+    "missing profile_layers.csv": (lambda d: (d / "profile_layers.csv").unlink(), "profile_layers.csv: missing"),
+    "missing run.json": (lambda d: (d / "run.json").unlink(), "run.json: missing"),
+    "ragged selection row": (lambda d: rewrite(d / "selection.csv", lambda t: t.replace("\n", ",7\n", 5).replace(",7\n", "\n", 4)),
+                             "selection.csv:5: expected"),
+    "bad number": (lambda d: rewrite(d / "sink_recall.csv", lambda t: replace_cell(t, 3, "pearson", "abc")),
+                   "sink_recall.csv:3: column 'pearson': expected a number"),
+    "missing column": (lambda d: rewrite(d / "heads.csv", lambda t: drop_column(t, "rho0")),
+                       "heads.csv: missing column(s) 'rho0'"),
+    "unknown label": (lambda d: rewrite(d / "heads.csv", lambda t: replace_cell(t, 4, "label", "wizard")),
+                      "heads.csv:4: column 'label': unknown label 'wizard'"),
+    "bad flag": (lambda d: rewrite(d / "heads.csv", lambda t: replace_cell(t, 2, "flag_no_sink", "2")),
+                 "heads.csv:2: column 'flag_no_sink': must be 0 or 1"),
+    "empty layers.csv": (lambda d: (d / "layers.csv").write_text(""), "layers.csv: empty file"),
+    "header-only layers.csv": (lambda d: rewrite(d / "layers.csv", lambda t: t.splitlines()[0] + "\n"),
+                               "layers.csv: no data rows"),
+    "invalid run.json": (lambda d: (d / "run.json").write_text("{not json"), "run.json: invalid JSON"),
+    "wrong format": (lambda d: rewrite(d / "run.json", lambda t: t.replace("attngeom-run-v1", "attngeom-run-v0")),
+                     "run.json: 'format' must be"),
+    "corrupt optional pruning.csv": (lambda d: rewrite(d / "pruning.csv", lambda t: drop_column(t, "kl")),
+                                     "pruning.csv: missing column(s) 'kl'"),
+    "corrupt optional length_sweep.csv": (lambda d: rewrite(d / "length_sweep.csv", lambda t: replace_cell(t, 2, "n", "x")),
+                                          "length_sweep.csv:2: column 'n'"),
+}
+
+
+def expect_error(name, args, needle, out):
+    p = subprocess.run(args, capture_output=True, text=True)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 2 or len(lines) != 1 or needle not in lines[0] or not lines[0].startswith("attngeom: error: "):
+        failures.append("%s: exit %d, stderr %r (wanted exit 2 and one line containing %r)" % (name, p.returncode, p.stderr, needle))
+    elif out.exists() or list(out.parent.glob(out.name + ".tmp*")):
+        failures.append("%s: left %s behind" % (name, out))
+    else:
+        print("ok   %-36s %s" % (name, lines[0]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--attngeom", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    work = pathlib.Path(a.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    good = work / "good"
+    make_run(good, "--label", "organism", "--layers", "2", "--heads", "4", "--seq-len", "64")
+    out = work / "out.html"
+
+    for name, (breaker, needle) in BAD_RUNS.items():
+        d = work / name.replace(" ", "_")
+        shutil.copytree(good, d)
+        breaker(d)
+        expect_error(name, [a.attngeom, "report", str(d), "--out", str(out)], needle, out)
+        # A bad run among good ones fails the whole report too.
+        expect_error(name + " (2nd run)", [a.attngeom, "report", str(good), str(d), "--out", str(out)], needle, out)
+    expect_error("not a directory", [a.attngeom, "report", str(work / "nope"), "--out", str(out)], "not a directory", out)
+    expect_error("--out in a missing directory", [a.attngeom, "report", str(good), "--out", str(work / "no" / "r.html")],
+                 "does not exist", work / "no" / "r.html")
+    expect_error("--out is a directory", [a.attngeom, "report", str(good), "--out", str(work)], "is a directory", out)
+    p = subprocess.run([a.attngeom, "report", "--out", str(out)], capture_output=True, text=True)
+    if p.returncode != 2:
+        failures.append("no run directory: exit %d" % p.returncode)
+
+    # Good cases: no optional files; the same run twice (labels made unique); --title.
+    minimal = work / "minimal"
+    make_run(minimal, "--minimal", "--layers", "2", "--heads", "2", "--seq-len", "32")
+    for args in ([str(minimal)], [str(good), str(good)]):
+        p = subprocess.run([a.attngeom, "report"] + args + ["--out", str(out), "--title", "A <b>title</b> & more"],
+                           capture_output=True, text=True)
+        if p.returncode != 0 or not out.exists():
+            failures.append("report %s: exit %d, %s" % (args, p.returncode, p.stderr))
+            continue
+        html = out.read_text(encoding="utf-8")
+        if "<title>A &lt;b&gt;title&lt;/b&gt; &amp; more</title>" not in html:
+            failures.append("the title is not escaped in <title>")
+        data = json.loads(html.split('id="attngeom-data">', 1)[1].split("</script>", 1)[0])
+        labels = [r["label"] for r in data["runs"]]
+        if len(args) == 2 and labels != ["organism", "organism (2)"]:
+            failures.append("duplicate labels not made unique: %s" % labels)
+        if len(args) == 1 and any(k in data["tables"] for k in ("length_sweep", "pruning")):
+            failures.append("optional tables present for a run without them: %s" % list(data["tables"]))
+        print("ok   report %s" % " ".join(pathlib.Path(x).name for x in args))
+        out.unlink()
+
+    if failures:
+        print("FAIL:\n  " + "\n  ".join(failures))
+        sys.exit(1)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+// attngeom report, part 5 of 6: sections drawn only when the run has their files:
+// length sweep, head pruning, synthetic ablations.
+
+function lengthSweepSection() {
+  if (!data.tables.length_sweep) return;
+  const s = section('length-sweep', 'Sequence-length sweep',
+    'The same analysis at several sequence lengths (averages over heads of the per-head means). The seed predicts that longer sequences weaken separability at fixed N.');
+  const sweep = rows(data.tables.length_sweep);
+  figureIf(hasFinite(sweep, 'value'), s, 'length-sweep', {
+    data: { values: sweep },
+    transform: [{ filter: finite('value') }],
+    facet: { column: { field: 'metric', type: 'nominal', title: null, sort: ['Precision', 'Recall', 'F', 'Separated share'] } },
+    spec: {
+      width: 240,
+      height: 200,
+      mark: { type: 'line', strokeWidth: 1.8, point: { filled: true, size: 24 } },
+      encoding: {
+        x: LOG_N,
+        y: { field: 'value', type: 'quantitative', title: 'mean over heads', scale: { domain: [0, 1], clamp: true } },
+        color: { field: 'seq_len', type: 'ordinal', title: 'sequence length', scale: { scheme: 'plasma' } },
+        strokeDash: multi ? { field: 'run', type: 'nominal', title: 'run' } : { value: [1, 0] },
+        tooltip: [{ field: 'run' }, { field: 'seq_len', title: 'sequence length' }, { field: 'n', title: 'N' }, { field: 'metric' }, { field: 'value', format: '.3f' }],
+      },
+    },
+  }, '<strong>Colour</strong>: sequence length' + (multi ? '; <strong>dash</strong>: run' : '') + '. "Separated share" is the share of samples with a positive margin (perfect separation).',
+  'The length sweep has no defined value.');
+}
+
+function pruningSection() {
+  if (!data.tables.pruning) return;
+  const s = section('pruning', 'Head pruning',
+    'Heads masked in an importance order, for growing fractions of all heads, and the effect on held-out text. ' +
+    'The seed: type-guided beats random, but not consistently the strong single-metric heuristics.');
+  const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: ['Perplexity', 'KL from unpruned', 'Top-1 agreement'] } };
+  if (multi) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
+  const color = { field: 'strategy', type: 'nominal', title: 'order' };
+  const pruning = rows(data.tables.pruning);
+  figureIf(hasFinite(pruning, 'mean'), s, 'pruning', {
+    data: { values: pruning },
+    transform: [{ filter: finite('mean') }],
+    facet: facet,
+    spec: {
+      width: 300,
+      height: 210,
+      layer: [
+        {
+          mark: { type: 'area', opacity: 0.18 },
+          transform: [{ filter: 'datum.seeds > 1' }],
+          encoding: { x: { field: 'fraction', type: 'quantitative' }, y: { field: 'min', type: 'quantitative' }, y2: { field: 'max' }, color: color },
+        },
+        {
+          mark: { type: 'line', strokeWidth: 1.8, point: { filled: true, size: 24 } },
+          encoding: {
+            x: { field: 'fraction', type: 'quantitative', title: 'fraction of heads masked', axis: { format: '%' } },
+            y: { field: 'mean', type: 'quantitative', title: 'value', scale: { zero: false } },
+            color: color,
+            tooltip: [{ field: 'run' }, { field: 'strategy', title: 'order' }, { field: 'fraction', format: '.0%' }, { field: 'metric' },
+              { field: 'mean', title: 'mean over seeds', format: '.4g' }, { field: 'min', format: '.4g' }, { field: 'max', format: '.4g' }, { field: 'seeds' }],
+          },
+        },
+      ],
+    },
+    resolve: { scale: { y: 'independent' } },
+  }, '<strong>Line</strong>: mean over seeds; <strong>band</strong>: min\u2013max over seeds (only orders with several seeds, i.e. random). ' +
+    'Perplexity and KL: lower is better; top-1 agreement with the unpruned model: higher is better.',
+  'The pruning table has no defined value.');
+}
+
+function synthSection() {
+  const files = data.tables.synth || [];
+  if (files.length === 0 && data.synth_skipped.length === 0) return;
+  const s = section('synth', 'Synthetic ablations',
+    'Curves from the synthetic generator (chosen value norms, sink, decay and attention profiles) in the run\u2019s <span class="mono">synth/</span> folder: ' +
+    'every numeric column against N, coloured by attention profile. Bounds among them are ' + RECON + '.');
+  for (const f of files) {
+    s.append(el('h3', { class: 'mono', text: 'synth/' + f.file }));
+    const values = rows(f.table).filter((r) => hasFinite([r], 'value') && r.n > 0);  // n > 0: log axis
+    figureIf(values.length > 0, s, 'synth-' + f.file.replace(/[^A-Za-z0-9]/g, '-'), {
+      data: { values: values },
+      facet: { field: 'column', type: 'nominal', title: null },
+      columns: 4,
+      spec: {
+        width: 240,
+        height: 170,
+        mark: { type: 'line', strokeWidth: 1.6, point: { filled: true, size: 18 } },
+        encoding: {
+          x: { field: 'n', type: 'quantitative', title: 'N', scale: { type: 'log', base: 2 } },
+          y: { field: 'value', type: 'quantitative', title: null },
+          color: { field: 'profile', type: 'nominal', title: 'profile' },
+          strokeDash: multi ? { field: 'run', type: 'nominal', title: 'run' } : { value: [1, 0] },
+          tooltip: [{ field: 'run' }, { field: 'profile' }, { field: 'n', title: 'N' }, { field: 'column' }, { field: 'value', format: '.4g' }],
+        },
+      },
+      resolve: { scale: { y: 'independent' } },
+    }, null, 'No defined value to draw.');
+  }
+  if (data.synth_skipped.length > 0) {
+    s.append(el('p', {
+      class: 'empty',
+      text: 'Not drawn (no profile and n columns): ' + data.synth_skipped.map((x) => x.run + ': synth/' + x.file).join(', ') + '.',
+    }));
+  }
+}
