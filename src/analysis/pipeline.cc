@@ -14,6 +14,7 @@
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
 #include "model/forward.h"
+#include "report/report.h"
 #include "util/error.h"
 #include "util/machine.h"
 
@@ -152,6 +153,13 @@ void write_length_sweep(const AnalysisSettings& s, const std::vector<std::pair<i
 
 }  // namespace
 
+void write_run_report(const fs::path& dir) {
+  ReportOptions options;
+  options.generator = std::string("attngeom ") + tool_provenance()["version"].get<std::string>() + " (" +
+                      tool_provenance()["git_commit"].get<std::string>() + ")";
+  write_report({dir}, dir / "report.html", options);
+}
+
 nlohmann::json settings_json(const AnalysisSettings& s) {
   const auto& r = s.row;
   return {{"model_dir", fs::absolute(s.model_dir).string()},
@@ -198,7 +206,11 @@ AnalysisOutcome run_analysis(const AnalysisSettings& s, const RunControl& contro
   const Inputs inputs{checkpoint, tokenizer, corpus};
 
   AnalysisOutcome outcome = run_one_length(s, inputs, s.out, s.seq_len, s.mode, control);
-  if (!outcome.complete || s.lengths.empty()) return outcome;
+  if (!outcome.complete) return outcome;
+  if (s.lengths.empty()) {
+    write_run_report(s.out);
+    return outcome;
+  }
   std::vector<std::pair<int, fs::path>> sweep = {{s.seq_len, s.out}};
   for (const int length : s.lengths) {
     if (length == s.seq_len) continue;
@@ -214,6 +226,7 @@ AnalysisOutcome run_analysis(const AnalysisSettings& s, const RunControl& contro
     sweep.push_back({length, dir});
   }
   write_length_sweep(s, sweep, checkpoint.config().kv_heads);
+  write_run_report(s.out);
   return outcome;
 }
 

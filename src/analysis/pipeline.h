@@ -59,6 +59,9 @@ nlohmann::json settings_json(const AnalysisSettings& settings);
 
 AnalysisOutcome run_analysis(const AnalysisSettings& settings, const RunControl& control);
 
+// Writes RUN_DIR/report.html from the run's tables.
+void write_run_report(const std::filesystem::path& dir);
+
 // Aggregates whatever records `dir` holds and (re)writes its tables.
 RunAggregate finish_run_dir(const std::filesystem::path& dir, int kv_heads, const AggregateOptions& options,
                             bool per_sequence);
