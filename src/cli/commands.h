@@ -29,6 +29,9 @@ struct StoppedEarly {};
 
 void add_analyze_command(CLI::App& app);
 void add_capture_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
+void add_metrics_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_report_command(CLI::App& app);

@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   attngeom::cli::add_analyze_command(app);
   attngeom::cli::add_capture_command(app);
+  attngeom::cli::add_demo_command(app);
+  attngeom::cli::add_metrics_command(app);
+  attngeom::cli::add_merge_command(app);
   attngeom::cli::add_perplexity_command(app);
   attngeom::cli::add_synth_command(app);
   attngeom::cli::add_report_command(app);

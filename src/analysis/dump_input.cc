@@ -1,0 +1,146 @@
+#include "analysis/dump_input.h"
+
+#include <cstring>
+
+#include "analysis/provenance.h"
+#include "analysis/record.h"
+#include "analysis/row_fields.h"
+#include "analysis/sequence_analyzer.h"
+#include "io/safetensors.h"
+#include "util/error.h"
+#include "util/machine.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
+
+namespace attngeom {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One dump, checked and copied into aligned arrays.
+struct Dump {
+  ModelConfig shape;                // layers, heads, kv_heads, head_dim: what the analyzer needs
+  std::vector<int> tokens;          // [T]
+  std::vector<int> query_positions; // [Q]
+  std::vector<std::vector<float>> attn;    // [L][H, Q, T]
+  std::vector<std::vector<float>> values;  // [L][H_kv, T, d]
+};
+
+template <typename T>
+std::vector<T> copy_tensor(const SafetensorsEntry& e) {
+  std::vector<T> out(e.data.size() / sizeof(T));
+  std::memcpy(out.data(), e.data.data(), e.data.size());
+  return out;
+}
+
+Dump read_dump(const fs::path& path) {
+  const MappedFile file(path);
+  const SafetensorsHeader header = parse_safetensors(file.bytes(), path.string());
+  const auto need = [&](const std::string& name, DType dtype, std::size_t rank) -> const SafetensorsEntry& {
+    const SafetensorsEntry* e = header.find(name);
+    if (e == nullptr) throw InputError(path.string() + ": missing tensor '" + name + "' (see README: the capture dump)");
+    if (e->dtype != dtype || e->shape.size() != rank) {
+      throw InputError(path.string() + ": tensor '" + name + "' must be " + std::string(dtype_name(dtype)) + " of rank " +
+                       std::to_string(rank));
+    }
+    return *e;
+  };
+  Dump d;
+  const auto& tokens = need("tokens", DType::kI32, 1);
+  const auto& rows = need("query_positions", DType::kI32, 1);
+  d.tokens = copy_tensor<int>(tokens);
+  d.query_positions = copy_tensor<int>(rows);
+  const auto seq = static_cast<std::int64_t>(d.tokens.size());
+  const auto q = static_cast<std::int64_t>(d.query_positions.size());
+  if (seq < 2 || q < 1) throw InputError(path.string() + ": needs at least 2 tokens and 1 query row");
+  for (std::size_t i = 0; i < d.query_positions.size(); ++i) {
+    if (d.query_positions[i] < 0 || d.query_positions[i] >= seq || (i > 0 && d.query_positions[i] <= d.query_positions[i - 1])) {
+      throw InputError(path.string() + ": query_positions must be ascending, in [0, T)");
+    }
+  }
+  for (int l = 0; header.find("layers." + std::to_string(l) + ".attn") != nullptr; ++l) {
+    const std::string prefix = "layers." + std::to_string(l);
+    const auto& attn = need(prefix + ".attn", DType::kF32, 3);
+    const auto& values = need(prefix + ".values", DType::kF32, 3);
+    if (l == 0) {
+      d.shape.heads = static_cast<int>(attn.shape[0]);
+      d.shape.kv_heads = static_cast<int>(values.shape[0]);
+      d.shape.head_dim = static_cast<int>(values.shape[2]);
+    }
+    if (attn.shape != std::vector<std::int64_t>{d.shape.heads, q, seq} ||
+        values.shape != std::vector<std::int64_t>{d.shape.kv_heads, seq, d.shape.head_dim} || d.shape.kv_heads < 1 ||
+        d.shape.heads % d.shape.kv_heads != 0 || d.shape.head_dim < 1) {
+      throw InputError(path.string() + ": " + prefix + ".attn must be [H, Q, T] and .values [H_kv, T, d] with H_kv dividing H, "
+                       "the same in every layer");
+    }
+    d.attn.push_back(copy_tensor<float>(attn));
+    d.values.push_back(copy_tensor<float>(values));
+  }
+  if (d.attn.empty()) throw InputError(path.string() + ": no layers.0.attn tensor (see README: the capture dump)");
+  d.shape.layers = static_cast<int>(d.attn.size());
+  return d;
+}
+
+}  // namespace
+
+void run_dump_analysis(const DumpAnalysisSettings& s) {
+  if (s.dumps.empty()) throw InputError("metrics: at least one --dump is required");
+  std::vector<Dump> dumps;
+  nlohmann::json files = nlohmann::json::array();
+  for (const fs::path& path : s.dumps) {
+    dumps.push_back(read_dump(path));
+    files.push_back({{"path", fs::absolute(path).string()}, {"sha256", sha256_file(path)}});
+    const ModelConfig& a = dumps.front().shape;
+    const ModelConfig& b = dumps.back().shape;
+    if (a.layers != b.layers || a.heads != b.heads || a.kv_heads != b.kv_heads || a.head_dim != b.head_dim ||
+        dumps.back().tokens.size() != dumps.front().tokens.size()) {
+      throw InputError(path.string() + ": shape differs from " + s.dumps.front().string() +
+                       " (all dumps of one run need the same layers, heads, head_dim and length)");
+    }
+  }
+  const ModelConfig& shape = dumps.front().shape;
+  const std::size_t seq_len = dumps.front().tokens.size();
+  const RecordSchema schema = make_record_schema(seq_len, s.every_n);
+  const nlohmann::json settings = {{"dumps", files}, {"every_n", s.every_n}, {"r2_delta", s.row.r2_delta},
+                                   {"r1_eta", s.row.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
+                                   {"stats_seed", s.aggregate.seed}};
+  const RunDir run_dir(s.out, settings, s.mode);
+
+  SequenceAnalyzer analyzer(shape, schema, s.row);
+  for (std::size_t i = 0; i < dumps.size(); ++i) {
+    if (run_dir.has_record(i)) continue;
+    const Dump& d = dumps[i];
+    analyzer.begin(i, d.tokens, d.query_positions);
+    for (int l = 0; l < shape.layers; ++l) {
+      analyzer.on_values(l, d.values[static_cast<std::size_t>(l)].data());
+      const std::size_t head_block = d.query_positions.size() * seq_len;
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int h = 0; h < shape.heads; ++h) {
+        analyzer.on_attention(l, h, d.attn[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(h) * head_block);
+      }
+    }
+    write_record(record_path(run_dir.records_dir(), i), schema, analyzer.record());
+  }
+  finish_run_dir(s.out, shape.kv_heads, s.aggregate, s.per_sequence);
+  const nlohmann::json run = {
+      {"format", "attngeom-run-v1"},
+      {"label", s.label.empty() ? fs::absolute(s.out).filename().string() : s.label},
+      {"attngeom", tool_provenance()},
+      {"created", utc_timestamp()},
+      {"machine", machine_provenance()},
+      {"model", {{"dir", "(from capture dumps)"}, {"layers", shape.layers}, {"heads", shape.heads},
+                 {"kv_heads", shape.kv_heads}, {"head_dim", shape.head_dim}}},
+      {"precision", "as captured"},
+      {"seq_len", seq_len},
+      {"n_grid", schema.n_grid},
+      {"queries", "from dumps"},
+      {"corpus", {{"files", files}}},
+      {"shard", {{"index", 0}, {"count", 1}}},
+      {"sequences_done", dumps.size()},
+      {"complete", true},
+      {"settings", settings}};
+  run_dir.write_json("run.json", run);
+  write_run_report(s.out);
+}
+
+}  // namespace attngeom

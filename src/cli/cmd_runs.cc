@@ -1,0 +1,65 @@
+// attngeom metrics (capture dumps -> run directory) and attngeom merge (shards -> run).
+#include <cstdio>
+
+#include "analysis/dump_input.h"
+#include "analysis/merge.h"
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace attngeom::cli {
+namespace {
+
+struct MetricsFlags {
+  DumpAnalysisSettings settings;
+  std::vector<std::string> dumps;
+  std::string out;
+  bool overwrite = false;
+  std::string r1_eta = "max";
+};
+
+struct MergeFlags {
+  std::vector<std::string> shards;
+  std::string out;
+  bool per_sequence = false;
+  AnalysisSettings analysis;  // for the shared aggregation options
+};
+
+}  // namespace
+
+void add_metrics_command(CLI::App& app) {
+  auto f = std::make_shared<MetricsFlags>();
+  CLI::App* cmd = app.add_subcommand("metrics", "Analyse capture dumps (ours or any tool's) into a run directory");
+  cmd->add_option("--dump", f->dumps, "capture dump .safetensors (repeat for several sequences)")->required();
+  cmd->add_option("--out", f->out, "run directory to create")->required();
+  cmd->add_option("--label", f->settings.label, "run label in reports (default: the directory name)");
+  cmd->add_flag("--every-n", f->settings.every_n, "metrics at every N in 1..M-1 instead of the default grid");
+  cmd->add_flag("--per-sequence", f->settings.per_sequence, "also write selection_per_seq.csv");
+  cmd->add_flag("--overwrite", f->overwrite, "replace an existing run in --out");
+  cmd->add_option("--r1-eta", f->r1_eta, "R1's cosine-deviation bound: max (provable) or mae (typical)")
+      ->check(CLI::IsMember({"max", "mae"}))->capture_default_str();
+  cmd->callback([f] {
+    DumpAnalysisSettings& s = f->settings;
+    for (const auto& d : f->dumps) s.dumps.emplace_back(d);
+    s.out = f->out;
+    s.mode = f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
+    s.row.r1_eta = f->r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
+    s.row.every_n = s.every_n;
+    run_dump_analysis(s);
+    std::printf("wrote %s (%zu dumps)\n", s.out.string().c_str(), s.dumps.size());
+  });
+}
+
+void add_merge_command(CLI::App& app) {
+  auto f = std::make_shared<MergeFlags>();
+  CLI::App* cmd = app.add_subcommand("merge", "Merge shard run directories (analyze --shard i/n) into one run");
+  cmd->add_option("shards", f->shards, "shard run directories")->required();
+  cmd->add_option("--out", f->out, "merged run directory to create")->required();
+  cmd->add_flag("--per-sequence", f->per_sequence, "also write selection_per_seq.csv");
+  cmd->callback([f] {
+    std::vector<std::filesystem::path> shards(f->shards.begin(), f->shards.end());
+    merge_runs(shards, f->out, f->analysis.aggregate, f->per_sequence);
+    std::printf("wrote %s (merged %zu shards)\n", f->out.c_str(), shards.size());
+  });
+}
+
+}  // namespace attngeom::cli
