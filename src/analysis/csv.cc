@@ -27,7 +27,7 @@ CsvTable& CsvTable::add(double value) {
     cell(value > 0 ? "inf" : "-inf");
   } else {
     char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.10g", value);
+    std::snprintf(buffer, sizeof buffer, "%.17g", value);
     cell(buffer);
   }
   return *this;

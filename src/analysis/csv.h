@@ -1,5 +1,6 @@
 #pragma once
-// A CSV table built in memory and written atomically. Numbers use %.10g; NaN and
+// A CSV table built in memory and written atomically. Numbers use %.17g (exact round
+// trip of a double); NaN and
 // infinities are written as nan / inf / -inf (numpy and pandas read them).
 #include <filesystem>
 #include <string>

@@ -58,8 +58,16 @@ RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode 
     }
     for (const auto& entry : fs::directory_iterator(path)) fs::remove_all(entry.path());
   }
+  fs::create_directories(path, ec);
+  if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
+  // The marker goes first, so a run killed at any later point is a resumable run directory.
+  if (mode != RunDirMode::kResume) write_json("run.json", {{"format", "attngeom-run-v1"}, {"settings", settings}});
   fs::create_directories(records_dir(), ec);
   if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
+  // Temporaries of a killed run were never committed: drop them.
+  for (const auto& entry : fs::directory_iterator(records_dir())) {
+    if (entry.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(entry.path(), ec);
+  }
 }
 
 bool RunDir::has_record(std::size_t sequence) const {

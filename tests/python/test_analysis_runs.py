@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""End-to-end checks of `attngeom analyze` run directories on a fixture model.
+
+  test_analysis_runs.py --bin PATH/attngeom --fixtures DIR --check resume|shards|brute_force
+
+resume       an analyze run killed (SIGKILL) at random points and continued with --resume
+             each time ends with tables equal to one uninterrupted run (counts exactly,
+             means within 1e-12), and no finished sequence is recomputed.
+shards       3 shards (--shard i/3) merged with `attngeom merge` equal one run.
+brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture dump equals
+             P, R, F, r_min, r_max recomputed here from the definitions (SPEC section 2),
+             for every head and every N, independently of the geometry code.
+"""
+import argparse
+import csv
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import st_reader  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "..", "data", "fixture_corpus.txt")
+PROMPT = os.path.join(HERE, "..", "data", "fixture_prompt.txt")
+TABLES = ["heads.csv", "selection.csv", "sink_recall.csv", "layers.csv", "profile_fit.csv"]
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def compare_tables(a_dir, b_dir, failures):
+    """Counts (integer-like columns) exactly, every number within 1e-12 relative."""
+    worst = 0.0
+    for table in TABLES:
+        a, b = read_csv(os.path.join(a_dir, table)), read_csv(os.path.join(b_dir, table))
+        if len(a) != len(b) or (a and a[0].keys() != b[0].keys()):
+            failures.append(f"{table}: shape differs ({len(a)} vs {len(b)} rows)")
+            continue
+        for ra, rb in zip(a, b):
+            for key in ra:
+                x, y = ra[key], rb[key]
+                try:
+                    fx, fy = float(x), float(y)
+                except ValueError:
+                    if x != y:
+                        failures.append(f"{table}: {key} {x!r} != {y!r}")
+                    continue
+                if math.isnan(fx) and math.isnan(fy):
+                    continue
+                if key in ("samples", "n", "layer", "head", "kv_head", "heads", "peak_f_n") and x != y:
+                    failures.append(f"{table}: count column {key} {x} != {y}")
+                err = abs(fx - fy) / max(1.0, abs(fx))
+                worst = max(worst, err)
+                if err > 1e-12:
+                    failures.append(f"{table}: {key} {x} vs {y} (rel {err:.2e})")
+    return worst
+
+
+def analyze_args(bin_path, fixtures, num_seqs=9):
+    return [bin_path, "analyze", "--model", os.path.join(fixtures, "mistral"), "--data", CORPUS,
+            "--seq-len", "96", "--num-seqs", str(num_seqs), "--precision", "fp32", "--threads", "1"]
+
+
+def check_resume(args, tmp, failures):
+    base = analyze_args(args.bin, args.fixtures)
+    reference = os.path.join(tmp, "straight")
+    subprocess.run(base + ["--out", reference], check=True, capture_output=True)
+    run = os.path.join(tmp, "killed")
+    rng = random.Random(1234)
+    kills = 0
+    started = False
+    # Time one sequence so kills land inside the run.
+    t0 = time.time()
+    subprocess.run(analyze_args(args.bin, args.fixtures, 1) + ["--out", os.path.join(tmp, "timing")], check=True,
+                   capture_output=True)
+    one_seq = time.time() - t0
+    mtimes = {}
+    while kills < args.kills:
+        cmd = base + ["--out", run] + (["--resume"] if started else [])
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, one_seq * 3))
+        finished = proc.poll() is not None
+        if not finished:
+            proc.send_signal(signal.SIGKILL if rng.random() < 0.7 else signal.SIGINT)
+            proc.wait()
+            kills += 1
+        started = started or os.path.exists(os.path.join(run, "run.json"))
+        records = os.path.join(run, "records")
+        if os.path.isdir(records):
+            for name in os.listdir(records):
+                if ".tmp." in name:
+                    continue  # a killed process's unfinished temporary: never read, replaced on resume
+                path = os.path.join(records, name)
+                m = os.stat(path).st_mtime_ns
+                if name in mtimes and mtimes[name] != m:
+                    failures.append(f"record {name} was rewritten after it was finished")
+                mtimes[name] = m
+        if finished:
+            # Completed before the kill: start over so that every kill interrupts work.
+            subprocess.run(["rm", "-rf", run], check=True)
+            started = False
+            mtimes = {}
+    subprocess.run(base + ["--out", run, "--resume"], check=True, capture_output=True)
+    worst = compare_tables(reference, run, failures)
+    print(f"resume: {kills} kills (SIGKILL/SIGINT at random points), final tables vs uninterrupted run: "
+          f"max relative difference {worst:.1e}")
+
+
+def check_shards(args, tmp, failures):
+    base = analyze_args(args.bin, args.fixtures)
+    reference = os.path.join(tmp, "single")
+    subprocess.run(base + ["--out", reference], check=True, capture_output=True)
+    shards = []
+    for i in range(3):
+        shards.append(os.path.join(tmp, f"shard{i}"))
+        subprocess.run(base + ["--out", shards[-1], "--shard", f"{i}/3"], check=True, capture_output=True)
+    merged = os.path.join(tmp, "merged")
+    subprocess.run([args.bin, "merge", *shards, "--out", merged], check=True, capture_output=True)
+    worst = compare_tables(reference, merged, failures)
+    print(f"shards: 3 shards merged vs single run: max relative difference {worst:.1e}")
+
+
+def brute_force_row(alpha, values, n):
+    """P, R, F, r_min, r_max of SPEC section 2, straight from the definitions, in float64."""
+    m = len(alpha)
+    order = sorted(range(m), key=lambda i: (-alpha[i], i))  # ties: lower index first
+    selected = set(order[:n])
+    points = alpha[:, None] * values
+    s = points[list(selected)].sum(axis=0)
+    dist = np.sqrt(((points - s) ** 2).sum(axis=1))
+    r_max = max(dist[i] for i in selected)
+    r_min = min(dist[j] for j in range(m) if j not in selected)
+    fp = sum(1 for j in range(m) if j not in selected and dist[j] <= r_max)
+    tp_at_rmin = sum(1 for i in selected if dist[i] <= r_min)
+    p = n / (n + fp)
+    r = tp_at_rmin / n
+    f = 0.0 if p + r == 0 else 2 * p * r / (p + r)
+    return p, r, f, r_min, r_max
+
+
+def check_brute_force(args, tmp, failures):
+    dump = os.path.join(tmp, "dump.safetensors")
+    subprocess.run([args.bin, "capture", "--model", os.path.join(args.fixtures, "gemma"), "--text", PROMPT,
+                    "--max-tokens", "160", "--queries", "40,100,159", "--out", dump], check=True, capture_output=True)
+    run = os.path.join(tmp, "metrics")
+    subprocess.run([args.bin, "metrics", "--dump", dump, "--out", run, "--per-sequence"], check=True,
+                   capture_output=True)
+    tensors = st_reader.read(dump)[0]
+    queries = tensors["query_positions"]
+    layers = sum(1 for k in tensors if k.endswith(".attn"))
+    heads = tensors["layers.0.attn"].shape[0]
+    kv_heads = tensors["layers.0.values"].shape[0]
+    rows = read_csv(os.path.join(run, "selection_per_seq.csv"))
+    checked, worst, count_mismatch = 0, 0.0, 0
+    seen = set()
+    for row in rows:
+        l, h, q, n = int(row["layer"]), int(row["head"]), int(row["query"]), int(row["n"])
+        qi = int(np.where(queries == q)[0][0])
+        alpha = tensors[f"layers.{l}.attn"][h, qi, :q + 1].astype(np.float64)
+        values = tensors[f"layers.{l}.values"][h // (heads // kv_heads), :q + 1].astype(np.float64)
+        p, r, f, r_min, r_max = brute_force_row(alpha, values, n)
+        if abs(p - float(row["precision"])) > 1e-12 or abs(r - float(row["recall"])) > 1e-12:
+            count_mismatch += 1
+            failures.append(f"layer {l} head {h} query {q} N {n}: P/R {row['precision']}/{row['recall']} vs "
+                            f"brute force {p}/{r}")
+        for got, want in ((float(row["f"]), f), (float(row["r_min"]), r_min), (float(row["r_max"]), r_max)):
+            err = abs(got - want) / max(abs(want), 1e-300) if want != 0 else abs(got)
+            worst = max(worst, err)
+            if err > 1e-9:
+                failures.append(f"layer {l} head {h} query {q} N {n}: {got} vs brute force {want}")
+        seen.add((l, h))
+        checked += 1
+    if len(seen) != layers * heads:
+        failures.append(f"per-sequence table covers {len(seen)} of {layers * heads} heads")
+    print(f"brute_force: {checked} (layer, head, query, N) rows over {len(seen)} heads; P/R mismatches "
+          f"{count_mismatch}; max relative error of F, r_min, r_max {worst:.1e}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force"])
+    ap.add_argument("--kills", type=int, default=20)
+    args = ap.parse_args()
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="attngeom-runs-") as tmp:
+        {"resume": check_resume, "shards": check_shards, "brute_force": check_brute_force}[args.check](
+            args, tmp, failures)
+    for f in failures[:20]:
+        print("FAIL", f)
+    print(f"{args.check}: {'FAILED' if failures else 'passed'} ({len(failures)} failures)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
