@@ -283,6 +283,10 @@ def main():
     ap.add_argument("--eval_windows", type=int, default=8)
     ap.add_argument("--log", default=None, help="loss CSV path")
     ap.add_argument("--golden_len", type=int, default=192)
+    ap.add_argument("--ckpt_every", type=int, default=0,
+                    help="save work/ckpt/step_N.pt every N steps (with --decay_frac 0 the model at step N equals "
+                         "that of a run with --steps N, so any checkpoint can be exported with --export_from)")
+    ap.add_argument("--export_from", default=None, help="export a saved checkpoint instead of training")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -300,6 +304,13 @@ def main():
     nodecay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.wd}, {"params": nodecay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
+    if a.export_from:
+        ck = torch.load(a.export_from)
+        model.load_state_dict(ck["model"])
+        a.steps = ck["step"]
+        print("exporting checkpoint of step %d" % a.steps, flush=True)
+        export(model, data, a, c, ck["rows"], ck["tokens"], ck["seconds"], nparam)
+        return
     rows = []
     t0 = time.time()
     ema = None
@@ -317,10 +328,16 @@ def main():
                          "train_loss": round(ema, 4) if ema else "", "heldout_loss": round(hl, 4),
                          **{"sink_L%d" % i: round(s, 4) for i, s in enumerate(per_layer)}})
             if a.log:
+                os.makedirs(os.path.dirname(os.path.abspath(a.log)), exist_ok=True)
                 with open(a.log, "w", newline="") as f:
                     w = csv.DictWriter(f, fieldnames=list(rows[-1].keys()))
                     w.writeheader()
                     w.writerows(rows)
+            if a.ckpt_every and step > 0 and step % a.ckpt_every == 0:
+                cdir = os.path.join(a.work, "ckpt", os.path.basename(os.path.normpath(a.out or "exp")))
+                os.makedirs(cdir, exist_ok=True)
+                torch.save({"model": model.state_dict(), "step": step, "rows": list(rows), "tokens": tokens,
+                            "seconds": time.time() - t0}, os.path.join(cdir, "step_%d.pt" % step))
         if step == a.steps:
             break
         for g in opt.param_groups:
@@ -362,6 +379,10 @@ def export(model, data, a, c, rows, tokens, train_seconds, nparam):
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
         f.write("\n")
+    with open(os.path.join(a.out, "loss.csv"), "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[-1].keys()))
+        wr.writeheader()
+        wr.writerows(rows)
     shutil.copy(os.path.join(a.work, "spm.model"), os.path.join(a.out, "tokenizer.model"))
     shutil.copy(os.path.join(a.work, "heldout.txt"), os.path.join(a.out, "heldout.txt"))
     # golden: first held-out window of golden_len tokens
@@ -392,7 +413,7 @@ def export(model, data, a, c, rows, tokens, train_seconds, nparam):
                         "per_layer_min": sinks.min(1).values.tolist(), "per_layer_max": sinks.max(1).values.tolist()},
           "train": {"tokens_seen": tokens, "seconds": round(train_seconds, 1), "threads": a.threads,
                     "final_train_loss_ema": rows[-1]["train_loss"], "params": nparam,
-                    "args": {k: v for k, v in vars(a).items() if k not in ("work", "out", "log")}}}
+                    "args": {k: v for k, v in vars(a).items() if k not in ("work", "out", "log", "ckpt_every", "export_from")}}}
     with open(os.path.join(a.out, "eval.json"), "w") as f:
         json.dump(ev, f, indent=2)
         f.write("\n")
