@@ -286,6 +286,8 @@ def main():
     ap.add_argument("--ckpt_every", type=int, default=0,
                     help="save work/ckpt/step_N.pt every N steps (with --decay_frac 0 the model at step N equals "
                          "that of a run with --steps N, so any checkpoint can be exported with --export_from)")
+    ap.add_argument("--bf16", type=int, default=0,
+                    help="1: bf16 autocast for the training forward/backward (weights, optimiser, eval and export stay F32)")
     ap.add_argument("--export_from", default=None, help="export a saved checkpoint instead of training")
     a = ap.parse_args()
 
@@ -343,8 +345,9 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a)
         x, y = data.batch(rng, a.batch, a.ctx)
-        logits, _ = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bool(a.bf16)):
+            logits, _ = model(x)
+        loss = F.cross_entropy(logits.float().reshape(-1, V), y.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip)
