@@ -56,3 +56,30 @@ print("%d full windows of %d tokens; last query's attention mass (mean over wind
 for k in acc:
     v = acc[k] / len(wins)
     print("%-5s " % k + " | ".join("L%d: %s (mean %.3f)" % (i, " ".join("%.2f" % x for x in r), r.mean()) for i, r in enumerate(v)))
+
+# head roles: previous-token score (mean attention to t-1 over all queries of the held-out windows),
+# BOS mass over all queries, and induction score on BOS + R + R with R = 100 random word tokens
+# (mean attention of second-copy queries to the token after the query's earlier occurrence)
+prev = 0; bos_all = 0
+with torch.no_grad():
+    for w in wins:
+        _, att = m(torch.from_numpy(w)[None], want_attn=True)
+        A = torch.stack([a[0] for a in att])  # [L, H, T, T]
+        prev = prev + A.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1).numpy()
+        bos_all = bos_all + A[:, :, 1:, 0].mean(-1).numpy()
+    prev /= len(wins); bos_all /= len(wins)
+    g = torch.Generator().manual_seed(0)
+    ind = 0
+    for r in range(8):
+        R = torch.randint(100, c["vocab_size"], (100,), generator=g)
+        seq = torch.cat([torch.tensor([1]), R, R])[None]
+        _, att = m(seq, want_attn=True)
+        A = torch.stack([a[0] for a in att])  # [L, H, 201, 201]
+        q = torch.arange(101, 201)
+        ind = ind + A[:, :, q, q - 99].mean(-1).numpy()
+    ind /= 8
+for name, v in (("prev-token score (all queries)", prev), ("BOS mass (all queries)", bos_all),
+                ("induction score (random repeated tokens)", ind)):
+    print(name)
+    for i, r in enumerate(v):
+        print("  L%d: %s" % (i, " ".join("%.2f" % x for x in r)))
