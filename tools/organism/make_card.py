@@ -80,9 +80,9 @@ w("  position (a predictable span where attention has nothing useful to do).")
 w("")
 w("Loss: next-token cross-entropy on every position (BOS is never a target). Optimiser AdamW")
 w("(betas 0.9/0.95, eps 1e-8), weight decay %g on matrices (not on norms), peak lr %g, linear warmup %d steps," % (a["wd"], a["lr"], a["warmup"]))
-w("constant, then linear decay over the last %d%% of steps to %g x peak; gradient clipping %g; batch %d" % (round(100 * a["decay_frac"]), a["min_lr_frac"], a["clip"], a["batch"]))
+w(("constant, then linear decay over the last %d%% of steps to %g x peak;" % (round(100 * a["decay_frac"]), a["min_lr_frac"]) if a["decay_frac"] > 0 else "then constant (no decay, so a checkpoint at step N equals a run with --steps N);") + " gradient clipping %g; batch %d" % (a["clip"], a["batch"]))
 w("windows x %d tokens; %d steps = %d tokens seen; init N(0, 0.02), `o_proj`/`down_proj` scaled by" % (a["ctx"], a["steps"], ev["train"]["tokens_seen"]))
-w("1/sqrt(2 x layers); seed %d; no dropout; F32. Wall time of the shipped run: %.0f s with %d torch thread(s)" % (a["seed"], ev["train"]["seconds"], ev["train"]["threads"]))
+w("1/sqrt(2 x layers); seed %d; no dropout; bf16 autocast for the training forward/backward: %s (F32 master weights, optimiser, evaluation and export). Wall time of the shipped run: %.0f s with %d torch thread(s)" % (a["seed"], "yes" if a.get("bf16") else "no", ev["train"]["seconds"], ev["train"]["threads"]))
 w("on a shared, heavily loaded 2-core machine.\n")
 w("## Loss curve\n")
 w("Train loss is an exponential moving average (0.98) of the batch loss; held-out loss during training is on")
@@ -122,7 +122,7 @@ w("```sh")
 w("/usr/bin/python3 tools/organism/prep.py")
 cmd = "/usr/bin/python3 tools/organism/train.py --threads 2 --out models/organism --log models/organism/loss.csv"
 for k in ("layers", "hidden", "heads", "ffn", "ctx", "batch", "steps", "lr", "wd", "warmup", "decay_frac",
-          "min_lr_frac", "p_repeat", "p_kv", "p_filler", "seed", "eval_every", "eval_windows", "golden_len"):
+          "min_lr_frac", "p_repeat", "p_kv", "p_filler", "bf16", "seed", "eval_every", "eval_windows", "golden_len"):
     cmd += " --%s %s" % (k, a[k])
 w(cmd)
 w("/usr/bin/python3 tools/organism/make_card.py models/organism tools/organism/notes.md")
