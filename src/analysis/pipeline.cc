@@ -180,6 +180,7 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
           {"top_k", r.mass.top_k},
           {"normalised_radii", r.selection.normalised_radii},
           {"max_lag", r.lag.max_lag},
+          {"bounds", r.bounds},
           {"r1_eta", r.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
           {"r2_delta", r.r2_delta},
           {"stats_seed", s.aggregate.seed},

@@ -107,12 +107,16 @@ void fill_row_fields(const RecordSchema& schema, const RowAnalysis& analysis, st
   const auto& row_fields = per_row_fields();
   ATTNGEOM_CHECK(per_n.size() == schema.n_grid.size() * n_fields.size());
   ATTNGEOM_CHECK(per_row.size() == row_fields.size());
-  ATTNGEOM_CHECK(!analysis.r1.empty() || analysis.selection.empty());
   std::fill(per_n.begin(), per_n.end(), std::numeric_limits<double>::quiet_NaN());
   for (std::size_t g = 0, r = 0; g < schema.n_grid.size(); ++g) {
     while (r < analysis.n_values.size() && analysis.n_values[r] < schema.n_grid[g]) ++r;
     if (r == analysis.n_values.size() || analysis.n_values[r] != schema.n_grid[g]) continue;
-    for (std::size_t k = 0; k < n_fields.size(); ++k) per_n[g * n_fields.size() + k] = n_fields[k].second(analysis, r);
+    for (std::size_t k = 0; k < n_fields.size(); ++k) {
+      // R1 and R2 are absent when the bounds were switched off (--no-bounds): leave NaN.
+      const bool bound = n_fields[k].first.rfind("r1_", 0) == 0 || n_fields[k].first.rfind("r2_", 0) == 0;
+      if (bound && analysis.r1.empty()) continue;
+      per_n[g * n_fields.size() + k] = n_fields[k].second(analysis, r);
+    }
   }
   for (std::size_t k = 0; k < row_fields.size(); ++k) per_row[k] = row_fields[k].second(analysis);
 }

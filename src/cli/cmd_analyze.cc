@@ -69,6 +69,10 @@ void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
   cmd.add_option("--top-k", s.row.mass.top_k, "k of the top-k mass")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd.add_option("--max-lag", s.row.lag.max_lag, "tau_max of the lag curve (0: min(64, L/4))")
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  cmd.add_flag_callback(
+      "--no-bounds", [&s] { s.row.bounds = false; },
+      "skip the reconstructed envelopes R1/R2 (their O(M^2 d) cosine Gram is most of the geometry's cost at "
+      "large M); R3 and every metric remain");
   cmd.add_option("--r2-delta", s.row.r2_delta, "stated violation probability of the R2 envelope")
       ->check(CLI::Range(1e-9, 0.5))->capture_default_str();
   cmd.add_option("--bootstrap", s.aggregate.bootstrap.resamples, "bootstrap resamples for correlation CIs")
