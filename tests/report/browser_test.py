@@ -23,9 +23,9 @@ sys.path.insert(0, str(HERE))
 import headless  # noqa: E402
 
 ALL_SECTIONS = ["summary", "selection", "sink-recall", "taxonomy", "diagnostics", "flags", "length-sweep",
-                "pruning", "synth", "provenance"]
+                "pruning", "topn-budget", "synth", "provenance"]
 CORE_FIGURES = ["selection", "sink-recall", "sink-scatter", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
-OPTIONAL_FIGURES = ["length-sweep", "pruning", "synth-summary-csv"]
+OPTIONAL_FIGURES = ["length-sweep", "pruning", "topn-budget", "synth-summary-csv"]
 
 # scenario -> (generator argument lists, expected figures, expected absent sections).
 # "minimal" also has undefined correlations and beta fits: those figures become notes.
@@ -36,7 +36,7 @@ SCENARIOS = {
               CORE_FIGURES + OPTIONAL_FIGURES, []),
     "minimal": ([["--label", "minimal", "--minimal", "--undefined", "--layers", "3", "--heads", "4", "--seed", "5"]],
                 [f for f in CORE_FIGURES if f not in ("sink-recall", "sink-scatter", "beta-hist")],
-                ["length-sweep", "pruning", "synth"]),
+                ["length-sweep", "pruning", "topn-budget", "synth"]),
 }
 
 # Figures whose points are heads: hovering one must show a tooltip naming layer and head.
