@@ -9,12 +9,18 @@
 namespace attngeom::cli {
 namespace {
 
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ",") + item;
+  return text;
+}
+
 struct PruneFlags {
   prune::PruneSettings settings;
   std::string model_dir, scores, out, mask, dump_logits, format = "text";
   std::string strategies = "type,random,entropy,sink,last,fscore";
   std::string fractions = "0,0.05,0.1,0.2,0.3,0.4,0.5";
-  std::string type_order = "unclassified,mixer,reset,retriever";
+  std::string type_order = join(prune::default_type_order());
   std::string budgets = "1,2,4,8,16,32";
   std::string topn_rule = "tau";
   std::string precision = "fp32";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -110,6 +111,100 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
   if (s.out.empty() && s.scores_dir.empty()) throw InputError("--out is required without --scores");
 }
 
+// The protocol's first window of the first document, every position's logits
+// [tokens, vocab] under `gates`, as .npy (for cross-checks with other implementations).
+void dump_first_window_logits(Transformer& model, const std::vector<int>& document, const PruneSettings& s,
+                              const std::vector<float>& gates) {
+  const ModelConfig& c = model.config();
+  std::vector<int> tokens;
+  if (s.bos) tokens.push_back(c.bos_token_id);
+  const auto content = std::min(static_cast<std::size_t>(s.context - (s.bos ? 1 : 0)), document.size());
+  tokens.insert(tokens.end(), document.begin(), document.begin() + static_cast<long>(content));
+  ForwardRequest request;
+  request.head_gates = gates;
+  for (std::size_t i = 0; i < tokens.size(); ++i) request.logit_rows.push_back(static_cast<int>(i));
+  std::vector<float> logits;
+  model.forward(tokens, request, nullptr, &logits);
+  write_npy(s.dump_logits, std::span<const float>(logits), {static_cast<std::int64_t>(tokens.size()), c.vocab});
+}
+
+struct Curve {
+  CsvTable table;
+  json rows = json::array();
+};
+
+// Head masking: one row per (strategy, seed, fraction), then the --mask file's row.
+// Writes each order's importance into `scores_dir`.
+Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::vector<float>& mask, const HeadGrid& grid,
+                     CachedEvaluator& evaluate, const fs::path& scores_dir) {
+  Curve curve{CsvTable({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"})};
+  const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction, const std::vector<float>& gates) {
+    const HeldOutScore r = evaluate(gates, {});
+    const std::vector<std::string> masked = masked_names(gates, grid);
+    curve.table.add(strategy).add(static_cast<std::size_t>(seed)).add(fraction).add(masked.size());
+    curve.table.add(r.ppl).add(r.kl).add(r.top1).end_row();
+    json row = {{"strategy", strategy}, {"seed", seed}, {"fraction", fraction}, {"heads_masked", masked.size()}};
+    row.update(score_json(r));
+    row["masked"] = masked;
+    curve.rows.push_back(std::move(row));
+    char what[160];
+    std::snprintf(what, sizeof what, "%s seed %llu fraction %g (%zu heads)", strategy.c_str(),
+                  static_cast<unsigned long long>(seed), fraction, masked.size());
+    log_score(what, r);
+  };
+  for (const Strategy& strategy : s.strategies) {
+    std::vector<std::uint64_t> seeds = {0};
+    if (strategy.kind == StrategyKind::kRandom) {
+      seeds.clear();
+      for (int i = 0; i < s.seeds; ++i) seeds.push_back(s.seed + static_cast<std::uint64_t>(i));
+    }
+    for (const std::uint64_t seed : seeds) {
+      const std::vector<double> score = importance(strategy, *table, s.type_order, seed);
+      const bool random = strategy.kind == StrategyKind::kRandom;
+      write_head_scores(scores_dir, random ? "random-seed" + std::to_string(seed) : strategy.name(), score, grid);
+      const std::vector<int> order = masking_order(score);
+      for (const double fraction : s.fractions) {
+        add_row(strategy.name(), seed, fraction, gates_masking_first(order, heads_for_fraction(fraction, grid.count())));
+      }
+    }
+  }
+  if (!mask.empty()) {
+    const auto zeros = static_cast<double>(std::count(mask.begin(), mask.end(), 0.0f));
+    add_row("mask", 0, zeros / grid.count(), mask);
+  }
+  return curve;
+}
+
+// Token-level top-N: geometric vs uniform N per head at equal total kept keys, per budget.
+Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const HeadGrid& grid,
+                 CachedEvaluator& evaluate, const HeldOutEvaluator& evaluator, int sliding_window) {
+  Curve curve{CsvTable({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"})};
+  for (const int b : s.topn_budgets) {
+    const std::vector<int> geometric = apportion_keys(base, static_cast<long>(b) * grid.count(), s.context);
+    const std::vector<int> uniform(static_cast<std::size_t>(grid.count()), b);
+    json entry = {{"budget", b}};
+    for (const auto& [policy, n] : {std::pair{"geometric", &geometric}, std::pair{"uniform", &uniform}}) {
+      const HeldOutScore r = evaluate({}, *n);
+      const double mean_n = std::accumulate(n->begin(), n->end(), 0.0) / grid.count();
+      const double kept = kept_key_share(*n, evaluator.window_lengths(), sliding_window);
+      curve.table.add(std::string(policy)).add(b).add(mean_n).add(kept).add(r.ppl).add(r.kl).add(r.top1).end_row();
+      json p = {{"mean_n", mean_n}, {"kept_share", kept}};
+      p.update(score_json(r));
+      p["n"] = *n;
+      entry[policy] = std::move(p);
+      log_score(std::string("top-N ") + policy + " budget " + std::to_string(b), r);
+    }
+    curve.rows.push_back(std::move(entry));
+  }
+  return curve;
+}
+
+void make_directory(const fs::path& dir, const std::string& flag) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) throw InputError(flag + dir.string() + ": cannot create the directory");
+}
+
 }  // namespace
 
 void run_prune(const PruneSettings& s) {
@@ -119,6 +214,7 @@ void run_prune(const PruneSettings& s) {
   const HeadGrid grid{c.layers, c.heads};
   const fs::path out = s.out.empty() ? s.scores_dir : s.out;
 
+  // Inputs: the run's head scores, the mask, the held-out text.
   std::optional<HeadTable> table;
   if (!s.scores_dir.empty()) {
     table = read_head_table(s.scores_dir);
@@ -135,132 +231,63 @@ void run_prune(const PruneSettings& s) {
       mask.push_back(static_cast<float>(g));
     }
   }
-  std::vector<double> topn_base;
-  if (!s.topn_budgets.empty()) topn_base = geometric_base_n(s.scores_dir, *table, s.topn_rule);
-
+  const std::vector<double> topn_base =
+      s.topn_budgets.empty() ? std::vector<double>() : geometric_base_n(s.scores_dir, *table, s.topn_rule);
   const Tokenizer tokenizer(s.model_dir / "tokenizer.model", c.vocab);
   Corpus corpus;
   std::vector<std::vector<int>> documents = held_out_documents(s, tokenizer, corpus);
-  fs::create_directories(out);
+  if (documents.empty()) throw InputError("the held-out text has no token");
+  const fs::path scores_out = out / "head_scores";
+  make_directory(out, s.out.empty() ? "--scores " : "--out ");
+  if (table) make_directory(scores_out, "");
+
+  // The unedited model first: the reference of every evaluation.
   auto backend = make_backend(s.precision);
   Transformer model(c, checkpoint.weights(), *backend);
+  if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, mask);
+  std::size_t tokens = 0;
+  for (const auto& d : documents) tokens += d.size();
+  std::fprintf(stderr, "attngeom prune: %zu held-out tokens in %zu documents; the unedited distributions take %.1f MiB\n",
+               tokens, documents.size(), 4.0 * static_cast<double>(tokens) * c.vocab / (1 << 20));
   const PerplexityProtocol protocol{s.context, s.stride, s.bos, c.bos_token_id};
-
-  if (!s.dump_logits.empty()) {
-    if (documents.empty()) throw InputError("the held-out text has no token");
-    // The first window of the protocol, every position's logits: [tokens, vocab].
-    std::vector<int> tokens;
-    if (s.bos) tokens.push_back(c.bos_token_id);
-    const auto content = static_cast<std::size_t>(s.context - (s.bos ? 1 : 0));
-    tokens.insert(tokens.end(), documents[0].begin(), documents[0].begin() + static_cast<long>(std::min(content, documents[0].size())));
-    ForwardRequest request;
-    request.head_gates = mask;
-    for (std::size_t i = 0; i < tokens.size(); ++i) request.logit_rows.push_back(static_cast<int>(i));
-    std::vector<float> logits;
-    model.forward(tokens, request, nullptr, &logits);
-    write_npy(s.dump_logits, std::span<const float>(logits), {static_cast<std::int64_t>(tokens.size()), c.vocab});
-  }
-
   HeldOutEvaluator evaluator(model, std::move(documents), protocol);
   const HeldOutScore& ref = evaluator.reference();
+  const int stride = s.stride > 0 ? s.stride : s.context - (s.bos ? 1 : 0);
   std::fprintf(stderr, "attngeom prune: unedited model: ppl %.6g over %zu tokens (context %d, stride %d, %s)\n", ref.ppl,
-               ref.tokens, s.context, s.stride > 0 ? s.stride : s.context - (s.bos ? 1 : 0),
-               s.bos ? "BOS per window" : "no BOS");
+               ref.tokens, s.context, stride, s.bos ? "BOS per window" : "no BOS");
   CachedEvaluator evaluate(evaluator);
 
-  // Head masking: one row per (strategy, seed, fraction), then the --mask file.
-  CsvTable pruning({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"});
-  json rows = json::array();
-  const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction, const std::vector<float>& gates) {
-    const HeldOutScore r = evaluate(gates, {});
-    const std::vector<std::string> masked = masked_names(gates, grid);
-    pruning.add(strategy).add(static_cast<std::size_t>(seed)).add(fraction).add(masked.size()).add(r.ppl).add(r.kl).add(r.top1);
-    pruning.end_row();
-    json row = {{"strategy", strategy}, {"seed", seed}, {"fraction", fraction}, {"heads_masked", masked.size()}};
-    row.update(score_json(r));
-    row["masked"] = masked;
-    rows.push_back(std::move(row));
-    char what[128];
-    std::snprintf(what, sizeof what, "%s seed %llu fraction %g (%zu heads)", strategy.c_str(),
-                  static_cast<unsigned long long>(seed), fraction, masked.size());
-    log_score(what, r);
-  };
-  const fs::path scores_out = out / "head_scores";
-  if (table) fs::create_directories(scores_out);
-  for (const Strategy& strategy : s.strategies) {
-    std::vector<std::uint64_t> seeds = {0};
-    if (strategy.kind == StrategyKind::kRandom) {
-      seeds.clear();
-      for (int i = 0; i < s.seeds; ++i) seeds.push_back(s.seed + static_cast<std::uint64_t>(i));
-    }
-    for (const std::uint64_t seed : seeds) {
-      const std::vector<double> score = importance(strategy, *table, s.type_order, seed);
-      const std::string name = strategy.kind == StrategyKind::kRandom ? "random-seed" + std::to_string(seed) : strategy.name();
-      write_head_scores(scores_out, name, score, grid);
-      const std::vector<int> order = masking_order(score);
-      for (const double fraction : s.fractions) {
-        add_row(strategy.name(), seed, fraction, gates_masking_first(order, heads_for_fraction(fraction, grid.count())));
-      }
-    }
-  }
-  if (!mask.empty()) {
-    const auto zeros = static_cast<double>(std::count(mask.begin(), mask.end(), 0.0f));
-    add_row("mask", 0, zeros / grid.count(), mask);
-  }
-
-  // Token-level top-N: geometric vs uniform N at equal total kept keys.
-  CsvTable budget_table({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"});
-  json topn = json::object();
-  if (!s.topn_budgets.empty()) {
-    write_head_scores(scores_out, "topn_base_n", topn_base, grid);
-    json budgets = json::array();
-    for (const int b : s.topn_budgets) {
-      const std::vector<int> geometric = apportion_keys(topn_base, static_cast<long>(b) * grid.count(), s.context);
-      const std::vector<int> uniform(static_cast<std::size_t>(grid.count()), b);
-      json entry = {{"budget", b}};
-      for (const auto& [policy, n] : {std::pair{"geometric", &geometric}, std::pair{"uniform", &uniform}}) {
-        const HeldOutScore r = evaluate({}, *n);
-        double mean_n = 0;
-        for (const int x : *n) mean_n += x;
-        mean_n /= grid.count();
-        const double kept = kept_key_share(*n, evaluator.window_lengths(), c.sliding_window);
-        budget_table.add(std::string(policy)).add(b).add(mean_n).add(kept).add(r.ppl).add(r.kl).add(r.top1);
-        budget_table.end_row();
-        json p = {{"mean_n", mean_n}, {"kept_share", kept}};
-        p.update(score_json(r));
-        p["n"] = *n;
-        entry[policy] = std::move(p);
-        log_score(std::string("top-N ") + policy + " budget " + std::to_string(b), r);
-      }
-      budgets.push_back(std::move(entry));
-    }
-    topn = {{"rule", s.topn_rule.rule == TopnRule::kTau ? "tau" : "peak"},
-            {"tau", s.topn_rule.tau},
-            {"base_n", topn_base},
-            {"budgets", std::move(budgets)}};
-  }
+  Curve pruning = pruning_curves(s, table ? &*table : nullptr, mask, grid, evaluate, scores_out);
+  Curve topn = topn_curve(s, topn_base, grid, evaluate, evaluator, c.sliding_window);
 
   // Outputs.
-  if (!rows.empty()) pruning.write(out / "pruning.csv");
-  if (!s.topn_budgets.empty()) budget_table.write(out / "topn_budget.csv");
+  if (!pruning.rows.empty()) pruning.table.write(out / "pruning.csv");
+  if (!topn.rows.empty()) {
+    topn.table.write(out / "topn_budget.csv");
+    write_head_scores(scores_out, "topn_base_n", topn_base, grid);
+  }
   json files = json::array();
   for (const CorpusFile& f : corpus.files) {
     files.push_back({{"path", fs::absolute(f.path).string()}, {"sha256", f.sha256}, {"documents", f.documents}});
   }
-  json record = {
+  const json record = {
       {"format", "attngeom-prune-v1"},
       {"attngeom", tool_provenance()},
       {"model", model_provenance(checkpoint)},
       {"precision", std::string(precision_name(backend->precision()))},
       {"data", {{"files", files}, {"documents", evaluator.documents().size()}, {"max_tokens", s.max_tokens}}},
-      {"protocol", {{"context", s.context}, {"stride", s.stride > 0 ? s.stride : s.context - (s.bos ? 1 : 0)},
-                    {"bos", s.bos}, {"bos_token_id", c.bos_token_id}, {"windows", evaluator.window_lengths().size()}}},
+      {"protocol", {{"context", s.context}, {"stride", stride}, {"bos", s.bos}, {"bos_token_id", c.bos_token_id},
+                    {"windows", evaluator.window_lengths().size()}}},
       {"scores", s.scores_dir.empty() ? json(nullptr) : json(fs::absolute(s.scores_dir).string())},
       {"mask", s.mask_file.empty() ? json(nullptr) : json(fs::absolute(s.mask_file).string())},
       {"type_order", s.type_order},
       {"reference", {{"tokens", ref.tokens}, {"ppl", ref.ppl}, {"mean_nll", ref.mean_nll}}},
-      {"pruning", std::move(rows)},
-      {"topn", std::move(topn)},
+      {"pruning", std::move(pruning.rows)},
+      {"topn", topn.rows.empty() ? json::object()
+                                 : json{{"rule", s.topn_rule.rule == TopnRule::kTau ? "tau" : "peak"},
+                                        {"tau", s.topn_rule.tau},
+                                        {"base_n", topn_base},
+                                        {"budgets", std::move(topn.rows)}}},
       {"evaluations", evaluate.runs()}};
   write_text(out / "prune.json", record.dump(1) + "\n");
   if (is_run_dir(out)) write_run_report(out);

@@ -19,8 +19,9 @@ strategies     all orders on an analyze run of a fixture: CSV layout, masked set
                = the unmasked model, the top-N allocations and budget curve (budget =
                context is the unmodified model, top-N perplexity matches the reference),
                and the regenerated report.
-bad_inputs     wrong mask shape, unknown strategy, budget > context, scores of another
-               model: exit 2 with one line naming the problem.
+bad_inputs     wrong mask shape, ragged TSV, unknown strategy, budget > context, fraction
+               > 1, scores of another model, bad type order, --out a file: exit 2 with
+               one line naming the problem, and no pruning.csv left behind.
 """
 import argparse
 import csv
@@ -36,6 +37,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import reference_forward as rf  # noqa: E402
+import st_reader  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "data", "fixture_corpus.txt")
@@ -157,11 +159,10 @@ def check_ones_bitwise(binary, fx, tmp):
     text = write_text(os.path.join(tmp, "one.txt"), corpus_lines(1)[0])
     context = 64
     cap = os.path.join(tmp, "cap.safetensors")
-    harness_proc = harness.capture(binary, fx.dir, cap, "--logits", "--max-tokens", str(context), text=text)
-    if harness_proc.returncode != 0:
-        fail(f"{fx.name}: capture failed: {harness.describe(harness_proc)}")
+    proc = harness.capture(binary, fx.dir, cap, "--logits", "--max-tokens", str(context), text=text)
+    if proc.returncode != 0:
+        fail(f"{fx.name}: capture failed: {harness.describe(proc)}")
         return
-    import st_reader
     unmasked = st_reader.read(cap)[0]["logits"]
     ones = np.ones((fx.L, fx.H), dtype=np.float32)
     for ext in (".npy", ".tsv"):
@@ -474,6 +475,9 @@ def check_bad_inputs(binary, fx, tmp):
         ("fraction", prune_args(binary, fx, data, scores, tmp + "/x", "--fractions", "0,1.5"), "--fractions"),
         ("other model", prune_args(binary, Fixture(os.path.dirname(fx.dir), other), data, scores, tmp + "/x"),
          "heads"),
+        ("type order", prune_args(binary, fx, data, scores, tmp + "/x", "--type-order", "mixer,reset,retriever"),
+         "--type-order"),
+        ("out is a file", prune_args(binary, fx, data, scores, data), "--out"),
     ]
     for name, args, needle in cases:
         proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)

@@ -241,8 +241,8 @@ def main():
                   ["seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean",
                    "separated_mean"], rows)
         rows = []
-        for strategy, seeds, slope in (("type_guided", [0], 0.9), ("random", [0, 1, 2], 1.4), ("entropy", [0], 1.0),
-                                       ("sink_mass", [0], 0.8), ("last_mass", [0], 1.1), ("f_small", [0], 0.95)):
+        for strategy, seeds, slope in (("type", [0], 0.9), ("random", [0, 1, 2], 1.4), ("entropy", [0], 1.0),
+                                       ("sink", [0], 0.8), ("last", [0], 1.1), ("fscore", [0], 0.95)):
             for seed in seeds:
                 for frac in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5):
                     noise = 0 if frac == 0 else rng.uniform(-0.1, 0.1) * (len(seeds) > 1)
