@@ -18,6 +18,7 @@ namespace {
 struct PerplexityOptions {
   std::string model_dir;
   std::string text_file;
+  std::string tokens_file;
   std::string out;
   int context = 256;
   int stride = 0;
@@ -31,8 +32,14 @@ void run_perplexity(const PerplexityOptions& o) {
   apply_thread_count(o.threads);
   const Checkpoint checkpoint(o.model_dir);
   const ModelConfig& c = checkpoint.config();
-  const Tokenizer tokenizer(std::filesystem::path(o.model_dir) / "tokenizer.model", c.vocab);
-  std::vector<int> stream = tokenizer.encode(read_text_file(o.text_file), o.text_file);
+  std::vector<int> stream;
+  if (!o.text_file.empty()) {
+    const Tokenizer tokenizer(std::filesystem::path(o.model_dir) / "tokenizer.model", c.vocab);
+    stream = tokenizer.encode(read_text_file(o.text_file), o.text_file);
+  } else {
+    stream = read_token_file(o.tokens_file, c.vocab);
+  }
+  const std::string input = o.text_file.empty() ? o.tokens_file : o.text_file;
   if (o.max_tokens > 0 && static_cast<int>(stream.size()) > o.max_tokens) stream.resize(static_cast<std::size_t>(o.max_tokens));
   if (o.context > c.max_positions) {
     throw InputError("--context " + std::to_string(o.context) + " exceeds max_position_embeddings " +
@@ -46,10 +53,10 @@ void run_perplexity(const PerplexityOptions& o) {
   auto backend = make_backend(resolve_precision(o.precision));
   Transformer model(c, checkpoint.weights(), *backend);
   const PerplexityResult r = evaluate_perplexity(model, stream, protocol, {}, nullptr, nullptr);
-  if (r.tokens == 0) throw InputError(o.text_file + ": no token could be scored (text too short)");
+  if (r.tokens == 0) throw InputError(input + ": no token could be scored (text too short)");
 
   const nlohmann::json result = {
-      {"model", std::filesystem::absolute(o.model_dir).string()}, {"text", o.text_file},
+      {"model", std::filesystem::absolute(o.model_dir).string()}, {"input", input},
       {"precision", std::string(precision_name(backend->precision()))},
       {"protocol", {{"context", o.context}, {"stride", o.stride > 0 ? o.stride : o.context - (protocol.bos ? 1 : 0)},
                     {"bos", protocol.bos}}},
@@ -70,7 +77,9 @@ void add_perplexity_command(CLI::App& app) {
   auto o = std::make_shared<PerplexityOptions>();
   CLI::App* cmd = app.add_subcommand("perplexity", "Held-out perplexity of a text (windows of --context tokens)");
   cmd->add_option("--model", o->model_dir, "Hugging Face model directory")->required();
-  cmd->add_option("--text", o->text_file, "UTF-8 text file")->required();
+  auto* text = cmd->add_option("--text", o->text_file, "UTF-8 text file");
+  auto* tokens = cmd->add_option("--tokens", o->tokens_file, "whitespace-separated token ids (the stream, no BOS)");
+  text->excludes(tokens);
   cmd->add_option("--out", o->out, "write the result (with per-token NLL) as JSON here");
   cmd->add_option("--context", o->context, "tokens per window, including BOS")->check(CLI::Range(2, 1 << 20))->capture_default_str();
   cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")->check(CLI::Range(1, 1 << 20));
@@ -78,7 +87,10 @@ void add_perplexity_command(CLI::App& app) {
   cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text")->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
   add_precision_option(*cmd, o->precision);
-  cmd->callback([o] { run_perplexity(*o); });
+  cmd->callback([o, text, tokens] {
+    if (text->count() + tokens->count() != 1) throw InputError("perplexity: exactly one of --text or --tokens is required");
+    run_perplexity(*o);
+  });
 }
 
 }  // namespace attngeom::cli

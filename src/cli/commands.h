@@ -28,6 +28,7 @@ void add_analysis_options(CLI::App& cmd, attngeom::AnalysisSettings& settings);
 struct StoppedEarly {};
 
 void add_analyze_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_capture_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_merge_command(CLI::App& app);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(attngeom::kVersion) + " (" + attngeom::kGitCommit + ")");
   app.require_subcommand(1);
   attngeom::cli::add_analyze_command(app);
+  attngeom::cli::add_bench_command(app);
   attngeom::cli::add_capture_command(app);
   attngeom::cli::add_demo_command(app);
   attngeom::cli::add_metrics_command(app);

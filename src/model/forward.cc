@@ -1,6 +1,7 @@
 #include "model/forward.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "util/error.h"
@@ -86,9 +87,11 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
       request.topn_keys.empty()
           ? std::span<const int>()
           : std::span<const int>(request.topn_keys).subspan(static_cast<std::size_t>(l) * c.heads, c.heads);
+  const auto attention_start = std::chrono::steady_clock::now();
   causal_attention(
       shape, s_.q.data(), s_.k.data(), s_.v.data(), s_.attn_out.data(), rows,
       [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention, topn);
+  timings_.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
 
   // OutputProjection. HF: x = x + o_proj(attn_output)
   backend_.linear(s_.attn_out.data(), seq, w.o_proj, s_.proj.data());  // [seq, hidden]

@@ -34,6 +34,12 @@ struct ForwardScratch {
   void resize(const ModelConfig& config, int seq);
 };
 
+// Wall-clock seconds spent in the attention core (softmax, P V and any observer work on
+// captured rows), accumulated over forward calls; for the per-stage benchmark breakdown.
+struct ForwardTimings {
+  double attention_seconds = 0;
+};
+
 class Transformer {
  public:
   Transformer(const ModelConfig& config, const Weights& weights, LinearBackend& backend);
@@ -44,6 +50,7 @@ class Transformer {
                std::vector<float>* logits);
 
   const ModelConfig& config() const { return config_; }
+  const ForwardTimings& timings() const { return timings_; }
   Precision precision() const { return backend_.precision(); }
 
  private:
@@ -56,6 +63,7 @@ class Transformer {
   const Weights& weights_;
   LinearBackend& backend_;
   ForwardScratch s_;
+  ForwardTimings timings_;
 };
 
 }  // namespace attngeom

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""attngeom against a PyTorch eager reference on random-weight checkpoints of real shapes.
+
+  bench/run_bench.py --bin build/src/attngeom --work /big/disk/dir [--presets llama2-7b,...]
+                     [--lengths 512,1024,2048] [--precisions bf16,fp32] [--torch] [--out bench/results.csv]
+
+For each preset it generates (never downloads) a bf16 checkpoint with
+tools/make_random_checkpoint.py, runs `attngeom bench` (forward only, forward + capture,
+full analyze) per length and precision in a fresh process, and, with --torch, the eager
+reference (bench/torch_eager.py, output_attentions semantics) in bf16; then it deletes the
+checkpoint unless --keep. Results go to a CSV; the speed-up column is measured in the same
+run: torch eager seconds / attngeom forward + capture seconds at the same length.
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PY = "/usr/bin/python3"
+
+
+def run_json(cmd, timeout):
+    try:
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout)
+    except subprocess.CalledProcessError as e:
+        return {"error": (e.stderr or "").strip().splitlines()[-1:] or [f"exit {e.returncode}"]}
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout} s"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work", required=True, help="where checkpoints are generated (needs ~15 GB per 7B preset)")
+    ap.add_argument("--presets", default="llama2-7b,mistral-7b,gemma-7b,llama-1b")
+    ap.add_argument("--lengths", default="512,1024,2048")
+    ap.add_argument("--precisions", default="bf16,fp32")
+    ap.add_argument("--stages", default="forward,capture,analyze")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--tokenizer", default=None, help="tokenizer.model to copy (default: a fixture's)")
+    ap.add_argument("--torch", action="store_true", help="also time the PyTorch eager reference (bf16)")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--timeout", type=int, default=3600)
+    ap.add_argument("--out", default=os.path.join(HERE, "results.csv"))
+    args = ap.parse_args()
+    tokenizer = args.tokenizer or os.path.join(ROOT, "build", "tests", "python", "fixtures", "llama", "tokenizer.model")
+    fields = ["preset", "seq_len", "precision", "stage", "seconds", "linear_seconds", "attention_seconds",
+              "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_seconds", "speedup"]
+    rows = []
+    for preset in args.presets.split(","):
+        model = os.path.join(args.work, preset)
+        if not os.path.exists(os.path.join(model, "config.json")):
+            subprocess.run([PY, "-B", os.path.join(ROOT, "tools", "make_random_checkpoint.py"), "--preset", preset,
+                            "--dtype", "bf16", "--tokenizer", tokenizer, "--out", model, "--vocab", "32000"],
+                           check=True)
+        for seq_len in [int(x) for x in args.lengths.split(",")]:
+            eager = None
+            if args.torch:
+                eager = run_json([PY, "-B", os.path.join(HERE, "torch_eager.py"), "--model", model, "--seq-len",
+                                  str(seq_len), "--threads", str(args.threads)], args.timeout)
+                print(f"{preset} T={seq_len} torch eager: {eager}", flush=True)
+            for precision in args.precisions.split(","):
+                result = run_json([args.bin, "bench", "--model", model, "--seq-len", str(seq_len), "--precision",
+                                   precision, "--threads", str(args.threads), "--stages", args.stages], args.timeout)
+                print(f"{preset} T={seq_len} {precision}: {result}", flush=True)
+                for stage in args.stages.split(","):
+                    if "error" in result:
+                        rows.append({"preset": preset, "seq_len": seq_len, "precision": precision, "stage": stage,
+                                     "seconds": "error: " + str(result["error"])})
+                        continue
+                    s = result[stage]
+                    eager_s = eager.get("seconds") if eager and "error" not in eager else None
+                    rows.append({
+                        "preset": preset, "seq_len": seq_len, "precision": precision, "stage": stage,
+                        "seconds": f"{s['seconds']:.3f}", "linear_seconds": f"{s['linear_seconds']:.3f}",
+                        "attention_seconds": f"{s['attention_seconds']:.3f}", "other_seconds": f"{s['other_seconds']:.3f}",
+                        "linear_tflops": f"{s['linear_tflops']:.3f}",
+                        "peak_rss_gb": f"{result['peak_rss_bytes'] / 2**30:.2f}",
+                        "weights_gb": f"{result['weight_bytes'] / 2**30:.2f}",
+                        "torch_eager_seconds": f"{eager_s:.3f}" if eager_s else (str(eager.get('error')) if eager else ""),
+                        "speedup": f"{eager_s / s['seconds']:.2f}" if eager_s and stage == "capture" else ""})
+        if not args.keep:
+            shutil.rmtree(model)
+    with open(args.out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

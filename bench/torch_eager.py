@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""PyTorch eager reference forward, written like Hugging Face's eager attention path with
+output_attentions=True (every layer's full [heads, T, T] probabilities are materialised
+and returned), on the same safetensors checkpoint attngeom reads. For benchmarking only.
+
+  torch_eager.py --model DIR --seq-len T [--threads 2] [--dtype bf16|fp32]
+
+Prints one JSON line: seconds for the forward, peak RSS.
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import time
+import warnings
+
+import numpy as np
+import torch
+
+DTYPES = {"BF16": (np.int16, torch.bfloat16), "F16": (np.float16, torch.float16), "F32": (np.float32, torch.float32)}
+
+
+# Weights are read-only memory maps; torch warns about that once, harmlessly.
+warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+
+
+def load_safetensors(model_dir):
+    """{name: tensor} memory-mapped from every shard (no copy for bf16/f16/f32)."""
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    files = sorted(set(json.load(open(index))["weight_map"].values())) if os.path.exists(index) else ["model.safetensors"]
+    tensors = {}
+    for name in files:
+        raw = np.memmap(os.path.join(model_dir, name), dtype=np.uint8, mode="r")
+        n = int.from_bytes(raw[:8].tobytes(), "little")
+        header = json.loads(raw[8:8 + n].tobytes())
+        for key, spec in header.items():
+            if key == "__metadata__":
+                continue
+            np_dtype, t_dtype = DTYPES[spec["dtype"]]
+            b, e = spec["data_offsets"]
+            arr = raw[8 + n + b:8 + n + e].view(np_dtype).reshape(spec["shape"])
+            tensors[key] = torch.from_numpy(arr).view(t_dtype)
+    return tensors
+
+
+def rms_norm(x, w, eps, offset):
+    # HF: variance in fp32, then scale, then cast back.
+    xf = x.float()
+    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+    return (xf * (offset + w.float())).to(x.dtype)
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def forward(cfg, w, tokens, dtype):
+    mt = cfg["model_type"]
+    hidden, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+    kv_heads = cfg.get("num_key_value_heads", heads)
+    d = cfg.get("head_dim") or hidden // heads
+    eps = cfg.get("rms_norm_eps", 1e-6)
+    offset = 1.0 if mt == "gemma" else 0.0
+    t = tokens.shape[0]
+    x = w["model.embed_tokens.weight"][tokens].to(dtype)
+    if mt == "gemma":
+        x = x * torch.tensor(hidden ** 0.5, dtype=dtype)
+    inv_freq = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, d, 2).float() / d))
+    freqs = torch.outer(torch.arange(t).float(), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
+    mask = torch.full((t, t), float("-inf")).triu(1)
+    window = cfg.get("sliding_window")
+    if mt == "mistral" and window:
+        mask = mask + torch.full((t, t), float("-inf")).tril(-window)
+    mask = mask.to(dtype)
+    act = torch.nn.functional.silu if mt != "gemma" else (lambda g: torch.nn.functional.gelu(g, approximate="tanh"))
+    attentions = []
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        h = rms_norm(x, w[p + "input_layernorm.weight"], eps, offset)
+        q = (h @ w[p + "self_attn.q_proj.weight"].to(dtype).T).view(t, heads, d).transpose(0, 1)
+        k = (h @ w[p + "self_attn.k_proj.weight"].to(dtype).T).view(t, kv_heads, d).transpose(0, 1)
+        v = (h @ w[p + "self_attn.v_proj.weight"].to(dtype).T).view(t, kv_heads, d).transpose(0, 1)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k = k.repeat_interleave(heads // kv_heads, dim=0)  # HF repeat_kv
+        v = v.repeat_interleave(heads // kv_heads, dim=0)
+        scores = q @ k.transpose(1, 2) / math.sqrt(d) + mask
+        probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(dtype)
+        attentions.append(probs)  # output_attentions=True keeps every layer's [H, T, T]
+        o = (probs @ v).transpose(0, 1).reshape(t, heads * d)
+        x = x + o @ w[p + "self_attn.o_proj.weight"].to(dtype).T
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps, offset)
+        g = h @ w[p + "mlp.gate_proj.weight"].to(dtype).T
+        u = h @ w[p + "mlp.up_proj.weight"].to(dtype).T
+        x = x + (act(g) * u) @ w[p + "mlp.down_proj.weight"].to(dtype).T
+    return x, attentions
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--seq-len", type=int, required=True)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--dtype", choices=["bf16", "fp32"], default="bf16")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    cfg = json.load(open(os.path.join(args.model, "config.json")))
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
+    weights = load_safetensors(args.model)
+    tokens = torch.randint(0, cfg["vocab_size"], (args.seq_len,), generator=torch.Generator().manual_seed(7))
+    with torch.inference_mode():
+        start = time.perf_counter()
+        forward(cfg, weights, tokens, dtype)
+        seconds = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"seconds": seconds, "peak_rss_bytes": rss, "dtype": args.dtype, "torch": torch.__version__}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+// attngeom bench: seconds per sequence of one model at one length and precision, by
+// stage: forward only, forward + capture of the last row (attention rows and values
+// copied out, nothing computed on them), and full analyze (the geometry on every head).
+// Prints one JSON object; bench/run_bench.py drives it across models, lengths and
+// precisions, each in a fresh process so peak RSS is per configuration.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/row_fields.h"
+#include "analysis/sequence_analyzer.h"
+#include "cli/commands.h"
+#include "io/checkpoint.h"
+#include "model/forward.h"
+#include "util/error.h"
+
+namespace attngeom::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Times every linear layer and counts its FLOPs (2 * rows * in * out).
+class TimedBackend final : public LinearBackend {
+ public:
+  explicit TimedBackend(std::unique_ptr<LinearBackend> inner) : inner_(std::move(inner)) {}
+  Precision precision() const override { return inner_->precision(); }
+  void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) override {
+    const auto start = Clock::now();
+    inner_->linear(x, rows, w, y);
+    seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    flops += 2.0 * static_cast<double>(rows) * static_cast<double>(w.rows) * static_cast<double>(w.cols);
+  }
+  double seconds = 0;
+  double flops = 0;
+
+ private:
+  std::unique_ptr<LinearBackend> inner_;
+};
+
+// Copies what it is given, as any capture consumer must at least do.
+class CopyingObserver final : public ForwardObserver {
+ public:
+  CopyingObserver(const ModelConfig& c, int seq, std::size_t rows)
+      : values_(static_cast<std::size_t>(c.kv_dim()) * seq), probs_(static_cast<std::size_t>(c.heads) * rows * seq),
+        rows_(rows), seq_(seq) {}
+  void on_values(int, const float* values) override { std::copy_n(values, values_.size(), values_.data()); }
+  void on_attention(int, int head, const float* probs) override {
+    std::copy_n(probs, rows_ * seq_, probs_.data() + static_cast<std::size_t>(head) * rows_ * seq_);
+  }
+
+ private:
+  std::vector<float> values_, probs_;
+  std::size_t rows_;
+  std::size_t seq_;
+};
+
+struct BenchFlags {
+  std::string model_dir;
+  int seq_len = 1024;
+  int repeats = 1;
+  std::string precision = "auto";
+  std::string stages = "forward,capture,analyze";
+  int threads = 0;
+};
+
+struct StageResult {
+  double seconds = 0;           // per sequence
+  double linear_seconds = 0;    // per sequence
+  double attention_seconds = 0; // per sequence
+  double linear_tflops = 0;
+};
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand("bench", "Time forward, capture and analyze on random tokens (prints JSON)");
+  cmd->add_option("--model", f->model_dir, "Hugging Face model directory")->required();
+  cmd->add_option("--seq-len", f->seq_len, "tokens per sequence")->check(CLI::Range(2, 1 << 20))->capture_default_str();
+  cmd->add_option("--repeats", f->repeats, "timed sequences per stage (after one warm-up)")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--stages", f->stages, "comma-separated subset of forward,capture,analyze")->capture_default_str();
+  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  add_precision_option(*cmd, f->precision);
+  cmd->callback([f] {
+    apply_thread_count(f->threads);
+    const Checkpoint checkpoint(f->model_dir);
+    const ModelConfig& c = checkpoint.config();
+    if (f->seq_len > c.max_positions) throw InputError("--seq-len exceeds max_position_embeddings");
+    TimedBackend backend(make_backend(resolve_precision(f->precision)));
+    Transformer model(c, checkpoint.weights(), backend);
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> token(0, c.vocab - 1);
+    std::vector<int> tokens(static_cast<std::size_t>(f->seq_len));
+    for (int& t : tokens) t = token(rng);
+    tokens[0] = c.bos_token_id;
+
+    ForwardRequest request;
+    for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
+    request.capture_rows = {f->seq_len - 1};
+    const RecordSchema schema = make_record_schema(static_cast<std::size_t>(f->seq_len), false);
+    SequenceAnalyzer analyzer(c, schema, geometry::RowAnalysisOptions{});
+    CopyingObserver copier(c, f->seq_len, 1);
+
+    nlohmann::json out = {{"model", f->model_dir}, {"seq_len", f->seq_len},
+                          {"precision", std::string(precision_name(backend.precision()))},
+                          {"weight_bytes", checkpoint.weight_bytes()}};
+    const auto run_stage = [&](const std::string& stage) {
+      ForwardObserver* observer = stage == "forward" ? nullptr : stage == "capture" ? static_cast<ForwardObserver*>(&copier)
+                                                                                    : &analyzer;
+      StageResult r;
+      for (int rep = 0; rep <= f->repeats; ++rep) {  // rep 0 warms up (primitive creation, page faults)
+        if (stage == "analyze") analyzer.begin(0, tokens, request.capture_rows);
+        const double linear0 = backend.seconds, flops0 = backend.flops, attn0 = model.timings().attention_seconds;
+        const auto start = Clock::now();
+        model.forward(tokens, request, observer, nullptr);
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (rep == 0) continue;
+        r.seconds += seconds / f->repeats;
+        r.linear_seconds += (backend.seconds - linear0) / f->repeats;
+        r.attention_seconds += (model.timings().attention_seconds - attn0) / f->repeats;
+        r.linear_tflops = (backend.flops - flops0) / (backend.seconds - linear0) * 1e-12;
+      }
+      out[stage] = {{"seconds", r.seconds}, {"linear_seconds", r.linear_seconds},
+                    {"attention_seconds", r.attention_seconds}, {"linear_tflops", r.linear_tflops},
+                    {"other_seconds", r.seconds - r.linear_seconds - r.attention_seconds}};
+    };
+    std::stringstream stages(f->stages);
+    for (std::string stage; std::getline(stages, stage, ',');) {
+      if (stage != "forward" && stage != "capture" && stage != "analyze") {
+        throw InputError("--stages: unknown stage '" + stage + "' (forward, capture, analyze)");
+      }
+      run_stage(stage);
+    }
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    out["peak_rss_bytes"] = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+    std::printf("%s\n", out.dump().c_str());
+  });
+}
+
+}  // namespace attngeom::cli

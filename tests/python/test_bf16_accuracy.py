@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The bf16 fast path against the fp32 reference path, on every fixture.
+
+  test_bf16_accuracy.py --bin PATH/attngeom --fixtures DIR
+
+Tolerances come from bf16's unit roundoff u = 2^-9 (round to nearest even) and the
+reduction sizes, not from constants:
+- layer 0 values, elementwise and rigorous: a K-term product whose inputs are rounded to
+  bf16 (activations always; weights too unless stored as bf16) is off by at most
+  (r_x + r_w + r_x r_w) * sum_k |h_k| |W_jk|, with r = u for a rounded operand and 0 for an
+  exact one, plus the fp32 path's own error (K * 2^-24 relative to the same sum);
+- deeper tensors, normwise: rounding errors of independent terms add like a random walk,
+  so (Higham & Mary's probabilistic bound) an element is off by at most
+  lambda (r_x + r_w) sqrt(sum_k (h_k W_jk)^2) with probability 1 - O(exp(-lambda^2 / 2));
+  lambda = 6. Its norm over layer 0's values relative to ||v|| is eps_0, the error one
+  layer's inputs carry; each later layer adds at most that much again through its four
+  rounded products between captures (q/k/v, o, gate/up, down), so layer l (and the logits,
+  after L layers) must stay within (l + 1) * 4 * eps_0;
+Attention probabilities are printed, not asserted: a derived bound needs the score
+scale |q||k|/sqrt(d), which the dump does not carry, and the score range read back from
+the probabilities makes the bound exceed 1 (vacuous) on these fixtures.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import reference_forward as ref  # noqa: E402
+import st_reader  # noqa: E402
+
+U = 2.0 ** -9
+U32 = 2.0 ** -24
+LAMBDA = 6.0
+
+
+def dump(binary, model_dir, out, precision):
+    harness.capture(binary, model_dir, out, "--queries", "all", "--logits", "--max-tokens", "200",
+                    "--precision", precision)
+    return st_reader.read(out)[0]
+
+
+def check_fixture(binary, model_dir, tmp, failures):
+    name = os.path.basename(model_dir)
+    fp32 = dump(binary, model_dir, os.path.join(tmp, name + ".fp32.safetensors"), "fp32")
+    bf16 = dump(binary, model_dir, os.path.join(tmp, name + ".bf16.safetensors"), "bf16")
+    model = ref.Model(model_dir)
+    stored_bf16 = model.cfg.get("torch_dtype") == "bfloat16"
+    r_w = 0.0 if stored_bf16 else U
+
+    # Layer 0 values: the rigorous elementwise bound.
+    tokens = fp32["tokens"].astype(np.int64)
+    x = model.weight("model.embed_tokens.weight")[tokens] * model.embed_scale
+    h = ref.rms_norm(x, model.weight("model.layers.0.input_layernorm.weight"), model.eps, model.norm_offset)
+    w_v = model.weight("model.layers.0.self_attn.v_proj.weight")
+    magnitude = np.abs(h) @ np.abs(w_v).T  # [T, kv_heads*D]
+    T, kv, D = fp32["layers.0.values"].shape[1], model.kv_heads, model.head_dim
+    bound = ((U + r_w + U * r_w) + h.shape[1] * 2 * U32) * magnitude
+    bound = bound.reshape(T, kv, D).transpose(1, 0, 2)
+    diff0 = np.abs(bf16["layers.0.values"].astype(np.float64) - fp32["layers.0.values"])
+    ratio0 = float((diff0 / np.maximum(bound, 1e-30)).max())
+    if ratio0 > 1.0:
+        failures.append(f"{name}: layer 0 values exceed the elementwise bound (max ratio {ratio0:.3f})")
+    random_walk = LAMBDA * (U + r_w) * np.sqrt((h ** 2) @ (w_v ** 2).T)
+    eps0 = float(np.linalg.norm(random_walk) / np.linalg.norm(fp32["layers.0.values"]))
+
+    rows = []
+    for layer in range(model.layers):
+        v32 = fp32[f"layers.{layer}.values"].astype(np.float64)
+        dv = np.linalg.norm(bf16[f"layers.{layer}.values"] - v32) / np.linalg.norm(v32)
+        tol_v = (layer + 1) * 4 * eps0
+        p32 = fp32[f"layers.{layer}.attn"].astype(np.float64)
+        dp = float(np.abs(bf16[f"layers.{layer}.attn"] - p32).max())
+        rows.append((layer, dv, tol_v, dp))
+        if dv > tol_v:
+            failures.append(f"{name}: layer {layer} values rel error {dv:.3e} > {tol_v:.3e}")
+    l32 = fp32["logits"].astype(np.float64)
+    dl = np.linalg.norm(bf16["logits"] - l32) / np.linalg.norm(l32)
+    tol_l = (model.layers + 1) * 4 * eps0
+    if dl > tol_l:
+        failures.append(f"{name}: logits rel error {dl:.3e} > {tol_l:.3e}")
+    print(f"{name}: weights {'bf16' if stored_bf16 else 'rounded to bf16'}; layer-0 values within "
+          f"{ratio0:.2f} of the elementwise bound; eps_0 = {eps0:.2e}; logits rel {dl:.2e} (tol {tol_l:.2e})")
+    for layer, dv, tol_v, dp in rows:
+        print(f"  layer {layer}: values rel {dv:.2e} (tol {tol_v:.2e})   attention max abs {dp:.2e} (reported)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--fixtures", required=True)
+    args = ap.parse_args()
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="attngeom-bf16-") as tmp:
+        for name in ("llama", "mistral", "gemma"):
+            check_fixture(args.bin, os.path.join(args.fixtures, name), tmp, failures)
+    for f in failures:
+        print("FAIL", f)
+    print(f"bf16 vs fp32: {'FAILED' if failures else 'passed'} ({len(failures)} failures)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
