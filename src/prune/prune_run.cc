@@ -154,14 +154,14 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
   };
   for (const Strategy& strategy : s.strategies) {
     std::vector<std::uint64_t> seeds = {0};
-    if (strategy.kind == StrategyKind::kRandom) {
+    if (strategy.seeded()) {
       seeds.clear();
       for (int i = 0; i < s.seeds; ++i) seeds.push_back(s.seed + static_cast<std::uint64_t>(i));
     }
     for (const std::uint64_t seed : seeds) {
       const std::vector<double> score = importance(strategy, *table, s.type_order, seed);
-      const bool random = strategy.kind == StrategyKind::kRandom;
-      write_head_scores(scores_dir, random ? "random-seed" + std::to_string(seed) : strategy.name(), score, grid);
+      const std::string file = strategy.seeded() ? strategy.name() + "-seed" + std::to_string(seed) : strategy.name();
+      write_head_scores(scores_dir, file, score, grid);
       const std::vector<int> order = masking_order(score);
       for (const double fraction : s.fractions) {
         add_row(strategy.name(), seed, fraction, gates_masking_first(order, heads_for_fraction(fraction, grid.count())));

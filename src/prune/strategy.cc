@@ -94,16 +94,18 @@ std::vector<double> importance(const Strategy& strategy, const HeadTable& t, con
   const int n = t.grid.count();
   std::vector<double> score(static_cast<std::size_t>(n));
   switch (strategy.kind) {
-    case StrategyKind::kType:
-      // Type rank dominates; within a type deeper layers score lower (masked first).
-      for (int i = 0; i < n; ++i) {
-        const auto rank = std::find(type_order.begin(), type_order.end(), t.label[static_cast<std::size_t>(i)]);
+    case StrategyKind::kType: {
+      // The type's rank dominates; the taxonomy says nothing within a type, so heads of
+      // one type are exchangeable: the seeded permutation orders them.
+      const std::vector<int> perm = seeded_permutation(n, seed);
+      for (int pos = 0; pos < n; ++pos) {
+        const auto i = static_cast<std::size_t>(perm[static_cast<std::size_t>(pos)]);
+        const auto rank = std::find(type_order.begin(), type_order.end(), t.label[i]);
         ATTNGEOM_CHECK(rank != type_order.end());
-        const int layer = i / t.grid.heads;
-        score[static_cast<std::size_t>(i)] =
-            static_cast<double>(rank - type_order.begin()) * t.grid.layers + (t.grid.layers - 1 - layer);
+        score[i] = static_cast<double>(rank - type_order.begin()) * n + pos;
       }
       break;
+    }
     case StrategyKind::kRandom: {
       const std::vector<int> perm = seeded_permutation(n, seed);
       for (int pos = 0; pos < n; ++pos) score[static_cast<std::size_t>(perm[static_cast<std::size_t>(pos)])] = pos;

@@ -13,7 +13,7 @@
 namespace attngeom::prune {
 
 enum class StrategyKind {
-  kType,     // taxonomy order (type_order), deeper layers first within a type
+  kType,     // taxonomy order (type_order); a seeded random order within each type
   kRandom,   // a seeded random permutation
   kEntropy,  // highest normalised entropy first (diffuse heads)
   kSink,     // highest sink mass a_0 first (dormant heads)
@@ -23,8 +23,9 @@ enum class StrategyKind {
 
 struct Strategy {
   StrategyKind kind = StrategyKind::kType;
-  bool reversed = false;  // "-rev" suffix: the opposite order (deterministic strategies only)
+  bool reversed = false;  // "-rev" suffix: the opposite order (not for random)
   std::string name() const;  // the CLI / CSV identifier, e.g. "entropy", "sink-rev"
+  bool seeded() const { return kind == StrategyKind::kType || kind == StrategyKind::kRandom; }
 };
 
 // "type,random,entropy,sink,last,fscore" (any subset, each at most once; "-rev" reverses
@@ -36,8 +37,9 @@ std::vector<Strategy> parse_strategies(const std::string& list);
 std::vector<std::string> default_type_order();
 std::vector<std::string> parse_type_order(const std::string& list);  // throws InputError
 
-// Importance per head [layers, heads] (higher: masked later). `seed` is used by
-// kRandom only.
+// Importance per head [layers, heads] (higher: masked later). `seed` is used by the
+// seeded strategies: kRandom, and kType within a type (the same permutation as kRandom
+// with that seed, so type and random orders of one seed are paired).
 std::vector<double> importance(const Strategy& strategy, const HeadTable& table,
                                const std::vector<std::string>& type_order, std::uint64_t seed);
 

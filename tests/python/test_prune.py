@@ -15,7 +15,8 @@ perplexity     perplexity, KL and top-1 of unmasked and masked models equal exp(
 random_seeds   the same seeds give byte-identical pruning.csv rows and score files; a run
                starting at another seed reproduces the shared seed's rows; seeds differ.
 strategies     all orders on an analyze run of a fixture: CSV layout, masked sets in the
-               documented order recomputed here from heads.csv, score exports, fraction 0
+               documented order recomputed here from heads.csv (type: the random order
+               of the same seed grouped by type), score exports, fraction 0
                = the unmasked model, the top-N allocations and budget curve (budget =
                context is the unmodified model, top-N perplexity matches the reference),
                and the regenerated report.
@@ -322,35 +323,41 @@ def check_random_seeds(binary, fx, tmp):
           f"masked sets at 0.5: {half}")
 
 
-def expected_order(strategy, heads, L):
-    """Masking order recomputed from heads.csv (docs/prune.md), as flat indices."""
-    base, rev = (strategy[:-4], -1) if strategy.endswith("-rev") else (strategy, 1)
-
-    def key(r):
-        i = int(r["layer"]) * H + int(r["head"])
-        if base == "type":
-            score = TYPE_ORDER.index(r["label"]) * L + (L - 1 - int(r["layer"]))
-        else:
-            col, sign = {"entropy": ("entropy", -1), "sink": ("sink_mass", -1), "last": ("last_mass", 1),
-                         "fscore": ("f_small", 1)}[base]
-            score = sign * float(r[col])
-        score *= rev
-        return (math.isnan(score), score if not math.isnan(score) else 0.0, i)
+def expected_order(strategy, heads, random_order=None):
+    """Masking order recomputed from heads.csv (docs/prune.md), as flat indices. `type`:
+    the random order of the same seed (`random_order`), stably grouped by type rank."""
     H = max(int(r["head"]) for r in heads) + 1
-    return [int(r["layer"]) * H + int(r["head"]) for r in sorted(heads, key=key)]
+    flat = {int(r["layer"]) * H + int(r["head"]): r for r in heads}
+    if strategy == "type":
+        return sorted(random_order, key=lambda i: TYPE_ORDER.index(flat[i]["label"]))
+    base, rev = (strategy[:-4], -1) if strategy.endswith("-rev") else (strategy, 1)
+    col, sign = {"entropy": ("entropy", -1), "sink": ("sink_mass", -1), "last": ("last_mass", 1),
+                 "fscore": ("f_small", 1)}[base]
+
+    def key(i):
+        score = rev * sign * float(flat[i][col])
+        return (math.isnan(score), score if not math.isnan(score) else 0.0, i)
+    return sorted(flat, key=key)
+
+
+def ascending(npy):
+    """Flat indices by ascending score, ties to the lower index, NaN last."""
+    flat = npy.ravel()
+    return sorted(range(flat.size), key=lambda i: (np.isnan(flat[i]), 0 if np.isnan(flat[i]) else flat[i], i))
 
 
 def check_strategies(binary, fx, tmp):
     scores = analyze_run(binary, fx, tmp)
-    # The fixture's heads are all one type; give them every label (deterministically) so
-    # that the type order is exercised across types and depths.
+    # The fixture's heads are all one type; give them every label, in uneven numbers (3
+    # unclassified: the seed picks which 2 go at fraction 0.25), so that the type order
+    # is exercised across types and within one.
     path = os.path.join(scores, "heads.csv")
     heads = read_csv(path)
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(heads[0].keys()), lineterminator="\n")
         w.writeheader()
         for i, r in enumerate(heads):
-            r["label"] = TYPE_ORDER[(5 * i + 1) % 4]
+            r["label"] = TYPE_ORDER[[0, 1, 0, 2, 3, 0, 1, 3][i % 8]]
             w.writerow(r)
     data = write_text(os.path.join(tmp, "held.txt"), corpus_lines(2)[1])
     context, max_tokens = 48, 120
@@ -372,8 +379,9 @@ def check_strategies(binary, fx, tmp):
     if header != PRUNE_COLUMNS:
         fail(f"{fx.name}: pruning.csv columns {header}")
     rows = read_csv(os.path.join(scores, "pruning.csv"))
-    if len(rows) != (len(strategies) + 2) * 3:
-        fail(f"{fx.name}: {len(rows)} pruning rows, expected {(len(strategies) + 2) * 3}")
+    seeds = {s: [0, 1, 2] if s in ("type", "random") else [0] for s in strategies}
+    if len(rows) != sum(len(v) for v in seeds.values()) * 3:
+        fail(f"{fx.name}: {len(rows)} pruning rows, expected {sum(len(v) for v in seeds.values()) * 3}")
     for r, j in zip(rows, record["pruning"]):
         f = float(r["fraction"])
         if int(r["heads_masked"]) != math.floor(f * n + 0.5) or len(j["masked"]) != int(r["heads_masked"]):
@@ -381,24 +389,25 @@ def check_strategies(binary, fx, tmp):
         if f == 0 and not (float(r["ppl"]) == ref["ppl"] and float(r["kl"]) == 0 and float(r["top1"]) == 1):
             fail(f"{fx.name}: fraction 0 of {r['strategy']} is not the unmasked model: {r}")
     names = {(int(x["layer"]) * fx.H + int(x["head"])): f"{x['layer']}-{x['head']}" for x in heads}
-    for strategy in [s for s in strategies if s != "random"]:
-        order = expected_order(strategy, heads, fx.L)
-        for j in record["pruning"]:
-            if j["strategy"] == strategy:
-                want = sorted(names[i] for i in order[:j["heads_masked"]])
-                if sorted(j["masked"]) != want:
-                    fail(f"{fx.name}: {strategy} at {j['fraction']} masked {sorted(j['masked'])}, expected {want}")
-        npy = np.load(os.path.join(scores, "head_scores", strategy + ".npy"))
-        tsv = np.loadtxt(os.path.join(scores, "head_scores", strategy + ".tsv"), ndmin=2)
-        js = json.load(open(os.path.join(scores, "head_scores", strategy + ".json")))
-        if npy.shape != (fx.L, fx.H) or not np.array_equal(npy, tsv, equal_nan=True) or \
-                len(js) != n or any(js[f"{l}-{h}"] != npy[l, h] for l in range(fx.L) for h in range(fx.H)
-                                    if np.isfinite(npy[l, h])):
-            fail(f"{fx.name}: head_scores/{strategy}.* disagree or have the wrong shape")
-        flat = npy.ravel()
-        got_order = sorted(range(n), key=lambda i: (np.isnan(flat[i]), 0 if np.isnan(flat[i]) else flat[i], i))
-        if got_order != order:
-            fail(f"{fx.name}: ascending head_scores/{strategy}.npy is not the masking order")
+    for strategy in strategies:
+        for seed in seeds[strategy]:
+            name = f"{strategy}-seed{seed}" if strategy in ("type", "random") else strategy
+            npy = np.load(os.path.join(scores, "head_scores", name + ".npy"))
+            tsv = np.loadtxt(os.path.join(scores, "head_scores", name + ".tsv"), ndmin=2)
+            js = json.load(open(os.path.join(scores, "head_scores", name + ".json")))
+            if npy.shape != (fx.L, fx.H) or not np.array_equal(npy, tsv, equal_nan=True) or \
+                    len(js) != n or any(js[f"{l}-{h}"] != npy[l, h] for l in range(fx.L) for h in range(fx.H)
+                                        if np.isfinite(npy[l, h])):
+                fail(f"{fx.name}: head_scores/{name}.* disagree or have the wrong shape")
+            random_order = ascending(np.load(os.path.join(scores, "head_scores", f"random-seed{seed}.npy")))
+            order = random_order if strategy == "random" else expected_order(strategy, heads, random_order)
+            if ascending(npy) != order:
+                fail(f"{fx.name}: ascending head_scores/{name}.npy is not the documented order")
+            for j in record["pruning"]:
+                if j["strategy"] == strategy and j["seed"] == seed:
+                    want = sorted(names[i] for i in order[:j["heads_masked"]])
+                    if sorted(j["masked"]) != want:
+                        fail(f"{fx.name}: {name} at {j['fraction']} masked {sorted(j['masked'])}, expected {want}")
     print(f"{fx.name}: {len(rows)} pruning rows; masked sets follow the documented orders; "
           f"labels {sorted(set(h['label'] for h in heads))}")
     for r in rows:

@@ -41,7 +41,6 @@ TEST(PruneOrder, StrategyDirectionsFollowTheDocs) {
   t.sink_mass = {0.2, 0.8, 0.1, 0.6};
   t.last_mass = {0.3, 0.05, 0.6, 0.2};
   t.f_small = {0.4, 0.9, kNan, 0.1};
-  t.label = {"retriever", "mixer", "mixer", "unclassified"};
   const auto order = [&](const std::string& name) {
     return masking_order(importance(parse_strategies(name)[0], t, default_type_order(), 0));
   };
@@ -50,10 +49,25 @@ TEST(PruneOrder, StrategyDirectionsFollowTheDocs) {
   EXPECT_EQ(order("sink"), (std::vector<int>{1, 3, 0, 2}));         // most sink mass first
   EXPECT_EQ(order("last"), (std::vector<int>{1, 3, 0, 2}));         // least a_L first
   EXPECT_EQ(order("fscore"), (std::vector<int>{3, 0, 1, 2}));       // lowest F first, NaN last
-  EXPECT_EQ(order("type"), (std::vector<int>{3, 2, 1, 0}));         // unclassified, mixers (deeper first), retriever
-  EXPECT_EQ(masking_order(importance(parse_strategies("type")[0], t,
-                                     parse_type_order("retriever,mixer,reset,unclassified"), 0)),
-            (std::vector<int>{0, 2, 1, 3}));
+}
+
+TEST(PruneOrder, TypeIsTheSeedsRandomOrderStablyGroupedByType) {
+  HeadTable t;
+  t.grid = {3, 4};
+  t.label = {"retriever", "mixer", "mixer", "unclassified", "reset", "mixer",
+             "retriever", "unclassified", "reset", "mixer", "unclassified", "retriever"};
+  for (const std::string& order_text : {std::string("unclassified,mixer,reset,retriever"),
+                                        std::string("retriever,reset,mixer,unclassified")}) {
+    const std::vector<std::string> type_order = parse_type_order(order_text);
+    for (std::uint64_t seed = 0; seed < 5; ++seed) {
+      std::vector<int> want = masking_order(importance(parse_strategies("random")[0], t, type_order, seed));
+      std::stable_sort(want.begin(), want.end(), [&](int a, int b) {
+        const auto rank = [&](int i) { return std::find(type_order.begin(), type_order.end(), t.label[i]) - type_order.begin(); };
+        return rank(a) < rank(b);
+      });
+      EXPECT_EQ(masking_order(importance(parse_strategies("type")[0], t, type_order, seed)), want) << order_text << " " << seed;
+    }
+  }
 }
 
 TEST(PruneOrder, SeededPermutationIsPinnedAndSeedDependent) {

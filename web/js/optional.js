@@ -61,7 +61,7 @@ function pruningSection() {
       ],
     },
     resolve: { scale: { y: 'independent' } },
-  }, '<strong>Line</strong>: mean over seeds; <strong>band</strong>: min\u2013max over seeds (only orders with several seeds, i.e. random). ' +
+  }, '<strong>Line</strong>: mean over seeds; <strong>band</strong>: min\u2013max over seeds (only orders with several seeds, e.g. random). ' +
     'Perplexity and KL: lower is better; top-1 agreement with the unpruned model: higher is better.',
   'The pruning table has no defined value.');
 }
