@@ -34,6 +34,7 @@ void add_demo_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_metrics_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
+void add_prune_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 

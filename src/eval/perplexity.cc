@@ -16,7 +16,7 @@ void log_softmax(std::span<const float> logits, std::span<float> out) {
 }
 
 PerplexityResult evaluate_perplexity(Transformer& model, std::span<const int> stream, const PerplexityProtocol& p,
-                                     std::span<const float> head_gates, const ScoredDistributions* reference,
+                                     const HeadEdits& edits, const ScoredDistributions* reference,
                                      ScoredDistributions* keep) {
   ATTNGEOM_CHECK(p.context >= 2);
   const int vocab = model.config().vocab;
@@ -31,7 +31,8 @@ PerplexityResult evaluate_perplexity(Transformer& model, std::span<const int> st
     keep->log_probs.clear();
   }
   ForwardRequest request;
-  request.head_gates.assign(head_gates.begin(), head_gates.end());
+  request.head_gates.assign(edits.gates.begin(), edits.gates.end());
+  request.topn_keys.assign(edits.topn_keys.begin(), edits.topn_keys.end());
   std::vector<int> tokens;
   std::vector<float> logits;
   std::vector<float> row(static_cast<std::size_t>(vocab));

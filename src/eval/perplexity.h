@@ -39,10 +39,17 @@ struct PerplexityResult {
   std::vector<double> nll;       // [tokens]
 };
 
+// How the evaluated model differs from the checkpoint, both [layers, heads], empty: no
+// change (see ForwardRequest): head output gates (0 removes a head) and top-N key limits.
+struct HeadEdits {
+  std::span<const float> gates;
+  std::span<const int> topn_keys;
+};
+
 // Runs the protocol. When `keep` is non-null the per-token distributions are stored
 // there (to serve as a later reference). `reference` (may be null) gives KL and top-1.
 PerplexityResult evaluate_perplexity(Transformer& model, std::span<const int> stream, const PerplexityProtocol& protocol,
-                                     std::span<const float> head_gates, const ScoredDistributions* reference,
+                                     const HeadEdits& edits, const ScoredDistributions* reference,
                                      ScoredDistributions* keep);
 
 // log_softmax of one logits row, in double for the normaliser.

@@ -75,6 +75,7 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   apply_rope(s_.k.data(), seq, c.kv_heads, c.head_dim, s_.rope);
 
   // DotSoftmaxWeightedSum. HF eager: softmax(q k^T / sqrt(d) + mask) v, per head, GQA via repeat_kv.
+  // Optional edits (no HF counterpart; SPEC section 7): per-head top-N keys, per-head output gates.
   const AttentionShape shape{seq, c.heads, c.kv_heads, c.head_dim, c.sliding_window,
                              1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   const std::span<const int> rows = captured ? std::span<const int>(request.capture_rows) : std::span<const int>();
@@ -82,10 +83,14 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
       request.head_gates.empty()
           ? std::span<const float>()
           : std::span<const float>(request.head_gates).subspan(static_cast<std::size_t>(l) * c.heads, c.heads);
+  const std::span<const int> topn =
+      request.topn_keys.empty()
+          ? std::span<const int>()
+          : std::span<const int>(request.topn_keys).subspan(static_cast<std::size_t>(l) * c.heads, c.heads);
   const auto attention_start = std::chrono::steady_clock::now();
   causal_attention(
       shape, s_.q.data(), s_.k.data(), s_.v.data(), s_.attn_out.data(), rows,
-      [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention);
+      [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention, topn);
   timings_.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
 
   // OutputProjection. HF: x = x + o_proj(attn_output)
@@ -121,6 +126,8 @@ void Transformer::forward(std::span<const int> tokens, const ForwardRequest& req
   ATTNGEOM_CHECK(!tokens.empty());
   ATTNGEOM_CHECK(request.head_gates.empty() ||
                  request.head_gates.size() == static_cast<std::size_t>(config_.layers) * config_.heads);
+  ATTNGEOM_CHECK(request.topn_keys.empty() ||
+                 request.topn_keys.size() == static_cast<std::size_t>(config_.layers) * config_.heads);
   s_.resize(config_, static_cast<int>(tokens.size()));
   embed(tokens);
   for (int l = 0; l < config_.layers; ++l) layer(l, request, observer);

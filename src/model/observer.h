@@ -11,6 +11,7 @@ struct ForwardRequest {
   std::vector<int> capture_rows;    // ascending query positions to capture
   std::vector<int> logit_rows;      // positions whose logits are computed (any order)
   std::vector<float> head_gates;    // [layers, heads] output gates; empty: all ones
+  std::vector<int> topn_keys;       // [layers, heads] keys kept per query (top-N, renormalised); 0 or empty: all
 };
 
 class ForwardObserver {

@@ -18,11 +18,31 @@ void AttentionScratch::reserve(int threads, int seq, std::size_t rows) {
   if (captured.size() < rows * seq * threads) captured.resize(rows * seq * threads);
 }
 
+void keep_top_n(float* probs, int count, int n, int* order) {
+  if (n <= 0 || n >= count) return;
+  // Strict total order: larger probability first, then the lower index.
+  const auto before = [probs](int a, int b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); };
+  for (int i = 0; i < count; ++i) order[i] = i;
+  std::nth_element(order, order + (n - 1), order + count, before);
+  // Key i is kept iff it is not ordered after the n-th key (value, index) = (last_p, last_i).
+  const int last_i = order[n - 1];
+  const float last_p = probs[last_i];
+  const auto kept = [&](int i) { return probs[i] > last_p || (probs[i] == last_p && i <= last_i); };
+  double sum = 0;
+  for (int i = 0; i < count; ++i) {
+    if (kept(i)) sum += probs[i];
+  }
+  for (int i = 0; i < count; ++i) {  // decides i from its own, not yet rescaled, value
+    probs[i] = kept(i) ? static_cast<float>(probs[i] / sum) : 0.0f;
+  }
+}
+
 namespace {
 
-// One head: all query blocks, softmax, P V, and copies of the captured rows.
+// One head: all query blocks, softmax (then top-N when topn > 0), P V, and copies of
+// the captured rows.
 void attend_one_head(const AttentionShape& s, int head, const float* q, const float* k, const float* v, float* out,
-                     std::span<const int> capture_rows, float* scores, float* captured) {
+                     std::span<const int> capture_rows, int topn, float* scores, float* captured, int* order) {
   const int d = s.head_dim;
   const int kv = head / (s.heads / s.kv_heads);
   const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * d;
@@ -47,6 +67,7 @@ void attend_one_head(const AttentionShape& s, int head, const float* q, const fl
       const int hi = i - key0 + 1;  // exclusive
       std::fill(row, row + lo, 0.0f);
       softmax_row(row + lo, hi - lo);
+      if (topn > 0) keep_top_n(row + lo, hi - lo, topn, order);
       std::fill(row + hi, row + keys, 0.0f);
       if (next_capture < capture_rows.size() && capture_rows[next_capture] == i) {
         float* dst = captured + next_capture * static_cast<std::size_t>(s.seq);
@@ -66,11 +87,15 @@ void attend_one_head(const AttentionShape& s, int head, const float* q, const fl
 
 void causal_attention(const AttentionShape& s, const float* q, const float* k, const float* v, float* out,
                       std::span<const int> capture_rows, const AttentionRowSink& sink,
-                      std::span<const float> head_gate, AttentionScratch& scratch) {
+                      std::span<const float> head_gate, AttentionScratch& scratch, std::span<const int> head_topn) {
   ATTNGEOM_CHECK(s.heads % s.kv_heads == 0);
   ATTNGEOM_CHECK(std::is_sorted(capture_rows.begin(), capture_rows.end()));
+  ATTNGEOM_CHECK(head_topn.empty() || head_topn.size() == static_cast<std::size_t>(s.heads));
   const int threads = omp_get_max_threads();
   scratch.reserve(threads, s.seq, capture_rows.size());
+  if (!head_topn.empty() && scratch.order.size() < static_cast<std::size_t>(threads) * s.seq) {
+    scratch.order.resize(static_cast<std::size_t>(threads) * s.seq);
+  }
   const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * s.head_dim;
   std::exception_ptr sink_error;
 
@@ -79,7 +104,9 @@ void causal_attention(const AttentionShape& s, const float* q, const float* k, c
     const auto t = static_cast<std::size_t>(omp_get_thread_num());
     float* scores = scratch.scores.data() + t * AttentionScratch::kBlockRows * static_cast<std::size_t>(s.seq);
     float* captured = scratch.captured.data() + t * capture_rows.size() * static_cast<std::size_t>(s.seq);
-    attend_one_head(s, head, q, k, v, out, capture_rows, scores, captured);
+    const int topn = head_topn.empty() ? 0 : head_topn[static_cast<std::size_t>(head)];
+    int* order = topn > 0 ? scratch.order.data() + t * static_cast<std::size_t>(s.seq) : nullptr;
+    attend_one_head(s, head, q, k, v, out, capture_rows, topn, scores, captured, order);
     if (!capture_rows.empty() && sink) {
       // An exception must not escape an OpenMP region: keep the first, rethrow after.
       try {

@@ -32,15 +32,25 @@ struct AttentionScratch {
   static constexpr int kBlockRows = 64;
   std::vector<float> scores;    // [threads, kBlockRows, seq]
   std::vector<float> captured;  // [threads, rows, seq]
+  std::vector<int> order;       // [threads, seq] key indices for top-N selection
   void reserve(int threads, int seq, std::size_t rows);
 };
+
+// Token-level top-N on one probability row [count]: keeps the n largest entries (ties
+// to the lower index, as SPEC section 2's I_N), zeroes the rest and renormalises the
+// kept ones to sum 1. n <= 0 or n >= count leaves the row untouched (bitwise).
+// `order` is scratch of at least `count` ints.
+void keep_top_n(float* probs, int count, int n, int* order);
 
 // q [seq, heads*head_dim], k, v [seq, kv_heads*head_dim] (q, k already rotated)
 // -> out [seq, heads*head_dim]. `capture_rows` are ascending query positions; when
 // non-empty, `sink` receives each head's rows. `head_gate` (empty: all ones) scales each
 // head's output, as HF's multiplicative head_mask did; a gate of 0 removes the head.
+// `head_topn` (empty: all keys) keeps only each query's top-N keys of that head
+// (keep_top_n after the softmax; 0: all keys); captured rows are the probabilities used.
 void causal_attention(const AttentionShape& shape, const float* q, const float* k, const float* v, float* out,
                       std::span<const int> capture_rows, const AttentionRowSink& sink,
-                      std::span<const float> head_gate, AttentionScratch& scratch);
+                      std::span<const float> head_gate, AttentionScratch& scratch,
+                      std::span<const int> head_topn = {});
 
 }  // namespace attngeom

@@ -172,6 +172,20 @@ void pruning_rows(const RunData& run, TableBuilder& t) {
   }
 }
 
+// Per (policy, budget, metric): the value, with the realised kept-key share.
+void topn_budget_rows(const RunData& run, TableBuilder& t) {
+  const CsvTable& p = *run.topn_budget;
+  const std::size_t policy = p.column("policy"), budget = p.column("budget"), kept = p.column("kept_share");
+  const std::pair<const char*, const char*> metrics[] = {
+      {"ppl", "Perplexity"}, {"kl", "KL from unpruned"}, {"top1", "Top-1 agreement"}};
+  for (std::size_t i = 0; i < p.rows(); ++i) {
+    for (const auto& [col, name] : metrics) {
+      t.add({run.label, p.text(i, policy), p.number(i, budget), number_or_null(p.number(i, kept)), name,
+             number_or_null(p.number(i, p.column(col)))});
+    }
+  }
+}
+
 // synth/*.csv with columns `profile` and `n`: every other numeric column, long format.
 // Returns the file's numeric column names, or an empty list if the file is not drawable.
 std::vector<std::string> synth_rows(const RunData& run, const SynthTable& s, TableBuilder& t) {
@@ -265,10 +279,11 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   TableBuilder profile({"run", "layer", "position", "series", "value"});
   TableBuilder sweep({"run", "seq_len", "n", "metric", "value"});
   TableBuilder pruning({"run", "strategy", "fraction", "metric", "mean", "min", "max", "seeds"});
+  TableBuilder topn_budget({"run", "policy", "budget", "kept_share", "metric", "value"});
   std::map<std::string, TableBuilder> synth;  // by file name
   std::map<std::string, std::set<std::string>> synth_columns;
   json synth_skipped = json::array();
-  bool any_sweep = false, any_pruning = false;
+  bool any_sweep = false, any_pruning = false, any_topn = false;
 
   json run_list = json::array();
   for (const RunData& run : runs) {
@@ -287,6 +302,10 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
     if (run.pruning) {
       any_pruning = true;
       pruning_rows(run, pruning);
+    }
+    if (run.topn_budget) {
+      any_topn = true;
+      topn_budget_rows(run, topn_budget);
     }
     for (const SynthTable& s : run.synth) {
       auto it = synth.try_emplace(s.name, std::vector<std::string>{"run", "profile", "n", "column", "value"}).first;
@@ -310,6 +329,7 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
                  {"profile", std::move(profile).build()}};
   if (any_sweep) tables["length_sweep"] = std::move(sweep).build();
   if (any_pruning) tables["pruning"] = std::move(pruning).build();
+  if (any_topn) tables["topn_budget"] = std::move(topn_budget).build();
   json synth_list = json::array();
   for (auto& [name, t] : synth) {
     if (synth_columns.count(name)) synth_list.push_back({{"file", name}, {"table", std::move(t).build()}});

@@ -59,6 +59,7 @@ const std::vector<std::string> kProfileColumns = {"layer", "position", "mean_alp
 const std::vector<std::string> kLengthSweepColumns = {"seq_len", "n", "precision_mean", "recall_mean", "f_mean",
                                                       "separated_mean"};
 const std::vector<std::string> kPruningColumns = {"strategy", "seed", "fraction", "ppl", "kl", "top1"};
+const std::vector<std::string> kTopnBudgetColumns = {"policy", "budget", "kept_share", "ppl", "kl", "top1"};
 
 const std::vector<std::string> kLabels = {"retriever", "mixer", "reset", "unclassified"};
 
@@ -89,6 +90,7 @@ RunData load_run(const fs::path& dir) {
             .profile_layers = read_required(dir / "profile_layers.csv", kProfileColumns),
             .length_sweep = read_optional(dir / "length_sweep.csv", kLengthSweepColumns),
             .pruning = read_optional(dir / "pruning.csv", kPruningColumns),
+            .topn_budget = read_optional(dir / "topn_budget.csv", kTopnBudgetColumns),
             .synth = {}};
   check_labels(r.heads);
   const auto label = r.run.find("label");

@@ -1,7 +1,7 @@
 #pragma once
 // One run directory (docs/run_format.md), loaded and checked for what the report
 // reads. Required files missing or corrupt: InputError naming the file. Optional
-// files (length sweep, pruning, synth/) are simply absent.
+// files (length sweep, pruning, top-N budget, synth/) are simply absent.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -29,6 +29,7 @@ struct RunData {
   CsvTable profile_layers;
   std::optional<CsvTable> length_sweep;
   std::optional<CsvTable> pruning;
+  std::optional<CsvTable> topn_budget;  // attngeom prune's token-level top-N curve
   std::vector<SynthTable> synth;  // every synth/*.csv, sorted by name
 };
 

@@ -111,8 +111,24 @@ def softmax_masked(scores, allowed):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def forward(model, tokens, want_logits=True):
-    """Returns {"attn": [L x [H, T, T]], "values": [L x [Hkv, T, D]], "logits": [T, V]}."""
+def keep_top_n(probs, n):
+    """Top-N per row of probs [T, T] (ties to the lower index), renormalised; n <= 0: all."""
+    if n <= 0:
+        return probs
+    T = probs.shape[-1]
+    order = np.lexsort((np.broadcast_to(np.arange(T), probs.shape), -probs), axis=-1)  # desc p, asc index
+    keep = np.zeros(probs.shape, dtype=bool)
+    np.put_along_axis(keep, order[:, :n], True, axis=-1)
+    kept = np.where(keep, probs, 0.0)
+    return kept / kept.sum(axis=-1, keepdims=True)
+
+
+def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
+    """Returns {"attn": [L x [H, T, T]], "values": [L x [Hkv, T, D]], "logits": [T, V]}.
+
+    Optional edits (attngeom prune, SPEC section 7), both [layers, heads]: `topn` keeps
+    each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies each
+    head's attention output before o_proj (0 removes the head)."""
     m, dt = model, model.dtype
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
@@ -134,8 +150,13 @@ def forward(model, tokens, want_logits=True):
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         scores = q @ k[kv_of_head].transpose(0, 2, 1) / np.sqrt(D)         # [H, T, T]
         probs = softmax_masked(scores, allowed)
+        if topn is not None:
+            probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
         out["attn"].append(probs)
-        ctx = (probs @ v[kv_of_head]).transpose(1, 0, 2).reshape(T, H * D) # [T, H*D]
+        heads_out = probs @ v[kv_of_head]                                  # [H, T, D]
+        if head_gates is not None:
+            heads_out = heads_out * np.asarray(head_gates[layer], dtype=dt)[:, None, None]
+        ctx = heads_out.transpose(1, 0, 2).reshape(T, H * D)               # [T, H*D]
         x = x + ctx @ W("self_attn.o_proj.weight").T
         h = rms_norm(x, W("post_attention_layernorm.weight"), m.eps, m.norm_offset)
         gate = h @ W("mlp.gate_proj.weight").T                             # [T, inter]

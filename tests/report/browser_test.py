@@ -26,9 +26,9 @@ sys.path.insert(0, str(HERE))
 import headless  # noqa: E402
 
 ALL_SECTIONS = ["summary", "selection", "sink-recall", "taxonomy", "diagnostics", "flags", "length-sweep",
-                "pruning", "synth", "provenance"]
+                "pruning", "topn-budget", "synth", "provenance"]
 CORE_FIGURES = ["selection", "sink-recall", "sink-scatter", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
-OPTIONAL_FIGURES = ["length-sweep", "pruning", "synth-summary-csv"]
+OPTIONAL_FIGURES = ["length-sweep", "pruning", "topn-budget", "synth-summary-csv"]
 
 # scenario -> (generator argument lists, expected figures, expected absent sections).
 # "minimal" also has undefined correlations and beta fits: those figures become notes.
@@ -39,8 +39,8 @@ SCENARIOS = {
               CORE_FIGURES + OPTIONAL_FIGURES, []),
     "minimal": ([["--label", "minimal", "--minimal", "--undefined", "--layers", "3", "--heads", "4", "--seed", "5"]],
                 [f for f in CORE_FIGURES if f not in ("sink-recall", "sink-scatter", "beta-hist")],
-                ["length-sweep", "pruning", "synth"]),
-    "demo": (None, CORE_FIGURES + ["length-sweep", "synth-summary-csv"], ["pruning"]),
+                ["length-sweep", "pruning", "topn-budget", "synth"]),
+    "demo": (None, CORE_FIGURES + ["length-sweep", "synth-summary-csv"], ["pruning", "topn-budget"]),
 }
 
 # Figures whose points are heads: hovering one must show a tooltip naming layer and head.

@@ -8,7 +8,7 @@ depth, profiles have the four phases. Deterministic for a given --seed. Stdlib o
     make_run.py OUT_DIR [--label L] [--layers 4] [--heads 8] [--kv-heads 8]
                         [--seq-len 256] [--seed 0] [--minimal] [--undefined]
 
---minimal writes only the files every run has (no length sweep, pruning, synth,
+--minimal writes only the files every run has (no length sweep, pruning, top-N budget, synth,
 per-sequence table). --undefined makes every correlation and every beta fit
 undefined (`nan`), as for a degenerate model. `records/` is not written: the report
 never reads it.
@@ -241,8 +241,8 @@ def main():
                   ["seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean",
                    "separated_mean"], rows)
         rows = []
-        for strategy, seeds, slope in (("type_guided", [0], 0.9), ("random", [0, 1, 2], 1.4), ("entropy", [0], 1.0),
-                                       ("sink_mass", [0], 0.8), ("last_mass", [0], 1.1), ("f_small", [0], 0.95)):
+        for strategy, seeds, slope in (("type", [0], 0.9), ("random", [0, 1, 2], 1.4), ("entropy", [0], 1.0),
+                                       ("sink", [0], 0.8), ("last", [0], 1.1), ("fscore", [0], 0.95)):
             for seed in seeds:
                 for frac in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5):
                     noise = 0 if frac == 0 else rng.uniform(-0.1, 0.1) * (len(seeds) > 1)
@@ -250,6 +250,13 @@ def main():
                     kl = 0 if frac == 0 else slope * frac ** 1.5 * (1 + noise)
                     rows.append([strategy, seed, frac, ppl, kl, 1 - 0.8 * kl / (1 + kl)])
         write_csv(os.path.join(a.out, "pruning.csv"), ["strategy", "seed", "fraction", "ppl", "kl", "top1"], rows)
+        rows = []
+        for policy, gain in (("geometric", 0.8), ("uniform", 1.0)):
+            for budget in (1, 2, 4, 8, 16, 32):
+                kl = gain / budget
+                rows.append([policy, budget, budget, min(1.0, budget / 64), 20 * math.exp(kl), kl, 1 - kl / (1 + kl)])
+        write_csv(os.path.join(a.out, "topn_budget.csv"),
+                  ["policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"], rows)
         os.makedirs(os.path.join(a.out, "synth"), exist_ok=True)
         rows = []
         for prof_name in ("four_phase", "uniform", "bimodal", "power_law"):

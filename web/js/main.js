@@ -15,6 +15,7 @@ try {
   flagsSection();
   lengthSweepSection();
   pruningSection();
+  topnBudgetSection();
   synthSection();
   provenanceSection();
   footer();

@@ -1,5 +1,5 @@
 // attngeom report, part 5 of 6: sections drawn only when the run has their files:
-// length sweep, head pruning, synthetic ablations.
+// length sweep, head pruning, token-level top-N budget, synthetic ablations.
 
 function lengthSweepSection() {
   if (!data.tables.length_sweep) return;
@@ -61,9 +61,38 @@ function pruningSection() {
       ],
     },
     resolve: { scale: { y: 'independent' } },
-  }, '<strong>Line</strong>: mean over seeds; <strong>band</strong>: min\u2013max over seeds (only orders with several seeds, i.e. random). ' +
+  }, '<strong>Line</strong>: mean over seeds; <strong>band</strong>: min\u2013max over seeds (only orders with several seeds, e.g. random). ' +
     'Perplexity and KL: lower is better; top-1 agreement with the unpruned model: higher is better.',
   'The pruning table has no defined value.');
+}
+
+function topnBudgetSection() {
+  if (!data.tables.topn_budget) return;
+  const s = section('topn-budget', 'Token-level top-N budget',
+    'Each head keeps only its top-N keys per query (renormalised). <strong>Geometric</strong>: N per head from its selection curve; ' +
+    '<strong>uniform</strong>: one N for every head; both keep the same total number of keys (budget = mean N per head). Beyond the paper (SPEC \u00a77).');
+  const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: ['Perplexity', 'KL from unpruned', 'Top-1 agreement'] } };
+  if (multi) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
+  const budget = rows(data.tables.topn_budget);
+  figureIf(hasFinite(budget, 'value'), s, 'topn-budget', {
+    data: { values: budget },
+    transform: [{ filter: finite('value') }],
+    facet: facet,
+    spec: {
+      width: 300,
+      height: 210,
+      mark: { type: 'line', strokeWidth: 1.8, point: { filled: true, size: 24 } },
+      encoding: {
+        x: { field: 'budget', type: 'quantitative', title: 'keys kept per head and query (mean N)', scale: { type: 'log', base: 2 } },
+        y: { field: 'value', type: 'quantitative', title: 'value', scale: { zero: false } },
+        color: { field: 'policy', type: 'nominal', title: 'policy' },
+        tooltip: [{ field: 'run' }, { field: 'policy' }, { field: 'budget', title: 'mean N' }, { field: 'kept_share', title: 'kept share', format: '.1%' },
+          { field: 'metric' }, { field: 'value', format: '.4g' }],
+      },
+    },
+    resolve: { scale: { y: 'independent' } },
+  }, 'Perplexity and KL: lower is better; top-1 agreement with the unedited model: higher is better. "kept share" (tooltip): the realised share of visible keys kept.',
+  'The top-N budget table has no defined value.');
 }
 
 function synthSection() {

@@ -1,0 +1,298 @@
+#include "prune/prune_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/csv.h"
+#include "analysis/pipeline.h"
+#include "analysis/provenance.h"
+#include "analysis/run_dir.h"
+#include "io/checkpoint.h"
+#include "io/tokenizer.h"
+#include "prune/head_matrix.h"
+#include "prune/held_out.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/npy.h"
+
+namespace attngeom::prune {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// The held-out text as token streams, one per document, at most `max_tokens` in all.
+std::vector<std::vector<int>> held_out_documents(const PruneSettings& s, const Tokenizer& tokenizer, Corpus& corpus) {
+  corpus = read_corpus(s.data, s.corpus);
+  for (const std::string& w : corpus.warnings) std::fprintf(stderr, "attngeom prune: warning: %s\n", w.c_str());
+  std::vector<std::vector<int>> documents;
+  std::size_t total = 0;
+  for (const Document& d : corpus.documents) {
+    if (s.max_tokens > 0 && total >= s.max_tokens) break;
+    std::vector<int> ids = tokenizer.encode(d.text, corpus.files[d.file].path.string() + ":" + std::to_string(d.line));
+    if (s.max_tokens > 0 && total + ids.size() > s.max_tokens) ids.resize(s.max_tokens - total);
+    total += ids.size();
+    if (!ids.empty()) documents.push_back(std::move(ids));
+  }
+  return documents;
+}
+
+std::vector<std::string> masked_names(std::span<const float> gates, const HeadGrid& grid) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < gates.size(); ++i) {
+    if (gates[i] == 0.0f) names.push_back(grid.name(i));
+  }
+  return names;
+}
+
+json score_json(const HeldOutScore& r) {
+  return {{"ppl", r.ppl}, {"mean_nll", r.mean_nll}, {"kl", r.kl}, {"top1", r.top1}};
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  AtomicFile file(path);
+  file.write_at(0, text.data(), text.size());
+  file.commit();
+}
+
+// Evaluations keyed by their edits: equal masks (e.g. fraction 0 of every order) run once.
+class CachedEvaluator {
+ public:
+  explicit CachedEvaluator(HeldOutEvaluator& evaluator) : evaluator_(evaluator) {}
+  HeldOutScore operator()(const std::vector<float>& gates, const std::vector<int>& topn) {
+    const auto key = std::make_pair(gates, topn);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    ++runs_;
+    return cache_[key] = evaluator_.evaluate({gates, topn});
+  }
+  int runs() const { return runs_; }
+
+ private:
+  HeldOutEvaluator& evaluator_;
+  std::map<std::pair<std::vector<float>, std::vector<int>>, HeldOutScore> cache_;
+  int runs_ = 0;
+};
+
+void log_score(const std::string& what, const HeldOutScore& r) {
+  std::fprintf(stderr, "attngeom prune: %-40s ppl %.6g  kl %.4g  top1 %.4f\n", what.c_str(), r.ppl, r.kl, r.top1);
+}
+
+void check_settings(const PruneSettings& s, const ModelConfig& c) {
+  if (s.context < 2) throw InputError("--context must be at least 2");
+  if (s.context > c.max_positions && !s.force) {
+    throw InputError("--context " + std::to_string(s.context) + " exceeds max_position_embeddings " +
+                     std::to_string(c.max_positions) + " (--force allows it)");
+  }
+  const int content = s.context - (s.bos ? 1 : 0);
+  if (s.stride > content) {
+    throw InputError("--stride " + std::to_string(s.stride) + " must not exceed the content per window (" +
+                     std::to_string(content) + ")");
+  }
+  for (const double f : s.fractions) {
+    if (!(f >= 0 && f <= 1)) throw InputError("--fractions: each fraction must lie in [0, 1]");
+  }
+  for (const int b : s.topn_budgets) {
+    if (b < 1 || b > s.context) {
+      throw InputError("--topn-budgets: each budget (mean keys kept per head and query) must lie in [1, --context " +
+                       std::to_string(s.context) + "]");
+    }
+  }
+  if (s.scores_dir.empty() && (!s.strategies.empty() || !s.topn_budgets.empty())) {
+    throw InputError("--scores RUN_DIR is required for --strategies and --topn-budgets");
+  }
+  if (s.scores_dir.empty() && s.mask_file.empty()) throw InputError("nothing to evaluate: give --scores or --mask");
+  if (s.out.empty() && s.scores_dir.empty()) throw InputError("--out is required without --scores");
+}
+
+// The protocol's first window of the first document, every position's logits
+// [tokens, vocab] under `gates`, as .npy (for cross-checks with other implementations).
+void dump_first_window_logits(Transformer& model, const std::vector<int>& document, const PruneSettings& s,
+                              const std::vector<float>& gates) {
+  const ModelConfig& c = model.config();
+  std::vector<int> tokens;
+  if (s.bos) tokens.push_back(c.bos_token_id);
+  const auto content = std::min(static_cast<std::size_t>(s.context - (s.bos ? 1 : 0)), document.size());
+  tokens.insert(tokens.end(), document.begin(), document.begin() + static_cast<long>(content));
+  ForwardRequest request;
+  request.head_gates = gates;
+  for (std::size_t i = 0; i < tokens.size(); ++i) request.logit_rows.push_back(static_cast<int>(i));
+  std::vector<float> logits;
+  model.forward(tokens, request, nullptr, &logits);
+  write_npy(s.dump_logits, std::span<const float>(logits), {static_cast<std::int64_t>(tokens.size()), c.vocab});
+}
+
+struct Curve {
+  CsvTable table;
+  json rows = json::array();
+};
+
+// Head masking: one row per (strategy, seed, fraction), then the --mask file's row.
+// Writes each order's importance into `scores_dir`.
+Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::vector<float>& mask, const HeadGrid& grid,
+                     CachedEvaluator& evaluate, const fs::path& scores_dir) {
+  Curve curve{CsvTable({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"})};
+  const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction, const std::vector<float>& gates) {
+    const HeldOutScore r = evaluate(gates, {});
+    const std::vector<std::string> masked = masked_names(gates, grid);
+    curve.table.add(strategy).add(static_cast<std::size_t>(seed)).add(fraction).add(masked.size());
+    curve.table.add(r.ppl).add(r.kl).add(r.top1).end_row();
+    json row = {{"strategy", strategy}, {"seed", seed}, {"fraction", fraction}, {"heads_masked", masked.size()}};
+    row.update(score_json(r));
+    row["masked"] = masked;
+    curve.rows.push_back(std::move(row));
+    char what[160];
+    std::snprintf(what, sizeof what, "%s seed %llu fraction %g (%zu heads)", strategy.c_str(),
+                  static_cast<unsigned long long>(seed), fraction, masked.size());
+    log_score(what, r);
+  };
+  for (const Strategy& strategy : s.strategies) {
+    std::vector<std::uint64_t> seeds = {0};
+    if (strategy.seeded()) {
+      seeds.clear();
+      for (int i = 0; i < s.seeds; ++i) seeds.push_back(s.seed + static_cast<std::uint64_t>(i));
+    }
+    for (const std::uint64_t seed : seeds) {
+      const std::vector<double> score = importance(strategy, *table, s.type_order, seed);
+      const std::string file = strategy.seeded() ? strategy.name() + "-seed" + std::to_string(seed) : strategy.name();
+      write_head_scores(scores_dir, file, score, grid);
+      const std::vector<int> order = masking_order(score);
+      for (const double fraction : s.fractions) {
+        add_row(strategy.name(), seed, fraction, gates_masking_first(order, heads_for_fraction(fraction, grid.count())));
+      }
+    }
+  }
+  if (!mask.empty()) {
+    const auto zeros = static_cast<double>(std::count(mask.begin(), mask.end(), 0.0f));
+    add_row("mask", 0, zeros / grid.count(), mask);
+  }
+  return curve;
+}
+
+// Token-level top-N: geometric vs uniform N per head at equal total kept keys, per budget.
+Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const HeadGrid& grid,
+                 CachedEvaluator& evaluate, const HeldOutEvaluator& evaluator, int sliding_window) {
+  Curve curve{CsvTable({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"})};
+  for (const int b : s.topn_budgets) {
+    const std::vector<int> geometric = apportion_keys(base, static_cast<long>(b) * grid.count(), s.context);
+    const std::vector<int> uniform(static_cast<std::size_t>(grid.count()), b);
+    json entry = {{"budget", b}};
+    for (const auto& [policy, n] : {std::pair{"geometric", &geometric}, std::pair{"uniform", &uniform}}) {
+      const HeldOutScore r = evaluate({}, *n);
+      const double mean_n = std::accumulate(n->begin(), n->end(), 0.0) / grid.count();
+      const double kept = kept_key_share(*n, evaluator.window_lengths(), sliding_window);
+      curve.table.add(std::string(policy)).add(b).add(mean_n).add(kept).add(r.ppl).add(r.kl).add(r.top1).end_row();
+      json p = {{"mean_n", mean_n}, {"kept_share", kept}};
+      p.update(score_json(r));
+      p["n"] = *n;
+      entry[policy] = std::move(p);
+      log_score(std::string("top-N ") + policy + " budget " + std::to_string(b), r);
+    }
+    curve.rows.push_back(std::move(entry));
+  }
+  return curve;
+}
+
+void make_directory(const fs::path& dir, const std::string& flag) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) throw InputError(flag + dir.string() + ": cannot create the directory");
+}
+
+}  // namespace
+
+void run_prune(const PruneSettings& s) {
+  const Checkpoint checkpoint(s.model_dir);
+  const ModelConfig& c = checkpoint.config();
+  check_settings(s, c);
+  const HeadGrid grid{c.layers, c.heads};
+  const fs::path out = s.out.empty() ? s.scores_dir : s.out;
+
+  // Inputs: the run's head scores, the mask, the held-out text.
+  std::optional<HeadTable> table;
+  if (!s.scores_dir.empty()) {
+    table = read_head_table(s.scores_dir);
+    if (table->grid.layers != grid.layers || table->grid.heads != grid.heads) {
+      throw InputError(s.scores_dir.string() + ": scores for " + std::to_string(table->grid.layers) + " x " +
+                       std::to_string(table->grid.heads) + " heads, but " + s.model_dir.string() + " has " +
+                       std::to_string(grid.layers) + " x " + std::to_string(grid.heads));
+    }
+  }
+  std::vector<float> mask;
+  if (!s.mask_file.empty()) {
+    for (const double g : read_head_matrix(s.mask_file, grid)) {
+      if (!std::isfinite(g)) throw InputError(s.mask_file.string() + ": every gate must be a finite number");
+      mask.push_back(static_cast<float>(g));
+    }
+  }
+  const std::vector<double> topn_base =
+      s.topn_budgets.empty() ? std::vector<double>() : geometric_base_n(s.scores_dir, *table, s.topn_rule);
+  const Tokenizer tokenizer(s.model_dir / "tokenizer.model", c.vocab);
+  Corpus corpus;
+  std::vector<std::vector<int>> documents = held_out_documents(s, tokenizer, corpus);
+  if (documents.empty()) throw InputError("the held-out text has no token");
+  const fs::path scores_out = out / "head_scores";
+  make_directory(out, s.out.empty() ? "--scores " : "--out ");
+  if (table) make_directory(scores_out, "");
+
+  // The unedited model first: the reference of every evaluation.
+  auto backend = make_backend(s.precision);
+  Transformer model(c, checkpoint.weights(), *backend);
+  if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, mask);
+  std::size_t tokens = 0;
+  for (const auto& d : documents) tokens += d.size();
+  std::fprintf(stderr, "attngeom prune: %zu held-out tokens in %zu documents; the unedited distributions take %.1f MiB\n",
+               tokens, documents.size(), 4.0 * static_cast<double>(tokens) * c.vocab / (1 << 20));
+  const PerplexityProtocol protocol{s.context, s.stride, s.bos, c.bos_token_id};
+  HeldOutEvaluator evaluator(model, std::move(documents), protocol);
+  const HeldOutScore& ref = evaluator.reference();
+  const int stride = s.stride > 0 ? s.stride : s.context - (s.bos ? 1 : 0);
+  std::fprintf(stderr, "attngeom prune: unedited model: ppl %.6g over %zu tokens (context %d, stride %d, %s)\n", ref.ppl,
+               ref.tokens, s.context, stride, s.bos ? "BOS per window" : "no BOS");
+  CachedEvaluator evaluate(evaluator);
+
+  Curve pruning = pruning_curves(s, table ? &*table : nullptr, mask, grid, evaluate, scores_out);
+  Curve topn = topn_curve(s, topn_base, grid, evaluate, evaluator, c.sliding_window);
+
+  // Outputs.
+  if (!pruning.rows.empty()) pruning.table.write(out / "pruning.csv");
+  if (!topn.rows.empty()) {
+    topn.table.write(out / "topn_budget.csv");
+    write_head_scores(scores_out, "topn_base_n", topn_base, grid);
+  }
+  json files = json::array();
+  for (const CorpusFile& f : corpus.files) {
+    files.push_back({{"path", fs::absolute(f.path).string()}, {"sha256", f.sha256}, {"documents", f.documents}});
+  }
+  const json record = {
+      {"format", "attngeom-prune-v1"},
+      {"attngeom", tool_provenance()},
+      {"model", model_provenance(checkpoint)},
+      {"precision", std::string(precision_name(backend->precision()))},
+      {"data", {{"files", files}, {"documents", evaluator.documents().size()}, {"max_tokens", s.max_tokens}}},
+      {"protocol", {{"context", s.context}, {"stride", stride}, {"bos", s.bos}, {"bos_token_id", c.bos_token_id},
+                    {"windows", evaluator.window_lengths().size()}}},
+      {"scores", s.scores_dir.empty() ? json(nullptr) : json(fs::absolute(s.scores_dir).string())},
+      {"mask", s.mask_file.empty() ? json(nullptr) : json(fs::absolute(s.mask_file).string())},
+      {"type_order", s.type_order},
+      {"reference", {{"tokens", ref.tokens}, {"ppl", ref.ppl}, {"mean_nll", ref.mean_nll}}},
+      {"pruning", std::move(pruning.rows)},
+      {"topn", topn.rows.empty() ? json::object()
+                                 : json{{"rule", s.topn_rule.rule == TopnRule::kTau ? "tau" : "peak"},
+                                        {"tau", s.topn_rule.tau},
+                                        {"base_n", topn_base},
+                                        {"budgets", std::move(topn.rows)}}},
+      {"evaluations", evaluate.runs()}};
+  write_text(out / "prune.json", record.dump(1) + "\n");
+  if (is_run_dir(out)) write_run_report(out);
+  std::printf("prune: %d evaluations over %zu tokens (unedited ppl %.6g) -> %s\n", evaluate.runs(), ref.tokens, ref.ppl,
+              out.string().c_str());
+}
+
+}  // namespace attngeom::prune
