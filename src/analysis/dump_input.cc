@@ -89,7 +89,7 @@ Dump read_dump(const fs::path& path) {
     check_probabilities(d.attn.back(), path, prefix + ".attn");
     if (const NonFiniteCount bad = count_nonfinite(DType::kF32, d.values.back().data(), d.values.back().size()); bad.count) {
       throw InputError(path.string() + ": tensor '" + prefix + ".values' holds " + std::to_string(bad.count) +
-                       " NaN/Inf values (first at flat index " + std::to_string(bad.first) + ")");
+                       " NaN/Inf value(s) (first at flat index " + std::to_string(bad.first) + ")");
     }
   }
   if (d.attn.empty()) throw InputError(path.string() + ": no layers.0.attn tensor (see README: the capture dump)");

@@ -31,7 +31,7 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
     } else if (fs::is_regular_file(path, ec)) {
       files.push_back(path);
     } else {
-      throw InputError(input + ": corpus file or folder not found");
+      throw InputError(input + ": corpus file or folder not found" + (ec ? " (" + ec.message() + ")" : std::string()));
     }
   }
   return files;
