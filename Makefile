@@ -11,7 +11,7 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_check
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all bootstrap build test test-sanitize demo clean
+.PHONY: all bootstrap build test test-sanitize fuzz demo clean
 
 all: build
 
@@ -35,9 +35,19 @@ test-sanitize:
 	$(SANITIZER_ENV) cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target $(SANITIZED_TARGETS)
 	cd $(ASAN_BUILD_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS)
 
+# Opt-in: the libFuzzer targets (clang), each run for 1M executions or 10 minutes
+# (docs/robustness.md). Not part of `make test`, which replays their seed corpora.
+FUZZ_BUILD_DIR ?= build-fuzz
+fuzz:
+	bash scripts/bootstrap.sh fuzz
+	CXX=clang++-14 CC=clang-14 cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNGEOM_FUZZ=ON \
+	  -DATTNGEOM_TESTS=OFF -DATTNGEOM_BENCH=OFF
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_safetensors fuzz_config fuzz_tokenizer fuzz_corpus
+	bash fuzz/run.sh $(FUZZ_BUILD_DIR)
+
 # The main job on the embedded default: analyze the bundled model organism.
 demo: build
 	$(BUILD_DIR)/src/attngeom demo --out demo-out
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(FUZZ_BUILD_DIR)

@@ -468,6 +468,10 @@ def check_disk_full(binary, fixtures):
         worst = compare_tables(reference, ctx.out, failures)
         print(f"disk full: {len(done)} records kept through the failed write; resumed run vs uninterrupted: "
               f"max relative difference {worst:.1e}")
+        # Nothing was written outside the two --out folders.
+        extra = sorted(set(os.listdir(tmp)) - {"reference", "run"})
+        if extra:
+            failures.append(f"files written outside --out: {extra}")
     for f in failures:
         print(f"FAIL disk_full: {f}")
     return not failures
