@@ -59,6 +59,8 @@ def safetensors_seeds():
         "index_traversal.json": json.dumps({"weight_map": {"a": "../outside.safetensors"}}).encode(),
         "index_absolute.json": json.dumps({"weight_map": {"a": "/etc/passwd"}}).encode(),
         "index_dotdot.json": json.dumps({"weight_map": {"a": ".."}}).encode(),
+        "index_nul.json": b'{"weight_map": {"a": "x\\u0000y.safetensors"}}',
+        "name_with_newline.safetensors": safetensors([("evil\nname", "Q99", [1], b"\0")]),
         "index_not_string.json": json.dumps({"weight_map": {"a": 3}}).encode(),
         "index_empty.json": b'{"weight_map": {}}',
     }

@@ -1,24 +1,19 @@
 #!/usr/bin/python3
-"""Hostile inputs to analyze, metrics, merge, report and perplexity (docs/robustness.md),
-and the disk-full test.
+"""Hostile inputs to analyze, metrics, merge, report and perplexity (docs/robustness.md).
 
   test_hostile_runs.py --list
-  test_hostile_runs.py --bin PATH/attngeom --fixtures DIR (--case NAME | --all | --check disk_full)
+  test_hostile_runs.py --bin PATH/attngeom --fixtures DIR (--case NAME | --all)
 
 Every case must end with exit code 2, exactly one line on stderr naming the problem
 (checked by substring), no output written (the --out path absent, or an existing folder
-unchanged) and no temporary file left behind. The capture cases live in test_bad_inputs.py.
-
-disk_full: analyze under `ulimit -f` (RLIMIT_FSIZE) too small for a record must stop with
-exit 2 and one clear line, keep every record and the run.json of the earlier run intact,
-and --resume without the limit must then finish with tables equal to an uninterrupted run.
+unchanged) and no temporary file left behind. The capture cases live in test_bad_inputs.py,
+the disk-full test in test_disk_full.py.
 """
 import argparse
 import gzip
 import hashlib
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -412,71 +407,6 @@ def run_case(name, binary, fixtures):
     return not problems
 
 
-def check_disk_full(binary, fixtures):
-    """analyze hits `ulimit -f` while writing a record: exit 2, one line, earlier results intact."""
-    sys.path.insert(0, HERE)
-    from test_analysis_runs import compare_tables  # noqa: E402
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="attngeom-diskfull-") as tmp:
-        ctx = Ctx(binary, fixtures, tmp)
-        argv = ctx.analyze("--queries", "stride:8", num_seqs="5")
-        reference = os.path.join(tmp, "reference")
-        ctx.run_ok(*[reference if a == ctx.out else a for a in argv])
-
-        # Earlier results: a run stopped by SIGINT after its first records.
-        proc = subprocess.Popen([binary, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        records = os.path.join(ctx.out, "records")
-        while proc.poll() is None:
-            if os.path.isdir(records) and any(n.startswith("seq-") and ".tmp." not in n for n in os.listdir(records)):
-                proc.send_signal(2)
-                break
-        proc.wait()
-        if proc.returncode not in (130, 0):
-            failures.append(f"the interrupted run exited {proc.returncode}")
-        done = sorted(n for n in os.listdir(records) if ".tmp." not in n)
-        if not done or len(done) >= 5:
-            failures.append(f"expected a partial run, have {len(done)} records")
-        before = snapshot(records)
-        run_json = json.load(open(os.path.join(ctx.out, "run.json")))
-        record_size = os.path.getsize(os.path.join(records, done[0]))
-        limit = max(2 * os.path.getsize(os.path.join(ctx.out, "run.json")), 16384)
-        if limit >= record_size:
-            failures.append(f"test setup: a record ({record_size} bytes) must exceed the limit ({limit})")
-
-        # The disk fills up: every write beyond `limit` bytes fails (EFBIG; SIGXFSZ back to default here).
-        def small_files():
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-        proc = subprocess.run([binary, *argv, "--resume"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, timeout=300, preexec_fn=small_files)
-        err = proc.stderr.strip()
-        print(f"disk full: exit {proc.returncode}; stderr: {err!r}")
-        if proc.returncode != 2 or len(err.splitlines()) != 1 or "File too large" not in err:
-            failures.append(f"expected exit 2 and one line naming the failed write, got {proc.returncode}: {err!r}")
-        now = snapshot(records)
-        if any(now.get(k) != v for k, v in before.items()):
-            failures.append("finished records changed")
-        leftovers = [n for n in os.listdir(records) if ".tmp." in n] + \
-            [n for n in os.listdir(ctx.out) if ".tmp." in n]
-        if leftovers:
-            failures.append(f"temporaries left behind: {leftovers}")
-        after = json.load(open(os.path.join(ctx.out, "run.json")))
-        if after.get("format") != "attngeom-run-v1" or after.get("settings") != run_json.get("settings"):
-            failures.append("run.json is no longer the run's marker")
-
-        # Space again: --resume finishes and equals the uninterrupted run.
-        ctx.run_ok(*argv, "--resume")
-        worst = compare_tables(reference, ctx.out, failures)
-        print(f"disk full: {len(done)} records kept through the failed write; resumed run vs uninterrupted: "
-              f"max relative difference {worst:.1e}")
-        # Nothing was written outside the two --out folders.
-        extra = sorted(set(os.listdir(tmp)) - {"reference", "run"})
-        if extra:
-            failures.append(f"files written outside --out: {extra}")
-    for f in failures:
-        print(f"FAIL disk_full: {f}")
-    return not failures
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin")
@@ -485,15 +415,12 @@ def main():
     mode.add_argument("--list", action="store_true", help="print the case names, one per line")
     mode.add_argument("--case", choices=sorted(CASES))
     mode.add_argument("--all", action="store_true")
-    mode.add_argument("--check", choices=["disk_full"])
     args = ap.parse_args()
     if args.list:
         print("\n".join(CASES))
         return 0
     if not args.bin or not args.fixtures:
         ap.error("--bin and --fixtures are required")
-    if args.check == "disk_full":
-        return 0 if check_disk_full(args.bin, args.fixtures) else 1
     names = list(CASES) if args.all else [args.case]
     failed = [n for n in names if not run_case(n, args.bin, args.fixtures)]
     print(f"{len(names) - len(failed)}/{len(names)} case(s) passed" + (f"; failed: {failed}" if failed else ""))
