@@ -1,8 +1,17 @@
 # The two commands a user needs: `make demo` (the main job) and `make test`.
 BUILD_DIR ?= build
+ASAN_BUILD_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: all bootstrap build test demo clean
+# The sanitizer build runs the GoogleTest suites and the fuzz replays under ASan + UBSan
+# (docs/robustness.md); only these targets are built there.
+SANITIZED_TARGETS = attngeom_unit_tests attngeom_robustness_tests attngeom_geometry_tests attngeom_report_tests \
+  fuzz_replay_safetensors fuzz_replay_config fuzz_replay_tokenizer fuzz_replay_corpus
+SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+.PHONY: all bootstrap build test test-sanitize fuzz demo clean
 
 all: build
 
@@ -18,10 +27,27 @@ test:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNGEOM_TESTS=ON
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) test-sanitize
+
+test-sanitize:
+	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNGEOM_TESTS=ON -DATTNGEOM_BENCH=OFF \
+	  -DATTNGEOM_SANITIZE=ON
+	$(SANITIZER_ENV) cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target $(SANITIZED_TARGETS)
+	cd $(ASAN_BUILD_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS)
+
+# Opt-in: the libFuzzer targets (clang), each run for 1M executions or 10 minutes
+# (docs/robustness.md). Not part of `make test`, which replays their seed corpora.
+FUZZ_BUILD_DIR ?= build-fuzz
+fuzz:
+	bash scripts/bootstrap.sh fuzz
+	CXX=clang++-14 CC=clang-14 cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNGEOM_FUZZ=ON \
+	  -DATTNGEOM_TESTS=OFF -DATTNGEOM_BENCH=OFF
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_safetensors fuzz_config fuzz_tokenizer fuzz_corpus
+	bash fuzz/run.sh $(FUZZ_BUILD_DIR)
 
 # The main job on the embedded default: analyze the bundled model organism.
 demo: build
 	$(BUILD_DIR)/src/attngeom demo --out demo-out
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(FUZZ_BUILD_DIR)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attngeom needs, only those that are missing.
-# Usage: scripts/bootstrap.sh [build|test|demo]   (test adds the test-only packages)
+# Usage: scripts/bootstrap.sh [build|test|demo|fuzz]   (test adds the test-only packages;
+# fuzz adds clang and its libFuzzer/sanitizer runtimes for the opt-in fuzz build)
 set -euo pipefail
 purpose="${1:-build}"
 
@@ -11,7 +12,10 @@ packages=(cmake ninja-build g++ pkg-config
 # where there is none, install Debian's (it brings nodejs).
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "$purpose" = test ]; then
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy chromium)
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy chromium zstd)
+fi
+if [ "$purpose" = fuzz ]; then
+  packages+=(clang-14 libclang-rt-14-dev zstd)
 fi
 
 missing=()

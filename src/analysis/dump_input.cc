@@ -29,8 +29,18 @@ struct Dump {
 template <typename T>
 std::vector<T> copy_tensor(const SafetensorsEntry& e) {
   std::vector<T> out(e.data.size() / sizeof(T));
-  std::memcpy(out.data(), e.data.data(), e.data.size());
+  if (!out.empty()) std::memcpy(out.data(), e.data.data(), out.size() * sizeof(T));
   return out;
+}
+
+// Attention rows are probabilities: finite and in [0, 1] (a little slack for rounding).
+void check_probabilities(const std::vector<float>& attn, const fs::path& path, const std::string& name) {
+  for (std::size_t i = 0; i < attn.size(); ++i) {
+    if (!(attn[i] >= 0.0f && attn[i] <= 1.001f)) {
+      throw InputError(path.string() + ": tensor '" + name + "' holds " + std::to_string(attn[i]) + " at flat index " +
+                       std::to_string(i) + "; attention probabilities must lie in [0, 1]");
+    }
+  }
 }
 
 Dump read_dump(const fs::path& path) {
@@ -68,13 +78,19 @@ Dump read_dump(const fs::path& path) {
       d.shape.head_dim = static_cast<int>(values.shape[2]);
     }
     if (attn.shape != std::vector<std::int64_t>{d.shape.heads, q, seq} ||
-        values.shape != std::vector<std::int64_t>{d.shape.kv_heads, seq, d.shape.head_dim} || d.shape.kv_heads < 1 ||
+        values.shape != std::vector<std::int64_t>{d.shape.kv_heads, seq, d.shape.head_dim} || d.shape.heads < 1 ||
+        d.shape.kv_heads < 1 ||
         d.shape.heads % d.shape.kv_heads != 0 || d.shape.head_dim < 1) {
       throw InputError(path.string() + ": " + prefix + ".attn must be [H, Q, T] and .values [H_kv, T, d] with H_kv dividing H, "
                        "the same in every layer");
     }
     d.attn.push_back(copy_tensor<float>(attn));
     d.values.push_back(copy_tensor<float>(values));
+    check_probabilities(d.attn.back(), path, prefix + ".attn");
+    if (const NonFiniteCount bad = count_nonfinite(DType::kF32, d.values.back().data(), d.values.back().size()); bad.count) {
+      throw InputError(path.string() + ": tensor '" + prefix + ".values' holds " + std::to_string(bad.count) +
+                       " NaN/Inf value(s) (first at flat index " + std::to_string(bad.first) + ")");
+    }
   }
   if (d.attn.empty()) throw InputError(path.string() + ": no layers.0.attn tensor (see README: the capture dump)");
   d.shape.layers = static_cast<int>(d.attn.size());

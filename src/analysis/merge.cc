@@ -5,11 +5,38 @@
 #include "analysis/pipeline.h"
 #include "analysis/record.h"
 #include "analysis/run_dir.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace attngeom {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+struct ShardOf {
+  int index = 0;
+  int count = 1;
+};
+
+// settings.shard [i, n] and model.kv_heads of a shard's run.json, checked (it may be hand-edited).
+ShardOf shard_of(const nlohmann::json& run, const fs::path& dir) {
+  const auto settings = run.find("settings");
+  const auto model = run.find("model");
+  const nlohmann::json* shard = settings != run.end() && settings->is_object() && settings->contains("shard")
+                                    ? &(*settings)["shard"] : nullptr;
+  const auto small_int = [](const nlohmann::json& v) {
+    return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < (1 << 30);
+  };
+  if (shard == nullptr || !shard->is_array() || shard->size() != 2 || !small_int((*shard)[0]) || !small_int((*shard)[1]) ||
+      (*shard)[0].get<int>() >= (*shard)[1].get<int>() || model == run.end() || !model->is_object() ||
+      !model->contains("kv_heads") || !small_int((*model)["kv_heads"]) || (*model)["kv_heads"].get<int>() < 1) {
+    throw InputError((dir / "run.json").string() + ": malformed run.json (expected settings.shard [i, n] and model.kv_heads)");
+  }
+  return {(*shard)[0].get<int>(), (*shard)[1].get<int>()};
+}
+
+}  // namespace
 
 void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const AggregateOptions& options,
                 bool per_sequence) {
@@ -19,14 +46,16 @@ void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const 
   std::set<int> seen;
   int count = 0;
   for (const fs::path& dir : shards) {
+    if (!is_run_dir(dir)) throw InputError(dir.string() + ": not an attngeom run directory");
     nlohmann::json run = read_run_json(dir);
-    if (run.value("format", "") != "attngeom-run-v1") throw InputError(dir.string() + ": not an attngeom run directory");
-    if (!run.value("complete", false)) {
+    const auto complete = run.find("complete");
+    if (complete == run.end() || *complete != true) {
       throw InputError(dir.string() + ": shard is not complete (finish it with analyze --resume first)");
     }
-    nlohmann::json settings = run.at("settings");
-    const int index = settings.at("shard")[0].get<int>();
-    const int n = settings.at("shard")[1].get<int>();
+    const ShardOf shard = shard_of(run, dir);
+    const int index = shard.index;
+    const int n = shard.count;
+    nlohmann::json settings = run["settings"];
     settings.erase("shard");
     if (merged.is_null()) {
       merged = run;
@@ -41,16 +70,13 @@ void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const 
     throw InputError("merge: " + std::to_string(seen.size()) + " of " + std::to_string(count) + " shards given");
   }
   common["shard"] = {0, 1};
-  const RunDir run_dir(out, common, RunDirMode::kCreate);
-  std::size_t sequences = 0;
+  std::vector<fs::path> records;  // listed before anything is created
   for (const fs::path& dir : shards) {
-    for (const auto& entry : fs::directory_iterator(dir / "records")) {
-      const std::string name = entry.path().filename().string();
-      if (name.size() != 22 || name.rfind("seq-", 0) != 0) continue;
-      fs::copy_file(entry.path(), run_dir.records_dir() / name);
-      ++sequences;
-    }
+    for (const fs::path& record : list_records(dir / "records")) records.push_back(record);
   }
+  const RunDir run_dir(out, common, RunDirMode::kCreate);
+  for (const fs::path& record : records) copy_file_atomic(record, run_dir.records_dir() / record.filename());
+  const std::size_t sequences = records.size();
   finish_run_dir(out, merged.at("model").at("kv_heads").get<int>(), options, per_sequence);
   merged["settings"] = common;
   merged["shard"] = {{"index", 0}, {"count", 1}};

@@ -1,12 +1,17 @@
 #include "analysis/pipeline.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 #include "analysis/csv.h"
 #include "analysis/outputs.h"
 #include "analysis/provenance.h"
 #include "analysis/record.h"
+#include "analysis/resources.h"
 #include "analysis/row_fields.h"
 #include "analysis/sequence_analyzer.h"
 #include "capture/query_rows.h"
@@ -57,24 +62,80 @@ class Progress {
   Clock::time_point start_ = Clock::now();
 };
 
-AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, const fs::path& out, int seq_len,
-                               RunDirMode mode, const RunControl& control) {
+// The settings of one length's run directory: the run's, with that seq_len and no sweep.
+nlohmann::json length_settings_json(const AnalysisSettings& s, int seq_len) {
+  AnalysisSettings length_settings = s;
+  length_settings.seq_len = seq_len;
+  length_settings.lengths.clear();
+  return settings_json(length_settings);
+}
+
+// One sequence length of a run, planned before anything is written: the sequences, the
+// captured rows and the record schema. Every input error (length beyond the model,
+// no sequence available, bad --queries) surfaces here, before the run directory exists.
+struct LengthPlan {
+  int seq_len = 0;
+  fs::path out;
+  SequenceSet sequences;
+  std::vector<int> rows;              // captured query positions of every sequence
+  RecordSchema schema;
+  std::vector<std::size_t> mine;      // this shard's sequences
+  nlohmann::json settings;            // settings_json with this seq_len
+};
+
+LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::path& out, int seq_len) {
   const ModelConfig& c = in.checkpoint.config();
   if (seq_len > c.max_positions && !s.force) {
     throw InputError("--seq-len " + std::to_string(seq_len) + " exceeds the model's max_position_embeddings " +
                      std::to_string(c.max_positions) + " (use --force to run anyway)");
   }
-  AnalysisSettings length_settings = s;
-  length_settings.seq_len = seq_len;
-  length_settings.lengths.clear();
-  const RunDir run_dir(out, settings_json(length_settings), mode);
-
-  SequenceOptions seq_options{seq_len, s.pack, s.num_seqs, s.skip, s.shuffle_seed, c.bos_token_id};
-  const SequenceSet sequences = make_sequences(
-      in.corpus, [&](const std::string& text, const std::string& where) { return in.tokenizer.encode(text, where); },
+  LengthPlan plan;
+  plan.seq_len = seq_len;
+  plan.out = out;
+  plan.settings = length_settings_json(s, seq_len);
+  const SequenceOptions seq_options{seq_len, s.pack, s.num_seqs, s.skip, s.shuffle_seed, c.bos_token_id};
+  plan.sequences = make_sequences(
+      in.corpus, [&](const std::string& text, const std::string& where) { return in.tokenizer.encode_document(text, where); },
       seq_options);
-  const QuerySelection queries = parse_query_selection(s.queries, "--queries");
-  const RecordSchema schema = make_record_schema(static_cast<std::size_t>(seq_len), s.every_n);
+  plan.rows = resolve_query_rows(parse_query_selection(s.queries, "--queries"), seq_len, "--queries");
+  plan.schema = make_record_schema(static_cast<std::size_t>(seq_len), s.every_n);
+  for (std::size_t i = 0; i < plan.sequences.sequences.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(s.shard_count)) == s.shard_index) plan.mine.push_back(i);
+  }
+  return plan;
+}
+
+// Records a length still has to write: all of them, less those a resumed run holds.
+std::size_t records_to_write(const LengthPlan& plan, bool resuming) {
+  if (!resuming || !is_run_dir(plan.out)) return plan.mine.size();
+  std::size_t done = 0;
+  std::error_code ec;
+  for (const std::size_t i : plan.mine) done += fs::is_regular_file(record_path(plan.out / "records", i), ec) ? 1 : 0;
+  return plan.mine.size() - done;
+}
+
+// Memory for the largest length in flight, disk for every record still to write.
+void preflight(const AnalysisSettings& s, const Inputs& in, const std::vector<LengthPlan>& plans) {
+  const ModelConfig& c = in.checkpoint.config();
+  ResourceEstimate need;
+  need.weight_bytes = in.checkpoint.weight_bytes();
+  for (const LengthPlan& plan : plans) {
+    const LengthWork work{plan.seq_len, plan.rows.size(), &plan.schema,
+                          records_to_write(plan, s.mode == RunDirMode::kResume)};
+    need.working_bytes = std::max(need.working_bytes, working_memory_bytes(c, work, omp_get_max_threads()));
+    need.disk_bytes = std::min(need.disk_bytes + output_disk_bytes(c, work), std::numeric_limits<std::uint64_t>::max() / 2);
+  }
+  check_resources(need, available_memory_bytes(), free_disk_bytes(s.out), s.out);
+}
+
+AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, const LengthPlan& plan, RunDirMode mode,
+                               const RunControl& control) {
+  const ModelConfig& c = in.checkpoint.config();
+  const fs::path& out = plan.out;
+  const int seq_len = plan.seq_len;
+  const RunDir run_dir(out, plan.settings, mode);
+  const SequenceSet& sequences = plan.sequences;
+  const RecordSchema& schema = plan.schema;
 
   nlohmann::json run = {{"format", "attngeom-run-v1"},
                         {"label", s.label.empty() ? fs::absolute(out).filename().string() : s.label},
@@ -89,20 +150,18 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
                         {"queries", s.queries},
                         {"corpus", corpus_provenance(in.corpus, sequences)},
                         {"shard", {{"index", s.shard_index}, {"count", s.shard_count}}},
-                        {"settings", settings_json(length_settings)}};
+                        {"settings", plan.settings}};
   if (!s.lengths.empty() && out == s.out) run["lengths"] = s.lengths;
   run["sequences_done"] = run_dir.finished_sequences().size();
   run_dir.write_json("run.json", run);
 
-  std::vector<std::size_t> mine;  // this shard's sequences
-  for (std::size_t i = 0; i < sequences.sequences.size(); ++i) {
-    if (static_cast<int>(i % static_cast<std::size_t>(s.shard_count)) == s.shard_index) mine.push_back(i);
-  }
+  const std::vector<std::size_t>& mine = plan.mine;
   auto backend = make_backend(s.precision);
   Transformer model(c, in.checkpoint.weights(), *backend);
   SequenceAnalyzer analyzer(c, schema, s.row);
   ForwardRequest request;
   for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
+  request.capture_rows = plan.rows;
 
   AnalysisOutcome outcome;
   outcome.sequences_total = mine.size();
@@ -113,7 +172,6 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
     if (run_dir.has_record(i)) continue;  // finished before an interruption: never recomputed
     if (control.stop != nullptr && control.stop->load()) break;
     const std::vector<int>& tokens = sequences.sequences[i].tokens;
-    request.capture_rows = resolve_query_rows(queries, seq_len, "--queries");
     analyzer.begin(i, tokens, request.capture_rows);
     model.forward(tokens, request, &analyzer, nullptr);
     write_record(record_path(run_dir.records_dir(), i), schema, analyzer.record());
@@ -133,10 +191,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
 void write_length_sweep(const AnalysisSettings& s, const std::vector<std::pair<int, fs::path>>& runs, int kv_heads) {
   CsvTable table({"seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated_mean"});
   for (const auto& [seq_len, dir] : runs) {
-    std::vector<fs::path> records;
-    for (const auto& entry : fs::directory_iterator(dir / "records")) {
-      if (entry.path().extension() == ".safetensors") records.push_back(entry.path());
-    }
+    const std::vector<fs::path> records = list_records(dir / "records");
     const RunAggregate run = aggregate_records(records, kv_heads, s.aggregate);
     for (std::size_t g = 0; g < run.schema.n_grid.size(); ++g) {
       table.add(seq_len).add(run.schema.n_grid[g]).add(run.heads_table.size());
@@ -166,6 +221,7 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
           {"data", s.data},
           {"format", s.corpus.format == CorpusFormat::kText ? "text" : s.corpus.format == CorpusFormat::kLines ? "lines" : "jsonl"},
           {"text_field", s.corpus.text_field},
+          {"max_document_bytes", s.corpus.max_document_bytes},
           {"seq_len", s.seq_len},
           {"lengths", s.lengths},
           {"num_seqs", s.num_seqs},
@@ -188,12 +244,7 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
 }
 
 RunAggregate finish_run_dir(const fs::path& dir, int kv_heads, const AggregateOptions& options, bool per_sequence) {
-  std::vector<fs::path> records;
-  for (const auto& entry : fs::directory_iterator(dir / "records")) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() == 22 && name.rfind("seq-", 0) == 0) records.push_back(entry.path());
-  }
-  std::sort(records.begin(), records.end());
+  const std::vector<fs::path> records = list_records(dir / "records");
   RunAggregate run = aggregate_records(records, kv_heads, options);
   write_tables(run, dir);
   if (per_sequence) write_per_sequence_table(records, kv_heads, dir / "selection_per_seq.csv");
@@ -201,30 +252,41 @@ RunAggregate finish_run_dir(const fs::path& dir, int kv_heads, const AggregateOp
 }
 
 AnalysisOutcome run_analysis(const AnalysisSettings& s, const RunControl& control) {
+  // The cheap checks first: a wrong --out fails before the model or corpus is read.
+  check_run_dir(s.out, length_settings_json(s, s.seq_len), s.mode);
   const Checkpoint checkpoint(s.model_dir);
   const Tokenizer tokenizer(s.model_dir / "tokenizer.model", checkpoint.config().vocab);
   const Corpus corpus = read_corpus(s.data, s.corpus);
   const Inputs inputs{checkpoint, tokenizer, corpus};
 
-  AnalysisOutcome outcome = run_one_length(s, inputs, s.out, s.seq_len, s.mode, control);
+  // Every length is planned (and every input error raised) before anything is written.
+  std::vector<LengthPlan> plans;
+  plans.push_back(plan_length(s, inputs, s.out, s.seq_len));
+  for (const int length : s.lengths) {
+    if (length == s.seq_len) continue;
+    plans.push_back(plan_length(s, inputs, s.out / "lengths" / std::to_string(length), length));
+  }
+  if (s.check_resources) preflight(s, inputs, plans);
+
+  AnalysisOutcome outcome = run_one_length(s, inputs, plans.front(), s.mode, control);
   if (!outcome.complete) return outcome;
   if (s.lengths.empty()) {
     write_run_report(s.out);
     return outcome;
   }
   std::vector<std::pair<int, fs::path>> sweep = {{s.seq_len, s.out}};
-  for (const int length : s.lengths) {
-    if (length == s.seq_len) continue;
-    const fs::path dir = s.out / "lengths" / std::to_string(length);
-    const RunDirMode mode = is_run_dir(dir) ? RunDirMode::kResume : RunDirMode::kCreate;
-    const AnalysisOutcome part = run_one_length(s, inputs, dir, length, mode, control);
+  for (std::size_t p = 1; p < plans.size(); ++p) {
+    const LengthPlan& plan = plans[p];
+    // Decided now, after the main directory was created, resumed or emptied (--overwrite).
+    const RunDirMode mode = is_run_dir(plan.out) ? RunDirMode::kResume : RunDirMode::kCreate;
+    const AnalysisOutcome part = run_one_length(s, inputs, plan, mode, control);
     outcome.sequences_done += part.sequences_done;
     outcome.sequences_total += part.sequences_total;
     if (!part.complete) {
       outcome.complete = false;
       return outcome;
     }
-    sweep.push_back({length, dir});
+    sweep.push_back({plan.seq_len, plan.out});
   }
   write_length_sweep(s, sweep, checkpoint.config().kv_heads);
   write_run_report(s.out);

@@ -38,6 +38,7 @@ struct AnalysisSettings {
   int shard_count = 1;
   Precision precision = Precision::kFp32;
   bool force = false;  // allow seq_len beyond max_position_embeddings
+  bool check_resources = true;  // pre-flight: fail early when memory or disk will not suffice
   geometry::RowAnalysisOptions row;
   AggregateOptions aggregate;
 };

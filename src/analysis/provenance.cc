@@ -47,7 +47,8 @@ nlohmann::json corpus_provenance(const Corpus& corpus, const SequenceSet& sequen
     used.push_back({{"index", i}, {"documents", sequences.sequences[i].documents},
                     {"first_token", sequences.sequences[i].first_token}});
   }
-  return {{"files", files}, {"warnings", corpus.warnings}, {"candidates", sequences.candidates},
+  return {{"files", files}, {"warnings", corpus.warnings}, {"warnings_dropped", corpus.warnings_dropped},
+          {"candidates", sequences.candidates},
           {"short_documents", sequences.short_documents}, {"sequences", used}};
 }
 

@@ -38,6 +38,22 @@ std::filesystem::path record_path(const std::filesystem::path& records_dir, std:
   return records_dir / name;
 }
 
+std::vector<std::filesystem::path> list_records(const std::filesystem::path& records_dir) {
+  std::vector<std::filesystem::path> records;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(records_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::size_t sequence = 0;
+    char tail = 0;
+    if (name.size() == 22 && std::sscanf(name.c_str(), "seq-%6zu.safetensor%c", &sequence, &tail) == 2 && tail == 's') {
+      records.push_back(entry.path());
+    }
+  }
+  if (ec) throw InputError(records_dir.string() + ": cannot list records: " + ec.message());
+  std::sort(records.begin(), records.end());
+  return records;
+}
+
 void write_record(const std::filesystem::path& path, const RecordSchema& schema, const SequenceRecord& r) {
   const std::int64_t L = r.layers, H = r.heads;
   const auto Q = static_cast<std::int64_t>(r.rows()), T = static_cast<std::int64_t>(r.seq_len());

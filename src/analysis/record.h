@@ -48,6 +48,9 @@ struct SequenceRecord {
 };
 
 std::filesystem::path record_path(const std::filesystem::path& records_dir, std::size_t sequence);
+// The record files (seq-NNNNNN.safetensors) in `records_dir`, sorted; throws InputError if
+// the folder cannot be listed. Temporaries and foreign files are ignored.
+std::vector<std::filesystem::path> list_records(const std::filesystem::path& records_dir);
 void write_record(const std::filesystem::path& path, const RecordSchema& schema, const SequenceRecord& record);
 
 // A record file opened for reading (memory-mapped); spans stay valid while it lives.

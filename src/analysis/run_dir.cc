@@ -1,11 +1,10 @@
 #include "analysis/run_dir.h"
 
-#include <fstream>
-#include <sstream>
 
 #include "analysis/record.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/file_read.h"
 
 namespace attngeom {
 
@@ -15,7 +14,9 @@ bool is_run_dir(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_regular_file(dir / "run.json", ec)) return false;
   try {
-    return read_run_json(dir).value("format", "") == "attngeom-run-v1";
+    const nlohmann::json run = read_run_json(dir);
+    const auto format = run.is_object() ? run.find("format") : run.end();
+    return format != run.end() && format->is_string() && *format == "attngeom-run-v1";
   } catch (const InputError&) {
     return false;
   }
@@ -23,32 +24,34 @@ bool is_run_dir(const fs::path& dir) {
 
 nlohmann::json read_run_json(const fs::path& dir) {
   const fs::path path = dir / "run.json";
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot open (not an attngeom run directory?)");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_file_bytes(path, kMaxRunJsonBytes, "run.json (is it an attngeom run directory?)");
   try {
-    return nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path.string() + ": malformed JSON (" + std::string(e.what()) + ")");
   }
 }
 
-RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) : path_(path) {
+// Whether `path` would be emptied first (an existing, non-empty run directory under --overwrite).
+bool check_run_dir_and_report(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
+  if (ec) throw InputError("--out " + path.string() + ": " + ec.message());
   if (exists && !fs::is_directory(path, ec)) throw InputError("--out " + path.string() + ": exists and is not a directory");
   const bool empty = exists && fs::is_empty(path, ec);
+  if (ec) throw InputError("--out " + path.string() + ": cannot list: " + ec.message());
   const bool ours = exists && is_run_dir(path);
 
   if (mode == RunDirMode::kResume) {
     if (!ours) throw InputError("--resume: " + path.string() + " is not an attngeom run directory");
     const nlohmann::json previous = read_run_json(path);
-    if (previous.value("settings", nlohmann::json()) != settings) {
+    if (!previous.is_object() || previous.value("settings", nlohmann::json()) != settings) {
       throw InputError("--resume: " + path.string() +
                        " was started with different settings (model, corpus selection, grid or options)");
     }
-  } else if (exists && !empty) {
+    return false;
+  }
+  if (exists && !empty) {
     if (!ours) {
       throw InputError("--out " + path.string() + ": exists, is not empty and is not an attngeom run directory; "
                        "refusing to write into it");
@@ -56,7 +59,23 @@ RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode 
     if (mode != RunDirMode::kOverwrite) {
       throw InputError("--out " + path.string() + ": already holds a run; use --resume to continue it or --overwrite");
     }
-    for (const auto& entry : fs::directory_iterator(path)) fs::remove_all(entry.path());
+    return true;
+  }
+  return false;
+}
+
+void check_run_dir(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
+  check_run_dir_and_report(path, settings, mode);
+}
+
+RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) : path_(path) {
+  std::error_code ec;
+  if (check_run_dir_and_report(path, settings, mode)) {
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      fs::remove_all(entry.path(), ec);
+      if (ec) break;
+    }
+    if (ec) throw InputError("--overwrite " + path.string() + ": cannot empty the previous run: " + ec.message());
   }
   fs::create_directories(path, ec);
   if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
@@ -65,7 +84,7 @@ RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode 
   fs::create_directories(records_dir(), ec);
   if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
   // Temporaries of a killed run were never committed: drop them.
-  for (const auto& entry : fs::directory_iterator(records_dir())) {
+  for (const auto& entry : fs::directory_iterator(records_dir(), ec)) {
     if (entry.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(entry.path(), ec);
   }
 }
@@ -77,10 +96,9 @@ bool RunDir::has_record(std::size_t sequence) const {
 
 std::vector<std::size_t> RunDir::finished_sequences() const {
   std::vector<std::size_t> done;
-  for (const auto& entry : fs::directory_iterator(records_dir())) {
-    const std::string name = entry.path().filename().string();
+  for (const fs::path& record : list_records(records_dir())) {
     std::size_t sequence = 0;
-    if (std::sscanf(name.c_str(), "seq-%zu.safetensors", &sequence) == 1 && name.size() == 22) done.push_back(sequence);
+    if (std::sscanf(record.filename().c_str(), "seq-%zu.safetensors", &sequence) == 1) done.push_back(sequence);
   }
   std::sort(done.begin(), done.end());
   return done;

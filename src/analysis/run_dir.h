@@ -29,6 +29,12 @@ class RunDir {
   std::filesystem::path path_;
 };
 
+// The checks of the constructor, without creating or changing anything.
+void check_run_dir(const std::filesystem::path& path, const nlohmann::json& settings, RunDirMode mode);
+
+// Largest run.json we read (real ones are a few kilobytes).
+inline constexpr std::size_t kMaxRunJsonBytes = std::size_t{64} << 20;
+
 // Whether `dir` holds an attngeom run.json.
 bool is_run_dir(const std::filesystem::path& dir);
 nlohmann::json read_run_json(const std::filesystem::path& dir);  // throws InputError

@@ -22,7 +22,7 @@ struct AnalyzeFlags {
   AnalysisSettings settings;
   std::string model_dir, out, format = "text", lengths, shard, precision = "auto", r1_eta = "max";
   std::uint64_t seed = 0;
-  bool resume = false, overwrite = false;
+  bool resume = false, overwrite = false, no_resource_check = false;
   int threads = 0;
 };
 
@@ -34,13 +34,13 @@ std::vector<int> parse_lengths(const std::string& text) {
     try {
       std::size_t used = 0;
       const int value = std::stoi(item, &used);
-      if (used == item.size() && value >= 2) {
+      if (used == item.size() && value >= 2 && value <= (1 << 20)) {
         lengths.push_back(value);
         continue;
       }
     } catch (const std::exception&) {
     }
-    throw InputError("--lengths '" + text + "': expected comma-separated sequence lengths >= 2");
+    throw InputError("--lengths '" + text + "': expected comma-separated sequence lengths in [2, 2^20]");
   }
   return lengths;
 }
@@ -110,6 +110,12 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--r1-eta", f->r1_eta, "R1's cosine-deviation bound: max (provable) or mae (typical)")
       ->check(CLI::IsMember({"max", "mae"}))->capture_default_str();
   cmd->add_flag("--force", s.force, "allow sequences longer than max_position_embeddings");
+  cmd->add_flag("--no-resource-check", f->no_resource_check,
+                "skip the pre-flight check of memory (MemAvailable) and free disk against the run's estimate");
+  cmd->add_option("--max-document-bytes", s.corpus.max_document_bytes, "skip (with a warning) longer documents")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))->capture_default_str();
+  cmd->add_option("--max-corpus-bytes", s.corpus.max_file_bytes, "refuse corpus files larger than this, decompressed")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 50))->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
   add_precision_option(*cmd, f->precision);
   add_analysis_options(*cmd, s);
@@ -122,6 +128,7 @@ void add_analyze_command(CLI::App& app) {
     if (seed->count() > 0) s.shuffle_seed = f->seed;
     if (!f->lengths.empty()) s.lengths = parse_lengths(f->lengths);
     if (!f->shard.empty()) parse_shard(f->shard, s);
+    s.check_resources = !f->no_resource_check;
     s.mode = f->resume ? RunDirMode::kResume : f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
     s.precision = resolve_precision(f->precision);
     s.row.r1_eta = f->r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;

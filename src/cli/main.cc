@@ -1,7 +1,10 @@
 // attngeom: geometric analysis of token selection in attention heads.
 // Exit codes: 0 success, 2 bad input or flags (one line on stderr), other: internal error.
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -10,6 +13,9 @@
 #include "util/error.h"
 
 int main(int argc, char** argv) {
+  // Past `ulimit -f` a write must fail with EFBIG (a clear error, earlier results kept)
+  // instead of the default SIGXFSZ killing the process mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"attngeom: geometric analysis of token selection in multi-head attention"};
   app.set_version_flag("--version", std::string(attngeom::kVersion) + " (" + attngeom::kGitCommit + ")");
   app.require_subcommand(1);
@@ -32,12 +38,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "attngeom: error: %s (see --help)\n", e.what());
+    std::fprintf(stderr, "attngeom: error: %s (see --help)\n", attngeom::printable_message(e.what()).c_str());
     return 2;
   } catch (const attngeom::cli::StoppedEarly&) {
     return 130;
   } catch (const attngeom::InputError& e) {
     std::fprintf(stderr, "attngeom: error: %s\n", e.what());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file system refusal (permissions, a vanished path) the code did not anticipate.
+    std::fprintf(stderr, "attngeom: error: %s\n", attngeom::printable_message(e.what()).c_str());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "attngeom: error: out of memory (try a shorter --seq-len or fewer query rows)\n");
     return 2;
   }
   return 0;

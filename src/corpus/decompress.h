@@ -17,4 +17,7 @@ struct FileContent {
 
 FileContent read_maybe_compressed(const std::filesystem::path& path, std::size_t max_bytes);
 
+// The same on bytes already in memory; `source` names them in errors.
+FileContent decompress_bytes(std::string raw, std::size_t max_bytes, const std::string& source);
+
 }  // namespace attngeom

@@ -31,7 +31,7 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
     } else if (fs::is_regular_file(path, ec)) {
       files.push_back(path);
     } else {
-      throw InputError(input + ": corpus file or folder not found");
+      throw InputError(input + ": corpus file or folder not found" + (ec ? " (" + ec.message() + ")" : std::string()));
     }
   }
   return files;
@@ -50,7 +50,12 @@ class DocumentSink {
     ++corpus_.files[file_].documents;
   }
   void warn(std::size_t line, const std::string& what) {
-    corpus_.warnings.push_back(corpus_.files[file_].path.string() + ":" + std::to_string(line) + ": " + what);
+    // A hostile corpus may have millions of bad lines: keep the first ones, count the rest.
+    if (corpus_.warnings.size() < kMaxCorpusWarnings) {
+      corpus_.warnings.push_back(corpus_.files[file_].path.string() + ":" + std::to_string(line) + ": " + what);
+    } else {
+      ++corpus_.warnings_dropped;
+    }
   }
 
  private:
@@ -58,8 +63,17 @@ class DocumentSink {
   std::size_t file_;
 };
 
+std::string too_long(std::size_t bytes, const CorpusOptions& options) {
+  return "document of " + std::to_string(bytes) + " bytes exceeds the " + std::to_string(options.max_document_bytes) +
+         "-byte limit (--max-document-bytes)";
+}
+
 void split_documents(const std::string& content, const CorpusOptions& options, DocumentSink& sink) {
   if (options.format == CorpusFormat::kText) {
+    if (content.size() > options.max_document_bytes) {
+      sink.warn(1, "skipped file: " + too_long(content.size(), options));
+      return;
+    }
     if (const long bad = first_invalid_utf8(content); bad >= 0) {
       sink.warn(line_of(content, static_cast<std::size_t>(bad)),
                 "skipped file: invalid UTF-8 at byte " + std::to_string(bad));
@@ -73,6 +87,11 @@ void split_documents(const std::string& content, const CorpusOptions& options, D
   while (start < content.size()) {
     const std::size_t end = std::min(content.find('\n', start), content.size());
     ++line;
+    if (end - start > options.max_document_bytes) {  // checked before any copy
+      sink.warn(line, "skipped: " + too_long(end - start, options));
+      start = end + 1;
+      continue;
+    }
     std::string text = content.substr(start, end - start);
     start = end + 1;
     if (!text.empty() && text.back() == '\r') text.pop_back();
@@ -108,6 +127,16 @@ void split_documents(const std::string& content, const CorpusOptions& options, D
 
 }  // namespace
 
+void add_documents(const std::string& content, const CorpusOptions& options, std::size_t file, Corpus& corpus) {
+  ATTNGEOM_CHECK(file < corpus.files.size());
+  DocumentSink sink(corpus, file);
+  if (content.empty()) {
+    sink.warn(1, "skipped: empty file");
+    return;
+  }
+  split_documents(content, options, sink);
+}
+
 CorpusFormat parse_corpus_format(const std::string& text) {
   if (text == "text") return CorpusFormat::kText;
   if (text == "lines") return CorpusFormat::kLines;
@@ -120,12 +149,7 @@ Corpus read_corpus(const std::vector<std::string>& inputs, const CorpusOptions& 
   for (const fs::path& path : expand_inputs(inputs)) {
     FileContent content = read_maybe_compressed(path, options.max_file_bytes);
     corpus.files.push_back({path, content.compression, sha256_file(path), 0});
-    DocumentSink sink(corpus, corpus.files.size() - 1);
-    if (content.bytes.empty()) {
-      sink.warn(1, "skipped: empty file");
-      continue;
-    }
-    split_documents(content.bytes, options, sink);
+    add_documents(content.bytes, options, corpus.files.size() - 1, corpus);
   }
   if (corpus.documents.empty()) {
     std::string why = corpus.warnings.empty() ? "" : " (first problem: " + corpus.warnings.front() + ")";

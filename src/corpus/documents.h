@@ -17,7 +17,8 @@ enum class CorpusFormat { kText, kLines, kJsonl };
 struct CorpusOptions {
   CorpusFormat format = CorpusFormat::kText;
   std::string text_field = "text";
-  std::size_t max_file_bytes = std::size_t{4} << 30;  // decompressed, per file
+  std::size_t max_file_bytes = std::size_t{4} << 30;       // decompressed, per file
+  std::size_t max_document_bytes = std::size_t{16} << 20;  // longer documents are skipped with a warning
 };
 
 struct CorpusFile {
@@ -36,10 +37,17 @@ struct Document {
 struct Corpus {
   std::vector<CorpusFile> files;
   std::vector<Document> documents;
-  std::vector<std::string> warnings;  // "file:line: what was skipped and why"
+  std::vector<std::string> warnings;  // "file:line: what was skipped and why", the first kMaxCorpusWarnings
+  std::size_t warnings_dropped = 0;   // warnings beyond those
 };
 
+inline constexpr std::size_t kMaxCorpusWarnings = 1000;
+
 CorpusFormat parse_corpus_format(const std::string& text);
+
+// Splits one file's decompressed `content` into documents appended to `corpus`, which
+// already holds the file's entry at index `file`; problems become warnings.
+void add_documents(const std::string& content, const CorpusOptions& options, std::size_t file, Corpus& corpus);
 
 // `inputs` are files or folders (a folder contributes its regular files, sorted by
 // name, hidden files skipped). Throws InputError if nothing usable remains.

@@ -1,30 +1,33 @@
 #include "geometry/synth_csv.h"
 
-#include <fstream>
 #include <iomanip>
+#include <sstream>
 #include <system_error>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
 namespace {
 
-// One CSV file: the settings line, a header, then rows; the error names the file.
+// One CSV file: the settings line, a header, then rows. Built in memory and written
+// atomically on close (temporary file, then rename), so no half-written CSV is left.
 class CsvFile {
  public:
-  CsvFile(const std::filesystem::path& path, std::string_view settings, std::string_view header) : path_(path), out_(path) {
-    if (!out_) throw InputError("synth: cannot write " + path.string());
+  CsvFile(const std::filesystem::path& path, std::string_view settings, std::string_view header) : path_(path) {
     out_ << std::setprecision(10) << "# " << settings << '\n' << header << '\n';
   }
-  std::ofstream& row() { return out_; }
+  std::ostringstream& row() { return out_; }
   void close() {
-    out_.close();
-    if (!out_) throw InputError("synth: failed writing " + path_.string());
+    const std::string text = out_.str();
+    AtomicFile file(path_);
+    file.write_at(0, text.data(), text.size());
+    file.commit();
   }
 
  private:
   std::filesystem::path path_;
-  std::ofstream out_;
+  std::ostringstream out_;
 };
 
 void write_envelope_rows(CsvFile& f, std::size_t point, std::string_view bound, std::span<const EnvelopePoint> envelope) {

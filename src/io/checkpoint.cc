@@ -1,14 +1,14 @@
 #include "io/checkpoint.h"
 
-#include <fstream>
+#include <algorithm>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "io/config_json.h"
 #include "util/error.h"
+#include "util/file_read.h"
 
 namespace attngeom {
 namespace {
@@ -22,39 +22,11 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }
 
 // Shard file names from the index must name plain files inside the model directory.
-void check_shard_name(const std::string& name, const fs::path& index_path) {
+void check_shard_name(const std::string& name, const std::string& source) {
   if (name.empty() || name.find('/') != std::string::npos || name.find('\\') != std::string::npos ||
-      name == "." || name == "..") {
-    throw InputError(index_path.string() + ": shard name '" + name +
-                     "' must be a plain file name inside the model directory");
+      name.find('\0') != std::string::npos || name == "." || name == "..") {
+    throw InputError(source + ": shard name '" + name + "' must be a plain file name inside the model directory");
   }
-}
-
-// Reads model.safetensors.index.json: returns the shard file names, each once, in order.
-std::vector<std::string> read_index(const fs::path& index_path, std::map<std::string, std::string>& tensor_to_shard) {
-  std::ifstream in(index_path, std::ios::binary);
-  if (!in) throw InputError(index_path.string() + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json index;
-  try {
-    index = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(index_path.string() + ": malformed JSON (" + std::string(e.what()) + ")");
-  }
-  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
-    throw InputError(index_path.string() + ": expected an object with a 'weight_map' object");
-  }
-  std::vector<std::string> shard_names;
-  for (const auto& [tensor, shard] : index["weight_map"].items()) {
-    if (!shard.is_string()) throw InputError(index_path.string() + ": weight_map['" + tensor + "'] is not a string");
-    const auto name = shard.get<std::string>();
-    check_shard_name(name, index_path);
-    tensor_to_shard[tensor] = name;
-    if (std::find(shard_names.begin(), shard_names.end(), name) == shard_names.end()) shard_names.push_back(name);
-  }
-  if (shard_names.empty()) throw InputError(index_path.string() + ": weight_map is empty");
-  return shard_names;
 }
 
 // The storage dtype config.json's torch_dtype promises, if it states one.
@@ -84,31 +56,64 @@ void bind_weight(const WeightSlot& slot, const SafetensorsEntry& entry, const fs
   view.rows = slot.shape.size() == 1 ? 1 : slot.shape[0];
   view.cols = slot.shape.back();
   view.data = entry.data.data();
+  // NaN or Inf in any weight reaches every later activation and head; refuse the checkpoint
+  // rather than analyse garbage. The scan reads exponent bits only (see count_nonfinite).
+  const NonFiniteCount bad = count_nonfinite(view.dtype, view.data, static_cast<std::size_t>(view.numel()));
+  if (bad.count > 0) {
+    throw InputError(where + " holds " + std::to_string(bad.count) + " NaN/Inf value" + (bad.count == 1 ? "" : "s") +
+                     " (first at flat index " + std::to_string(bad.first) + "); refusing a corrupt checkpoint");
+  }
 }
 
 }  // namespace
 
+ShardIndex parse_shard_index(const std::string& json_text, const std::string& source) {
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(source + ": malformed JSON (" + std::string(e.what()) + ")");
+  }
+  const auto weight_map = index.is_object() ? index.find("weight_map") : index.end();
+  if (!index.is_object() || weight_map == index.end() || !weight_map->is_object()) {
+    throw InputError(source + ": expected an object with a 'weight_map' object");
+  }
+  ShardIndex result;
+  for (const auto& [tensor, shard] : weight_map->items()) {
+    if (!shard.is_string()) throw InputError(source + ": weight_map['" + tensor + "'] is not a string");
+    const auto name = shard.get<std::string>();
+    check_shard_name(name, source);
+    result.tensor_to_shard[tensor] = name;
+    if (std::find(result.shards.begin(), result.shards.end(), name) == result.shards.end()) result.shards.push_back(name);
+  }
+  if (result.shards.empty()) throw InputError(source + ": weight_map is empty");
+  return result;
+}
+
 Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw InputError(dir.string() + ": model directory not found (expected a Hugging Face checkpoint folder)");
+    throw InputError(dir.string() + ": model directory not found (expected a Hugging Face checkpoint folder" +
+                     (ec && ec != std::errc::no_such_file_or_directory ? "; " + ec.message() : std::string()) + ")");
   }
   config_ = load_model_config(dir / "config.json");
 
   // Locate shards: the index when present, else the single model.safetensors.
   const fs::path index_path = dir / "model.safetensors.index.json";
-  std::map<std::string, std::string> tensor_to_shard;
-  std::vector<std::string> shard_names;
+  ShardIndex index;
   if (fs::exists(index_path, ec)) {
-    shard_names = read_index(index_path, tensor_to_shard);
+    index = parse_shard_index(read_file_bytes(index_path, kMaxConfigBytes, "shard index"), index_path.string());
   } else {
-    shard_names = {"model.safetensors"};
+    index.shards = {"model.safetensors"};
   }
+  const auto& shard_names = index.shards;
+  const auto& tensor_to_shard = index.tensor_to_shard;
 
   std::vector<SafetensorsHeader> headers;
   for (const auto& name : shard_names) {
     const fs::path path = dir / name;
-    if (!fs::exists(path, ec)) {
+    // A dangling link or a loop sets `ec`: MappedFile then reports the system's reason.
+    if (!fs::exists(path, ec) && !ec) {
       throw InputError(path.string() + ": missing weight file" +
                        (tensor_to_shard.empty() ? " (expected model.safetensors or model.safetensors.index.json)"
                                                 : " (named in model.safetensors.index.json)"));

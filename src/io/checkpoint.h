@@ -3,6 +3,7 @@
 // model.safetensors or the shards named by model.safetensors.index.json. Owns the
 // memory maps; `weights()` are views into them, checked against the config.
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,16 @@
 #include "util/mapped_file.h"
 
 namespace attngeom {
+
+// model.safetensors.index.json: which shard file holds each tensor. Shard names are
+// plain file names inside the model directory (no separators, no "." or "..").
+struct ShardIndex {
+  std::vector<std::string> shards;                       // each once, in first-mention order
+  std::map<std::string, std::string> tensor_to_shard;
+};
+
+// Parses the index JSON text; `source` names the file in errors. Throws InputError.
+ShardIndex parse_shard_index(const std::string& json_text, const std::string& source);
 
 struct ShardInfo {
   std::filesystem::path path;

@@ -1,12 +1,12 @@
 #include "io/config_json.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "util/error.h"
+#include "util/file_read.h"
 
 namespace attngeom {
 namespace {
@@ -29,10 +29,12 @@ class FieldReader {
   float positive_float_or(const char* key, float fallback) const {
     const json* v = find(key);
     if (v == nullptr || v->is_null()) return fallback;
-    if (!v->is_number() || !(v->get<double>() > 0) || !std::isfinite(v->get<double>())) {
-      throw error(key, "must be a positive number");
+    // Checked as a double first: converting one beyond float's range is undefined.
+    if (!v->is_number() || !(v->get<double>() > 0) || !(v->get<double>() <= std::numeric_limits<float>::max()) ||
+        !(static_cast<float>(v->get<double>()) > 0)) {
+      throw error(key, "must be a positive number within float range");
     }
-    return v->get<float>();
+    return static_cast<float>(v->get<double>());
   }
   bool bool_or(const char* key, bool fallback) const {
     const json* v = find(key);
@@ -123,6 +125,15 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     throw f.error("head_dim", "is missing and hidden_size is not a multiple of num_attention_heads");
   }
   if (c.head_dim % 2 != 0) throw f.error("head_dim", "must be even for RoPE");
+  // Sizes are ints in the forward pass; absurd values would overflow them long before a
+  // file could hold such weights.
+  if (c.layers > kMaxLayers) {
+    throw f.error("num_hidden_layers", "(" + std::to_string(c.layers) + ") exceeds the limit of " +
+                                           std::to_string(kMaxLayers));
+  }
+  if (static_cast<std::int64_t>(c.heads) * c.head_dim > (std::int64_t{1} << 30)) {
+    throw f.error("num_attention_heads", "times head_dim exceeds 2^30");
+  }
   if (c.bos_token_id >= c.vocab) throw f.error("bos_token_id", "must be below vocab_size");
 
   if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
@@ -151,11 +162,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
 }
 
 ModelConfig load_model_config(const std::filesystem::path& config_path) {
-  std::ifstream in(config_path, std::ios::binary);
-  if (!in) throw InputError(config_path.string() + ": cannot open (expected a Hugging Face config.json)");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_model_config(text.str(), config_path.string());
+  return parse_model_config(read_file_bytes(config_path, kMaxConfigBytes, "model config (a Hugging Face config.json)"),
+                            config_path.string());
 }
 
 }  // namespace attngeom

@@ -1,26 +1,41 @@
 #include "io/tokenizer.h"
 
-#include <fstream>
+#include <algorithm>
 #include <sstream>
 
 #include <sentencepiece_processor.h>
 
 #include "util/error.h"
+#include "util/file_read.h"
 
 namespace attngeom {
 
-Tokenizer::Tokenizer(const std::filesystem::path& model_path, int model_vocab)
-    : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+Tokenizer::Tokenizer() : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+
+Tokenizer::Tokenizer(const std::filesystem::path& model_path, int model_vocab) : Tokenizer() {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(model_path, ec)) {
+  if (!std::filesystem::exists(model_path, ec) && !ec) {
     throw InputError(model_path.string() + ": missing tokenizer (expected a sentencepiece tokenizer.model)");
   }
-  const auto status = processor_->Load(model_path.string());
+  const std::string bytes = read_file_bytes(model_path, kMaxTokenizerBytes, "tokenizer (a sentencepiece tokenizer.model)");
+  const auto status = processor_->LoadFromSerializedProto(bytes);
   if (!status.ok()) {
     throw InputError(model_path.string() + ": not a valid sentencepiece model (" + status.ToString() + ")");
   }
+  check_loaded(model_path.string(), model_vocab);
+}
+
+Tokenizer Tokenizer::from_serialized(const std::string& model_bytes, int model_vocab, const std::string& source) {
+  Tokenizer tokenizer;
+  const auto status = tokenizer.processor_->LoadFromSerializedProto(model_bytes);
+  if (!status.ok()) throw InputError(source + ": not a valid sentencepiece model (" + status.ToString() + ")");
+  tokenizer.check_loaded(source, model_vocab);
+  return tokenizer;
+}
+
+void Tokenizer::check_loaded(const std::string& source, int model_vocab) const {
   if (processor_->GetPieceSize() > model_vocab) {
-    throw InputError(model_path.string() + ": tokenizer has " + std::to_string(processor_->GetPieceSize()) +
+    throw InputError(source + ": tokenizer has " + std::to_string(processor_->GetPieceSize()) +
                      " pieces, more than the model's vocab_size " + std::to_string(model_vocab));
   }
 }
@@ -35,6 +50,38 @@ std::vector<int> Tokenizer::encode(const std::string& text, const std::string& s
   std::vector<int> ids;
   const auto status = processor_->Encode(text, &ids);
   if (!status.ok()) throw InputError(source + ": tokenizer failed (" + status.ToString() + ")");
+  return ids;
+}
+
+std::vector<int> Tokenizer::encode_document(const std::string& text, const std::string& source,
+                                            std::size_t piece_bytes) const {
+  ATTNGEOM_CHECK(piece_bytes >= 1);
+  if (text.size() <= piece_bytes) return encode(text, source);
+  std::vector<int> ids;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = std::min(text.size(), start + piece_bytes);
+    if (end < text.size()) {
+      // Cut just before the last whitespace of the piece's final 64 KiB, else before a
+      // UTF-8 lead byte (never inside a character).
+      std::size_t cut = end;
+      const std::size_t floor = end - std::min<std::size_t>(end - start - 1, 1 << 16);
+      while (cut > floor && text[cut] != ' ' && text[cut] != '\n' && text[cut] != '\t') --cut;
+      if (cut == floor) {
+        const auto continuation = [&](std::size_t i) { return (static_cast<unsigned char>(text[i]) & 0xc0) == 0x80; };
+        cut = end;
+        while (cut > start && continuation(cut)) --cut;
+        if (cut == start) {  // a piece shorter than one character: extend it to the next one
+          cut = end;
+          while (cut < text.size() && continuation(cut)) ++cut;
+        }
+      }
+      end = cut;
+    }
+    const std::vector<int> piece = encode(text.substr(start, end - start), source);
+    ids.insert(ids.end(), piece.begin(), piece.end());
+    start = end;
+  }
   return ids;
 }
 
@@ -72,13 +119,7 @@ long first_invalid_utf8(const std::string& text) {
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path.string() + ": text file not found");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  std::string text = read_file_bytes(path, kMaxTextFileBytes, "text file");
   if (!text.empty() && text.back() == '\n') {
     text.pop_back();
     if (!text.empty() && text.back() == '\r') text.pop_back();
@@ -91,9 +132,7 @@ std::string read_text_file(const std::filesystem::path& path) {
 }
 
 std::vector<int> read_token_file(const std::filesystem::path& path, int vocab) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path.string() + ": token file not found");
-  std::ifstream in(path);
+  std::istringstream in(read_file_bytes(path, kMaxTextFileBytes, "token file"));
   std::vector<int> ids;
   std::string word;
   while (in >> word) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "util/error.h"
+#include "util/mapped_file.h"
 
 namespace attngeom {
 
@@ -54,6 +55,14 @@ void AtomicFile::commit() {
     throw InputError(final_path_.string() + ": cannot rename into place: " + std::strerror(errno));
   }
   committed_ = true;
+}
+
+void copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to) {
+  const MappedFile source(from);
+  AtomicFile file(to);
+  const auto bytes = source.bytes();
+  if (!bytes.empty()) file.write_at(0, bytes.data(), bytes.size());
+  file.commit();
 }
 
 }  // namespace attngeom

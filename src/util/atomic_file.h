@@ -28,4 +28,7 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// Copies `from` to `to` through an AtomicFile: `to` appears whole or not at all.
+void copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to);
+
 }  // namespace attngeom

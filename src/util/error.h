@@ -10,9 +10,33 @@
 
 namespace attngeom {
 
+// Messages quote names from untrusted files (tensor names, shard names, JSON keys): control
+// characters are escaped (\n, \t, \xHH), so a message is always exactly one printable line
+// and a NUL cannot cut it short.
+inline std::string printable_message(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char ch : message) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 class InputError : public std::runtime_error {
  public:
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+  explicit InputError(const std::string& message) : std::runtime_error(printable_message(message)) {}
 };
 
 [[noreturn]] inline void check_failed(const char* expr, const char* file, int line) {

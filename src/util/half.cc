@@ -1,5 +1,6 @@
 #include "util/half.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.h"
@@ -41,6 +42,53 @@ float f16_to_f32(std::uint16_t bits) {
     magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
   }
   return sign ? -magnitude : magnitude;
+}
+
+namespace {
+
+// Every exponent bit set: Inf or NaN.
+template <typename Bits, Bits kExponent>
+NonFiniteCount scan_exponents(const void* data, std::size_t count) {
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  const std::size_t chunks = (count + kChunk - 1) / kChunk;
+  std::size_t total = 0;
+  std::size_t first = count;
+#pragma omp parallel for schedule(static) reduction(+ : total) reduction(min : first) if (chunks > 1)
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t begin = c * kChunk;
+    const std::size_t end = std::min(count, begin + kChunk);
+    std::size_t bad = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      Bits bits;
+      std::memcpy(&bits, static_cast<const char*>(data) + i * sizeof(Bits), sizeof bits);
+      bad += (bits & kExponent) == kExponent ? 1 : 0;
+    }
+    if (bad == 0) continue;
+    total += bad;
+    for (std::size_t i = begin; i < end; ++i) {
+      Bits bits;
+      std::memcpy(&bits, static_cast<const char*>(data) + i * sizeof(Bits), sizeof bits);
+      if ((bits & kExponent) == kExponent) {
+        first = std::min(first, i);
+        break;
+      }
+    }
+  }
+  return {total, first};
+}
+
+}  // namespace
+
+NonFiniteCount count_nonfinite(DType dtype, const void* data, std::size_t count) {
+  switch (dtype) {
+    case DType::kF32: return scan_exponents<std::uint32_t, 0x7f800000u>(data, count);
+    case DType::kF16: return scan_exponents<std::uint16_t, 0x7c00u>(data, count);
+    case DType::kBF16: return scan_exponents<std::uint16_t, 0x7f80u>(data, count);
+    case DType::kI32:
+    case DType::kF64: break;
+  }
+  ATTNGEOM_CHECK(false && "count_nonfinite: not a float dtype");
+  return {};
 }
 
 void widen_to_f32(DType dtype, const void* src, float* dst, std::size_t count) {

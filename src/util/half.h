@@ -30,6 +30,15 @@ inline std::uint16_t f32_to_bf16(float value) {
 
 float f16_to_f32(std::uint16_t bits);
 
+// NaN and Inf among `count` elements of `dtype` (F32, F16 or BF16) at `data`: how many,
+// and the index of the first (== count when there is none). Reads exponent bits only,
+// in parallel, so a whole checkpoint scans at memory bandwidth.
+struct NonFiniteCount {
+  std::size_t count = 0;
+  std::size_t first = 0;
+};
+NonFiniteCount count_nonfinite(DType dtype, const void* data, std::size_t count);
+
 // Widens `count` elements of `dtype` (F32, F16 or BF16) stored at `src` into `dst`.
 void widen_to_f32(DType dtype, const void* src, float* dst, std::size_t count);
 

@@ -1,9 +1,11 @@
 #include "util/machine.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <ctime>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace attngeom {
@@ -31,6 +33,28 @@ std::string utc_timestamp() {
   char buffer[32];
   std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buffer;
+}
+
+std::optional<std::uint64_t> available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::uint64_t kib = 0;
+    std::string unit;
+    if (fields >> kib >> unit && unit == "kB") return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> free_disk_bytes(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path probe = std::filesystem::absolute(path, ec);
+  if (ec) return std::nullopt;
+  while (!std::filesystem::exists(probe, ec) && probe.has_relative_path()) probe = probe.parent_path();
+  struct statvfs fs {};
+  if (::statvfs(probe.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(fs.f_bavail) * static_cast<std::uint64_t>(fs.f_frsize);
 }
 
 }  // namespace attngeom

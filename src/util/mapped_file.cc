@@ -14,7 +14,8 @@
 namespace attngeom {
 
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     throw InputError(path.string() + ": cannot open: " + std::strerror(errno));
   }

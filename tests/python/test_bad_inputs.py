@@ -6,7 +6,8 @@
 
 Expected for every case: exit code 2, exactly one line on stderr, that line naming
 the offending file / tensor / flag (checked by substring), and no output file.
-Cases use fixture llama (F32, one file) unless they are about shards (gemma).
+Cases use fixture llama (F32, one file) unless they are about shards (gemma). The
+hostile-checkpoint cases (docs/robustness.md) are in bad_checkpoint_cases.py.
 """
 import argparse
 import json
@@ -18,82 +19,9 @@ import tempfile
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
-import harness  # noqa: E402
-from make_random_checkpoint import Tensor, write_safetensors  # noqa: E402
-
-ST = "model.safetensors"
-L0 = "model.layers.0."
-L1 = "model.layers.1."
-CASES = {}
-
-
-def case(fixture="llama"):
-    def register(fn):
-        CASES[fn.__name__] = (fixture, fn)
-        return fn
-    return register
-
-
-class Ctx:
-    """A corrupted copy of a fixture in `model`, plus the capture arguments to use."""
-
-    def __init__(self, model, tmp):
-        self.model, self.tmp = model, tmp
-        self.args = ["--text", harness.PROMPT]
-
-    def path(self, name):
-        return os.path.join(self.model, name)
-
-
-# --- raw safetensors surgery ---
-
-def read_raw(path):
-    raw = open(path, "rb").read()
-    n = int.from_bytes(raw[:8], "little")
-    return json.loads(raw[8:8 + n]), raw[8 + n:]
-
-
-def write_raw(path, header, data):
-    blob = json.dumps(header).encode()
-    blob += b" " * (-len(blob) % 8)
-    with open(path, "wb") as f:
-        f.write(len(blob).to_bytes(8, "little") + blob + data)
-
-
-def rewrite(path, edit):
-    """Re-encode a safetensors file; edit({name: (dtype, array)}) changes the tensor set."""
-    header, data = read_raw(path)
-    header.pop("__metadata__", None)
-    np_types = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16}
-    tensors = {}
-    for name, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
-        b, e = info["data_offsets"]
-        tensors[name] = (info["dtype"], np.frombuffer(data[b:e], np_types[info["dtype"]]).reshape(info["shape"]))
-    edit(tensors)
-    out = []
-    for name, (dtype, a) in tensors.items():
-        raw = np.ascontiguousarray(a).tobytes() if a.dtype == np.uint16 else None
-        out.append(Tensor(name, dtype, a.shape, lambda r=raw: iter([r])) if raw is not None
-                   else Tensor.from_array(name, dtype, a))
-    write_safetensors(path, out)
-
-
-def edit_offsets(path, edit):
-    header, data = read_raw(path)
-    edit(header, len(data))
-    write_raw(path, header, data)
-
-
-def edit_json(path, edit):
-    with open(path) as f:
-        obj = json.load(f)
-    edit(obj)
-    with open(path, "w") as f:
-        json.dump(obj, f, indent=2)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bad_input_lib import CASES, L0, L1, ST, Ctx, case, edit_json, edit_offsets, rewrite  # noqa: E402
+import bad_checkpoint_cases  # noqa: E402,F401  (registers the hostile-checkpoint cases)
 
 # --- the cases: each corrupts ctx.model and returns (needles_any, needles_all) ---
 
@@ -335,7 +263,7 @@ def run_case(name, binary, fixtures):
         shutil.copytree(os.path.join(fixtures, fixture), model)
         ctx = Ctx(model, tmp)
         needles_any, needles_all = fn(ctx)
-        out = os.path.join(tmp, "out.safetensors")
+        out = ctx.out
         cmd = [binary, "capture", "--model", ctx.model, "--out", out] + ctx.args
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
         err = proc.stderr
@@ -351,8 +279,11 @@ def run_case(name, binary, fixtures):
         missing = [n for n in needles_all if n not in err]
         if missing:
             problems.append(f"message lacks {missing}")
-        if os.path.exists(out):
+        if os.path.exists(out) and not os.path.isdir(out):
             problems.append("an output file was left behind")
+        leftovers = [os.path.join(d, f) for d, _, fs in os.walk(tmp) for f in fs if ".tmp." in f]
+        if leftovers:
+            problems.append(f"temporary files left behind: {leftovers}")
     for p in problems:
         print(f"FAIL {name}: {p}")
     return not problems

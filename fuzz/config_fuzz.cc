@@ -1,0 +1,24 @@
+// Fuzz target: config.json parsing (io/config_json.h), then the tensor list the config
+// implies (model/weights.h), whose shapes must be positive and fit the forward pass's ints.
+#include <cstdint>
+#include <string>
+
+#include "io/config_json.h"
+#include "model/weights.h"
+#include "util/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    const attngeom::ModelConfig c =
+        attngeom::parse_model_config(std::string(reinterpret_cast<const char*>(data), size), "fuzz/config.json");
+    ATTNGEOM_CHECK(c.hidden > 0 && c.intermediate > 0 && c.layers > 0 && c.layers <= attngeom::kMaxLayers);
+    ATTNGEOM_CHECK(c.heads > 0 && c.kv_heads > 0 && c.heads % c.kv_heads == 0 && c.head_dim > 0 && c.head_dim % 2 == 0);
+    ATTNGEOM_CHECK(c.bos_token_id >= 0 && c.bos_token_id < c.vocab && c.rms_norm_eps > 0 && c.rope_theta > 0);
+    attngeom::Weights weights;
+    for (const attngeom::WeightSlot& slot : attngeom::weight_slots(c, weights)) {
+      for (const std::int64_t dim : slot.shape) ATTNGEOM_CHECK(dim > 0 && dim <= (std::int64_t{1} << 30));
+    }
+  } catch (const attngeom::InputError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,91 @@
+#include "analysis/resources.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "ops/attention.h"
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kTablesAndReport = std::uint64_t{64} << 20;  // CSVs, npy, report.html, run.json
+constexpr std::uint64_t kProcessOverhead = std::uint64_t{256} << 20;  // code, oneDNN, OpenMP stacks, corpus slack
+
+// Saturating products and sums: absurd flags must give a huge estimate, not a wrapped one.
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t out;
+  return __builtin_mul_overflow(a, b, &out) ? kMax : out;
+}
+std::uint64_t add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t out;
+  return __builtin_add_overflow(a, b, &out) ? kMax : out;
+}
+
+}  // namespace
+
+std::string human_bytes(std::uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 6) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+std::uint64_t record_file_bytes(const RecordSchema& schema, int layers, int heads, std::size_t rows,
+                                std::size_t seq_len) {
+  const std::uint64_t per_row = add(mul(schema.n_grid.size(), schema.per_n_fields.size()), schema.per_row_fields.size());
+  const std::uint64_t per_head = add(mul(rows, per_row), seq_len);
+  const std::uint64_t doubles = mul(mul(static_cast<std::uint64_t>(layers), static_cast<std::uint64_t>(heads)), per_head);
+  return add(mul(doubles, sizeof(double)), add(mul(add(seq_len, rows), sizeof(std::int32_t)), 4096));  // + header
+}
+
+std::uint64_t working_memory_bytes(const ModelConfig& c, const LengthWork& w, int threads) {
+  const std::uint64_t t = static_cast<std::uint64_t>(w.seq_len);
+  const std::uint64_t per_token = 4ull * c.hidden + 2ull * static_cast<std::uint64_t>(c.q_dim()) +
+                                  3ull * static_cast<std::uint64_t>(c.kv_dim()) + 2ull * c.intermediate;
+  const std::uint64_t scratch = mul(mul(t, per_token), sizeof(float));
+  const std::uint64_t attention =
+      mul(mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), t), add(AttentionScratch::kBlockRows, w.rows)),
+          sizeof(float));
+  const std::uint64_t record = record_file_bytes(*w.schema, c.layers, c.heads, w.rows, w.seq_len);
+  // The analyser's copy of one layer's values, and each thread's geometry buffers for one
+  // row (keys x (head_dim + a few per-key arrays) doubles).
+  const std::uint64_t values = mul(mul(t, static_cast<std::uint64_t>(c.kv_dim())), sizeof(float));
+  const std::uint64_t geometry = mul(mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), t),
+                                         add(static_cast<std::uint64_t>(c.head_dim), 16)),
+                                     sizeof(double));
+  return add(add(add(scratch, attention), add(record, values)), add(geometry, kProcessOverhead));
+}
+
+std::uint64_t output_disk_bytes(const ModelConfig& c, const LengthWork& w) {
+  return add(mul(w.records_to_write, record_file_bytes(*w.schema, c.layers, c.heads, w.rows, w.seq_len)),
+             kTablesAndReport);
+}
+
+void check_resources(const ResourceEstimate& need, std::optional<std::uint64_t> memory_available,
+                     std::optional<std::uint64_t> disk_free, const std::filesystem::path& out) {
+  const std::uint64_t memory = add(need.weight_bytes, need.working_bytes);
+  if (memory_available && memory > *memory_available) {
+    throw InputError("analyze: needs about " + human_bytes(memory) + " of memory (" + human_bytes(need.weight_bytes) +
+                     " mapped weights + " + human_bytes(need.working_bytes) +
+                     " for one sequence in flight) but only " + human_bytes(*memory_available) +
+                     " is available; use a shorter --seq-len, fewer --queries rows or no --every-n "
+                     "(or --no-resource-check to try anyway)");
+  }
+  if (disk_free && need.disk_bytes > *disk_free) {
+    throw InputError("analyze: records and tables need about " + human_bytes(need.disk_bytes) + " on the file system of " +
+                     out.string() + " but only " + human_bytes(*disk_free) +
+                     " is free; free space, use fewer --num-seqs or --queries rows "
+                     "(or --no-resource-check to try anyway)");
+  }
+}
+
+}  // namespace attngeom

@@ -1,0 +1,50 @@
+#pragma once
+// Pre-flight of analyze: the memory and disk a run will need, estimated from the model's
+// shape, the sequence length, the captured rows and the record schema, and checked
+// against what the machine has before anything is computed or written.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "analysis/record.h"
+#include "model/config.h"
+
+namespace attngeom {
+
+struct ResourceEstimate {
+  std::uint64_t weight_bytes = 0;   // the memory-mapped checkpoint files (read every sequence)
+  std::uint64_t working_bytes = 0;  // the largest length's scratch, attention buffers, record, geometry
+  std::uint64_t disk_bytes = 0;     // records still to write, plus tables and report
+};
+
+// One analysed sequence length: the shape of its work.
+struct LengthWork {
+  int seq_len = 0;
+  std::size_t rows = 0;           // captured query rows per sequence
+  const RecordSchema* schema = nullptr;
+  std::size_t records_to_write = 0;
+};
+
+// Bytes of one record file (analysis/record.h): L x H x (Q x (G x Kn + Kr) + T) doubles.
+std::uint64_t record_file_bytes(const RecordSchema& schema, int layers, int heads, std::size_t rows,
+                                std::size_t seq_len);
+
+// Heap of one sequence in flight: forward scratch T x (4 hidden + 2 q_dim + 3 kv_dim +
+// 2 intermediate) floats, attention buffers threads x T x (64 + rows) floats, the record,
+// and the geometry's per-thread row buffers. Saturates instead of overflowing.
+std::uint64_t working_memory_bytes(const ModelConfig& config, const LengthWork& work, int threads);
+
+// Disk for the records still to write, plus a fixed allowance for tables and report.
+std::uint64_t output_disk_bytes(const ModelConfig& config, const LengthWork& work);
+
+// Throws InputError (one line, with the numbers and what to change) when the estimate
+// exceeds MemAvailable or the free space under `out`; an unknown availability passes.
+void check_resources(const ResourceEstimate& need, std::optional<std::uint64_t> memory_available,
+                     std::optional<std::uint64_t> disk_free, const std::filesystem::path& out);
+
+// "1.5 GiB", "320 MiB", "12 KiB": for messages.
+std::string human_bytes(std::uint64_t bytes);
+
+}  // namespace attngeom

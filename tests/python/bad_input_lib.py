@@ -1,0 +1,85 @@
+"""Shared by the bad-input tests of `attngeom capture` (test_bad_inputs.py and
+bad_checkpoint_cases.py): the case registry, the corrupted-fixture context, and raw
+safetensors / JSON surgery."""
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
+import harness  # noqa: E402
+from make_random_checkpoint import Tensor, write_safetensors  # noqa: E402
+
+ST = "model.safetensors"
+L0 = "model.layers.0."
+L1 = "model.layers.1."
+CASES = {}
+
+
+def case(fixture="llama"):
+    def register(fn):
+        CASES[fn.__name__] = (fixture, fn)
+        return fn
+    return register
+
+
+class Ctx:
+    """A corrupted copy of a fixture in `model`, plus the capture arguments to use."""
+
+    def __init__(self, model, tmp):
+        self.model, self.tmp = model, tmp
+        self.args = ["--text", harness.PROMPT]
+        self.out = os.path.join(tmp, "out.safetensors")
+
+    def path(self, name):
+        return os.path.join(self.model, name)
+
+
+# --- raw safetensors surgery ---
+
+def read_raw(path):
+    raw = open(path, "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def write_raw(path, header, data):
+    blob = json.dumps(header).encode()
+    blob += b" " * (-len(blob) % 8)
+    with open(path, "wb") as f:
+        f.write(len(blob).to_bytes(8, "little") + blob + data)
+
+
+def rewrite(path, edit):
+    """Re-encode a safetensors file; edit({name: (dtype, array)}) changes the tensor set."""
+    header, data = read_raw(path)
+    header.pop("__metadata__", None)
+    np_types = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16}
+    tensors = {}
+    for name, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+        b, e = info["data_offsets"]
+        tensors[name] = (info["dtype"], np.frombuffer(data[b:e], np_types[info["dtype"]]).reshape(info["shape"]))
+    edit(tensors)
+    out = []
+    for name, (dtype, a) in tensors.items():
+        raw = np.ascontiguousarray(a).tobytes() if a.dtype == np.uint16 else None
+        out.append(Tensor(name, dtype, a.shape, lambda r=raw: iter([r])) if raw is not None
+                   else Tensor.from_array(name, dtype, a))
+    write_safetensors(path, out)
+
+
+def edit_offsets(path, edit):
+    header, data = read_raw(path)
+    edit(header, len(data))
+    write_raw(path, header, data)
+
+
+def edit_json(path, edit):
+    with open(path) as f:
+        obj = json.load(f)
+    edit(obj)
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2)

@@ -1,0 +1,431 @@
+#!/usr/bin/python3
+"""Hostile inputs to analyze, metrics, merge, report and perplexity (docs/robustness.md).
+
+  test_hostile_runs.py --list
+  test_hostile_runs.py --bin PATH/attngeom --fixtures DIR (--case NAME | --all)
+
+Every case must end with exit code 2, exactly one line on stderr naming the problem
+(checked by substring), no output written (the --out path absent, or an existing folder
+unchanged) and no temporary file left behind. The capture cases live in test_bad_inputs.py,
+the disk-full test in test_disk_full.py.
+"""
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
+PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+class Ctx:
+    def __init__(self, binary, fixtures, tmp):
+        self.bin, self.fixtures, self.tmp = binary, fixtures, tmp
+        self.model = os.path.join(fixtures, "llama")  # read only: cases never change a fixture
+        self.out = os.path.join(tmp, "run")          # must not exist afterwards unless listed in keep
+        self.keep = []                               # existing paths that must stay byte-identical
+
+    def file(self, name, data):
+        path = os.path.join(self.tmp, name)
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+        return path
+
+    def analyze(self, *flags, data=CORPUS, seq_len="64", num_seqs="2", threads="1"):
+        return ["analyze", "--model", self.model, "--data", data, "--out", self.out, "--seq-len", seq_len,
+                "--num-seqs", num_seqs, "--precision", "fp32", "--threads", threads, *flags]
+
+    def run_ok(self, *argv):
+        proc = subprocess.run([self.bin, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+        if proc.returncode != 0:
+            raise RuntimeError(f"setup command failed: {argv}: {proc.stderr.strip()}")
+
+    def capture_dump(self, name="dump.safetensors"):
+        path = os.path.join(self.tmp, name)
+        self.run_ok("capture", "--model", self.model, "--text", PROMPT, "--max-tokens", "40", "--queries", "10,39",
+                    "--out", path)
+        return path
+
+
+def snapshot(path):
+    """{relative path: sha256} of every file under `path` (or of `path` itself)."""
+    if os.path.isfile(path):
+        return {"": hashlib.sha256(open(path, "rb").read()).hexdigest()}
+    out = {}
+    for d, _, files in os.walk(path):
+        for f in files:
+            p = os.path.join(d, f)
+            out[os.path.relpath(p, path)] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+    return out
+
+
+# --- the run directory (--out) ---
+
+@case
+def analyze_out_not_a_run_dir(ctx):
+    os.mkdir(ctx.out)
+    ctx.file("run/holiday.jpg", b"\xff\xd8 not yours")
+    ctx.keep = [ctx.out]
+    return ctx.analyze(), ["refusing to write into it"], []
+
+
+@case
+def analyze_overwrite_not_a_run_dir(ctx):
+    os.mkdir(ctx.out)
+    ctx.file("run/notes.txt", "precious")
+    ctx.keep = [ctx.out]
+    return ctx.analyze("--overwrite"), ["not an attngeom run directory"], []
+
+
+@case
+def analyze_out_is_a_file(ctx):
+    ctx.file("run", "a file")
+    ctx.keep = [ctx.out]
+    return ctx.analyze(), ["not a directory"], []
+
+
+@case
+def analyze_resume_nothing(ctx):
+    return ctx.analyze("--resume"), ["is not an attngeom run directory"], []
+
+
+@case
+def analyze_resume_other_settings(ctx):
+    ctx.run_ok(*ctx.analyze(num_seqs="1"))
+    ctx.keep = [ctx.out]
+    argv = ctx.analyze("--resume")
+    return argv, ["different settings"], []
+
+
+@case
+def analyze_resume_and_overwrite(ctx):
+    return ctx.analyze("--resume", "--overwrite"), ["cannot be combined"], []
+
+
+# --- sequence length and flags ---
+
+@case
+def analyze_seq_len_beyond_max_positions(ctx):
+    argv = ctx.analyze(seq_len="4096")  # the fixture's max_position_embeddings is 2048
+    return argv, ["max_position_embeddings 2048"], ["--force"]
+
+
+@case
+def analyze_sweep_length_beyond_max_positions(ctx):
+    """A --lengths entry beyond the model fails before the first length is written."""
+    return ctx.analyze("--lengths", "32,3000"), ["--seq-len 3000"], ["--force"]
+
+
+@case
+def analyze_negative_num_seqs(ctx):
+    return ctx.analyze(num_seqs="-5"), ["--num-seqs"], []
+
+
+@case
+def analyze_absurd_seq_len(ctx):
+    return ctx.analyze(seq_len="99999999999"), ["--seq-len"], []
+
+
+@case
+def analyze_zero_threads(ctx):
+    return ctx.analyze(threads="0"), ["--threads"], []
+
+
+@case
+def analyze_bad_shard(ctx):
+    return ctx.analyze("--shard", "3/2"), ["--shard '3/2'"], []
+
+
+@case
+def analyze_bad_lengths(ctx):
+    return ctx.analyze("--lengths", "64,abc"), ["--lengths '64,abc'"], []
+
+
+@case
+def analyze_bad_queries(ctx):
+    return ctx.analyze("--queries", "stride:0"), ["stride:0"], []
+
+
+@case
+def analyze_query_beyond_sequence(ctx):
+    return ctx.analyze("--queries", "3,64"), ["position 64"], []
+
+
+@case
+def analyze_negative_skip(ctx):
+    return ctx.analyze("--skip", "-1"), ["--skip"], []
+
+
+@case
+def analyze_unknown_flag(ctx):
+    return ctx.analyze("--num-seq", "3"), ["--num-seq"], []
+
+
+@case
+def analyze_resources_exceeded(ctx):
+    """--queries all --every-n at 16384 tokens: terabytes of records, refused before any work."""
+    text = open(CORPUS).read()
+    big = ctx.file("big_corpus.txt", text * 8)
+    return ctx.analyze("--force", "--queries", "all", "--every-n", "--pack", data=big, seq_len="16384"), ["analyze: needs about", "records and tables need about"], ["--no-resource-check"]
+
+
+# --- corpora ---
+
+@case
+def corpus_100mb_single_line(ctx):
+    """One 100 MB line: skipped for its length (bounded memory and time), so nothing is left."""
+    path = os.path.join(ctx.tmp, "one_line.txt")
+    with open(path, "wb") as f:
+        chunk = b"word " * 20000
+        for _ in range((100 << 20) // len(chunk)):
+            f.write(chunk)
+        f.write(b"\n")
+    return ctx.analyze("--format", "lines", data=path), ["one_line.txt:1: skipped: document of"], ["--max-document-bytes"]
+
+
+@case
+def corpus_invalid_utf8(ctx):
+    path = ctx.file("latin1.txt", "caf\xe9 cr\xe8me br\xfbl\xe9e\n".encode("latin-1") * 50)
+    return ctx.analyze("--format", "lines", data=path), ["latin1.txt:1: skipped: invalid UTF-8"], []
+
+
+@case
+def corpus_zero_bytes(ctx):
+    return ctx.analyze(data=ctx.file("empty.txt", b"")), ["empty.txt:1: skipped: empty file"], []
+
+
+@case
+def corpus_jsonl_missing_field(ctx):
+    path = ctx.file("docs.jsonl", '{"body": "text without the field"}\n' * 20)
+    return ctx.analyze("--format", "jsonl", data=path), ["no string field 'text'"], []
+
+
+@case
+def corpus_gzip_bomb(ctx):
+    path = ctx.file("bomb.txt.gz", gzip.compress(b"\0" * (64 << 20), mtime=0))
+    return ctx.analyze("--max-corpus-bytes", "1000000", data=path), ["bomb.txt.gz"], ["1000000-byte limit"]
+
+
+@case
+def corpus_truncated_zstd(ctx):
+    if shutil.which("zstd") is None:
+        raise RuntimeError("zstd not installed")
+    packed = subprocess.run(["zstd", "-q", "-c"], input=open(CORPUS, "rb").read(), stdout=subprocess.PIPE,
+                            check=True).stdout
+    return ctx.analyze(data=ctx.file("cut.zst", packed[: len(packed) // 2])), ["cut.zst"], ["zstd"]
+
+
+@case
+def corpus_symlink_loop(ctx):
+    loop = os.path.join(ctx.tmp, "corpus-loop")
+    os.symlink(loop, loop)
+    return ctx.analyze(data=loop), ["corpus-loop"], ["symbolic links"]
+
+
+@case
+def corpus_too_short_for_a_window(ctx):
+    return ctx.analyze(data=ctx.file("short.txt", "just a few words")), ["no sequence of 64 tokens"], []
+
+
+# --- metrics (capture dumps) ---
+
+def patch_dump(path, name, edit):
+    """Rewrites tensor `name` of a safetensors dump in place: edit(bytearray of its data)."""
+    raw = bytearray(open(path, "rb").read())
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    b, e = header[name]["data_offsets"]
+    region = raw[8 + n + b:8 + n + e]
+    edit(region)
+    raw[8 + n + b:8 + n + e] = region
+    open(path, "wb").write(bytes(raw))
+
+
+@case
+def metrics_nan_attention(ctx):
+    dump = ctx.capture_dump()
+    patch_dump(dump, "layers.1.attn", lambda r: r.__setitem__(slice(8, 12), b"\x00\x00\xc0\x7f"))
+    return ["metrics", "--dump", dump, "--out", ctx.out], ["layers.1.attn"], ["[0, 1]"]
+
+
+@case
+def metrics_inf_values(ctx):
+    dump = ctx.capture_dump()
+    patch_dump(dump, "layers.0.values", lambda r: r.__setitem__(slice(0, 4), b"\x00\x00\x80\x7f"))
+    return ["metrics", "--dump", dump, "--out", ctx.out], ["layers.0.values"], ["NaN/Inf"]
+
+
+@case
+def metrics_zero_heads(ctx):
+    header = {"tokens": {"dtype": "I32", "shape": [4], "data_offsets": [0, 16]},
+              "query_positions": {"dtype": "I32", "shape": [1], "data_offsets": [16, 20]},
+              "layers.0.attn": {"dtype": "F32", "shape": [0, 1, 4], "data_offsets": [20, 20]},
+              "layers.0.values": {"dtype": "F32", "shape": [1, 4, 2], "data_offsets": [20, 52]}}
+    blob = json.dumps(header).encode()
+    data = (1).to_bytes(4, "little") * 4 + (3).to_bytes(4, "little") + b"\0" * 32
+    dump = ctx.file("zero_heads.safetensors", len(blob).to_bytes(8, "little") + blob + data)
+    return ["metrics", "--dump", dump, "--out", ctx.out], ["zero_heads.safetensors"], ["[H, Q, T]"]
+
+
+@case
+def metrics_truncated_dump(ctx):
+    dump = ctx.capture_dump()
+    os.truncate(dump, os.path.getsize(dump) - 100)
+    return ["metrics", "--dump", dump, "--out", ctx.out], ["dump.safetensors"], []
+
+
+@case
+def metrics_out_not_a_run_dir(ctx):
+    dump = ctx.capture_dump()
+    os.mkdir(ctx.out)
+    ctx.file("run/thesis.tex", "chapter one")
+    ctx.keep = [ctx.out]
+    return ["metrics", "--dump", dump, "--out", ctx.out], ["refusing to write into it"], []
+
+
+# --- merge and report ---
+
+@case
+def merge_malformed_run_json(ctx):
+    shard = os.path.join(ctx.tmp, "shard")
+    os.makedirs(os.path.join(shard, "records"))
+    ctx.file("shard/run.json", json.dumps({"format": "attngeom-run-v1", "complete": True}))
+    return ["merge", shard, "--out", ctx.out], ["run.json"], ["malformed"]
+
+
+@case
+def merge_incomplete_shard(ctx):
+    ctx.run_ok(*ctx.analyze("--shard", "0/2"))  # a complete shard, then pretend it stopped early
+    shard = os.path.join(ctx.tmp, "shard0")
+    os.rename(ctx.out, shard)
+    run = json.load(open(os.path.join(shard, "run.json")))
+    run["complete"] = False
+    json.dump(run, open(os.path.join(shard, "run.json"), "w"))
+    return ["merge", shard, "--out", ctx.out], ["not complete"], []
+
+
+@case
+def merge_not_a_run_dir(ctx):
+    os.mkdir(os.path.join(ctx.tmp, "random"))
+    return ["merge", os.path.join(ctx.tmp, "random"), "--out", ctx.out], ["random"], []
+
+
+@case
+def report_not_a_run_dir(ctx):
+    os.mkdir(os.path.join(ctx.tmp, "random"))
+    ctx.out = os.path.join(ctx.tmp, "report.html")
+    return ["report", os.path.join(ctx.tmp, "random"), "--out", ctx.out], ["random"], []
+
+
+@case
+def report_out_is_a_directory(ctx):
+    ctx.run_ok(*ctx.analyze(num_seqs="1"))
+    run = os.path.join(ctx.tmp, "done")
+    os.rename(ctx.out, run)
+    ctx.out = os.path.join(ctx.tmp, "html_dir")
+    os.mkdir(ctx.out)
+    ctx.keep = [ctx.out, run]
+    return ["report", run, "--out", ctx.out], ["html_dir"], ["is a directory"]
+
+
+# --- perplexity ---
+
+@case
+def perplexity_context_beyond_max_positions(ctx):
+    ctx.out = os.path.join(ctx.tmp, "ppl.json")
+    return ["perplexity", "--model", ctx.model, "--text", PROMPT, "--context", "4096", "--out", ctx.out], \
+        ["--context 4096"], ["max_position_embeddings"]
+
+
+@case
+def perplexity_stride_too_large(ctx):
+    ctx.out = os.path.join(ctx.tmp, "ppl.json")
+    return ["perplexity", "--model", ctx.model, "--text", PROMPT, "--context", "32", "--stride", "40",
+            "--out", ctx.out], ["--stride 40"], []
+
+
+@case
+def perplexity_out_is_a_directory(ctx):
+    ctx.out = os.path.join(ctx.tmp, "ppl_dir")
+    os.mkdir(ctx.out)
+    ctx.keep = [ctx.out]
+    return ["perplexity", "--model", ctx.model, "--text", PROMPT, "--context", "32", "--out", ctx.out], \
+        ["ppl_dir"], ["is a directory"]
+
+
+@case
+def perplexity_invalid_utf8(ctx):
+    ctx.out = os.path.join(ctx.tmp, "ppl.json")
+    text = ctx.file("bad.txt", b"fine text then \xed\xa0\x80 a surrogate")
+    return ["perplexity", "--model", ctx.model, "--text", text, "--out", ctx.out], ["bad.txt"], ["invalid UTF-8"]
+
+
+def run_case(name, binary, fixtures):
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="attngeom-hostile-") as tmp:
+        ctx = Ctx(binary, fixtures, tmp)
+        argv, needles_any, needles_all = CASES[name](ctx)
+        before = {p: snapshot(p) for p in ctx.keep}
+        proc = subprocess.run([binary, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+        err = proc.stderr
+        lines = err.rstrip("\n").split("\n") if err.strip() else []
+        print(f"case {name}: exit {proc.returncode}; stderr: {err.strip()[:600]!r}")
+        if proc.returncode != 2:
+            problems.append(f"exit code {proc.returncode}, expected 2")
+        if len(lines) != 1 or not err.endswith("\n"):
+            problems.append(f"stderr has {len(lines)} line(s), expected exactly one newline-terminated line")
+        if needles_any and not any(n in err for n in needles_any):
+            problems.append(f"message names none of {needles_any}")
+        missing = [n for n in needles_all if n not in err]
+        if missing:
+            problems.append(f"message lacks {missing}")
+        for p, snap in before.items():
+            if snapshot(p) != snap:
+                problems.append(f"{p} was changed")
+        if ctx.out not in ctx.keep and os.path.exists(ctx.out):
+            problems.append(f"output {ctx.out} was written")
+        leftovers = [os.path.join(d, f) for d, _, fs in os.walk(tmp) for f in fs if ".tmp." in f]
+        if leftovers:
+            problems.append(f"temporary files left behind: {leftovers}")
+    for p in problems:
+        print(f"FAIL {name}: {p}")
+    return not problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin")
+    ap.add_argument("--fixtures")
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--list", action="store_true", help="print the case names, one per line")
+    mode.add_argument("--case", choices=sorted(CASES))
+    mode.add_argument("--all", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(CASES))
+        return 0
+    if not args.bin or not args.fixtures:
+        ap.error("--bin and --fixtures are required")
+    names = list(CASES) if args.all else [args.case]
+    failed = [n for n in names if not run_case(n, args.bin, args.fixtures)]
+    print(f"{len(names) - len(failed)}/{len(names)} case(s) passed" + (f"; failed: {failed}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
