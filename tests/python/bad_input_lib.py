@@ -83,3 +83,26 @@ def edit_json(path, edit):
     edit(obj)
     with open(path, "w") as f:
         json.dump(obj, f, indent=2)
+
+
+def case_runner_main(doc, cases, run_case):
+    """The command line of a hostile-input script: --list, or run --case NAME / --all
+    against --bin and --fixtures; returns the exit code."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin")
+    ap.add_argument("--fixtures")
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--list", action="store_true", help="print the case names, one per line")
+    mode.add_argument("--case", choices=sorted(cases))
+    mode.add_argument("--all", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(cases))
+        return 0
+    if not args.bin or not args.fixtures:
+        ap.error("--bin and --fixtures are required to run cases")
+    names = list(cases) if args.all else [args.case]
+    failed = [n for n in names if not run_case(n, args.bin, args.fixtures)]
+    print(f"{len(names) - len(failed)}/{len(names)} case(s) passed" + (f"; failed: {failed}" if failed else ""))
+    return 1 if failed else 0

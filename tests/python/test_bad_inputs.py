@@ -9,7 +9,6 @@ the offending file / tensor / flag (checked by substring), and no output file.
 Cases use fixture llama (F32, one file) unless they are about shards (gemma). The
 hostile-checkpoint cases (docs/robustness.md) are in bad_checkpoint_cases.py.
 """
-import argparse
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bad_input_lib import CASES, L0, L1, ST, Ctx, case, edit_json, edit_offsets, rewrite  # noqa: E402
+from bad_input_lib import CASES, L0, L1, ST, Ctx, case, case_runner_main, edit_json, edit_offsets, rewrite  # noqa: E402
 import bad_checkpoint_cases  # noqa: E402,F401  (registers the hostile-checkpoint cases)
 
 # --- the cases: each corrupts ctx.model and returns (needles_any, needles_all) ---
@@ -290,23 +289,7 @@ def run_case(name, binary, fixtures):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin")
-    ap.add_argument("--fixtures")
-    mode = ap.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--list", action="store_true", help="print the case names, one per line")
-    mode.add_argument("--case", choices=sorted(CASES))
-    mode.add_argument("--all", action="store_true")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if not args.bin or not args.fixtures:
-        ap.error("--bin and --fixtures are required to run cases")
-    names = list(CASES) if args.all else [args.case]
-    failed = [n for n in names if not run_case(n, args.bin, args.fixtures)]
-    print(f"{len(names) - len(failed)}/{len(names)} case(s) passed" + (f"; failed: {failed}" if failed else ""))
-    return 1 if failed else 0
+    return case_runner_main(__doc__, CASES, run_case)
 
 
 if __name__ == "__main__":

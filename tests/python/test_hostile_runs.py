@@ -9,7 +9,6 @@ Every case must end with exit code 2, exactly one line on stderr naming the prob
 unchanged) and no temporary file left behind. The capture cases live in test_bad_inputs.py,
 the disk-full test in test_disk_full.py.
 """
-import argparse
 import gzip
 import hashlib
 import json
@@ -21,6 +20,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from bad_input_lib import case_runner_main  # noqa: E402
 CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 CASES = {}
@@ -408,23 +409,7 @@ def run_case(name, binary, fixtures):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin")
-    ap.add_argument("--fixtures")
-    mode = ap.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--list", action="store_true", help="print the case names, one per line")
-    mode.add_argument("--case", choices=sorted(CASES))
-    mode.add_argument("--all", action="store_true")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if not args.bin or not args.fixtures:
-        ap.error("--bin and --fixtures are required")
-    names = list(CASES) if args.all else [args.case]
-    failed = [n for n in names if not run_case(n, args.bin, args.fixtures)]
-    print(f"{len(names) - len(failed)}/{len(names)} case(s) passed" + (f"; failed: {failed}" if failed else ""))
-    return 1 if failed else 0
+    return case_runner_main(__doc__, CASES, run_case)
 
 
 if __name__ == "__main__":
