@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compress_for_tests.h"
 #include "corpus/documents.h"
 #include "corpus/sequences.h"
 #include "util/error.h"
@@ -32,25 +33,8 @@ class CorpusTest : public ::testing::Test {
   fs::path dir_;
 };
 
-std::string gzip(const std::string& text) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-std::string zstd(const std::string& text) {
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3));
-  return out;
-}
+using testing::gzip;
+using testing::zstd;
 
 TEST_F(CorpusTest, ReadsPlainGzipAndZstdIdentically) {
   const std::string text = "first line\nsecond line\n\nthird line\n";

@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "compress_for_tests.h"
+
 #include "analysis/record.h"
 #include "analysis/resources.h"
 #include "analysis/row_fields.h"
@@ -62,25 +64,8 @@ class TempDir : public ::testing::Test {
   fs::path dir_;
 };
 
-std::string zstd_compress(const std::string& text) {
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 19));
-  return out;
-}
-
-std::string gzip_compress(const std::string& text) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+std::string zstd_compress(const std::string& text) { return testing::zstd(text, 19); }
+std::string gzip_compress(const std::string& text) { return testing::gzip(text, 9); }
 
 // --- compression ---
 
