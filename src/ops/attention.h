@@ -29,7 +29,7 @@ using AttentionRowSink = std::function<void(int head, const float* probs)>;
 
 // Per-thread buffers, sized once for (threads, seq, captured rows).
 struct AttentionScratch {
-  static constexpr int kBlockRows = 64;
+  static constexpr int kBlockRows = 128;
   std::vector<float> scores;    // [threads, kBlockRows, seq]
   std::vector<float> captured;  // [threads, rows, seq]
   std::vector<int> order;       // [threads, seq] key indices for top-N selection

@@ -82,16 +82,4 @@ void add_in_place(float* x, const float* y, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) x[i] += y[i];
 }
 
-void softmax_row(float* row, std::int64_t n) {
-  float max_value = row[0];
-  for (std::int64_t i = 1; i < n; ++i) max_value = std::max(max_value, row[i]);
-  double sum = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    row[i] = std::exp(row[i] - max_value);
-    sum += row[i];
-  }
-  const float inv = static_cast<float>(1.0 / sum);
-  for (std::int64_t i = 0; i < n; ++i) row[i] *= inv;
-}
-
 }  // namespace attngeom

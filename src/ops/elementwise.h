@@ -35,7 +35,8 @@ void gated_activation(Activation activation, float* gate, const float* up, std::
 // x[i] += y[i]
 void add_in_place(float* x, const float* y, std::int64_t count);
 
-// In place on one row of scores: softmax over [0, n). Sums in double.
+// In place on one row of scores: softmax over [0, n). Sums in double. Vectorised through
+// glibc's libmvec expf (at most 4 ulp, against 1 for scalar expf); see softmax.cc.
 void softmax_row(float* row, std::int64_t n);
 
 }  // namespace attngeom
