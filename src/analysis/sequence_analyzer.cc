@@ -2,14 +2,20 @@
 
 #include <algorithm>
 
+#include "analysis/bf16_pair_products.h"
 #include "analysis/row_fields.h"
 #include "util/error.h"
 
 namespace attngeom {
 
 SequenceAnalyzer::SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema,
-                                   const geometry::RowAnalysisOptions& options)
-    : config_(config), schema_(schema), options_(options) {}
+                                   const geometry::RowAnalysisOptions& options, Precision precision)
+    : config_(config), schema_(schema), options_(options) {
+  if (precision == Precision::kBf16 && cpu_has_amx() && options_.pair_products == nullptr) {
+    pair_products_ = make_bf16_pair_products(static_cast<std::size_t>(config.head_dim));
+    options_.pair_products = pair_products_.get();
+  }
+}
 
 void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows) {
   record_.sequence = sequence;

@@ -3,6 +3,7 @@
 // runs the geometry on alpha = that row over keys 0..q and V = the kv head's values of
 // keys 0..q, and fills one SequenceRecord. Nothing T x T is stored: each head's rows
 // are analysed as they arrive, in the attention worker threads.
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -10,12 +11,16 @@
 #include "geometry/row_analysis.h"
 #include "model/config.h"
 #include "model/observer.h"
+#include "ops/gemm.h"
 
 namespace attngeom {
 
 class SequenceAnalyzer final : public ForwardObserver {
  public:
-  SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema, const geometry::RowAnalysisOptions& options);
+  // bf16 runs on an AMX CPU screen the bounds' cosine deviations in bf16 (bf16_pair_products.h)
+  // unless options already name a kernel; fp32 runs keep the fp32 screen.
+  SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema, const geometry::RowAnalysisOptions& options,
+                   Precision precision);
 
   // Prepares the record for one sequence; `rows` are the ascending captured query positions.
   void begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows);
@@ -27,6 +32,7 @@ class SequenceAnalyzer final : public ForwardObserver {
  private:
   const ModelConfig& config_;
   const RecordSchema& schema_;
+  std::unique_ptr<geometry::PairProducts> pair_products_;
   geometry::RowAnalysisOptions options_;
   SequenceRecord record_;
   std::vector<float> values_;  // [kv_heads, T, head_dim] of the layer being analysed

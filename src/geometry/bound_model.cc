@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "geometry/projection_sweep.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
@@ -23,10 +24,9 @@ ModelSweep::ModelSweep(const BoundInputs& inputs)
       alpha_(by_position(inputs.alpha, order_)),
       norms_(inputs.alpha.size()),
       sq_norms_(inputs.alpha.size()),
-      content_by_lag_(inputs.model.content_cosine_by_lag(inputs.alpha.size())),
-      column_by_key_(inputs.alpha.size()),
-      column_(inputs.alpha.size()),
-      sweep_(alpha_),
+      weighted_by_key_(inputs.alpha.size(), 0.0),
+      forward_(inputs.alpha.size()),
+      projection_(inputs.alpha.size()),
       mu_(inputs.alpha.size()),
       spread_(inputs.alpha.size()),
       support_(inputs.alpha.size()) {
@@ -46,18 +46,35 @@ void ModelSweep::advance_to(std::size_t n) {
   const std::size_t keys = alpha_.size();
   ATTNGEOM_CHECK(n >= n_ && n < keys);
   for (; n_ < n; ++n_) {
-    const std::size_t key = order_.order[n_];
-    model_.column(key, content_by_lag_, column_by_key_);
-    for (std::size_t p = 0; p < keys; ++p) column_[p] = norms_[p] * norms_[n_] * column_by_key_[order_.order[p]];
-    sweep_.add(n_, column_);
     const double y = alpha_[n_] * norms_[n_];
+    weighted_by_key_[order_.order[n_]] = y;
     weighted_sum_ += y;
     weighted_sq_sum_ += y * y;
     nonzero_ += alpha_[n_] != 0.0;
   }
-  const std::span<const double> dots = sweep_.dots();
+  // projection_[k] = sum_i a_i c_ik: the sink row and column carry rho_0, content pairs r^|i-k|
+  // (beta = +inf gives r = 0: only the diagonal term a_k remains).
+  const double r = std::exp(-model_.beta);
+  const std::vector<double>& a = weighted_by_key_;
+  double running = 0.0;
+  double content_sum = 0.0;
+  for (std::size_t k = 1; k < keys; ++k) {
+    running = a[k] + r * running;
+    forward_[k] = running;
+    content_sum += a[k];
+  }
+  running = 0.0;
+  for (std::size_t k = keys - 1; k >= 1; --k) {
+    running = a[k] + r * running;  // sum_{i>=k} a_i r^(i-k)
+    projection_[k] = forward_[k] + running - a[k] + a[0] * model_.rho_0;
+  }
+  projection_[0] = a[0] + model_.rho_0 * content_sum;
+  double norm2 = 0.0;  // ||s_N||^2 = sum_k a_k projection_k
+  for (std::size_t k = 0; k < keys; ++k) norm2 += a[k] * projection_[k];
+
   for (std::size_t p = 0; p < keys; ++p) {
-    mu_[p] = squared_distance(alpha_[p], sq_norms_[p], sweep_.norm2(), dots[p]);
+    const double dot = norms_[p] * projection_[order_.order[p]];  // <x_p, s_N>
+    mu_[p] = squared_distance(alpha_[p], sq_norms_[p], norm2, dot);
     // w drops key p from I_N, or adds -alpha_p for p in J_N.
     const double y = alpha_[p] * norms_[p];
     const double sign = p < n ? -1.0 : 1.0;

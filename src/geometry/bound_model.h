@@ -1,13 +1,14 @@
 #pragma once
 // Internal to the reconstructed bounds: the model side of SPEC section 4 at each N, by
-// selection position. mu_k is exactly the squared-distance formula applied to the model Gram
-// nu_i nu_l c_il, so it is grown with the same ProjectionSweep as the measured distances, from
-// model columns built in O(M) per key. T_k and n_k follow from prefix sums of alpha_i nu_i.
+// selection position. mu_k is the squared-distance formula applied to the model Gram
+// nu_i nu_l c_il. Its projections sum_{i in I_N} alpha_i nu_i c_ik need no Gram: with
+// a_i = alpha_i nu_i on I_N (0 elsewhere) and r = exp(-beta), the content part
+// sum_{i>=1} a_i r^|i-k| is one forward and one backward first-order recursion over the keys,
+// so each N costs O(M) however many keys joined. T_k and n_k follow from prefix sums.
 #include <cstddef>
 #include <span>
 #include <vector>
 
-#include "geometry/projection_sweep.h"
 #include "geometry/reconstructed_bounds.h"
 #include "geometry/selection_order.h"
 
@@ -31,10 +32,9 @@ class ModelSweep {
   std::vector<double> alpha_;          // [M] by position
   std::vector<double> norms_;          // [M] nu by position
   std::vector<double> sq_norms_;       // [M] nu^2 by position
-  std::vector<double> content_by_lag_;  // [M] exp(-beta tau)
-  std::vector<double> column_by_key_;  // [M] scratch
-  std::vector<double> column_;         // [M] scratch: model Gram column by position
-  ProjectionSweep sweep_;
+  std::vector<double> weighted_by_key_;  // [M] a_k = alpha_k nu_k for k in I_N, else 0
+  std::vector<double> forward_;          // [M] scratch: sum_{1<=i<=k} a_i r^(k-i)
+  std::vector<double> projection_;       // [M] <x_k, s_N> / nu_k by key
   std::size_t n_ = 0;
   double weighted_sum_ = 0.0;     // A = sum_{I_N} alpha_i nu_i
   double weighted_sq_sum_ = 0.0;  // Q = sum_{I_N} (alpha_i nu_i)^2

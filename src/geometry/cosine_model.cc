@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "util/error.h"
@@ -60,6 +62,94 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
     out.mean_abs = sum_abs / static_cast<double>(out.pairs);
     out.sigma2 = static_cast<double>(row.dim) * sum_sq / static_cast<double>(out.pairs);
   }
+  return out;
+}
+
+namespace {
+
+// Pairs (i, l) whose screened |delta| may still be the maximum, with that screened value.
+struct Candidate {
+  std::uint32_t i;
+  std::uint32_t l;
+  float screened;
+};
+
+}  // namespace
+
+CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products) {
+  const std::size_t keys = units.keys();
+  const std::size_t dim = units.dim;
+  constexpr std::size_t kTile = LoadedUnits::kTile;
+  ATTNGEOM_CHECK(keys < (std::size_t{1} << 32));
+  CosineDeviation out;
+  std::size_t defined = 0;
+  for (const unsigned char d : units.defined) defined += d;
+  out.pairs = defined * (defined - (defined > 0)) / 2;
+  if (out.pairs == 0) return out;
+
+  const std::vector<float> rounded(units.units.begin(), units.units.end());  // [M, d]
+  const std::unique_ptr<LoadedUnits> loaded = products.load(rounded, keys, dim);
+  // Screened deltas also round the model cosine to float (u) and the difference (u, relative).
+  const double slack = 2.0 * (products.error_bound(dim) + 0x1p-22);
+  const std::vector<double> by_lag = model.content_cosine_by_lag(keys);
+  std::vector<float> model_by_lag(by_lag.begin(), by_lag.end());  // [M] c by lag, content pairs
+  std::vector<float> mask(keys);                                   // [M] 1 where u_l is defined
+  for (std::size_t l = 0; l < keys; ++l) mask[l] = units.defined[l] ? 1.0f : 0.0f;
+  const float sink_cosine = static_cast<float>(model.rho_0);
+
+  std::vector<float> tile(kTile * kTile);  // [kTile, kTile]
+  std::vector<float> deltas(kTile);        // [kTile] |delta| of one tile row
+  std::vector<Candidate> candidates;
+  double sum_abs = 0.0;
+  double sum_sq = 0.0;
+  float screened_max = 0.0f;
+  for (std::size_t i0 = 0; i0 < keys; i0 += kTile) {
+    for (std::size_t j0 = i0; j0 < keys; j0 += kTile) {
+      loaded->tile(i0, j0, tile.data());
+      for (std::size_t a = 0; a < kTile && i0 + a < keys; ++a) {
+        const std::size_t i = i0 + a;
+        if (!units.defined[i]) continue;
+        const std::size_t first = j0 > i ? 0 : i + 1 - j0;  // pairs l > i only
+        const std::size_t last = std::min(kTile, keys - j0);
+        if (first >= last) continue;
+        const float* g = tile.data() + a * kTile;
+        const float* m = mask.data() + j0;
+        // Content cosines by lag l - i; the sink row (i = 0) uses rho_0 throughout.
+        const float* c = i == 0 ? nullptr : model_by_lag.data() + (j0 - i);
+        float row_max = 0.0f;
+        double row_abs = 0.0;
+        double row_sq = 0.0;
+#pragma omp simd reduction(max : row_max) reduction(+ : row_abs, row_sq)
+        for (std::size_t b = first; b < last; ++b) {
+          const float delta = (g[b] - (c ? c[b] : sink_cosine)) * m[b];
+          const float magnitude = delta < 0.0f ? -delta : delta;
+          deltas[b] = magnitude;
+          row_max = magnitude > row_max ? magnitude : row_max;
+          row_abs += magnitude;
+          row_sq += static_cast<double>(delta) * delta;
+        }
+        sum_abs += row_abs;
+        sum_sq += row_sq;
+        if (row_max < screened_max - slack) continue;
+        screened_max = std::max(screened_max, row_max);
+        for (std::size_t b = first; b < last; ++b) {
+          if (deltas[b] >= screened_max - slack && m[b] != 0.0f) {
+            candidates.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j0 + b), deltas[b]});
+          }
+        }
+      }
+    }
+  }
+  for (const Candidate& candidate : candidates) {
+    if (candidate.screened < screened_max - slack) continue;
+    const double* u = units.unit(candidate.i);
+    const double* v = units.unit(candidate.l);
+    double cosine = 0.0;
+    for (std::size_t t = 0; t < dim; ++t) cosine += u[t] * v[t];
+    out.max_abs = std::max(out.max_abs, std::abs(cosine - model.cosine(candidate.i, candidate.l)));
+  }
+  out.mean_abs = sum_abs / static_cast<double>(out.pairs);
+  out.sigma2 = static_cast<double>(dim) * sum_sq / static_cast<double>(out.pairs);
   return out;
 }
 

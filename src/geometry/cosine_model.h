@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "geometry/head_row.h"
+#include "geometry/pair_products.h"
 #include "geometry/selection_metrics.h"
+#include "geometry/value_diagnostics.h"
 
 namespace attngeom::geometry {
 
@@ -32,5 +34,13 @@ struct CosineDeviation {
 };
 // gram: the row's Gram matrix (row_gram), so all M(M-1)/2 cosines cost O(M^2).
 CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, const CosineModel& model);
+
+// The same without a double Gram: every pair's cosine comes from `products` tile by tile
+// (O(M^2 d) at the kernel's speed, O(kTile^2) memory). max_abs is exact: each pair whose
+// screened |delta| comes within twice the kernel's error bound of the screened maximum is
+// recomputed in double from the unit vectors, and the true maximum is always among them.
+// mean_abs and sigma2 carry the kernel's precision (a few 1e-7 relative in fp32; in bf16 about
+// 1e-4 absolute per cosine, averaging down over the pairs).
+CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products);
 
 }  // namespace attngeom::geometry

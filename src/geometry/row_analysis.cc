@@ -15,21 +15,27 @@ RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& option
   const std::size_t keys = row.keys();
   a.n_values = options.every_n ? every_n(keys) : default_n_grid(keys);
   a.norms = norm_stats(row);
-  a.rho_0 = sink_similarity(row);
-  a.lag = lag_curve(row, options.lag);
+  const UnitRows units = unit_rows(row);
+  a.rho_0 = sink_similarity(units);
+  a.lag = lag_curve(units, options.lag);
   a.mass = mass_stats(row.alpha, options.mass);
   a.magnitudes = head_magnitudes(row);
   a.model = {a.lag.fit.beta, a.rho_0};
 
-  if (!options.bounds) {
-    a.selection = selection_metrics(row, a.n_values, options.selection);
-  } else {
+  if (options.every_n) {
+    // Every N: the selection sweep needs the double Gram, which then gives the deviations too.
     const RowGram gram = row_gram(row);
     a.selection = selection_metrics(row, gram, a.n_values, options.selection);
-    a.deviation = cosine_deviation(row, gram, a.model);
-    std::vector<double> norms(keys);  // [M] nu_k
-    for (std::size_t k = 0; k < keys; ++k) norms[k] = std::sqrt(gram.entries[k * keys + k]);
-    const BoundInputs inputs{row.alpha, norms, a.model};
+    if (options.bounds) a.deviation = cosine_deviation(row, gram, a.model);
+  } else {
+    a.selection = selection_metrics(row, a.n_values, options.selection);
+    if (options.bounds) {
+      a.deviation = screened_cosine_deviation(
+          units, a.model, options.pair_products ? *options.pair_products : fp32_pair_products());
+    }
+  }
+  if (options.bounds) {
+    const BoundInputs inputs{row.alpha, units.norms, a.model};
     a.r1_eta = options.r1_eta == R1Eta::kMaxDeviation ? a.deviation.max_abs : a.lag.fit.mae;
     a.r1 = deterministic_envelope(inputs, a.n_values, a.r1_eta);
     // A row whose cosines match the model exactly has sigma^2 = 0: R2 then collapses onto the

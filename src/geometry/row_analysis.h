@@ -1,6 +1,7 @@
 #pragma once
 // Everything the geometry module measures on one (layer, head, sequence, query row), in one
-// call that shares one Gram matrix: the entry point for the analysis command. Aggregating
+// call that shares the unit vectors (and, for every N, one Gram matrix): the entry point for
+// the analysis command. Aggregating
 // over sequences (means, quantiles, the mean attention row for the four-phase fit, the
 // taxonomy features, sink-vs-recall across heads) is the caller's part.
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include "geometry/cosine_model.h"
 #include "geometry/head_row.h"
 #include "geometry/mass_stats.h"
+#include "geometry/pair_products.h"
 #include "geometry/reconstructed_bounds.h"
 #include "geometry/selection_metrics.h"
 #include "geometry/taxonomy.h"
@@ -29,7 +31,10 @@ struct RowAnalysisOptions {
   LagCurveOptions lag;
   MassOptions mass;
   TaxonomyOptions taxonomy;
-  bool bounds = true;  // R1 and R2: they need every pairwise cosine, O(M^2 d) for the Gram
+  bool bounds = true;  // R1 and R2: they need every pairwise cosine, O(M^2 d)
+  // Screens the pairwise cosines for the deviations (pair_products.h); null: fp32. With
+  // every_n the double Gram that the selection needs anyway serves instead.
+  const PairProducts* pair_products = nullptr;
   R1Eta r1_eta = R1Eta::kMaxDeviation;
   double r2_delta = 0.05;  // R2's stated violation probability at each N
 };

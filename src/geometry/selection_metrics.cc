@@ -78,19 +78,25 @@ std::vector<SelectionMetrics> sweep_with_gram(PositionedRow& row, std::span<cons
   return out;
 }
 
-// Rebuilds s_N and all projections (one GEMV) at each requested N.
+// Builds s_N at each requested N, then every projection <v_p, s_N> in one GEMM.
 std::vector<SelectionMetrics> sweep_direct(const PositionedRow& row, std::span<const std::size_t> n_values,
                                            const SelectionOptions& options) {
-  SelectionEvaluator evaluator(row, options.normalised_radii);
-  std::vector<double> s(row.dim, 0.0);  // [d] s_N
-  std::vector<double> dots(row.keys);   // [M] <v_p, s_N>
-  std::vector<SelectionMetrics> out;
-  out.reserve(n_values.size());
+  const std::size_t grid = n_values.size();
+  std::vector<double> sums(grid * row.dim);  // [G, d] s_N for each requested N
+  std::vector<double> s(row.dim, 0.0);       // [d] running s_N
   std::size_t joined = 0;
-  for (const std::size_t n : n_values) {
-    for (; joined < n; ++joined) add_scaled(s, row.alpha[joined], row.values.data() + joined * row.dim);
-    project_rows(row.values, row.keys, row.dim, s, dots);
-    out.push_back(evaluator.evaluate(n, dots, s));
+  for (std::size_t g = 0; g < grid; ++g) {
+    for (; joined < n_values[g]; ++joined) add_scaled(s, row.alpha[joined], row.values.data() + joined * row.dim);
+    std::copy(s.begin(), s.end(), sums.begin() + static_cast<std::ptrdiff_t>(g * row.dim));
+  }
+  std::vector<double> dots(grid * row.keys);  // [G, M] <v_p, s_N>
+  project_rows(row.values, row.keys, row.dim, sums, grid, dots);
+  SelectionEvaluator evaluator(row, options.normalised_radii);
+  std::vector<SelectionMetrics> out;
+  out.reserve(grid);
+  for (std::size_t g = 0; g < grid; ++g) {
+    const std::span<const double> sum(sums.data() + g * row.dim, row.dim);
+    out.push_back(evaluator.evaluate(n_values[g], std::span<const double>(dots).subspan(g * row.keys, row.keys), sum));
   }
   return out;
 }

@@ -9,6 +9,18 @@
 
 namespace attngeom::geometry {
 
+// The row's unit vectors u_k = v_k / ||v_k|| in double, computed once and shared by every
+// cosine below (and by the bounds' deviations). Zero vectors stay zero and are flagged.
+struct UnitRows {
+  std::size_t dim = 0;
+  std::vector<double> units;           // [M, d]
+  std::vector<double> norms;           // [M] ||v_k||
+  std::vector<unsigned char> defined;  // [M] ||v_k|| > 0
+  std::size_t keys() const { return norms.size(); }
+  const double* unit(std::size_t k) const { return units.data() + k * dim; }
+};
+UnitRows unit_rows(const HeadRowView& row);
+
 // A1: stable value norms, compressed sink.
 struct NormStats {
   double sink_norm = 0.0;  // nu_0 = ||v_0||
@@ -20,6 +32,7 @@ NormStats norm_stats(const HeadRowView& row);
 
 // A2, sink similarity: rho_0 = mean_{k>=1} cos(v_0, v_k); 0 when no pair is defined.
 double sink_similarity(const HeadRowView& row);
+double sink_similarity(const UnitRows& units);
 
 // Least-squares fit of C(tau) ~ exp(-beta tau) over tau = 1..tau_max.
 struct ExpDecayFitOptions {
@@ -50,5 +63,6 @@ struct LagCurve {
 };
 std::size_t default_max_lag(std::size_t keys);  // min(64, L/4) with L = M - 1
 LagCurve lag_curve(const HeadRowView& row, const LagCurveOptions& options = {});
+LagCurve lag_curve(const UnitRows& units, const LagCurveOptions& options = {});
 
 }  // namespace attngeom::geometry

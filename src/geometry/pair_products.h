@@ -1,0 +1,40 @@
+#pragma once
+// Approximate inner products of a row's unit vectors, one tile at a time: the O(M^2 d) part of
+// the cosine deviations (cosine_model.h), behind a seam so that analyze can run it on AMX in
+// bf16 while the default stays fp32 (Eigen). The products only screen: error_bound() says how
+// far they may be off, and screened_cosine_deviation recomputes in double every pair that
+// could hold the maximum, so the maximum deviation is exact whatever the kernel.
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string_view>
+
+namespace attngeom::geometry {
+
+// One row's unit vectors, loaded in the kernel's format.
+class LoadedUnits {
+ public:
+  static constexpr std::size_t kTile = 256;
+  virtual ~LoadedUnits() = default;
+  // out[a * kTile + b] ~ <u_{i0 + a}, u_{j0 + b}>, a, b < kTile; rows past M read as zero.
+  virtual void tile(std::size_t i0, std::size_t j0, float* out) = 0;
+};
+
+class PairProducts {
+ public:
+  virtual ~PairProducts() = default;
+  virtual std::string_view name() const = 0;
+  // units: [count, dim] vectors of norm 1 or 0, rounded to float. Safe to call concurrently.
+  virtual std::unique_ptr<LoadedUnits> load(std::span<const float> units, std::size_t count, std::size_t dim) const = 0;
+  // Bound on |tile entry - <u_i, u_l>| (exact, of the unrounded unit vectors) at this d.
+  virtual double error_bound(std::size_t dim) const = 0;
+};
+
+// fp32 products (Eigen): inputs rounded to float, any summation order.
+const PairProducts& fp32_pair_products();
+
+// gamma_n = n u / (1 - n u): Higham's bound on the relative error of an n-term sum in a format
+// with unit roundoff u, whatever the order.
+double summation_error_factor(std::size_t terms, double unit_roundoff);
+
+}  // namespace attngeom::geometry
