@@ -114,14 +114,15 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
         if (first >= last) continue;
         const float* g = tile.data() + a * kTile;
         const float* m = mask.data() + j0;
-        // Content cosines by lag l - i; the sink row (i = 0) uses rho_0 throughout.
-        const float* c = i == 0 ? nullptr : model_by_lag.data() + (j0 - i);
+        // Content cosines by lag l - i = j0 + b - i >= 1; the sink row (i = 0) uses rho_0 throughout.
+        const float* c = model_by_lag.data() + (j0 + first - i);
+        const bool sink_row = i == 0;
         float row_max = 0.0f;
         double row_abs = 0.0;
         double row_sq = 0.0;
 #pragma omp simd reduction(max : row_max) reduction(+ : row_abs, row_sq)
         for (std::size_t b = first; b < last; ++b) {
-          const float delta = (g[b] - (c ? c[b] : sink_cosine)) * m[b];
+          const float delta = (g[b] - (sink_row ? sink_cosine : c[b - first])) * m[b];
           const float magnitude = delta < 0.0f ? -delta : delta;
           deltas[b] = magnitude;
           row_max = magnitude > row_max ? magnitude : row_max;
