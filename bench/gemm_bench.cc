@@ -10,8 +10,13 @@
 namespace attngeom {
 namespace {
 
+// The three kernels: 0 fp32 sgemm, 1 fp32 bf16x3, 2 bf16.
+std::unique_ptr<LinearBackend> kernel_backend(std::int64_t index) {
+  if (index == 2) return make_bf16_backend();
+  return index == 1 ? make_bf16x3_backend() : make_fp32_backend();
+}
+
 void BM_Linear(benchmark::State& state) {
-  const auto precision = static_cast<Precision>(state.range(0));
   const std::int64_t rows = state.range(1), in = state.range(2), out = state.range(3);
   std::mt19937 rng(0);
   std::normal_distribution<float> dist;
@@ -21,22 +26,19 @@ void BM_Linear(benchmark::State& state) {
   for (auto& v : w) v = f32_to_bf16(dist(rng) * 0.02f);
   std::vector<float> y(static_cast<std::size_t>(rows * out));
   const TensorView view{"w", DType::kBF16, out, in, w.data()};
-  auto backend = make_backend(precision);
+  auto backend = kernel_backend(state.range(0));
   for (auto _ : state) {
     backend->linear(x.data(), rows, view, y.data());
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["TFLOP/s"] = benchmark::Counter(2.0 * rows * in * out * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(std::string(precision_name(precision)));
+  state.SetLabel(std::string(backend->kernel()));
 }
 
 BENCHMARK(BM_Linear)
-    ->ArgNames({"precision", "rows", "in", "out"})
-    ->Args({0, 1024, 4096, 4096})
-    ->Args({1, 1024, 4096, 4096})
-    ->Args({0, 1024, 4096, 11008})
-    ->Args({1, 1024, 4096, 11008})
-    ->Args({1, 1024, 11008, 4096})
+    ->ArgNames({"kernel", "rows", "in", "out"})
+    ->ArgsProduct({{0, 1, 2}, {1024}, {4096}, {4096, 11008}})
+    ->Args({2, 1024, 11008, 4096})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -137,6 +137,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
   const SequenceSet& sequences = plan.sequences;
   const RecordSchema& schema = plan.schema;
 
+  auto backend = make_backend(s.precision, s.fp32_matmul);
   nlohmann::json run = {{"format", "attngeom-run-v1"},
                         {"label", s.label.empty() ? fs::absolute(out).filename().string() : s.label},
                         {"attngeom", tool_provenance()},
@@ -144,6 +145,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
                         {"machine", machine_provenance()},
                         {"model", model_provenance(in.checkpoint)},
                         {"precision", std::string(precision_name(s.precision))},
+                        {"matmul", std::string(backend->kernel())},
                         {"tokenizer", {{"file", "tokenizer.model"}, {"bos", true}, {"bos_token_id", c.bos_token_id}}},
                         {"seq_len", seq_len},
                         {"n_grid", schema.n_grid},
@@ -156,7 +158,6 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
   run_dir.write_json("run.json", run);
 
   const std::vector<std::size_t>& mine = plan.mine;
-  auto backend = make_backend(s.precision);
   Transformer model(c, in.checkpoint.weights(), *backend);
   SequenceAnalyzer analyzer(c, schema, s.row, backend->precision());
   ForwardRequest request;

@@ -37,6 +37,7 @@ struct AnalysisSettings {
   int shard_index = 0;
   int shard_count = 1;
   Precision precision = Precision::kFp32;
+  Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;
   bool force = false;  // allow seq_len beyond max_position_embeddings
   bool check_resources = true;  // pre-flight: fail early when memory or disk will not suffice
   geometry::RowAnalysisOptions row;

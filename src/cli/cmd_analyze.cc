@@ -20,7 +20,8 @@ extern "C" void request_stop(int) { g_stop_requested.store(true); }
 
 struct AnalyzeFlags {
   AnalysisSettings settings;
-  std::string model_dir, out, format = "text", lengths, shard, precision = "auto", r1_eta = "max";
+  std::string model_dir, out, format = "text", lengths, shard, r1_eta = "max";
+  PrecisionFlags precision;
   std::uint64_t seed = 0;
   bool resume = false, overwrite = false, no_resource_check = false;
   int threads = 0;
@@ -117,7 +118,7 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--max-corpus-bytes", s.corpus.max_file_bytes, "refuse corpus files larger than this, decompressed")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 50))->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
-  add_precision_option(*cmd, f->precision);
+  add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);
   cmd->callback([f, seed] {
     AnalysisSettings& s = f->settings;
@@ -130,7 +131,8 @@ void add_analyze_command(CLI::App& app) {
     if (!f->shard.empty()) parse_shard(f->shard, s);
     s.check_resources = !f->no_resource_check;
     s.mode = f->resume ? RunDirMode::kResume : f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
-    s.precision = resolve_precision(f->precision);
+    s.precision = resolve_precision(f->precision.precision);
+    s.fp32_matmul = resolve_fp32_matmul(f->precision.fp32_matmul);
     s.row.r1_eta = f->r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
     apply_thread_count(f->threads);
 

@@ -29,6 +29,7 @@ class TimedBackend final : public LinearBackend {
  public:
   explicit TimedBackend(std::unique_ptr<LinearBackend> inner) : inner_(std::move(inner)) {}
   Precision precision() const override { return inner_->precision(); }
+  std::string_view kernel() const override { return inner_->kernel(); }
   void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) override {
     const auto start = Clock::now();
     inner_->linear(x, rows, w, y);
@@ -63,7 +64,7 @@ struct BenchFlags {
   std::string model_dir;
   int seq_len = 1024;
   int repeats = 1;
-  std::string precision = "auto";
+  PrecisionFlags precision;
   std::string stages = "forward,capture,analyze";
   int threads = 0;
 };
@@ -86,13 +87,13 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--stages", f->stages, "comma-separated subset of forward,capture,analyze")->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
-  add_precision_option(*cmd, f->precision);
+  add_precision_options(*cmd, f->precision);
   cmd->callback([f] {
     apply_thread_count(f->threads);
     const Checkpoint checkpoint(f->model_dir);
     const ModelConfig& c = checkpoint.config();
     if (f->seq_len > c.max_positions) throw InputError("--seq-len exceeds max_position_embeddings");
-    TimedBackend backend(make_backend(resolve_precision(f->precision)));
+    TimedBackend backend(make_backend(f->precision));
     Transformer model(c, checkpoint.weights(), backend);
     std::mt19937 rng(7);
     std::uniform_int_distribution<int> token(0, c.vocab - 1);
@@ -109,6 +110,7 @@ void add_bench_command(CLI::App& app) {
 
     nlohmann::json out = {{"model", f->model_dir}, {"seq_len", f->seq_len},
                           {"precision", std::string(precision_name(backend.precision()))},
+                          {"matmul", std::string(backend.kernel())},
                           {"weight_bytes", checkpoint.weight_bytes()}};
     const auto run_stage = [&](const std::string& stage) {
       ForwardObserver* observer = stage == "forward" ? nullptr : stage == "capture" ? static_cast<ForwardObserver*>(&copier)

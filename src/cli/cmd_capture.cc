@@ -30,7 +30,7 @@ struct CaptureOptions {
   bool no_bos = false;
   bool force = false;
   int threads = 0;
-  std::string precision = "fp32";
+  PrecisionFlags precision{"fp32"};
 };
 
 std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpoint) {
@@ -54,7 +54,7 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
 }
 
 std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint,
-                                                 Precision precision) {
+                                                 const LinearBackend& backend) {
   const ModelConfig& c = checkpoint.config();
   const nlohmann::json model = {{"dir", fs::absolute(o.model_dir).string()}, {"model_type", c.model_type},
                                 {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kv_heads},
@@ -63,7 +63,8 @@ std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const 
   const nlohmann::json settings = {{"queries", o.queries}, {"bos", !o.no_bos && o.tokens_file.empty()},
                                    {"input", o.text_file.empty() ? o.tokens_file : o.text_file},
                                    {"max_tokens", o.max_tokens}, {"logits", o.logits}};
-  return {{"format", "attngeom-capture-v1"}, {"model", model.dump()}, {"precision", std::string(precision_name(precision))},
+  return {{"format", "attngeom-capture-v1"}, {"model", model.dump()}, {"precision", std::string(precision_name(backend.precision()))},
+          {"matmul", std::string(backend.kernel())},
           {"settings", settings.dump()}, {"attngeom", std::string(kVersion) + " " + kGitCommit}};
 }
 
@@ -86,10 +87,10 @@ void run_capture(const CaptureOptions& o) {
     for (int i = 0; i < seq; ++i) request.logit_rows.push_back(i);
   }
 
-  auto backend = make_backend(resolve_precision(o.precision));
+  auto backend = make_backend(o.precision);
   Transformer model(c, checkpoint.weights(), *backend);
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
-                  dump_metadata(o, checkpoint, backend->precision()));
+                  dump_metadata(o, checkpoint, *backend));
   std::vector<float> logits;
   model.forward(tokens, request, &dump, &logits);
   if (o.logits) dump.write_logits(logits);
@@ -114,7 +115,7 @@ void add_capture_command(CLI::App& app) {
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text");
   cmd->add_flag("--force", options->force, "allow sequences longer than max_position_embeddings");
   cmd->add_option("--threads", options->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
-  add_precision_option(*cmd, options->precision);
+  add_precision_options(*cmd, options->precision);
   cmd->callback([options, text, ids] {
     if (text->count() + ids->count() != 1) throw InputError("capture: exactly one of --text or --tokens is required");
     run_capture(*options);

@@ -21,7 +21,7 @@ struct DemoFlags {
   std::string model_dir = (fs::path(kSourceDir) / "models" / "organism").string();
   std::string data = (fs::path(kSourceDir) / "models" / "organism" / "heldout.txt").string();
   std::string out = "demo-out";
-  std::string precision = "auto";
+  PrecisionFlags precision;
   int threads = 0;
 };
 
@@ -38,7 +38,7 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("--data", f->data, "held-out text")->capture_default_str();
   cmd->add_option("--out", f->out, "run directory (a previous demo run there is replaced)")->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
-  add_precision_option(*cmd, f->precision);
+  add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);
   cmd->callback([f] {
     AnalysisSettings& s = f->settings;
@@ -48,7 +48,8 @@ void add_demo_command(CLI::App& app) {
     s.label = "organism";
     s.corpus.format = CorpusFormat::kText;
     s.mode = RunDirMode::kOverwrite;
-    s.precision = resolve_precision(f->precision);
+    s.precision = resolve_precision(f->precision.precision);
+    s.fp32_matmul = resolve_fp32_matmul(f->precision.fp32_matmul);
     apply_thread_count(f->threads);
     const RunControl control{nullptr, ::isatty(STDERR_FILENO) != 0};
     run_analysis(s, control);

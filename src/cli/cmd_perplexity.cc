@@ -25,7 +25,7 @@ struct PerplexityOptions {
   bool no_bos = false;
   int max_tokens = 0;
   int threads = 0;
-  std::string precision = "fp32";
+  PrecisionFlags precision{"fp32"};
 };
 
 void run_perplexity(const PerplexityOptions& o) {
@@ -57,7 +57,7 @@ void run_perplexity(const PerplexityOptions& o) {
     throw InputError("--stride " + std::to_string(o.stride) + " must not exceed the content per window (" +
                      std::to_string(protocol.context - (protocol.bos ? 1 : 0)) + ")");
   }
-  auto backend = make_backend(resolve_precision(o.precision));
+  auto backend = make_backend(o.precision);
   Transformer model(c, checkpoint.weights(), *backend);
   const PerplexityResult r = evaluate_perplexity(model, stream, protocol, {}, nullptr, nullptr);
   if (r.tokens == 0) throw InputError(input + ": no token could be scored (text too short)");
@@ -65,6 +65,7 @@ void run_perplexity(const PerplexityOptions& o) {
   const nlohmann::json result = {
       {"model", std::filesystem::absolute(o.model_dir).string()}, {"input", input},
       {"precision", std::string(precision_name(backend->precision()))},
+      {"matmul", std::string(backend->kernel())},
       {"protocol", {{"context", o.context}, {"stride", o.stride > 0 ? o.stride : o.context - (protocol.bos ? 1 : 0)},
                     {"bos", protocol.bos}}},
       {"tokens", r.tokens}, {"mean_nll", r.mean_nll}, {"perplexity", r.perplexity}, {"nll", r.nll}};
@@ -93,7 +94,7 @@ void add_perplexity_command(CLI::App& app) {
   cmd->add_flag("--no-bos", o->no_bos, "do not start each window with BOS");
   cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text")->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
-  add_precision_option(*cmd, o->precision);
+  add_precision_options(*cmd, o->precision);
   cmd->callback([o, text, tokens] {
     if (text->count() + tokens->count() != 1) throw InputError("perplexity: exactly one of --text or --tokens is required");
     run_perplexity(*o);

@@ -23,7 +23,7 @@ struct PruneFlags {
   std::string type_order = join(prune::default_type_order());
   std::string budgets = "1,2,4,8,16,32";
   std::string topn_rule = "tau";
-  std::string precision = "fp32";
+  PrecisionFlags precision{"fp32"};
   bool no_bos = false, no_topn = false;
   int threads = 0;
 };
@@ -82,7 +82,7 @@ void add_prune_command(CLI::App& app) {
   cmd->add_option("--dump-logits", f->dump_logits, "write the first window's logits [tokens, vocab] under --mask to this .npy");
   cmd->add_flag("--force", s.force, "allow --context beyond max_position_embeddings");
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
-  add_precision_option(*cmd, f->precision);
+  add_precision_options(*cmd, f->precision);
   cmd->callback([f, strategies, budgets] {
     prune::PruneSettings& s = f->settings;
     s.model_dir = f->model_dir;
@@ -104,7 +104,8 @@ void add_prune_command(CLI::App& app) {
       }
     }
     s.topn_rule.rule = f->topn_rule == "peak" ? prune::TopnRule::kPeak : prune::TopnRule::kTau;
-    s.precision = resolve_precision(f->precision);
+    s.precision = resolve_precision(f->precision.precision);
+    s.fp32_matmul = resolve_fp32_matmul(f->precision.fp32_matmul);
     apply_thread_count(f->threads);
     prune::run_prune(s);
   });

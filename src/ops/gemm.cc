@@ -27,6 +27,7 @@ namespace {
 class Fp32Backend final : public LinearBackend {
  public:
   Precision precision() const override { return Precision::kFp32; }
+  std::string_view kernel() const override { return "onednn-sgemm"; }
 
   void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) override {
     if (w.dtype == DType::kF32) {

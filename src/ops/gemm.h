@@ -13,6 +13,10 @@ namespace attngeom {
 enum class Precision { kFp32, kBf16 };
 std::string_view precision_name(Precision precision);
 
+// How fp32 runs multiply by bf16-stored weights: oneDNN sgemm on widened weights, or
+// three exact bf16 products on AMX (bf16x3; same maths, about 3x the bf16 cost).
+enum class Fp32Matmul { kSgemm, kBf16x3 };
+
 // C[M, N] = alpha * op(A) op(B) + beta * C, row-major fp32 (oneDNN sgemm).
 // Runs single-threaded when called inside an OpenMP parallel region.
 void gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -23,6 +27,8 @@ class LinearBackend {
  public:
   virtual ~LinearBackend() = default;
   virtual Precision precision() const = 0;
+  // The matmul kernel, recorded in outputs: onednn-sgemm, onednn-bf16x3 or onednn-bf16.
+  virtual std::string_view kernel() const = 0;
   // y[rows, w.rows] = x[rows, w.cols] * w^T, with w stored as [out, in].
   virtual void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) = 0;
 };
@@ -34,7 +40,16 @@ std::unique_ptr<LinearBackend> make_fp32_backend();
 // The fast path: bf16 activations and weights, fp32 accumulation and output
 // (oneDNN matmul; AMX where present). Weights stored as bf16 are used in place.
 std::unique_ptr<LinearBackend> make_bf16_backend();
-std::unique_ptr<LinearBackend> make_backend(Precision precision);
+
+// fp32 maths on AMX: each fp32 activation split exactly into three bf16 terms, each
+// term times the bf16 weights exact, accumulated in fp32. Weights stored as F32/F16
+// are not bf16-exact and take the sgemm path.
+std::unique_ptr<LinearBackend> make_bf16x3_backend();
+// x[count] -> terms[3, count] (lo, mid, hi) with x == hi + mid + lo exactly for every
+// finite x of magnitude at least 2^-110 (smaller remainders fall below fp32's normals).
+void split_into_bf16_terms(const float* x, std::int64_t count, std::uint16_t* terms);
+
+std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32_matmul);
 
 // Whether oneDNN will use AMX on this CPU (what `--precision auto` keys on).
 bool cpu_has_amx();

@@ -242,7 +242,7 @@ void run_prune(const PruneSettings& s) {
   if (table) make_directory(scores_out, "");
 
   // The unedited model first: the reference of every evaluation.
-  auto backend = make_backend(s.precision);
+  auto backend = make_backend(s.precision, s.fp32_matmul);
   Transformer model(c, checkpoint.weights(), *backend);
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, mask);
   std::size_t tokens = 0;
@@ -275,6 +275,7 @@ void run_prune(const PruneSettings& s) {
       {"attngeom", tool_provenance()},
       {"model", model_provenance(checkpoint)},
       {"precision", std::string(precision_name(backend->precision()))},
+      {"matmul", std::string(backend->kernel())},
       {"data", {{"files", files}, {"documents", evaluator.documents().size()}, {"max_tokens", s.max_tokens}}},
       {"protocol", {{"context", s.context}, {"stride", stride}, {"bos", s.bos}, {"bos_token_id", c.bos_token_id},
                     {"windows", evaluator.window_lengths().size()}}},

@@ -35,6 +35,7 @@ struct PruneSettings {
   TopnRuleOptions topn_rule;
   std::filesystem::path dump_logits;  // .npy of the first window's logits under mask_file
   Precision precision = Precision::kFp32;
+  Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;
   bool force = false;  // allow context beyond max_position_embeddings
 };
 

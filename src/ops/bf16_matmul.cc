@@ -1,0 +1,41 @@
+#include "ops/bf16_matmul.h"
+
+#include "util/half.h"
+
+namespace attngeom {
+
+using dnnl::memory;
+
+Bf16Matmul::Bf16Matmul() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+void Bf16Matmul::multiply(std::int64_t rows, std::int64_t in, std::int64_t out, const std::uint16_t* x, const void* w,
+                          float* y, std::int64_t ldy, bool accumulate) {
+  const auto key = std::make_tuple(rows, in, out, ldy, accumulate);
+  auto it = primitives_.find(key);
+  if (it == primitives_.end()) {
+    const memory::desc src({rows, in}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc wei({in, out}, memory::data_type::bf16, memory::format_tag::ba);  // [out, in] as W^T
+    const memory::desc dst({rows, out}, memory::data_type::f32, memory::dims{ldy, 1});
+    dnnl::primitive_attr attr;
+    if (accumulate) {
+      dnnl::post_ops ops;
+      ops.append_sum(1.0f);  // y += x w^T, added in fp32
+      attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine_);
+    it = primitives_.emplace(key, Entry{dnnl::matmul(pd), src, wei, dst}).first;
+  }
+  Entry& e = it->second;
+  memory src_mem(e.src, engine_, const_cast<std::uint16_t*>(x));
+  memory wei_mem(e.wei, engine_, const_cast<void*>(w));  // read-only use of the mmapped weights
+  memory dst_mem(e.dst, engine_, y);
+  e.matmul.execute(stream_, {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, wei_mem}, {DNNL_ARG_DST, dst_mem}});
+  stream_.wait();
+}
+
+void round_to_bf16(const float* src, std::uint16_t* dst, std::int64_t count) {
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) dst[i] = f32_to_bf16(src[i]);
+}
+
+}  // namespace attngeom

@@ -1,0 +1,34 @@
+#pragma once
+// oneDNN bf16 matmul with fp32 accumulation and output, primitives cached by shape: the
+// product both AMX paths (bf16, and fp32 from three bf16 terms) are built on.
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace attngeom {
+
+class Bf16Matmul {
+ public:
+  Bf16Matmul();
+
+  // y[rows, out] (row stride ldy) = x[rows, in] * w^T (+ y when `accumulate`), with w
+  // stored [out, in] in bf16 and read in place as a transposed view.
+  void multiply(std::int64_t rows, std::int64_t in, std::int64_t out, const std::uint16_t* x, const void* w, float* y,
+                std::int64_t ldy, bool accumulate = false);
+
+ private:
+  struct Entry {
+    dnnl::matmul matmul;
+    dnnl::memory::desc src, wei, dst;
+  };
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool>, Entry> primitives_;
+};
+
+// dst[i] = bf16(src[i]), round to nearest even (in parallel).
+void round_to_bf16(const float* src, std::uint16_t* dst, std::int64_t count);
+
+}  // namespace attngeom

@@ -1,0 +1,64 @@
+// fp32 products on AMX. An fp32 activation is the exact sum of three bf16 terms
+// (8 + 8 + 8 significand bits), and a bf16 term times a bf16 weight is exact in fp32, so
+// x w^T = hi w^T + mid w^T + lo w^T with every product exact and fp32 accumulation: the
+// same maths as an fp32 GEMM against the bf16-stored weights, at three bf16 matmuls.
+#include <cstring>
+#include <vector>
+
+#include "ops/bf16_matmul.h"
+#include "ops/gemm.h"
+#include "util/half.h"
+
+namespace attngeom {
+namespace {
+
+std::uint16_t upper_half(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+class Bf16x3Backend final : public LinearBackend {
+ public:
+  Precision precision() const override { return Precision::kFp32; }
+  std::string_view kernel() const override { return "onednn-bf16x3"; }
+
+  void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) override {
+    // The split is exact only against bf16 weights; others take the sgemm path.
+    if (w.dtype != DType::kBF16) return sgemm_->linear(x, rows, w, y);
+    const std::int64_t count = rows * w.cols;
+    terms_.resize(static_cast<std::size_t>(3 * count));  // [3, rows, in]: lo, mid, hi
+    split_into_bf16_terms(x, count, terms_.data());
+    // Smallest terms first, each product summed into y in fp32.
+    for (int t = 0; t < 3; ++t) {
+      matmul_.multiply(rows, w.cols, w.rows, terms_.data() + t * count, w.data, y, w.rows, t > 0);
+    }
+  }
+
+ private:
+  std::unique_ptr<LinearBackend> sgemm_ = make_fp32_backend();
+  Bf16Matmul matmul_;
+  std::vector<std::uint16_t> terms_;
+};
+
+}  // namespace
+
+void split_into_bf16_terms(const float* x, std::int64_t count, std::uint16_t* terms) {
+  std::uint16_t* lo = terms;
+  std::uint16_t* mid = terms + count;
+  std::uint16_t* hi = terms + 2 * count;
+  // Truncation (not rounding) keeps each remainder exact and can never overflow to inf.
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::uint16_t h = upper_half(x[i]);
+    const float r1 = x[i] - bf16_to_f32(h);
+    const std::uint16_t m = upper_half(r1);
+    hi[i] = h;
+    mid[i] = m;
+    lo[i] = upper_half(r1 - bf16_to_f32(m));
+  }
+}
+
+std::unique_ptr<LinearBackend> make_bf16x3_backend() { return std::make_unique<Bf16x3Backend>(); }
+
+}  // namespace attngeom
