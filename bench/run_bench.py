@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--presets", default="llama2-7b,mistral-7b,gemma-7b,llama-1b")
     ap.add_argument("--lengths", default="512,1024,2048")
     ap.add_argument("--precisions", default="bf16,fp32")
+    ap.add_argument("--fp32-matmul", default="auto", choices=["auto", "sgemm", "bf16x3"],
+                    help="kernel of the fp32 runs (attngeom --fp32-matmul)")
     ap.add_argument("--stages", default="forward,capture,analyze")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--tokenizer", default=None, help="tokenizer.model to copy (default: a fixture's)")
@@ -50,7 +52,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results.csv"))
     args = ap.parse_args()
     tokenizer = args.tokenizer or os.path.join(ROOT, "build", "tests", "python", "fixtures", "llama", "tokenizer.model")
-    fields = ["preset", "seq_len", "precision", "stage", "seconds", "linear_seconds", "attention_seconds",
+    fields = ["preset", "seq_len", "precision", "matmul", "stage", "seconds", "linear_seconds", "attention_seconds",
               "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_seconds", "speedup"]
     rows = []
     for preset in args.presets.split(","):
@@ -67,7 +69,8 @@ def main():
                 print(f"{preset} T={seq_len} torch eager: {eager}", flush=True)
             for precision in args.precisions.split(","):
                 result = run_json([args.bin, "bench", "--model", model, "--seq-len", str(seq_len), "--precision",
-                                   precision, "--threads", str(args.threads), "--stages", args.stages], args.timeout)
+                                   precision, "--fp32-matmul", args.fp32_matmul, "--threads", str(args.threads),
+                                   "--stages", args.stages], args.timeout)
                 print(f"{preset} T={seq_len} {precision}: {result}", flush=True)
                 for stage in args.stages.split(","):
                     if "error" in result:
@@ -77,8 +80,8 @@ def main():
                     s = result[stage]
                     eager_s = eager.get("seconds") if eager and "error" not in eager else None
                     rows.append({
-                        "preset": preset, "seq_len": seq_len, "precision": precision, "stage": stage,
-                        "seconds": f"{s['seconds']:.3f}", "linear_seconds": f"{s['linear_seconds']:.3f}",
+                        "preset": preset, "seq_len": seq_len, "precision": precision, "matmul": result["matmul"],
+                        "stage": stage, "seconds": f"{s['seconds']:.3f}", "linear_seconds": f"{s['linear_seconds']:.3f}",
                         "attention_seconds": f"{s['attention_seconds']:.3f}", "other_seconds": f"{s['other_seconds']:.3f}",
                         "linear_tflops": f"{s['linear_tflops']:.3f}",
                         "peak_rss_gb": f"{result['peak_rss_bytes'] / 2**30:.2f}",

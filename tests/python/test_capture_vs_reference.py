@@ -8,8 +8,8 @@ query rows, attention max abs error <= 1e-5, values max abs error <= 1e-5 x max|
 logits max abs error <= 1e-4 x max|logit|; attention exactly 0 outside the causal /
 sliding-window range; exactly the documented tensors. Then --queries last / 0,17,100
 rows match the `all` dump, --no-bos drops BOS, --max-tokens N keeps the first N ids (BOS
-included), --tokens FILE uses its ids verbatim; each of those dumps is also checked
-against the reference. Prints a table of measured errors per fixture and run.
+included), --tokens FILE uses its ids verbatim, and --fp32-matmul sgemm / bf16x3 name
+their kernel in the metadata; each of those dumps is also checked against the reference. Prints a table of measured errors per fixture and run.
 """
 import argparse
 import os
@@ -208,6 +208,17 @@ class Fixture:
             label = self.check_tokens("tokens", dump, {"verbatim": self.ids[:150]})
             if label and self.compare("tokens", dump, ids, range(len(ids)), False):
                 notes.append(f"--tokens {label}")
+        # Both fp32 kernels, named in the dump; bf16x3 runs its three-term split only on
+        # bf16 weights (the gemma fixture) and sgemm on the others.
+        for kernel in ("sgemm", "bf16x3"):
+            tag = f"fp32-{kernel}"
+            path = self.run(tag, "--queries", "all", "--logits", "--precision", "fp32", "--fp32-matmul", kernel)
+            loaded = path and self.load(tag, path, None, True)
+            if loaded:
+                recorded = st_reader.read(path)[1].get("matmul")
+                if recorded != f"onednn-{kernel}":
+                    self.fail(f"[{tag}] metadata matmul {recorded!r}, expected 'onednn-{kernel}'")
+                self.compare(tag, loaded[0], loaded[1], range(len(loaded[1])), True)
         self.row["notes"] = ", ".join(notes)
 
     def _failed_since(self, tag):
