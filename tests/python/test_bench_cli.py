@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""`attngeom bench` on a fixture: the JSON it prints is complete and self-consistent.
+
+  test_bench_cli.py --bin PATH/attngeom --fixtures DIR
+
+For each precision and fp32 kernel: every stage reports seconds >= linear + attention
+seconds (other_seconds >= 0), linear TFLOP/s equal to the FLOP count of the model's
+linear layers over linear_seconds, the kernel named as requested, and a peak RSS at
+least the weights' size. A bad --stages value fails before the model is loaded.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+SEQ = 48
+CASES = [("bf16", "auto", "onednn-bf16"), ("fp32", "sgemm", "onednn-sgemm"), ("fp32", "bf16x3", "onednn-bf16x3")]
+
+
+def linear_flops(cfg, seq):
+    """2 * rows * in * out over every projection of every layer (no lm_head: bench skips logits)."""
+    hidden, inter = cfg["hidden_size"], cfg["intermediate_size"]
+    head_dim = cfg.get("head_dim", hidden // cfg["num_attention_heads"])
+    q = cfg["num_attention_heads"] * head_dim
+    kv = cfg.get("num_key_value_heads", cfg["num_attention_heads"]) * head_dim
+    per_layer = hidden * (q + 2 * kv) + q * hidden + 3 * hidden * inter
+    return 2.0 * seq * per_layer * cfg["num_hidden_layers"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--fixtures", required=True)
+    args = ap.parse_args()
+    model = os.path.join(args.fixtures, "gemma")
+    cfg = harness.load_config(model)
+    failures = []
+    for precision, kernel, name in CASES:
+        proc = subprocess.run([args.bin, "bench", "--model", model, "--seq-len", str(SEQ), "--precision", precision,
+                               "--fp32-matmul", kernel, "--threads", "1"], capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            failures.append(f"{precision}/{kernel}: {harness.describe(proc)}")
+            continue
+        out = json.loads(proc.stdout)
+        tag = f"{precision}/{kernel}"
+        if (out["precision"], out["matmul"], out["seq_len"]) != (precision, name, SEQ):
+            failures.append(f"{tag}: reports {out['precision']}/{out['matmul']}/{out['seq_len']}")
+        if out["peak_rss_bytes"] < out["weight_bytes"]:
+            failures.append(f"{tag}: peak RSS {out['peak_rss_bytes']} below the weights' {out['weight_bytes']}")
+        for stage in ("forward", "capture", "analyze"):
+            s = out[stage]
+            if min(s["seconds"], s["linear_seconds"], s["attention_seconds"], s["other_seconds"]) < 0:
+                failures.append(f"{tag} {stage}: negative time in {s}")
+            expected = linear_flops(cfg, SEQ) / s["linear_seconds"] * 1e-12
+            if abs(s["linear_tflops"] - expected) > 1e-6 * expected:
+                failures.append(f"{tag} {stage}: linear_tflops {s['linear_tflops']} != FLOPs / linear_seconds "
+                                f"= {expected}")
+        print(f"{tag}: " + ", ".join(f"{st} {out[st]['seconds']:.3f} s" for st in ("forward", "capture", "analyze")))
+    proc = subprocess.run([args.bin, "bench", "--model", "/nonexistent", "--stages", "forward,nope"],
+                          capture_output=True, text=True, timeout=60)
+    if proc.returncode == 0 or "--stages" not in proc.stderr or "nope" not in proc.stderr:
+        failures.append(f"bad --stages: {harness.describe(proc)}")
+    for f in failures:
+        print("FAIL " + f)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
