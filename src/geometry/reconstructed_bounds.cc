@@ -30,12 +30,30 @@ double probability_at_most(double t, double mu, double spread, std::size_t suppo
   return mu > t ? tail_probability(mu - t, spread, support, o) : 1.0;
 }
 
-// The margin at which a key's tail equals `probability`.
-double margin_at(double probability, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
-  if (deterministic(spread, support)) return 0.0;
-  const double pairs = static_cast<double>(support) * static_cast<double>(support - 1);
-  return spread * std::sqrt(2.0 * o.sigma2 * std::log(pairs / probability) / static_cast<double>(o.dim));
-}
+// The margin at which a key's tail equals `probability` is spread * sqrt(2 sigma^2
+// log(n (n - 1) / probability) / d). The root depends on the support n alone, and at one N the
+// keys share at most three supports (#{alpha != 0 in I_N} - 1, + 0, + 1), so it is cached by
+// support: a few logs per row instead of one per key and N.
+class MarginFactors {
+ public:
+  MarginFactors(double probability, std::size_t keys, const ProbabilisticEnvelopeOptions& o)
+      : probability_(probability), options_(o), by_support_(keys + 2, -1.0) {}
+
+  double margin(double spread, std::size_t support) {
+    if (deterministic(spread, support)) return 0.0;
+    double& root = by_support_[support];
+    if (root < 0.0) {
+      const double pairs = static_cast<double>(support) * static_cast<double>(support - 1);
+      root = std::sqrt(2.0 * options_.sigma2 * std::log(pairs / probability_) / static_cast<double>(options_.dim));
+    }
+    return spread * root;
+  }
+
+ private:
+  double probability_;
+  ProbabilisticEnvelopeOptions options_;
+  std::vector<double> by_support_;  // [M + 2] the root by support n <= M + 1; -1 until computed
+};
 
 // A key that cannot deviate sits exactly at mu in exact arithmetic, but a measured distance
 // carries rounding of order 1e-16 relative: a threshold placed exactly at mu would split such
@@ -77,47 +95,92 @@ SeparationBound separation_bound(const ModelSweep& model, std::size_t n, const P
   return b;
 }
 
+// R1 at one N of the sweep: D^2 in [mu - T eta, mu + T eta].
+class DeterministicStep {
+ public:
+  DeterministicStep(double eta, std::size_t keys) : eta_(eta), lo_(keys), hi_(keys) {
+    if (!std::isfinite(eta) || eta < 0.0) throw InputError("R1 (reconstructed): eta must be finite and >= 0");
+  }
+
+  EnvelopePoint at(const ModelSweep& model, std::size_t n) {
+    for (std::size_t p = 0; p < model.keys(); ++p) {
+      lo_[p] = std::max(0.0, model.mu()[p] - model.spread()[p] * eta_);
+      hi_[p] = model.mu()[p] + model.spread()[p] * eta_;
+    }
+    return envelope_from_intervals(n, lo_, hi_);
+  }
+
+ private:
+  double eta_;
+  std::vector<double> lo_, hi_;  // [M] scratch: the interval of each D^2
+};
+
+// R2 at one N of the sweep: each key within its margin at tail delta / M (a union over the
+// M keys), and the separation statements.
+class ProbabilisticStep {
+ public:
+  ProbabilisticStep(const ProbabilisticEnvelopeOptions& options, std::size_t keys)
+      : options_(options), margins_(options.delta / static_cast<double>(keys), keys, options), lo_(keys), hi_(keys) {
+    if (options.dim == 0) throw InputError("R2 (reconstructed): the dimension d is required");
+    if (!(options.sigma2 > 0.0) || !std::isfinite(options.sigma2)) throw InputError("R2 (reconstructed): sigma^2 must be > 0");
+    if (!(options.delta > 0.0 && options.delta < 1.0)) throw InputError("R2 (reconstructed): delta must lie in (0, 1)");
+  }
+
+  void add(const ModelSweep& model, std::size_t n, ProbabilisticEnvelope& out) {
+    for (std::size_t p = 0; p < model.keys(); ++p) {
+      const double margin = margins_.margin(model.spread()[p], model.support()[p]);
+      lo_[p] = std::max(0.0, model.mu()[p] - margin);
+      hi_[p] = model.mu()[p] + margin;
+    }
+    out.points.push_back(envelope_from_intervals(n, lo_, hi_));
+    out.separation.push_back(separation_bound(model, n, options_));
+  }
+
+ private:
+  ProbabilisticEnvelopeOptions options_;
+  MarginFactors margins_;
+  std::vector<double> lo_, hi_;  // [M] scratch: the interval of each D^2
+};
+
 }  // namespace
 
 std::vector<EnvelopePoint> deterministic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
                                                   double eta) {
-  if (!std::isfinite(eta) || eta < 0.0) throw InputError("R1 (reconstructed): eta must be finite and >= 0");
+  DeterministicStep r1(eta, inputs.alpha.size());
   ModelSweep model(inputs);
   check_n_values(n_values, model.keys());
-  std::vector<double> lo(model.keys());
-  std::vector<double> hi(model.keys());
   std::vector<EnvelopePoint> out;
   for (const std::size_t n : n_values) {
     model.advance_to(n);
-    for (std::size_t p = 0; p < model.keys(); ++p) {
-      lo[p] = std::max(0.0, model.mu()[p] - model.spread()[p] * eta);
-      hi[p] = model.mu()[p] + model.spread()[p] * eta;
-    }
-    out.push_back(envelope_from_intervals(n, lo, hi));
+    out.push_back(r1.at(model, n));
   }
   return out;
 }
 
 ProbabilisticEnvelope probabilistic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
                                              const ProbabilisticEnvelopeOptions& options) {
-  if (options.dim == 0) throw InputError("R2 (reconstructed): the dimension d is required");
-  if (!(options.sigma2 > 0.0) || !std::isfinite(options.sigma2)) throw InputError("R2 (reconstructed): sigma^2 must be > 0");
-  if (!(options.delta > 0.0 && options.delta < 1.0)) throw InputError("R2 (reconstructed): delta must lie in (0, 1)");
+  ProbabilisticStep r2(options, inputs.alpha.size());
   ModelSweep model(inputs);
   check_n_values(n_values, model.keys());
-  const double per_key = options.delta / static_cast<double>(model.keys());  // union over the M keys
-  std::vector<double> lo(model.keys());
-  std::vector<double> hi(model.keys());
   ProbabilisticEnvelope out;
   for (const std::size_t n : n_values) {
     model.advance_to(n);
-    for (std::size_t p = 0; p < model.keys(); ++p) {
-      const double margin = margin_at(per_key, model.spread()[p], model.support()[p], options);
-      lo[p] = std::max(0.0, model.mu()[p] - margin);
-      hi[p] = model.mu()[p] + margin;
-    }
-    out.points.push_back(envelope_from_intervals(n, lo, hi));
-    out.separation.push_back(separation_bound(model, n, options));
+    r2.add(model, n, out);
+  }
+  return out;
+}
+
+ReconstructedEnvelopes reconstructed_envelopes(const BoundInputs& inputs, std::span<const std::size_t> n_values,
+                                               double r1_eta, const ProbabilisticEnvelopeOptions& r2_options) {
+  DeterministicStep r1(r1_eta, inputs.alpha.size());
+  ProbabilisticStep r2(r2_options, inputs.alpha.size());
+  ModelSweep model(inputs);
+  check_n_values(n_values, model.keys());
+  ReconstructedEnvelopes out;
+  for (const std::size_t n : n_values) {
+    model.advance_to(n);
+    out.r1.push_back(r1.at(model, n));
+    r2.add(model, n, out.r2);
   }
   return out;
 }
