@@ -2,9 +2,11 @@
 // deviations against the double Gram, the blocked lag band against cosines taken pair by pair,
 // the recursive model sweep of the reconstructed bounds against mu_k and T_k summed pair by
 // pair, and R1 and R2 on one shared sweep against each computed alone.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -137,9 +139,40 @@ bool same_point(const EnvelopePoint& a, const EnvelopePoint& b) {
          a.f_score.upper == b.f_score.upper && a.guarantees_separation == b.guarantees_separation && a.vacuous == b.vacuous;
 }
 
+// R2's separation statements from their definition (reconstructed_bounds.h), every tail
+// min(1, n (n - 1) exp(-d m^2 / (2 sigma^2 T^2))) with its exp, at the threshold t where the
+// tails of the farthest selected and the nearest unselected key balance.
+SeparationBound naive_separation(const ModelSweep& sweep, std::size_t n, const ProbabilisticEnvelopeOptions& o) {
+  const std::span<const double> mu = sweep.mu(), spread = sweep.spread();
+  const std::span<const std::size_t> support = sweep.support();
+  const auto fixed = [&](std::size_t p) { return support[p] < 2 || spread[p] == 0.0; };
+  std::size_t in = 0, out = n;
+  for (std::size_t p = 0; p < n; ++p) in = mu[p] > mu[in] ? p : in;
+  for (std::size_t p = n; p < mu.size(); ++p) out = mu[p] < mu[out] ? p : out;
+  const double t = fixed(in)    ? mu[in] * (1.0 + 1e-9)
+                   : fixed(out) ? mu[out] * (1.0 - 1e-9)
+                                : (mu[in] * spread[out] + mu[out] * spread[in]) / (spread[in] + spread[out]);
+  const auto tail = [&](std::size_t p, double margin) {
+    const double pairs = static_cast<double>(support[p]) * static_cast<double>(support[p] - 1);
+    const double exponent = static_cast<double>(o.dim) * margin * margin / (2.0 * o.sigma2 * spread[p] * spread[p]);
+    return std::min(1.0, pairs * std::exp(-exponent));
+  };
+  SeparationBound b;
+  b.model_margin = std::sqrt(mu[out]) - std::sqrt(mu[in]);
+  double missed = 0.0;
+  for (std::size_t p = 0; p < n; ++p) missed += fixed(p) ? (mu[p] > t ? 1.0 : 0.0) : t > mu[p] ? tail(p, t - mu[p]) : 1.0;
+  for (std::size_t p = n; p < mu.size(); ++p) {
+    b.expected_false_positives += fixed(p) ? (mu[p] <= t ? 1.0 : 0.0) : mu[p] > t ? tail(p, mu[p] - t) : 1.0;
+  }
+  b.expected_recall = 1.0 - missed / static_cast<double>(n);
+  b.separation_probability = b.model_margin > 0.0 ? std::max(0.0, 1.0 - missed - b.expected_false_positives) : 0.0;
+  return b;
+}
+
 // analyze_row's single sweep for R1 and R2: R1 as deterministic_envelope gives it alone; R2's
 // points from each key's margin T_k sqrt(2 sigma^2 log(n_k (n_k - 1) M / delta) / d) taken
-// key by key (the envelope caches the root by support); its separation statements as
+// key by key (the envelope caches the root by support); its separation statements from their
+// definition (the envelope skips the exp of tails that are surely 1), and as
 // probabilistic_envelope gives them alone.
 TEST(ReconstructedEnvelopes, SharedSweepMatchesTheDefinitions) {
   std::mt19937_64 rng(13);
@@ -183,6 +216,11 @@ TEST(ReconstructedEnvelopes, SharedSweepMatchesTheDefinitions) {
       EXPECT_EQ(a.separation_probability, b.separation_probability);
       EXPECT_EQ(a.expected_recall, b.expected_recall);
       EXPECT_EQ(a.expected_false_positives, b.expected_false_positives);
+      const SeparationBound naive = naive_separation(sweep, n, r2_options);
+      EXPECT_DOUBLE_EQ(a.model_margin, naive.model_margin) << "n=" << n;
+      EXPECT_DOUBLE_EQ(a.separation_probability, naive.separation_probability) << "n=" << n;
+      EXPECT_DOUBLE_EQ(a.expected_recall, naive.expected_recall) << "n=" << n;
+      EXPECT_DOUBLE_EQ(a.expected_false_positives, naive.expected_false_positives) << "n=" << n;
     }
   }
 }
