@@ -5,7 +5,6 @@
 // are analysed as they arrive, in the attention worker threads.
 #include <memory>
 #include <span>
-#include <vector>
 
 #include "analysis/record.h"
 #include "geometry/row_analysis.h"

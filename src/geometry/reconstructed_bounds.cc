@@ -160,31 +160,32 @@ class ProbabilisticStep {
   std::vector<double> lo_, hi_;  // [M] scratch: the interval of each D^2
 };
 
+// Advances one model sweep through n_values, handing each N's state to `at`.
+template <class AtEachN>
+void sweep_n_values(const BoundInputs& inputs, std::span<const std::size_t> n_values, AtEachN at) {
+  ModelSweep model(inputs);
+  check_n_values(n_values, model.keys());
+  for (const std::size_t n : n_values) {
+    model.advance_to(n);
+    at(model, n);
+  }
+}
+
 }  // namespace
 
 std::vector<EnvelopePoint> deterministic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
                                                   double eta) {
   DeterministicStep r1(eta, inputs.alpha.size());
-  ModelSweep model(inputs);
-  check_n_values(n_values, model.keys());
   std::vector<EnvelopePoint> out;
-  for (const std::size_t n : n_values) {
-    model.advance_to(n);
-    out.push_back(r1.at(model, n));
-  }
+  sweep_n_values(inputs, n_values, [&](const ModelSweep& model, std::size_t n) { out.push_back(r1.at(model, n)); });
   return out;
 }
 
 ProbabilisticEnvelope probabilistic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
                                              const ProbabilisticEnvelopeOptions& options) {
   ProbabilisticStep r2(options, inputs.alpha.size());
-  ModelSweep model(inputs);
-  check_n_values(n_values, model.keys());
   ProbabilisticEnvelope out;
-  for (const std::size_t n : n_values) {
-    model.advance_to(n);
-    r2.add(model, n, out);
-  }
+  sweep_n_values(inputs, n_values, [&](const ModelSweep& model, std::size_t n) { r2.add(model, n, out); });
   return out;
 }
 
@@ -192,14 +193,11 @@ ReconstructedEnvelopes reconstructed_envelopes(const BoundInputs& inputs, std::s
                                                double r1_eta, const ProbabilisticEnvelopeOptions& r2_options) {
   DeterministicStep r1(r1_eta, inputs.alpha.size());
   ProbabilisticStep r2(r2_options, inputs.alpha.size());
-  ModelSweep model(inputs);
-  check_n_values(n_values, model.keys());
   ReconstructedEnvelopes out;
-  for (const std::size_t n : n_values) {
-    model.advance_to(n);
+  sweep_n_values(inputs, n_values, [&](const ModelSweep& model, std::size_t n) {
     out.r1.push_back(r1.at(model, n));
     r2.add(model, n, out.r2);
-  }
+  });
   return out;
 }
 
