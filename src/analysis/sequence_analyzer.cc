@@ -22,19 +22,20 @@ void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, 
   record_.tokens.assign(tokens.begin(), tokens.end());
   record_.query_positions.assign(rows.begin(), rows.end());
   record_.resize(schema_, config_.layers, config_.heads, tokens.size(), rows.size());
-  values_.resize(static_cast<std::size_t>(config_.kv_dim()) * tokens.size());
+  values_ = nullptr;
 }
 
 void SequenceAnalyzer::on_values(int layer, const float* values) {
   (void)layer;
-  std::copy_n(values, values_.size(), values_.data());
+  values_ = values;
 }
 
 void SequenceAnalyzer::on_attention(int layer, int head, const float* probs) {
   const std::size_t seq = record_.seq_len();
   const std::size_t rows = record_.rows();
   const auto d = static_cast<std::size_t>(config_.head_dim);
-  const float* kv_values = values_.data() + static_cast<std::size_t>(config_.kv_head_of(head)) * seq * d;  // [T, d]
+  ATTNGEOM_CHECK(values_ != nullptr);
+  const float* kv_values = values_ + static_cast<std::size_t>(config_.kv_head_of(head)) * seq * d;  // [T, d]
   const std::size_t lh = static_cast<std::size_t>(layer) * config_.heads + head;
   const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();
   const std::size_t row_block = schema_.per_row_fields.size();

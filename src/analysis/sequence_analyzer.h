@@ -5,7 +5,6 @@
 // are analysed as they arrive, in the attention worker threads.
 #include <memory>
 #include <span>
-#include <vector>
 
 #include "analysis/record.h"
 #include "geometry/row_analysis.h"
@@ -35,7 +34,9 @@ class SequenceAnalyzer final : public ForwardObserver {
   std::unique_ptr<geometry::PairProducts> pair_products_;
   geometry::RowAnalysisOptions options_;
   SequenceRecord record_;
-  std::vector<float> values_;  // [kv_heads, T, head_dim] of the layer being analysed
+  // [kv_heads, T, head_dim] of the layer being analysed: the engine's buffer, valid until the
+  // layer's last on_attention (observer.h), so it is not copied.
+  const float* values_ = nullptr;
 };
 
 }  // namespace attngeom

@@ -34,6 +34,7 @@ class ModelSweep {
   std::vector<double> sq_norms_;       // [M] nu^2 by position
   std::vector<double> weighted_by_key_;  // [M] a_k = alpha_k nu_k for k in I_N, else 0
   std::vector<double> forward_;          // [M] scratch: sum_{1<=i<=k} a_i r^(k-i)
+  std::vector<double> backward_;         // [M] scratch: sum_{i>=k} a_i r^(i-k)
   std::vector<double> projection_;       // [M] <x_k, s_N> / nu_k by key
   std::size_t n_ = 0;
   double weighted_sum_ = 0.0;     // A = sum_{I_N} alpha_i nu_i

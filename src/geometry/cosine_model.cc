@@ -74,6 +74,34 @@ struct Candidate {
   float screened;
 };
 
+// |delta| over one stretch of a tile row and its max and sums.
+struct ScreenedStretch {
+  float max = 0.0f;
+  double abs_sum = 0.0;
+  double sq_sum = 0.0;
+};
+
+// products, model, mask, magnitudes: [count]. One branch-free loop with one model pointer: a
+// select between the sink's constant and the lag table inside the loop kept GCC from
+// vectorising it.
+ScreenedStretch screen_stretch(const float* products, const float* model, const float* mask, std::size_t count,
+                               float* magnitudes) {
+  float max = 0.0f;
+  double abs_sum = 0.0;
+  double sq_sum = 0.0;
+#pragma omp simd reduction(max : max) reduction(+ : abs_sum, sq_sum)
+  for (std::size_t b = 0; b < count; ++b) {
+    const float delta = (products[b] - model[b]) * mask[b];
+    const float magnitude = delta < 0.0f ? -delta : delta;
+    magnitudes[b] = magnitude;
+    max = magnitude > max ? magnitude : max;
+    const double wide = magnitude;
+    abs_sum += wide;
+    sq_sum += wide * wide;
+  }
+  return {max, abs_sum, sq_sum};
+}
+
 }  // namespace
 
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products) {
@@ -95,7 +123,7 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
   std::vector<float> model_by_lag(by_lag.begin(), by_lag.end());  // [M] c by lag, content pairs
   std::vector<float> mask(keys);                                   // [M] 1 where u_l is defined
   for (std::size_t l = 0; l < keys; ++l) mask[l] = units.defined[l] ? 1.0f : 0.0f;
-  const float sink_cosine = static_cast<float>(model.rho_0);
+  const std::vector<float> sink_model(kTile, static_cast<float>(model.rho_0));  // [kTile] the sink row's c = rho_0
 
   std::vector<float> tile(kTile * kTile);  // [kTile, kTile]
   std::vector<float> deltas(kTile);        // [kTile] |delta| of one tile row
@@ -112,30 +140,19 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
         const std::size_t first = j0 > i ? 0 : i + 1 - j0;  // pairs l > i only
         const std::size_t last = std::min(kTile, keys - j0);
         if (first >= last) continue;
-        const float* g = tile.data() + a * kTile;
-        const float* m = mask.data() + j0;
-        // Content cosines by lag l - i = j0 + b - i >= 1; the sink row (i = 0) uses rho_0 throughout.
-        const float* c = model_by_lag.data() + (j0 + first - i);
-        const bool sink_row = i == 0;
-        float row_max = 0.0f;
-        double row_abs = 0.0;
-        double row_sq = 0.0;
-#pragma omp simd reduction(max : row_max) reduction(+ : row_abs, row_sq)
-        for (std::size_t b = first; b < last; ++b) {
-          const float delta = (g[b] - (sink_row ? sink_cosine : c[b - first])) * m[b];
-          const float magnitude = delta < 0.0f ? -delta : delta;
-          deltas[b] = magnitude;
-          row_max = magnitude > row_max ? magnitude : row_max;
-          row_abs += magnitude;
-          row_sq += static_cast<double>(delta) * delta;
-        }
-        sum_abs += row_abs;
-        sum_sq += row_sq;
-        if (row_max < screened_max - slack) continue;
-        screened_max = std::max(screened_max, row_max);
-        for (std::size_t b = first; b < last; ++b) {
+        const std::size_t l0 = j0 + first;  // the stretch's first key: l0 + b for b < count
+        const std::size_t count = last - first;
+        // Content cosines by lag l - i >= 1; the sink row (i = 0) uses rho_0 throughout.
+        const float* c = i == 0 ? sink_model.data() : model_by_lag.data() + (l0 - i);
+        const float* m = mask.data() + l0;
+        const ScreenedStretch row = screen_stretch(tile.data() + a * kTile + first, c, m, count, deltas.data());
+        sum_abs += row.abs_sum;
+        sum_sq += row.sq_sum;
+        if (row.max < screened_max - slack) continue;
+        screened_max = std::max(screened_max, row.max);
+        for (std::size_t b = 0; b < count; ++b) {
           if (deltas[b] >= screened_max - slack && m[b] != 0.0f) {
-            candidates.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j0 + b), deltas[b]});
+            candidates.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(l0 + b), deltas[b]});
           }
         }
       }

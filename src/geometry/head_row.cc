@@ -1,5 +1,6 @@
 #include "geometry/head_row.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -26,11 +27,16 @@ void validate(const HeadRowView& row) {
   if (std::abs(sum - 1.0) > kAlphaSumTolerance) {
     throw InputError("head row: alpha sums to " + std::to_string(sum) + ", expected 1");
   }
-  for (std::size_t i = 0; i < row.values.size(); ++i) {
-    if (!std::isfinite(row.values[i])) {
-      throw InputError("head row: value of key " + std::to_string(i / row.dim) + " is not finite");
-    }
-  }
+  // One vectorised pass counts the non-finite values; only a bad row pays for finding the first.
+  const float* values = row.values.data();
+  const std::size_t count = row.values.size();
+  std::size_t non_finite = 0;
+#pragma omp simd reduction(+ : non_finite)
+  for (std::size_t i = 0; i < count; ++i) non_finite += !std::isfinite(values[i]);
+  if (non_finite == 0) return;
+  const std::size_t first = static_cast<std::size_t>(
+      std::find_if(row.values.begin(), row.values.end(), [](float x) { return !std::isfinite(x); }) - row.values.begin());
+  throw InputError("head row: value of key " + std::to_string(first / row.dim) + " is not finite");
 }
 
 }  // namespace attngeom::geometry

@@ -17,6 +17,8 @@ class LoadedUnits {
   static constexpr std::size_t kTile = 256;
   virtual ~LoadedUnits() = default;
   // out[a * kTile + b] ~ <u_{i0 + a}, u_{j0 + b}>, a, b < kTile; rows past M read as zero.
+  // Callers ask for j0 >= i0 only; on a diagonal tile (j0 = i0) only b > a is read, and the
+  // entries below the diagonal may hold anything.
   virtual void tile(std::size_t i0, std::size_t j0, float* out) = 0;
 };
 

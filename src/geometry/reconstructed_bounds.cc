@@ -14,27 +14,64 @@ namespace {
 // for m > 0 and a key with at least one off-diagonal pair (otherwise D^2 = mu exactly).
 bool deterministic(double spread, std::size_t support) { return support < 2 || spread == 0.0; }
 
-double tail_probability(double margin, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
-  const double pairs = static_cast<double>(support) * static_cast<double>(support - 1);
-  const double exponent = static_cast<double>(o.dim) * margin * margin / (2.0 * o.sigma2 * spread * spread);
-  return std::min(1.0, pairs * std::exp(-exponent));
-}
+// R2's terms that depend on a key's support n alone: log(n (n - 1)) for its tail, and the root
+// in its margin. At one N the keys share at most three supports (#{alpha != 0 in I_N} - 1,
+// + 0, + 1), so each is computed once per support and row instead of once per key and N.
+class SupportTerms {
+ public:
+  SupportTerms(const ProbabilisticEnvelopeOptions& o, std::size_t keys)
+      : options_(o), per_key_(o.delta / static_cast<double>(keys)), by_support_(keys + 2) {}
+
+  // The margin at which the key's tail is delta / M (a union over the M keys):
+  // spread * sqrt(2 sigma^2 log(n (n - 1) M / delta) / d).
+  double margin(double spread, std::size_t support) {
+    return deterministic(spread, support) ? 0.0 : spread * terms(support).margin_root;
+  }
+
+  // The tail bound n (n - 1) exp(-d m^2 / (2 sigma^2 T^2)), at most 1; for m > 0 and a key that
+  // is not deterministic.
+  double tail(double margin, double spread, std::size_t support) {
+    const Terms& t = terms(support);
+    const double exponent = static_cast<double>(options_.dim) * margin * margin / (2.0 * options_.sigma2 * spread * spread);
+    // Clearly below log(n (n - 1)), the product exceeds 1 by far more than the rounding of exp
+    // and the product, so the bound is exactly 1 without the exp (most keys at most N).
+    if (exponent < t.log_pairs - kSureOneGap) return 1.0;
+    return std::min(1.0, t.pairs * std::exp(-exponent));
+  }
+
+ private:
+  static constexpr double kSureOneGap = 1e-9;
+  struct Terms {
+    bool known = false;
+    double pairs = 0.0;  // n (n - 1)
+    double log_pairs = 0.0;
+    double margin_root = 0.0;
+  };
+
+  const Terms& terms(std::size_t support) {
+    Terms& t = by_support_[support];
+    if (!t.known) {
+      t.pairs = static_cast<double>(support) * static_cast<double>(support - 1);
+      t.log_pairs = std::log(t.pairs);
+      t.margin_root = std::sqrt(2.0 * options_.sigma2 * std::log(t.pairs / per_key_) / static_cast<double>(options_.dim));
+      t.known = true;
+    }
+    return t;
+  }
+
+  ProbabilisticEnvelopeOptions options_;
+  double per_key_;                // delta / M
+  std::vector<Terms> by_support_;  // [M + 2] by support n <= M + 1
+};
 
 // Pr(D^2 > t) and Pr(D^2 <= t), bounded.
-double probability_above(double t, double mu, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
+double probability_above(double t, double mu, double spread, std::size_t support, SupportTerms& terms) {
   if (deterministic(spread, support)) return mu > t ? 1.0 : 0.0;
-  return t > mu ? tail_probability(t - mu, spread, support, o) : 1.0;
+  return t > mu ? terms.tail(t - mu, spread, support) : 1.0;
 }
-double probability_at_most(double t, double mu, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
+double probability_at_most(double t, double mu, double spread, std::size_t support, SupportTerms& terms) {
   if (deterministic(spread, support)) return mu <= t ? 1.0 : 0.0;
-  return mu > t ? tail_probability(mu - t, spread, support, o) : 1.0;
-}
-
-// The margin at which a key's tail equals `probability`.
-double margin_at(double probability, double spread, std::size_t support, const ProbabilisticEnvelopeOptions& o) {
-  if (deterministic(spread, support)) return 0.0;
-  const double pairs = static_cast<double>(support) * static_cast<double>(support - 1);
-  return spread * std::sqrt(2.0 * o.sigma2 * std::log(pairs / probability) / static_cast<double>(o.dim));
+  return mu > t ? terms.tail(mu - t, spread, support) : 1.0;
 }
 
 // A key that cannot deviate sits exactly at mu in exact arithmetic, but a measured distance
@@ -57,7 +94,7 @@ double balanced_threshold(const ModelSweep& model, std::size_t p_in, std::size_t
 
 // Delta_N > 0 whenever every selected D^2 <= t < every unselected D^2, so
 // Pr(Delta_N <= 0) <= sum_I Pr(D_i^2 > t) + sum_J Pr(D_j^2 <= t) = N (1 - E[R] bound) + E[FP] bound.
-SeparationBound separation_bound(const ModelSweep& model, std::size_t n, const ProbabilisticEnvelopeOptions& o) {
+SeparationBound separation_bound(const ModelSweep& model, std::size_t n, SupportTerms& terms) {
   const std::span<const double> mu = model.mu();
   const std::span<const double> spread = model.spread();
   const std::span<const std::size_t> support = model.support();
@@ -70,55 +107,97 @@ SeparationBound separation_bound(const ModelSweep& model, std::size_t n, const P
   const double t = balanced_threshold(model, inside, outside);
   b.threshold_radius = std::sqrt(std::max(0.0, t));
   double missed = 0.0;
-  for (std::size_t p = 0; p < n; ++p) missed += probability_above(t, mu[p], spread[p], support[p], o);
-  for (std::size_t p = n; p < keys; ++p) b.expected_false_positives += probability_at_most(t, mu[p], spread[p], support[p], o);
+  for (std::size_t p = 0; p < n; ++p) missed += probability_above(t, mu[p], spread[p], support[p], terms);
+  for (std::size_t p = n; p < keys; ++p) b.expected_false_positives += probability_at_most(t, mu[p], spread[p], support[p], terms);
   b.expected_recall = 1.0 - missed / static_cast<double>(n);
   b.separation_probability = b.model_margin > 0.0 ? std::max(0.0, 1.0 - missed - b.expected_false_positives) : 0.0;
   return b;
+}
+
+// R1 at one N of the sweep: D^2 in [mu - T eta, mu + T eta].
+class DeterministicStep {
+ public:
+  DeterministicStep(double eta, std::size_t keys) : eta_(eta), lo_(keys), hi_(keys) {
+    if (!std::isfinite(eta) || eta < 0.0) throw InputError("R1 (reconstructed): eta must be finite and >= 0");
+  }
+
+  EnvelopePoint at(const ModelSweep& model, std::size_t n) {
+    for (std::size_t p = 0; p < model.keys(); ++p) {
+      lo_[p] = std::max(0.0, model.mu()[p] - model.spread()[p] * eta_);
+      hi_[p] = model.mu()[p] + model.spread()[p] * eta_;
+    }
+    return envelope_from_intervals(n, lo_, hi_);
+  }
+
+ private:
+  double eta_;
+  std::vector<double> lo_, hi_;  // [M] scratch: the interval of each D^2
+};
+
+// R2 at one N of the sweep: each key within its margin at tail delta / M (a union over the
+// M keys), and the separation statements.
+class ProbabilisticStep {
+ public:
+  ProbabilisticStep(const ProbabilisticEnvelopeOptions& options, std::size_t keys)
+      : terms_(options, keys), lo_(keys), hi_(keys) {
+    if (options.dim == 0) throw InputError("R2 (reconstructed): the dimension d is required");
+    if (!(options.sigma2 > 0.0) || !std::isfinite(options.sigma2)) throw InputError("R2 (reconstructed): sigma^2 must be > 0");
+    if (!(options.delta > 0.0 && options.delta < 1.0)) throw InputError("R2 (reconstructed): delta must lie in (0, 1)");
+  }
+
+  void add(const ModelSweep& model, std::size_t n, ProbabilisticEnvelope& out) {
+    for (std::size_t p = 0; p < model.keys(); ++p) {
+      const double margin = terms_.margin(model.spread()[p], model.support()[p]);
+      lo_[p] = std::max(0.0, model.mu()[p] - margin);
+      hi_[p] = model.mu()[p] + margin;
+    }
+    out.points.push_back(envelope_from_intervals(n, lo_, hi_));
+    out.separation.push_back(separation_bound(model, n, terms_));
+  }
+
+ private:
+  SupportTerms terms_;
+  std::vector<double> lo_, hi_;  // [M] scratch: the interval of each D^2
+};
+
+// Advances one model sweep through n_values, handing each N's state to `at`.
+template <class AtEachN>
+void sweep_n_values(const BoundInputs& inputs, std::span<const std::size_t> n_values, AtEachN at) {
+  ModelSweep model(inputs);
+  check_n_values(n_values, model.keys());
+  for (const std::size_t n : n_values) {
+    model.advance_to(n);
+    at(model, n);
+  }
 }
 
 }  // namespace
 
 std::vector<EnvelopePoint> deterministic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
                                                   double eta) {
-  if (!std::isfinite(eta) || eta < 0.0) throw InputError("R1 (reconstructed): eta must be finite and >= 0");
-  ModelSweep model(inputs);
-  check_n_values(n_values, model.keys());
-  std::vector<double> lo(model.keys());
-  std::vector<double> hi(model.keys());
+  DeterministicStep r1(eta, inputs.alpha.size());
   std::vector<EnvelopePoint> out;
-  for (const std::size_t n : n_values) {
-    model.advance_to(n);
-    for (std::size_t p = 0; p < model.keys(); ++p) {
-      lo[p] = std::max(0.0, model.mu()[p] - model.spread()[p] * eta);
-      hi[p] = model.mu()[p] + model.spread()[p] * eta;
-    }
-    out.push_back(envelope_from_intervals(n, lo, hi));
-  }
+  sweep_n_values(inputs, n_values, [&](const ModelSweep& model, std::size_t n) { out.push_back(r1.at(model, n)); });
   return out;
 }
 
 ProbabilisticEnvelope probabilistic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
                                              const ProbabilisticEnvelopeOptions& options) {
-  if (options.dim == 0) throw InputError("R2 (reconstructed): the dimension d is required");
-  if (!(options.sigma2 > 0.0) || !std::isfinite(options.sigma2)) throw InputError("R2 (reconstructed): sigma^2 must be > 0");
-  if (!(options.delta > 0.0 && options.delta < 1.0)) throw InputError("R2 (reconstructed): delta must lie in (0, 1)");
-  ModelSweep model(inputs);
-  check_n_values(n_values, model.keys());
-  const double per_key = options.delta / static_cast<double>(model.keys());  // union over the M keys
-  std::vector<double> lo(model.keys());
-  std::vector<double> hi(model.keys());
+  ProbabilisticStep r2(options, inputs.alpha.size());
   ProbabilisticEnvelope out;
-  for (const std::size_t n : n_values) {
-    model.advance_to(n);
-    for (std::size_t p = 0; p < model.keys(); ++p) {
-      const double margin = margin_at(per_key, model.spread()[p], model.support()[p], options);
-      lo[p] = std::max(0.0, model.mu()[p] - margin);
-      hi[p] = model.mu()[p] + margin;
-    }
-    out.points.push_back(envelope_from_intervals(n, lo, hi));
-    out.separation.push_back(separation_bound(model, n, options));
-  }
+  sweep_n_values(inputs, n_values, [&](const ModelSweep& model, std::size_t n) { r2.add(model, n, out); });
+  return out;
+}
+
+ReconstructedEnvelopes reconstructed_envelopes(const BoundInputs& inputs, std::span<const std::size_t> n_values,
+                                               double r1_eta, const ProbabilisticEnvelopeOptions& r2_options) {
+  DeterministicStep r1(r1_eta, inputs.alpha.size());
+  ProbabilisticStep r2(r2_options, inputs.alpha.size());
+  ReconstructedEnvelopes out;
+  sweep_n_values(inputs, n_values, [&](const ModelSweep& model, std::size_t n) {
+    out.r1.push_back(r1.at(model, n));
+    r2.add(model, n, out.r2);
+  });
   return out;
 }
 

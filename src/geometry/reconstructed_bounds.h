@@ -86,6 +86,14 @@ struct ProbabilisticEnvelope {
 ProbabilisticEnvelope probabilistic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
                                              const ProbabilisticEnvelopeOptions& options);
 
+// R1 and R2 together: the same envelopes, with one sweep of the model for both.
+struct ReconstructedEnvelopes {
+  std::vector<EnvelopePoint> r1;
+  ProbabilisticEnvelope r2;
+};
+ReconstructedEnvelopes reconstructed_envelopes(const BoundInputs& inputs, std::span<const std::size_t> n_values,
+                                               double r1_eta, const ProbabilisticEnvelopeOptions& r2_options);
+
 // R3 from the measured metrics (their SeparationWitness). keys: M.
 std::vector<EnvelopePoint> sufficient_condition(std::span<const SelectionMetrics> measured, std::size_t keys);
 

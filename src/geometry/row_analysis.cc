@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "util/error.h"
 
@@ -14,8 +15,8 @@ RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& option
   RowAnalysis a;
   const std::size_t keys = row.keys();
   a.n_values = options.every_n ? every_n(keys) : default_n_grid(keys);
-  a.norms = norm_stats(row);
   const UnitRows units = unit_rows(row);
+  a.norms = norm_stats(units);
   a.rho_0 = sink_similarity(units);
   a.lag = lag_curve(units, options.lag);
   a.mass = mass_stats(row.alpha, options.mass);
@@ -37,11 +38,13 @@ RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& option
   if (options.bounds) {
     const BoundInputs inputs{row.alpha, units.norms, a.model};
     a.r1_eta = options.r1_eta == R1Eta::kMaxDeviation ? a.deviation.max_abs : a.lag.fit.mae;
-    a.r1 = deterministic_envelope(inputs, a.n_values, a.r1_eta);
     // A row whose cosines match the model exactly has sigma^2 = 0: R2 then collapses onto the
     // model, which the smallest positive sigma^2 expresses.
     const double sigma2 = std::max(a.deviation.sigma2, std::numeric_limits<double>::min());
-    a.r2 = probabilistic_envelope(inputs, a.n_values, {row.dim, sigma2, options.r2_delta});
+    ReconstructedEnvelopes envelopes =
+        reconstructed_envelopes(inputs, a.n_values, a.r1_eta, {row.dim, sigma2, options.r2_delta});
+    a.r1 = std::move(envelopes.r1);
+    a.r2 = std::move(envelopes.r2);
     a.r1_coverage = coverage(a.r1, a.selection);
     a.r2_coverage = coverage(a.r2.points, a.selection);
   }

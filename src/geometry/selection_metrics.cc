@@ -32,16 +32,19 @@ PositionedRow position_row(const HeadRowView& row, const SelectionOrder& order) 
   out.dim = row.dim;
   out.alpha.resize(out.keys);
   out.values.resize(out.keys * out.dim);
-  out.sq_norms.assign(out.keys, 0.0);
+  out.sq_norms.resize(out.keys);
   for (std::size_t p = 0; p < out.keys; ++p) {
     const std::size_t key = order.order[p];
     out.alpha[p] = row.alpha[key];
-    const std::span<const float> v = row.value(key);
+    const float* v = row.value(key).data();
     double* dst = out.values.data() + p * out.dim;
+    double sq = 0.0;  // a local sum, so that the loop vectorises
+#pragma omp simd reduction(+ : sq)
     for (std::size_t t = 0; t < out.dim; ++t) {
       dst[t] = v[t];
-      out.sq_norms[p] += dst[t] * dst[t];
+      sq += dst[t] * dst[t];
     }
+    out.sq_norms[p] = sq;
   }
   out.sink_position = order.rank.front();
   out.last_position = order.rank.back();

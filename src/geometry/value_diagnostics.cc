@@ -1,11 +1,11 @@
 #include "geometry/value_diagnostics.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "geometry/lag_band.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
@@ -22,20 +22,6 @@ double dot(const double* a, const double* b, std::size_t n) {
 
 // exp(-beta tau) for tau = 1, 2, ... as powers of exp(-beta): one exp per curve instead of one
 // per lag (relative drift of tau ulps, far below any fit error).
-// <a, b_j> for the four rows b_j = b + j * n: four independent sums, so the loop is bound by
-// loads rather than by one accumulator's latency.
-std::array<double, 4> dot4(const double* a, const double* b, std::size_t n) {
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-  for (std::size_t t = 0; t < n; ++t) {
-    s0 += a[t] * b[t];
-    s1 += a[t] * b[n + t];
-    s2 += a[t] * b[2 * n + t];
-    s3 += a[t] * b[3 * n + t];
-  }
-  return {s0, s1, s2, s3};
-}
-
 double fit_error(const std::vector<double>& curve, double beta) {
   const double ratio = std::exp(-beta);
   double model = 1.0;
@@ -71,25 +57,21 @@ UnitRows unit_rows(const HeadRowView& row) {
   return out;
 }
 
-NormStats norm_stats(const HeadRowView& row) {
-  validate(row);
+NormStats norm_stats(const HeadRowView& row) { return norm_stats(unit_rows(row)); }
+
+NormStats norm_stats(const UnitRows& u) {
+  const std::vector<double>& norms = u.norms;
   NormStats out;
-  std::vector<double> norms(row.keys());
-  for (std::size_t k = 0; k < row.keys(); ++k) {
-    double sq = 0.0;
-    for (const float x : row.value(k)) sq += static_cast<double>(x) * x;
-    norms[k] = std::sqrt(sq);
-  }
   out.sink_norm = norms[0];
-  const std::size_t content = row.keys() - 1;
+  const std::size_t content = u.keys() - 1;
   if (content == 0) return out;
-  for (std::size_t k = 1; k < row.keys(); ++k) out.mean_norm += norms[k];
+  for (std::size_t k = 1; k < u.keys(); ++k) out.mean_norm += norms[k];
   out.mean_norm /= static_cast<double>(content);
   if (out.mean_norm <= 0.0) return out;
   out.lambda = out.sink_norm / out.mean_norm;
   if (content < 2) return out;
   double sq_dev = 0.0;
-  for (std::size_t k = 1; k < row.keys(); ++k) sq_dev += (norms[k] - out.mean_norm) * (norms[k] - out.mean_norm);
+  for (std::size_t k = 1; k < u.keys(); ++k) sq_dev += (norms[k] - out.mean_norm) * (norms[k] - out.mean_norm);
   out.cv = std::sqrt(sq_dev / static_cast<double>(content - 1)) / out.mean_norm;
   return out;
 }
@@ -178,36 +160,13 @@ LagCurve lag_curve(const UnitRows& u, const LagCurveOptions& options) {
                      std::to_string(length) + ")");
   }
   LagCurve out;
-  // Key-major, so that u_i and its next tau_max neighbours stay in cache; each lag's sum
-  // still runs over i in ascending order.
-  std::vector<double> sums(max_lag + 1, 0.0);
-  std::vector<std::size_t> pairs(max_lag + 1, 0);
-  std::size_t negative_pairs = 0;
-  const auto add_pair = [&](std::size_t tau, double c) {
-    sums[tau] += c;
-    negative_pairs += c < 0.0;
-    ++pairs[tau];
-  };
-  for (std::size_t i = 1; i < length; ++i) {
-    if (!u.defined[i]) continue;
-    const std::size_t lags = std::min(max_lag, length - i);  // tau with i + tau <= L
-    std::size_t tau = 1;
-    for (; tau + 3 <= lags; tau += 4) {
-      const std::array<double, 4> c = dot4(u.unit(i), u.unit(i + tau), u.dim);
-      for (std::size_t j = 0; j < 4; ++j) {
-        if (u.defined[i + tau + j]) add_pair(tau + j, c[j]);
-      }
-    }
-    for (; tau <= lags; ++tau) {
-      if (u.defined[i + tau]) add_pair(tau, dot(u.unit(i), u.unit(i + tau), u.dim));
-    }
-  }
+  const LagBandSums band = lag_band_sums(u, max_lag);
   std::size_t pairs_total = 0;
   for (std::size_t tau = 1; tau <= max_lag; ++tau) {
-    pairs_total += pairs[tau];
-    out.mean_cosine.push_back(pairs[tau] > 0 ? sums[tau] / static_cast<double>(pairs[tau]) : 0.0);
+    pairs_total += band.pairs[tau];
+    out.mean_cosine.push_back(band.pairs[tau] > 0 ? band.sums[tau] / static_cast<double>(band.pairs[tau]) : 0.0);
   }
-  if (pairs_total > 0) out.negative_pair_share = static_cast<double>(negative_pairs) / static_cast<double>(pairs_total);
+  if (pairs_total > 0) out.negative_pair_share = static_cast<double>(band.negative_pairs) / static_cast<double>(pairs_total);
   if (max_lag > 0) {
     const auto negative = std::count_if(out.mean_cosine.begin(), out.mean_cosine.end(), [](double c) { return c < 0.0; });
     out.negative_lag_share = static_cast<double>(negative) / static_cast<double>(max_lag);

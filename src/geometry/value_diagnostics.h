@@ -29,6 +29,7 @@ struct NormStats {
   double lambda = 0.0;     // nu_0 / nu; 0 when nu = 0
 };
 NormStats norm_stats(const HeadRowView& row);
+NormStats norm_stats(const UnitRows& units);  // from the norms unit_rows already has
 
 // A2, sink similarity: rho_0 = mean_{k>=1} cos(v_0, v_k); 0 when no pair is defined.
 double sink_similarity(const HeadRowView& row);

@@ -18,7 +18,8 @@ class ForwardObserver {
  public:
   virtual ~ForwardObserver() = default;
   // Value states of a captured layer: values [kv_heads, seq, head_dim]. Called once per
-  // captured layer, before any on_attention of that layer, from the calling thread.
+  // captured layer, before any on_attention of that layer, from the calling thread. The
+  // pointer stays valid, unchanged, until that layer's last on_attention has returned.
   virtual void on_values(int layer, const float* values) = 0;
   // Attention probabilities of one head: probs [rows, seq] for the requested rows, exact
   // zeros outside the causal/window range. Called concurrently for different heads.

@@ -1,15 +1,20 @@
 // The fast paths of analyze_row against their direct definitions: the tile-screened cosine
-// deviations against the double Gram, and the recursive model sweep of the reconstructed
-// bounds against mu_k and T_k summed pair by pair.
+// deviations against the double Gram, the blocked lag band against cosines taken pair by pair,
+// the recursive model sweep of the reconstructed bounds against mu_k and T_k summed pair by
+// pair, and R1 and R2 on one shared sweep against each computed alone.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "geometry/bound_model.h"
 #include "geometry/cosine_model.h"
+#include "geometry/reconstructed_bounds.h"
 #include "geometry/value_diagnostics.h"
 #include "random_rows.h"
 
@@ -51,6 +56,171 @@ TEST(ScreenedDeviation, MatchesTheDoubleGramWithAnExactMaximum) {
       EXPECT_NEAR(screened.mean_abs, reference.mean_abs, bound) << where;
       EXPECT_NEAR(screened.sigma2, reference.sigma2,
                   static_cast<double>(row.dim) * bound * (2.0 * reference.max_abs + bound)) << where;
+    }
+  }
+}
+
+// C(tau) and the negative pair share straight from the definition: each cosine from the float
+// vectors in double, each pair with two non-zero vectors.
+struct NaiveLagCurve {
+  std::vector<double> mean_cosine;
+  std::size_t pairs = 0;
+  std::size_t negative_pairs = 0;
+  std::size_t near_zero_pairs = 0;  // |cos| < 1e-12: its sign is a matter of rounding
+};
+
+NaiveLagCurve naive_lag_curve(const testing::OwnedRow& row, std::size_t max_lag) {
+  const std::size_t keys = row.alpha.size();
+  const auto vector = [&](std::size_t k) { return row.values.data() + k * row.dim; };
+  const auto dot = [&](std::size_t i, std::size_t l) {
+    double sum = 0.0;
+    for (std::size_t t = 0; t < row.dim; ++t) sum += static_cast<double>(vector(i)[t]) * vector(l)[t];
+    return sum;
+  };
+  NaiveLagCurve out;
+  for (std::size_t tau = 1; tau <= max_lag; ++tau) {
+    double sum = 0.0;
+    std::size_t pairs = 0;
+    for (std::size_t i = 1; i + tau < keys; ++i) {
+      const double norms = std::sqrt(dot(i, i)) * std::sqrt(dot(i + tau, i + tau));
+      if (norms == 0.0) continue;
+      const double cosine = dot(i, i + tau) / norms;
+      sum += cosine;
+      ++pairs;
+      out.negative_pairs += cosine < 0.0;
+      out.near_zero_pairs += std::abs(cosine) < 1e-12;
+    }
+    out.mean_cosine.push_back(pairs > 0 ? sum / static_cast<double>(pairs) : 0.0);
+    out.pairs += pairs;
+  }
+  return out;
+}
+
+// Rows shorter than, near and past the band's 8 x 24 blocks, lags across several passes, zero
+// vectors, and alternating directions (every odd lag negative).
+TEST(LagBand, MatchesCosinesTakenPairByPair) {
+  std::mt19937_64 rng(11);
+  std::vector<testing::OwnedRow> cases;
+  for (const std::size_t keys : {6, 9, 33, 300, 1030}) {
+    for (const std::size_t dim : {5, 128}) cases.push_back(testing::random_row(rng, keys, dim, {0.0, 0.0, 0.1}));
+  }
+  testing::OwnedRow alternating = testing::random_row(rng, 200, 16, {});
+  for (std::size_t k = 1; k < 200; ++k) {
+    for (std::size_t t = 0; t < 16; ++t) alternating.values[k * 16 + t] = alternating.values[16 + t] * (k % 2 ? 1.0f : -1.0f);
+  }
+  cases.push_back(alternating);
+  for (const testing::OwnedRow& row : cases) {
+    const std::size_t length = row.alpha.size() - 1;
+    const UnitRows units = unit_rows(row.view());
+    for (const std::size_t max_lag : {std::size_t{1}, std::size_t{7}, default_max_lag(row.alpha.size()), std::size_t{90}, length - 1}) {
+      if (max_lag == 0 || max_lag >= length) continue;
+      const std::string where = "M=" + std::to_string(row.alpha.size()) + " d=" + std::to_string(row.dim) +
+                                " tau_max=" + std::to_string(max_lag);
+      LagCurveOptions options;
+      options.max_lag = max_lag;
+      const LagCurve fast = lag_curve(units, options);
+      const NaiveLagCurve naive = naive_lag_curve(row, max_lag);
+      ASSERT_EQ(fast.mean_cosine.size(), max_lag) << where;
+      // Each cosine is a d-term sum of products of unit-norm vectors: rounding of order d * 2^-53.
+      for (std::size_t tau = 0; tau < max_lag; ++tau) {
+        EXPECT_NEAR(fast.mean_cosine[tau], naive.mean_cosine[tau], 1e-13) << where << " tau=" << tau + 1;
+      }
+      const double pairs = static_cast<double>(naive.pairs);
+      const double negative_share = static_cast<double>(naive.negative_pairs) / pairs;
+      EXPECT_NEAR(fast.negative_pair_share, negative_share, (static_cast<double>(naive.near_zero_pairs) + 1e-9) / pairs)
+          << where;
+    }
+  }
+}
+
+bool same_point(const EnvelopePoint& a, const EnvelopePoint& b) {
+  return a.n == b.n && a.precision.lower == b.precision.lower && a.precision.upper == b.precision.upper &&
+         a.recall.lower == b.recall.lower && a.recall.upper == b.recall.upper && a.f_score.lower == b.f_score.lower &&
+         a.f_score.upper == b.f_score.upper && a.guarantees_separation == b.guarantees_separation && a.vacuous == b.vacuous;
+}
+
+// R2's separation statements from their definition (reconstructed_bounds.h), every tail
+// min(1, n (n - 1) exp(-d m^2 / (2 sigma^2 T^2))) with its exp, at the threshold t where the
+// tails of the farthest selected and the nearest unselected key balance.
+SeparationBound naive_separation(const ModelSweep& sweep, std::size_t n, const ProbabilisticEnvelopeOptions& o) {
+  const std::span<const double> mu = sweep.mu(), spread = sweep.spread();
+  const std::span<const std::size_t> support = sweep.support();
+  const auto fixed = [&](std::size_t p) { return support[p] < 2 || spread[p] == 0.0; };
+  std::size_t in = 0, out = n;
+  for (std::size_t p = 0; p < n; ++p) in = mu[p] > mu[in] ? p : in;
+  for (std::size_t p = n; p < mu.size(); ++p) out = mu[p] < mu[out] ? p : out;
+  const double t = fixed(in)    ? mu[in] * (1.0 + 1e-9)
+                   : fixed(out) ? mu[out] * (1.0 - 1e-9)
+                                : (mu[in] * spread[out] + mu[out] * spread[in]) / (spread[in] + spread[out]);
+  const auto tail = [&](std::size_t p, double margin) {
+    const double pairs = static_cast<double>(support[p]) * static_cast<double>(support[p] - 1);
+    const double exponent = static_cast<double>(o.dim) * margin * margin / (2.0 * o.sigma2 * spread[p] * spread[p]);
+    return std::min(1.0, pairs * std::exp(-exponent));
+  };
+  SeparationBound b;
+  b.model_margin = std::sqrt(mu[out]) - std::sqrt(mu[in]);
+  double missed = 0.0;
+  for (std::size_t p = 0; p < n; ++p) missed += fixed(p) ? (mu[p] > t ? 1.0 : 0.0) : t > mu[p] ? tail(p, t - mu[p]) : 1.0;
+  for (std::size_t p = n; p < mu.size(); ++p) {
+    b.expected_false_positives += fixed(p) ? (mu[p] <= t ? 1.0 : 0.0) : mu[p] > t ? tail(p, mu[p] - t) : 1.0;
+  }
+  b.expected_recall = 1.0 - missed / static_cast<double>(n);
+  b.separation_probability = b.model_margin > 0.0 ? std::max(0.0, 1.0 - missed - b.expected_false_positives) : 0.0;
+  return b;
+}
+
+// analyze_row's single sweep for R1 and R2: R1 as deterministic_envelope gives it alone; R2's
+// points from each key's margin T_k sqrt(2 sigma^2 log(n_k (n_k - 1) M / delta) / d) taken
+// key by key (the envelope caches the root by support); its separation statements from their
+// definition (the envelope skips the exp of tails that are surely 1), and as
+// probabilistic_envelope gives them alone.
+TEST(ReconstructedEnvelopes, SharedSweepMatchesTheDefinitions) {
+  std::mt19937_64 rng(13);
+  for (const CosineModel& model : kModels) {
+    const testing::OwnedRow row = testing::random_row(rng, 300, 16, {0.2, 0.1, 0.05});
+    const UnitRows units = unit_rows(row.view());
+    const BoundInputs inputs{row.alpha, units.norms, model};
+    const std::vector<std::size_t> n_values = default_n_grid(row.alpha.size());
+    const ProbabilisticEnvelopeOptions r2_options{row.dim, 0.7, 0.05};
+    const ReconstructedEnvelopes both = reconstructed_envelopes(inputs, n_values, 0.3, r2_options);
+    const std::vector<EnvelopePoint> r1 = deterministic_envelope(inputs, n_values, 0.3);
+    const ProbabilisticEnvelope r2 = probabilistic_envelope(inputs, n_values, r2_options);
+    ASSERT_EQ(both.r1.size(), n_values.size());
+    ASSERT_EQ(both.r2.points.size(), n_values.size());
+    ASSERT_EQ(both.r2.separation.size(), n_values.size());
+    ModelSweep sweep(inputs);
+    const std::size_t keys = row.alpha.size();
+    std::vector<double> lo(keys), hi(keys);
+    for (std::size_t g = 0; g < n_values.size(); ++g) {
+      const std::size_t n = n_values[g];
+      sweep.advance_to(n);
+      for (std::size_t p = 0; p < keys; ++p) {
+        const double spread = sweep.spread()[p];
+        const auto support = static_cast<double>(sweep.support()[p]);
+        const double margin =
+            sweep.support()[p] < 2 || spread == 0.0
+                ? 0.0
+                : spread * std::sqrt(2.0 * r2_options.sigma2 *
+                                     std::log(support * (support - 1.0) / (r2_options.delta / static_cast<double>(keys))) /
+                                     static_cast<double>(r2_options.dim));
+        lo[p] = std::max(0.0, sweep.mu()[p] - margin);
+        hi[p] = sweep.mu()[p] + margin;
+      }
+      EXPECT_TRUE(same_point(both.r1[g], r1[g])) << "R1 n=" << n;
+      EXPECT_TRUE(same_point(both.r2.points[g], envelope_from_intervals(n, lo, hi))) << "R2 n=" << n;
+      EXPECT_TRUE(same_point(r2.points[g], both.r2.points[g])) << "R2 alone n=" << n;
+      const SeparationBound& a = both.r2.separation[g];
+      const SeparationBound& b = r2.separation[g];
+      EXPECT_EQ(a.model_margin, b.model_margin);
+      EXPECT_EQ(a.threshold_radius, b.threshold_radius);
+      EXPECT_EQ(a.separation_probability, b.separation_probability);
+      EXPECT_EQ(a.expected_recall, b.expected_recall);
+      EXPECT_EQ(a.expected_false_positives, b.expected_false_positives);
+      const SeparationBound naive = naive_separation(sweep, n, r2_options);
+      EXPECT_DOUBLE_EQ(a.model_margin, naive.model_margin) << "n=" << n;
+      EXPECT_DOUBLE_EQ(a.separation_probability, naive.separation_probability) << "n=" << n;
+      EXPECT_DOUBLE_EQ(a.expected_recall, naive.expected_recall) << "n=" << n;
+      EXPECT_DOUBLE_EQ(a.expected_false_positives, naive.expected_false_positives) << "n=" << n;
     }
   }
 }
