@@ -39,5 +39,40 @@ TEST(Bf16PairProducts, ScreenKeepsTheMaximumDeviationExact) {
   }
 }
 
+// analyze screens many rows at once on the attention workers through one kernel: every
+// thread's tiles must equal the tiles computed alone.
+TEST(Bf16PairProducts, ConcurrentRowsMatchSequentialTiles) {
+  constexpr std::size_t kDim = 128, kKeys = 512, kRows = 64;
+  constexpr std::size_t kTile = geometry::LoadedUnits::kTile, kTileFloats = kTile * kTile;
+  const auto products = make_bf16_pair_products(kDim);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<std::vector<float>> units(kRows, std::vector<float>(kKeys * kDim));
+  for (auto& row : units) {
+    for (float& v : row) v = gauss(rng);
+  }
+  const auto tiles_of = [&](std::size_t r, float* out) {  // out: [2, kTile, kTile], tiles (0,0) and (0,1)
+    const auto loaded = products->load(units[r], kKeys, kDim);
+    loaded->tile(0, 0, out);
+    loaded->tile(0, kTile, out + kTileFloats);
+  };
+  std::vector<float> alone(kRows * 2 * kTileFloats), together(kRows * 2 * kTileFloats);
+  for (std::size_t r = 0; r < kRows; ++r) tiles_of(r, alone.data() + r * 2 * kTileFloats);
+#pragma omp parallel for num_threads(8) schedule(dynamic, 1)
+  for (std::size_t r = 0; r < kRows; ++r) tiles_of(r, together.data() + r * 2 * kTileFloats);
+  for (std::size_t r = 0; r < kRows; ++r) {
+    // Diagonal tiles are defined on and above the diagonal only (pair_products.h).
+    for (std::size_t i = 0; i < kTile; ++i) {
+      for (std::size_t j = 0; j < kTile; ++j) {
+        const std::size_t diag = (r * 2) * kTileFloats + i * kTile + j, off = diag + kTileFloats;
+        if (j >= i) {
+          ASSERT_EQ(together[diag], alone[diag]) << "row " << r << " (" << i << "," << j << ")";
+        }
+        ASSERT_EQ(together[off], alone[off]) << "row " << r << " (" << i << "," << kTile + j << ")";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attngeom
