@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--presets", default="llama2-7b,mistral-7b,gemma-7b,llama-1b")
     ap.add_argument("--lengths", default="512,1024,2048")
     ap.add_argument("--precisions", default="bf16,fp32")
-    ap.add_argument("--fp32-matmul", default="auto", choices=["auto", "sgemm", "bf16x3"],
+    ap.add_argument("--fp32-matmul", default="sgemm", choices=["sgemm", "bf16x3"],
                     help="kernel of the fp32 runs (attngeom --fp32-matmul)")
     ap.add_argument("--stages", default="forward,capture,analyze")
     ap.add_argument("--threads", type=int, default=os.cpu_count())

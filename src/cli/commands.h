@@ -13,16 +13,15 @@ struct AnalysisSettings;
 
 namespace attngeom::cli {
 
-// --precision auto|fp32|bf16 and --fp32-matmul auto|sgemm|bf16x3, shared by every
+// --precision auto|fp32|bf16 and --fp32-matmul sgemm|bf16x3, shared by every
 // command that runs the model.
 struct PrecisionFlags {
   std::string precision = "auto";
-  std::string fp32_matmul = "auto";
+  std::string fp32_matmul = "sgemm";
 };
 void add_precision_options(CLI::App& cmd, PrecisionFlags& flags);
 // auto: bf16 when oneDNN can use AMX on this CPU, else fp32.
 Precision resolve_precision(const std::string& value);
-// auto: bf16x3 when oneDNN can use AMX on this CPU, else sgemm.
 Fp32Matmul resolve_fp32_matmul(const std::string& value);
 std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags);
 

@@ -10,9 +10,9 @@ void add_precision_options(CLI::App& cmd, PrecisionFlags& flags) {
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
       ->capture_default_str();
   cmd.add_option("--fp32-matmul", flags.fp32_matmul,
-                 "fp32 kernel for bf16 weights: sgemm (oneDNN, weights widened), bf16x3 (exact three-term split on "
-                 "AMX, same maths), or auto (bf16x3 when AMX is present)")
-      ->check(CLI::IsMember({"auto", "sgemm", "bf16x3"}))
+                 "fp32 kernel for bf16 weights: sgemm (oneDNN, weights widened) or bf16x3 (exact three-term "
+                 "split on AMX, same maths)")
+      ->check(CLI::IsMember({"sgemm", "bf16x3"}))
       ->capture_default_str();
 }
 
@@ -23,8 +23,7 @@ Precision resolve_precision(const std::string& value) {
 }
 
 Fp32Matmul resolve_fp32_matmul(const std::string& value) {
-  if (value == "bf16x3" || (value == "auto" && cpu_has_amx())) return Fp32Matmul::kBf16x3;
-  return Fp32Matmul::kSgemm;
+  return value == "bf16x3" ? Fp32Matmul::kBf16x3 : Fp32Matmul::kSgemm;
 }
 
 std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags) {

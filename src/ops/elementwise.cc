@@ -54,29 +54,6 @@ void apply_rope(float* x, int seq, int n_heads, int head_dim, const RopeTables& 
   }
 }
 
-void gated_activation(Activation activation, float* gate, const float* up, std::int64_t count) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  switch (activation) {
-    case Activation::kSilu:
-#pragma omp parallel for simd schedule(static)
-      for (std::int64_t i = 0; i < count; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-      return;
-    case Activation::kGeluTanh:
-#pragma omp parallel for simd schedule(static)
-      for (std::int64_t i = 0; i < count; ++i) {
-        const float g = gate[i];
-        gate[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * (g + 0.044715f * g * g * g))) * up[i];
-      }
-      return;
-    case Activation::kGeluErf:
-#pragma omp parallel for simd schedule(static)
-      for (std::int64_t i = 0; i < count; ++i) {
-        gate[i] = 0.5f * gate[i] * (1.0f + std::erf(gate[i] * 0.7071067811865476f)) * up[i];
-      }
-      return;
-  }
-}
-
 void add_in_place(float* x, const float* y, std::int64_t count) {
 #pragma omp parallel for simd schedule(static)
   for (std::int64_t i = 0; i < count; ++i) x[i] += y[i];
