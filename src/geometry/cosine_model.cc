@@ -74,30 +74,32 @@ struct Candidate {
   float screened;
 };
 
-// |delta| over one stretch of a tile row and its max and sums.
+// |delta| over one stretch of a tile row: its max and sums. Float sums of at most kTile
+// terms (relative error gamma_kTile, about 1.5e-5), added up in double across stretches.
 struct ScreenedStretch {
   float max = 0.0f;
-  double abs_sum = 0.0;
-  double sq_sum = 0.0;
+  float abs_sum = 0.0f;
+  float sq_sum = 0.0f;
 };
 
-// products, model, mask, magnitudes: [count]. One branch-free loop with one model pointer: a
-// select between the sink's constant and the lag table inside the loop kept GCC from
-// vectorising it.
-ScreenedStretch screen_stretch(const float* products, const float* model, const float* mask, std::size_t count,
-                               float* magnitudes) {
+// |delta| of one screened pair; 0 where the partner is undefined (mask 0).
+float screened_magnitude(float product, float model, float mask) {
+  const float delta = (product - model) * mask;
+  return delta < 0.0f ? -delta : delta;
+}
+
+// products, model, mask: [count]. One branch-free loop with one model pointer: a select
+// between the sink's constant and the lag table inside the loop kept GCC from vectorising it.
+ScreenedStretch screen_stretch(const float* products, const float* model, const float* mask, std::size_t count) {
   float max = 0.0f;
-  double abs_sum = 0.0;
-  double sq_sum = 0.0;
+  float abs_sum = 0.0f;
+  float sq_sum = 0.0f;
 #pragma omp simd reduction(max : max) reduction(+ : abs_sum, sq_sum)
   for (std::size_t b = 0; b < count; ++b) {
-    const float delta = (products[b] - model[b]) * mask[b];
-    const float magnitude = delta < 0.0f ? -delta : delta;
-    magnitudes[b] = magnitude;
+    const float magnitude = screened_magnitude(products[b], model[b], mask[b]);
     max = magnitude > max ? magnitude : max;
-    const double wide = magnitude;
-    abs_sum += wide;
-    sq_sum += wide * wide;
+    abs_sum += magnitude;
+    sq_sum += magnitude * magnitude;
   }
   return {max, abs_sum, sq_sum};
 }
@@ -115,8 +117,7 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
   out.pairs = defined * (defined - (defined > 0)) / 2;
   if (out.pairs == 0) return out;
 
-  const std::vector<float> rounded(units.units.begin(), units.units.end());  // [M, d]
-  const std::unique_ptr<LoadedUnits> loaded = products.load(rounded, keys, dim);
+  const std::unique_ptr<LoadedUnits> loaded = products.load(units.units, keys, dim);
   // Screened deltas also round the model cosine to float (u) and the difference (u, relative).
   const double slack = 2.0 * (products.error_bound(dim) + 0x1p-22);
   const std::vector<double> by_lag = model.content_cosine_by_lag(keys);
@@ -126,7 +127,6 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
   const std::vector<float> sink_model(kTile, static_cast<float>(model.rho_0));  // [kTile] the sink row's c = rho_0
 
   std::vector<float> tile(kTile * kTile);  // [kTile, kTile]
-  std::vector<float> deltas(kTile);        // [kTile] |delta| of one tile row
   std::vector<Candidate> candidates;
   double sum_abs = 0.0;
   double sum_sq = 0.0;
@@ -145,14 +145,16 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
         // Content cosines by lag l - i >= 1; the sink row (i = 0) uses rho_0 throughout.
         const float* c = i == 0 ? sink_model.data() : model_by_lag.data() + (l0 - i);
         const float* m = mask.data() + l0;
-        const ScreenedStretch row = screen_stretch(tile.data() + a * kTile + first, c, m, count, deltas.data());
+        const float* products_row = tile.data() + a * kTile + first;
+        const ScreenedStretch row = screen_stretch(products_row, c, m, count);
         sum_abs += row.abs_sum;
         sum_sq += row.sq_sum;
         if (row.max < screened_max - slack) continue;
         screened_max = std::max(screened_max, row.max);
         for (std::size_t b = 0; b < count; ++b) {
-          if (deltas[b] >= screened_max - slack && m[b] != 0.0f) {
-            candidates.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(l0 + b), deltas[b]});
+          const float magnitude = screened_magnitude(products_row[b], c[b], m[b]);
+          if (magnitude >= screened_max - slack && m[b] != 0.0f) {
+            candidates.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(l0 + b), magnitude});
           }
         }
       }

@@ -40,7 +40,8 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
 // screened |delta| comes within twice the kernel's error bound of the screened maximum is
 // recomputed in double from the unit vectors, and the true maximum is always among them.
 // mean_abs and sigma2 carry the kernel's precision (a few 1e-7 relative in fp32; in bf16 about
-// 1e-4 absolute per cosine, averaging down over the pairs).
+// 1e-4 absolute per cosine, averaging down over the pairs) and that of float partial sums of
+// at most LoadedUnits::kTile terms (gamma_kTile relative, about 1.5e-5 at worst).
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products);
 
 }  // namespace attngeom::geometry

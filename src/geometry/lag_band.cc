@@ -8,27 +8,29 @@ namespace attngeom::geometry {
 namespace {
 
 // The band is cut into blocks of kBlockKeys keys against kBlockLanes consecutive partner keys:
-// their 8 x 24 products fill 24 AVX-512 registers, and each step over t loads three vectors of
-// partners for 24 fused multiply-adds. Per-pair dot products would each end in a horizontal
-// sum, and a whole key's band (64 partners x d) does not stay in L1.
+// their 8 x 48 float products fill 24 AVX-512 registers, and each step over t loads three
+// vectors of partners for 24 fused multiply-adds. Per-pair dot products would each end in a
+// horizontal sum, and a whole key's band (64 partners x d) does not stay in L1. Floats run
+// twice the lanes of doubles; a mean cosine needs no more than their ~d 2^-24 accuracy.
 constexpr std::size_t kBlockKeys = 8;
-constexpr std::size_t kBlockLanes = 24;
-using Block = std::array<std::array<double, kBlockLanes>, kBlockKeys>;
+constexpr std::size_t kBlockLanes = 48;
+using Block = std::array<std::array<float, kBlockLanes>, kBlockKeys>;
 
-// The unit vectors transposed, so that consecutive keys run across a vector's lanes.
+// The unit vectors rounded to float and transposed, so that consecutive keys run across a
+// vector's lanes.
 struct TransposedUnits {
-  std::size_t stride = 0;      // >= M, zeros past M: a block may read past the last key
-  std::vector<double> values;  // [d, stride]
+  std::size_t stride = 0;     // >= M, zeros past M: a block may read past the last key
+  std::vector<float> values;  // [d, stride]
 };
 
 TransposedUnits transpose(const UnitRows& u, std::size_t stride) {
-  TransposedUnits out{stride, std::vector<double>(u.dim * stride, 0.0)};
+  TransposedUnits out{stride, std::vector<float>(u.dim * stride, 0.0f)};
   // kBlockKeys keys at a time: each write then fills a whole cache line of a row of the result.
   for (std::size_t k0 = 0; k0 < u.keys(); k0 += kBlockKeys) {
     const std::size_t end = std::min(k0 + kBlockKeys, u.keys());
     for (std::size_t t = 0; t < u.dim; ++t) {
-      double* row = out.values.data() + t * stride;
-      for (std::size_t k = k0; k < end; ++k) row[k] = u.unit(k)[t];
+      float* row = out.values.data() + t * stride;
+      for (std::size_t k = k0; k < end; ++k) row[k] = static_cast<float>(u.unit(k)[t]);
     }
   }
   return out;
@@ -40,9 +42,9 @@ TransposedUnits transpose(const UnitRows& u, std::size_t stride) {
 Block block_products(const TransposedUnits& u, std::size_t dim, std::size_t i0, std::size_t j0) {
   Block block{};
   for (std::size_t t = 0; t < dim; ++t) {
-    const double* row = u.values.data() + t * u.stride;  // [stride] coordinate t of every key
+    const float* row = u.values.data() + t * u.stride;  // [stride] coordinate t of every key
     for (std::size_t a = 0; a < kBlockKeys; ++a) {
-      const double x = row[i0 + a];
+      const float x = row[i0 + a];
 #pragma omp simd
       for (std::size_t w = 0; w < kBlockLanes; ++w) block[a][w] = std::fma(x, row[j0 + w], block[a][w]);
     }
@@ -74,13 +76,13 @@ LagBandSums lag_band_sums(const UnitRows& u, std::size_t max_lag) {
         const std::size_t last = end > j0 ? std::min(kBlockLanes, end - j0) : 0;
         if (first >= last) continue;
         // A zero vector's unit is exactly 0, so its pairs add 0 and are never negative.
-        const double* cosines = block[a].data() + first;
+        const float* cosines = block[a].data() + first;
         double* sum = out.sums.data() + (j0 + first - i);
         std::size_t negative = 0;
 #pragma omp simd reduction(+ : negative)
         for (std::size_t w = 0; w < last - first; ++w) {
           sum[w] += cosines[w];
-          negative += cosines[w] < 0.0;
+          negative += cosines[w] < 0.0f;
         }
         out.negative_pairs += negative;
       }

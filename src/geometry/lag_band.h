@@ -1,6 +1,8 @@
 #pragma once
 // The O(M tau_max d) part of the lag curve (value_diagnostics.h): every cosine
 // <u_i, u_{i+tau}> of content keys 1 <= i < i + tau <= L, tau <= tau_max, summed by lag.
+// Each cosine is a float dot product of the units rounded to float (within
+// 2^-23 + gamma_d(2^-24) of the exact one); the sums by lag are double.
 // Internal to value_diagnostics.cc.
 #include <cstddef>
 #include <vector>
