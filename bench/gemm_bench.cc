@@ -39,6 +39,9 @@ BENCHMARK(BM_Linear)
     ->ArgNames({"kernel", "rows", "in", "out"})
     ->ArgsProduct({{0, 1, 2}, {1024}, {4096}, {4096, 11008}})
     ->Args({2, 1024, 11008, 4096})
+    // bf16 at 512 and 2048 rows: how much of a call is fixed cost (the weights' repacking).
+    ->Args({2, 512, 4096, 11008})
+    ->Args({2, 2048, 4096, 11008})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

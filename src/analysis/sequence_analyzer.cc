@@ -28,6 +28,16 @@ void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, 
 void SequenceAnalyzer::on_values(int layer, const float* values) {
   (void)layer;
   values_ = values;
+  if (config_.group_size() > 1) {
+    shared_ = std::make_unique<SharedValues[]>(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
+  }
+}
+
+const geometry::ValueGeometry& SequenceAnalyzer::shared_values(int kv_head, std::size_t row_index,
+                                                               const geometry::HeadRowView& row) {
+  SharedValues& slot = shared_[static_cast<std::size_t>(kv_head) * record_.rows() + row_index];
+  std::call_once(slot.once, [&] { slot.geometry = geometry::analyze_values(row, options_); });
+  return slot.geometry;
 }
 
 void SequenceAnalyzer::on_attention(int layer, int head, const float* probs) {
@@ -35,7 +45,8 @@ void SequenceAnalyzer::on_attention(int layer, int head, const float* probs) {
   const std::size_t rows = record_.rows();
   const auto d = static_cast<std::size_t>(config_.head_dim);
   ATTNGEOM_CHECK(values_ != nullptr);
-  const float* kv_values = values_ + static_cast<std::size_t>(config_.kv_head_of(head)) * seq * d;  // [T, d]
+  const int kv_head = config_.kv_head_of(head);
+  const float* kv_values = values_ + static_cast<std::size_t>(kv_head) * seq * d;  // [T, d]
   const std::size_t lh = static_cast<std::size_t>(layer) * config_.heads + head;
   const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();
   const std::size_t row_block = schema_.per_row_fields.size();
@@ -44,7 +55,8 @@ void SequenceAnalyzer::on_attention(int layer, int head, const float* probs) {
     const auto keys = static_cast<std::size_t>(record_.query_positions[q]) + 1;  // causal: keys 0..q
     const geometry::HeadRowView row{std::span<const float>(probs + q * seq, keys),
                                     std::span<const float>(kv_values, keys * d), d};
-    const geometry::RowAnalysis analysis = geometry::analyze_row(row, options_);
+    const geometry::RowAnalysis analysis = shared_ ? geometry::analyze_row(row, shared_values(kv_head, q, row), options_)
+                                                   : geometry::analyze_row(row, options_);
     fill_row_fields(schema_, analysis, std::span<double>(record_.per_n).subspan((lh * rows + q) * n_block, n_block),
                     std::span<double>(record_.per_row).subspan((lh * rows + q) * row_block, row_block));
   }

@@ -3,25 +3,44 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "util/error.h"
 
 namespace attngeom::geometry {
 
-RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& options) {
+ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options) {
+  const UnitRows units = unit_rows(row);
+  ValueGeometry v;
+  v.keys = row.keys();
+  v.norms = norm_stats(units);
+  v.rho_0 = sink_similarity(units);
+  v.lag = lag_curve(units, options.lag);
+  v.model = {v.lag.fit.beta, v.rho_0};
+  if (options.bounds && !options.every_n) {
+    v.deviation = screened_cosine_deviation(units, v.model,
+                                            options.pair_products ? *options.pair_products : fp32_pair_products());
+  }
+  return v;
+}
+
+RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options) {
   validate(row);
   if (!(options.r2_delta > 0.0 && options.r2_delta < 1.0)) throw InputError("row analysis: r2_delta must lie in (0, 1)");
-  RowAnalysis a;
   const std::size_t keys = row.keys();
+  if (values.keys != keys) {
+    throw InputError("row analysis: the value geometry is of M = " + std::to_string(values.keys) +
+                     " keys, the row has M = " + std::to_string(keys));
+  }
+  RowAnalysis a;
   a.n_values = options.every_n ? every_n(keys) : default_n_grid(keys);
-  const UnitRows units = unit_rows(row);
-  a.norms = norm_stats(units);
-  a.rho_0 = sink_similarity(units);
-  a.lag = lag_curve(units, options.lag);
+  a.norms = values.norms;
+  a.rho_0 = values.rho_0;
+  a.lag = values.lag;
+  a.model = values.model;
   a.mass = mass_stats(row.alpha, options.mass);
   a.magnitudes = head_magnitudes(row);
-  a.model = {a.lag.fit.beta, a.rho_0};
 
   if (options.every_n) {
     // Every N: the selection sweep needs the double Gram, which then gives the deviations too.
@@ -30,13 +49,11 @@ RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& option
     if (options.bounds) a.deviation = cosine_deviation(row, gram, a.model);
   } else {
     a.selection = selection_metrics(row, a.n_values, options.selection);
-    if (options.bounds) {
-      a.deviation = screened_cosine_deviation(
-          units, a.model, options.pair_products ? *options.pair_products : fp32_pair_products());
-    }
+    a.deviation = values.deviation;
   }
   if (options.bounds) {
-    const BoundInputs inputs{row.alpha, units.norms, a.model};
+    const std::vector<double> norms = value_norms(row);  // [M]
+    const BoundInputs inputs{row.alpha, norms, a.model};
     a.r1_eta = options.r1_eta == R1Eta::kMaxDeviation ? a.deviation.max_abs : a.lag.fit.mae;
     // A row whose cosines match the model exactly has sigma^2 = 0: R2 then collapses onto the
     // model, which the smallest positive sigma^2 expresses.
@@ -52,6 +69,10 @@ RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& option
   a.r3_coverage = coverage(a.r3, a.selection);
   a.taxonomy = taxonomy_features(a.magnitudes, a.selection, keys, options.taxonomy);
   return a;
+}
+
+RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& options) {
+  return analyze_row(row, analyze_values(row, options), options);
 }
 
 }  // namespace attngeom::geometry

@@ -63,4 +63,21 @@ struct RowAnalysis {
 
 RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& options = {});
 
+// The part of a row's analysis that reads its values alone (keys 0..M-1), not alpha: the
+// heads of a GQA group that read one kv head over the same keys share it, so analyze
+// computes it once per group. Half or more of a row's cost (the O(M^2 d) screen among it).
+struct ValueGeometry {
+  std::size_t keys = 0;  // M
+  NormStats norms;
+  double rho_0 = 0.0;
+  LagCurve lag;
+  CosineModel model;
+  CosineDeviation deviation;  // with bounds and the default grid; every_n takes it from the Gram
+};
+ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options = {});
+
+// analyze_row(row, options) given analyze_values(row', options) for a row' with the same
+// values and keys (any alpha) and the same options; InputError when the keys differ.
+RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options = {});
+
 }  // namespace attngeom::geometry

@@ -36,6 +36,25 @@ double fit_error(const std::vector<double>& curve, double beta) {
 
 }  // namespace
 
+namespace {
+
+// ||v||^2 in double. Not inlined, so that unit_rows and value_norms run one compiled loop
+// (one summation order) and agree to the last bit.
+[[gnu::noinline]] double squared_norm(const float* v, std::size_t dim) {
+  double sq = 0.0;
+#pragma omp simd reduction(+ : sq)
+  for (std::size_t t = 0; t < dim; ++t) sq += static_cast<double>(v[t]) * v[t];
+  return sq;
+}
+
+}  // namespace
+
+std::vector<double> value_norms(const HeadRowView& row) {
+  std::vector<double> norms(row.keys());
+  for (std::size_t k = 0; k < row.keys(); ++k) norms[k] = std::sqrt(squared_norm(row.value(k).data(), row.dim));
+  return norms;
+}
+
 UnitRows unit_rows(const HeadRowView& row) {
   validate(row);
   UnitRows out;
@@ -45,9 +64,7 @@ UnitRows unit_rows(const HeadRowView& row) {
   out.defined.resize(row.keys());
   for (std::size_t k = 0; k < row.keys(); ++k) {
     const float* v = row.value(k).data();
-    double sq = 0.0;
-#pragma omp simd reduction(+ : sq)
-    for (std::size_t t = 0; t < row.dim; ++t) sq += static_cast<double>(v[t]) * v[t];
+    const double sq = squared_norm(v, row.dim);
     out.norms[k] = std::sqrt(sq);
     out.defined[k] = sq > 0.0;
     const double inverse = sq > 0.0 ? 1.0 / out.norms[k] : 0.0;

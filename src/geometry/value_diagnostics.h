@@ -20,6 +20,8 @@ struct UnitRows {
   const double* unit(std::size_t k) const { return units.data() + k * dim; }
 };
 UnitRows unit_rows(const HeadRowView& row);
+// [M] ||v_k||, bit for bit the norms of unit_rows, without the units.
+std::vector<double> value_norms(const HeadRowView& row);
 
 // A1: stable value norms, compressed sink.
 struct NormStats {

@@ -98,9 +98,14 @@ void causal_attention(const AttentionShape& s, const float* q, const float* k, c
   }
   const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * s.head_dim;
   std::exception_ptr sink_error;
+  const int group = s.heads / s.kv_heads;
 
+  // Heads are taken one of every kv group first, then the second of each, and so on, so that
+  // threads starting together read different kv heads: a sink that shares work within a
+  // group (analyze's value geometry) then seldom waits for another thread.
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (int head = 0; head < s.heads; ++head) {
+  for (int turn = 0; turn < s.heads; ++turn) {
+    const int head = (turn % s.kv_heads) * group + turn / s.kv_heads;
     const auto t = static_cast<std::size_t>(omp_get_thread_num());
     float* scores = scratch.scores.data() + t * AttentionScratch::kBlockRows * static_cast<std::size_t>(s.seq);
     float* captured = scratch.captured.data() + t * capture_rows.size() * static_cast<std::size_t>(s.seq);
