@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -10,10 +11,11 @@
 
 namespace attngeom::geometry {
 
-ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options) {
-  const UnitRows units = unit_rows(row);
+namespace {
+
+ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options) {
   ValueGeometry v;
-  v.keys = row.keys();
+  v.keys = units.keys();
   v.norms = norm_stats(units);
   v.rho_0 = sink_similarity(units);
   v.lag = lag_curve(units, options.lag);
@@ -25,7 +27,9 @@ ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& o
   return v;
 }
 
-RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options) {
+// norms: [M] ||v_k|| of the row's values (bit for bit those of unit_rows); read with bounds only.
+RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, std::span<const double> norms,
+                         const RowAnalysisOptions& options) {
   validate(row);
   if (!(options.r2_delta > 0.0 && options.r2_delta < 1.0)) throw InputError("row analysis: r2_delta must lie in (0, 1)");
   const std::size_t keys = row.keys();
@@ -52,7 +56,6 @@ RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, con
     a.deviation = values.deviation;
   }
   if (options.bounds) {
-    const std::vector<double> norms = value_norms(row);  // [M]
     const BoundInputs inputs{row.alpha, norms, a.model};
     a.r1_eta = options.r1_eta == R1Eta::kMaxDeviation ? a.deviation.max_abs : a.lag.fit.mae;
     // A row whose cosines match the model exactly has sigma^2 = 0: R2 then collapses onto the
@@ -71,8 +74,21 @@ RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, con
   return a;
 }
 
+}  // namespace
+
+ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options) {
+  return values_of(unit_rows(row), options);
+}
+
+RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options) {
+  // Only the norms are needed again: O(M d), against the O(M^2 d) that values saved.
+  const std::vector<double> norms = options.bounds ? value_norms(row) : std::vector<double>{};  // [M]
+  return complete_row(row, values, norms, options);
+}
+
 RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& options) {
-  return analyze_row(row, analyze_values(row, options), options);
+  const UnitRows units = unit_rows(row);
+  return complete_row(row, values_of(units, options), units.norms, options);
 }
 
 }  // namespace attngeom::geometry
