@@ -42,6 +42,9 @@ BENCHMARK(BM_Linear)
     // bf16 at 512 and 2048 rows: how much of a call is fixed cost (the weights' repacking).
     ->Args({2, 512, 4096, 11008})
     ->Args({2, 2048, 4096, 11008})
+    // Gemma-7B's MLP: the widest (24576) and deepest (K = 24576) products.
+    ->Args({2, 1024, 3072, 24576})
+    ->Args({2, 1024, 24576, 3072})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -30,11 +30,14 @@ class TimedBackend final : public LinearBackend {
   explicit TimedBackend(std::unique_ptr<LinearBackend> inner) : inner_(std::move(inner)) {}
   Precision precision() const override { return inner_->precision(); }
   std::string_view kernel() const override { return inner_->kernel(); }
-  void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) override {
+  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) override {
     const auto start = Clock::now();
-    inner_->linear(x, rows, w, y);
+    inner_->linear_many(x, rows, outputs);
     seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    flops += 2.0 * static_cast<double>(rows) * static_cast<double>(w.rows) * static_cast<double>(w.cols);
+    for (const LinearOutput& output : outputs) {
+      const TensorView& w = *output.weight;
+      flops += 2.0 * static_cast<double>(rows) * static_cast<double>(w.rows) * static_cast<double>(w.cols);
+    }
   }
   double seconds = 0;
   double flops = 0;

@@ -57,9 +57,9 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   // ComputeQKV. HF: h = input_layernorm(x); q, k, v = q_proj(h), k_proj(h), v_proj(h)
   rms_norm(s_.x.data(), seq, c.hidden, widen_norm(w.attn_norm), c.norm_weight_offset, c.rms_norm_eps,
            s_.normed.data());
-  backend_.linear(s_.normed.data(), seq, w.q_proj, s_.q.data());  // [seq, heads*head_dim]
-  backend_.linear(s_.normed.data(), seq, w.k_proj, s_.k.data());  // [seq, kv_heads*head_dim]
-  backend_.linear(s_.normed.data(), seq, w.v_proj, s_.v.data());  // [seq, kv_heads*head_dim]
+  // q [seq, heads*head_dim]; k, v [seq, kv_heads*head_dim]
+  const LinearOutput qkv[] = {{&w.q_proj, s_.q.data()}, {&w.k_proj, s_.k.data()}, {&w.v_proj, s_.v.data()}};
+  backend_.linear_many(s_.normed.data(), seq, qkv);
   if (captured) {
     // values [kv_heads, seq, head_dim] from v [seq, kv_heads, head_dim]; RoPE never touches values.
     for (int g = 0; g < c.kv_heads; ++g) {
@@ -100,8 +100,8 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   // Mlp. HF: x = x + down_proj(act(gate_proj(h)) * up_proj(h)), h = post_attention_layernorm(x)
   rms_norm(s_.x.data(), seq, c.hidden, widen_norm(w.mlp_norm), c.norm_weight_offset, c.rms_norm_eps,
            s_.normed.data());
-  backend_.linear(s_.normed.data(), seq, w.gate_proj, s_.gate.data());  // [seq, intermediate]
-  backend_.linear(s_.normed.data(), seq, w.up_proj, s_.up.data());      // [seq, intermediate]
+  const LinearOutput gate_up[] = {{&w.gate_proj, s_.gate.data()}, {&w.up_proj, s_.up.data()}};  // [seq, intermediate]
+  backend_.linear_many(s_.normed.data(), seq, gate_up);
   gated_activation(c.activation, s_.gate.data(), s_.up.data(), static_cast<std::int64_t>(seq) * c.intermediate);
   backend_.linear(s_.gate.data(), seq, w.down_proj, s_.proj.data());  // [seq, hidden]
   add_in_place(s_.x.data(), s_.proj.data(), static_cast<std::int64_t>(seq) * c.hidden);

@@ -29,7 +29,12 @@ class Fp32Backend final : public LinearBackend {
   Precision precision() const override { return Precision::kFp32; }
   std::string_view kernel() const override { return "onednn-sgemm"; }
 
-  void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) override {
+  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) override {
+    for (const LinearOutput& output : outputs) multiply(x, rows, *output.weight, output.y);
+  }
+
+ private:
+  void multiply(const float* x, std::int64_t rows, const TensorView& w, float* y) {
     if (w.dtype == DType::kF32) {
       gemm_f32(false, true, rows, w.rows, w.cols, 1.0f, x, w.cols, static_cast<const float*>(w.data), w.cols, 0.0f,
                y, w.rows);
@@ -45,7 +50,6 @@ class Fp32Backend final : public LinearBackend {
     }
   }
 
- private:
   static constexpr std::int64_t kWidenBlockElems = 1 << 22;  // 16 MiB of fp32
   std::vector<float> widened_;
 };

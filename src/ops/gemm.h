@@ -4,6 +4,7 @@
 // reference path here, a bf16 fast path behind the same interface.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "ops/tensor_view.h"
@@ -23,6 +24,12 @@ void gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::i
               const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
               std::int64_t ldc);
 
+// One product of a shared input x: y[rows, weight->rows] = x[rows, weight->cols] * weight^T.
+struct LinearOutput {
+  const TensorView* weight;
+  float* y;
+};
+
 class LinearBackend {
  public:
   virtual ~LinearBackend() = default;
@@ -30,7 +37,13 @@ class LinearBackend {
   // The matmul kernel, recorded in outputs: onednn-sgemm, onednn-bf16x3 or onednn-bf16.
   virtual std::string_view kernel() const = 0;
   // y[rows, w.rows] = x[rows, w.cols] * w^T, with w stored as [out, in].
-  virtual void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) = 0;
+  void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) {
+    const LinearOutput output{&w, y};
+    linear_many(x, rows, {&output, 1});
+  }
+  // Every product of one input (q, k, v; gate, up), each as linear() computes it: a backend
+  // converts x to its input format once. All weights have x's width.
+  virtual void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) = 0;
 };
 
 // The exact reference path: fp32 maths; bf16/f16 weights are widened block by block

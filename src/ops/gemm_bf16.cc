@@ -16,10 +16,21 @@ class Bf16Backend final : public LinearBackend {
   Precision precision() const override { return Precision::kBf16; }
   std::string_view kernel() const override { return "onednn-bf16"; }
 
-  void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) override {
-    const std::int64_t in = w.cols;
+  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) override {
+    if (outputs.empty()) return;
+    const std::int64_t in = outputs.front().weight->cols;
     x_bf16_.resize(static_cast<std::size_t>(rows * in));  // [rows, in]
     round_to_bf16(x, x_bf16_.data(), rows * in);
+    for (const LinearOutput& output : outputs) {
+      ATTNGEOM_CHECK(output.weight->cols == in);
+      multiply(rows, *output.weight, output.y);
+    }
+  }
+
+ private:
+  // y = x_bf16_ w^T
+  void multiply(std::int64_t rows, const TensorView& w, float* y) {
+    const std::int64_t in = w.cols;
     if (w.dtype == DType::kBF16) {
       matmul_.multiply(rows, in, w.rows, x_bf16_.data(), w.data, y, w.rows);
       return;
@@ -36,7 +47,6 @@ class Bf16Backend final : public LinearBackend {
     }
   }
 
- private:
   static constexpr std::int64_t kConvertBlockElems = 1 << 22;
   Bf16Matmul matmul_;
   std::vector<std::uint16_t> x_bf16_;

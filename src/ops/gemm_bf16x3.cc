@@ -7,6 +7,7 @@
 
 #include "ops/bf16_matmul.h"
 #include "ops/gemm.h"
+#include "util/error.h"
 #include "util/half.h"
 
 namespace attngeom {
@@ -23,15 +24,26 @@ class Bf16x3Backend final : public LinearBackend {
   Precision precision() const override { return Precision::kFp32; }
   std::string_view kernel() const override { return "onednn-bf16x3"; }
 
-  void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) override {
-    // The split is exact only against bf16 weights; others take the sgemm path.
-    if (w.dtype != DType::kBF16) return sgemm_->linear(x, rows, w, y);
-    const std::int64_t count = rows * w.cols;
-    terms_.resize(static_cast<std::size_t>(3 * count));  // [3, rows, in]: lo, mid, hi
-    split_into_bf16_terms(x, count, terms_.data());
-    // Smallest terms first, each product summed into y in fp32.
-    for (int t = 0; t < 3; ++t) {
-      matmul_.multiply(rows, w.cols, w.rows, terms_.data() + t * count, w.data, y, w.rows, t > 0);
+  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) override {
+    bool split = false;
+    for (const LinearOutput& output : outputs) {
+      const TensorView& w = *output.weight;
+      // The split is exact only against bf16 weights; others take the sgemm path.
+      if (w.dtype != DType::kBF16) {
+        sgemm_->linear(x, rows, w, output.y);
+        continue;
+      }
+      const std::int64_t count = rows * w.cols;
+      if (!split) {
+        terms_.resize(static_cast<std::size_t>(3 * count));  // [3, rows, in]: lo, mid, hi
+        split_into_bf16_terms(x, count, terms_.data());
+        split = true;
+      }
+      ATTNGEOM_CHECK(terms_.size() == static_cast<std::size_t>(3 * count));
+      // Smallest terms first, each product summed into y in fp32.
+      for (int t = 0; t < 3; ++t) {
+        matmul_.multiply(rows, w.cols, w.rows, terms_.data() + t * count, w.data, output.y, w.rows, t > 0);
+      }
     }
   }
 

@@ -84,6 +84,34 @@ TEST(Gemm, Fp32BackendWidensEveryWeightDtype) {
   }
 }
 
+// q, k, v and gate, up read one input: converted once, each product must still be exactly
+// what a call of its own gives, for every backend and weight dtype.
+TEST(Gemm, SharedInputProductsMatchSeparateCallsBitForBit) {
+  std::mt19937 rng(5);
+  const int rows = 7, in = 48;
+  const auto x = random_vector(static_cast<std::size_t>(rows) * in, rng);
+  const auto w32 = random_vector(static_cast<std::size_t>(30) * in, rng);
+  std::vector<std::uint16_t> w16(w32.size());
+  for (std::size_t i = 0; i < w32.size(); ++i) w16[i] = f32_to_bf16(w32[i]);
+  // Three weights of different widths, one of them F32 (the bf16x3 path sends it to sgemm).
+  const TensorView a{"a", DType::kBF16, 11, in, w16.data()};
+  const TensorView b{"b", DType::kF32, 5, in, w32.data() + 11 * in};
+  const TensorView c{"c", DType::kBF16, 14, in, w16.data() + 16 * in};
+  for (const auto make : {make_fp32_backend, make_bf16_backend, make_bf16x3_backend}) {
+    const std::unique_ptr<LinearBackend> backend = make();
+    std::vector<float> ya(rows * 11, 7.0f), yb(rows * 5, 7.0f), yc(rows * 14, 7.0f);  // overwritten, not added to
+    const LinearOutput outputs[] = {{&a, ya.data()}, {&b, yb.data()}, {&c, yc.data()}};
+    backend->linear_many(x.data(), rows, outputs);
+    for (const LinearOutput& output : outputs) {
+      std::vector<float> alone(static_cast<std::size_t>(rows) * output.weight->rows);
+      backend->linear(x.data(), rows, *output.weight, alone.data());
+      for (std::size_t i = 0; i < alone.size(); ++i) {
+        ASSERT_EQ(alone[i], output.y[i]) << backend->kernel() << " " << output.weight->name << " " << i;
+      }
+    }
+  }
+}
+
 TEST(Elementwise, RmsNormMatchesDefinitionWithGemmaOffset) {
   std::mt19937 rng(3);
   const int rows = 4, dim = 96;
