@@ -34,10 +34,6 @@ double fit_error(const std::vector<double>& curve, double beta) {
   return sse;
 }
 
-}  // namespace
-
-namespace {
-
 // ||v||^2 in double. Not inlined, so that unit_rows and value_norms run one compiled loop
 // (one summation order) and agree to the last bit.
 [[gnu::noinline]] double squared_norm(const float* v, std::size_t dim) {

@@ -38,11 +38,11 @@ class Bf16Backend final : public LinearBackend {
     // F32/F16 weights: round a block of output rows at a time into bf16 scratch.
     const std::int64_t block_rows = std::max<std::int64_t>(1, kConvertBlockElems / in);
     w_bf16_.resize(static_cast<std::size_t>(std::min(block_rows, w.rows) * in));
-    std::vector<float> widened(static_cast<std::size_t>(std::min(block_rows, w.rows) * in));
+    widened_.resize(w_bf16_.size());
     for (std::int64_t r0 = 0; r0 < w.rows; r0 += block_rows) {
       const std::int64_t nr = std::min(block_rows, w.rows - r0);
-      widen_to_f32(w.dtype, w.row(r0), widened.data(), static_cast<std::size_t>(nr * in));
-      round_to_bf16(widened.data(), w_bf16_.data(), nr * in);
+      widen_to_f32(w.dtype, w.row(r0), widened_.data(), static_cast<std::size_t>(nr * in));
+      round_to_bf16(widened_.data(), w_bf16_.data(), nr * in);
       matmul_.multiply(rows, in, nr, x_bf16_.data(), w_bf16_.data(), y + r0, w.rows);
     }
   }
@@ -51,6 +51,7 @@ class Bf16Backend final : public LinearBackend {
   Bf16Matmul matmul_;
   std::vector<std::uint16_t> x_bf16_;
   std::vector<std::uint16_t> w_bf16_;
+  std::vector<float> widened_;  // a block of F32/F16 weight rows widened, before rounding
 };
 
 }  // namespace
