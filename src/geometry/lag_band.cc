@@ -3,51 +3,83 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
 
 namespace attngeom::geometry {
 namespace {
 
-// The band is cut into blocks of kBlockKeys keys against kBlockLanes consecutive partner keys:
-// their 8 x 48 float products fill 24 AVX-512 registers, and each step over t loads three
-// vectors of partners for 24 fused multiply-adds. Per-pair dot products would each end in a
-// horizontal sum, and a whole key's band (64 partners x d) does not stay in L1. Floats run
-// twice the lanes of doubles; a mean cosine needs no more than their ~d 2^-24 accuracy.
-constexpr std::size_t kBlockKeys = 8;
-constexpr std::size_t kBlockLanes = 48;
-using Block = std::array<std::array<float, kBlockLanes>, kBlockKeys>;
+// The band is cut into blocks of kLanes consecutive keys i against kLags consecutive lags:
+// lane w of vector j holds <u_{i0 + w}, u_{i0 + w + tau0 + j}>, so every lane is a pair of the
+// band (key-by-partner blocks waste its corners: a third of their lanes at tau_max = 64). Each
+// step over t loads two aligned vectors of partners and shifts them across lanes, where
+// unaligned loads would split a cache line almost every time. The 16 x 16 float products fill
+// 16 AVX-512 registers. Floats run twice the lanes of doubles; a mean cosine needs no more
+// than their ~d 2^-24 accuracy.
+constexpr std::size_t kLanes = 16;
+constexpr std::size_t kLags = 16;
+using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));  // one AVX-512 register
+using Block = std::array<Lanes, kLags>;
+constexpr std::size_t kAlignment = sizeof(Lanes);
 
 // The unit vectors rounded to float and transposed, so that consecutive keys run across a
-// vector's lanes.
-struct TransposedUnits {
-  std::size_t stride = 0;     // >= M, zeros past M: a block may read past the last key
-  std::vector<float> values;  // [d, stride]
-};
-
-TransposedUnits transpose(const UnitRows& u, std::size_t stride) {
-  TransposedUnits out{stride, std::vector<float>(u.dim * stride, 0.0f)};
-  // kBlockKeys keys at a time: each write then fills a whole cache line of a row of the result.
-  for (std::size_t k0 = 0; k0 < u.keys(); k0 += kBlockKeys) {
-    const std::size_t end = std::min(k0 + kBlockKeys, u.keys());
-    for (std::size_t t = 0; t < u.dim; ++t) {
-      float* row = out.values.data() + t * stride;
-      for (std::size_t k = k0; k < end; ++k) row[k] = static_cast<float>(u.unit(k)[t]);
+// vector's lanes; rows start on a vector boundary.
+class TransposedUnits {
+ public:
+  // Key 0 (the sink) reads as zero, as do keys past M: a block may read past the last key.
+  TransposedUnits(const UnitRows& u, std::size_t stride)
+      : stride_(stride), storage_(u.dim * stride + kLanes, 0.0f) {
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    rows_ = storage_.data() + (kAlignment - address % kAlignment) % kAlignment / sizeof(float);
+    // kLanes keys at a time: each write then fills a whole cache line of a row of the result.
+    for (std::size_t k0 = 1; k0 < u.keys(); k0 += kLanes) {
+      const std::size_t end = std::min(k0 + kLanes, u.keys());
+      for (std::size_t t = 0; t < u.dim; ++t) {
+        float* row = rows_ + t * stride;
+        for (std::size_t k = k0; k < end; ++k) row[k] = static_cast<float>(u.unit(k)[t]);
+      }
     }
   }
-  return out;
+  Lanes load(std::size_t t, std::size_t key) const {
+    Lanes v;
+    std::memcpy(&v, rows_ + t * stride_ + key, sizeof v);
+    return v;
+  }
+
+ private:
+  std::size_t stride_;          // a multiple of kLanes
+  std::vector<float> storage_;  // [d, stride] from rows_, plus room to align
+  float* rows_ = nullptr;
+};
+
+// Lanes s.. of the concatenation lo:hi.
+template <std::size_t S, std::size_t... W>
+Lanes shifted(Lanes lo, Lanes hi, std::index_sequence<W...>) {
+  return __builtin_shufflevector(lo, hi, (W + S)...);
 }
 
-// block[a][w] = <u_{i0 + a}, u_{j0 + w}>, each summed over t in order. The block is a local
-// returned by value, so that it lives in registers. std::fma: one rounding per term
-// (-ffp-contract=off guards exact zeros elsewhere; a cosine has none to keep).
-Block block_products(const TransposedUnits& u, std::size_t dim, std::size_t i0, std::size_t j0) {
+// acc = fma(a, b, acc), lane by lane: one rounding per term (-ffp-contract=off guards exact
+// zeros elsewhere; a cosine has none to keep).
+void fma_into(Lanes& acc, Lanes a, Lanes b) {
+#pragma omp simd
+  for (std::size_t w = 0; w < kLanes; ++w) acc[w] = std::fma(a[w], b[w], acc[w]);
+}
+
+// One step over t: lag tau0 + j pairs the keys with lanes j + 1.. of partners lo:hi.
+template <std::size_t... J>
+void add_step(Block& block, Lanes keys, Lanes lo, Lanes hi, std::index_sequence<J...>) {
+  (fma_into(block[J], keys, shifted<J + 1>(lo, hi, std::make_index_sequence<kLanes>{})), ...);
+}
+
+// block[j][w] = <u_{i0 + w}, u_{i0 + w + tau0 + j}>, tau0 = first_lag + 1, each summed over t in
+// order; i0 and first_lag are multiples of kLanes. The block is a local returned by value, so
+// that it lives in registers.
+Block block_products(const TransposedUnits& u, std::size_t dim, std::size_t i0, std::size_t first_lag) {
   Block block{};
   for (std::size_t t = 0; t < dim; ++t) {
-    const float* row = u.values.data() + t * u.stride;  // [stride] coordinate t of every key
-    for (std::size_t a = 0; a < kBlockKeys; ++a) {
-      const float x = row[i0 + a];
-#pragma omp simd
-      for (std::size_t w = 0; w < kBlockLanes; ++w) block[a][w] = std::fma(x, row[j0 + w], block[a][w]);
-    }
+    add_step(block, u.load(t, i0), u.load(t, i0 + first_lag), u.load(t, i0 + first_lag + kLanes),
+             std::make_index_sequence<kLags>{});
   }
   return block;
 }
@@ -57,36 +89,29 @@ Block block_products(const TransposedUnits& u, std::size_t dim, std::size_t i0, 
 LagBandSums lag_band_sums(const UnitRows& u, std::size_t max_lag) {
   const std::size_t length = u.keys() - 1;  // L: content keys are 1..L
   LagBandSums out{std::vector<double>(max_lag + 1, 0.0), std::vector<std::size_t>(max_lag + 1, 0), 0};
-  // Keys i0..i0+7 pair with keys up to i0 + 7 + tau_max: the lanes from i0 on, in passes.
-  const std::size_t passes = (kBlockKeys + max_lag + kBlockLanes - 1) / kBlockLanes;
-  const TransposedUnits transposed = transpose(u, u.keys() + passes * kBlockLanes);  // [d, stride]
-  for (std::size_t i0 = 0; i0 + 1 < length; i0 += kBlockKeys) {
-    for (std::size_t pass = 0; pass < passes; ++pass) {
-      const std::size_t j0 = i0 + pass * kBlockLanes;
-      const Block block = block_products(transposed, u.dim, i0, j0);
-      // Within a block, a lag's pairs come in ascending i (a larger a meets it in the same or a
-      // later pass), so each lag's sum still runs over i in order.
-      for (std::size_t a = 0; a < kBlockKeys; ++a) {
-        const std::size_t i = i0 + a;
-        if (i < 1 || i >= length || !u.defined[i]) continue;
-        const std::size_t lags = std::min(max_lag, length - i);  // tau with i + tau <= L
-        // Lane w holds tau = j0 + w - i; keep 1 <= tau <= lags, partners i + 1 .. end - 1.
-        const std::size_t end = i + lags + 1;
-        const std::size_t first = i + 1 > j0 ? i + 1 - j0 : 0;
-        const std::size_t last = end > j0 ? std::min(kBlockLanes, end - j0) : 0;
-        if (first >= last) continue;
-        // A zero vector's unit is exactly 0, so its pairs add 0 and are never negative.
-        const float* cosines = block[a].data() + first;
-        double* sum = out.sums.data() + (j0 + first - i);
+  const std::size_t lag_blocks = (max_lag + kLags - 1) / kLags;
+  // Zero vectors (the sink's lane, keys past L, and vectors of norm 0, whose units are exactly
+  // 0) give products of exactly +0: they add nothing and are never negative.
+  const std::size_t stride = (u.keys() + (lag_blocks + 1) * kLanes + kLanes - 1) / kLanes * kLanes;
+  const TransposedUnits transposed(u, stride);
+  std::vector<double> lane_sums((max_lag + 1) * kLanes, 0.0);  // [tau_max + 1, kLanes] by lag, then lane
+  for (std::size_t i0 = 0; i0 < length; i0 += kLanes) {
+    for (std::size_t first_lag = 0; first_lag < max_lag; first_lag += kLags) {
+      const Block block = block_products(transposed, u.dim, i0, first_lag);
+      for (std::size_t j = 0; j < kLags && first_lag + j < max_lag; ++j) {
+        double* sum = lane_sums.data() + (first_lag + j + 1) * kLanes;
         std::size_t negative = 0;
 #pragma omp simd reduction(+ : negative)
-        for (std::size_t w = 0; w < last - first; ++w) {
-          sum[w] += cosines[w];
-          negative += cosines[w] < 0.0f;
+        for (std::size_t w = 0; w < kLanes; ++w) {
+          sum[w] += block[j][w];
+          negative += block[j][w] < 0.0f;
         }
         out.negative_pairs += negative;
       }
     }
+  }
+  for (std::size_t tau = 1; tau <= max_lag; ++tau) {
+    for (std::size_t w = 0; w < kLanes; ++w) out.sums[tau] += lane_sums[tau * kLanes + w];
   }
   // The pairs behind each lag do not depend on the cosines.
   const unsigned char* defined = u.defined.data();

@@ -17,7 +17,7 @@ struct LagBandSums {
   std::size_t negative_pairs = 0;   // pairs with a negative cosine
 };
 
-// Each lag's sum runs over i in ascending order.
+// Each lag's sum runs over i in 16 strands (i mod 16), each in ascending i, added up at the end.
 LagBandSums lag_band_sums(const UnitRows& units, std::size_t max_lag);
 
 }  // namespace attngeom::geometry

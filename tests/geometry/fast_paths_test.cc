@@ -103,7 +103,7 @@ NaiveLagCurve naive_lag_curve(const testing::OwnedRow& row, std::size_t max_lag)
   return out;
 }
 
-// Rows shorter than, near and past the band's 8 x 24 blocks, lags across several passes, zero
+// Rows shorter than, near and past the band's 16-key blocks, lags across several 16-lag groups, zero
 // vectors, and alternating directions (every odd lag negative).
 TEST(LagBand, MatchesCosinesTakenPairByPair) {
   std::mt19937_64 rng(11);
