@@ -34,6 +34,19 @@ const float* Transformer::widen_norm(const TensorView& weight) {
   return s_.norm_weight.data();
 }
 
+// rms_norm(x) with `weight`, as a linear layers' input: produced block by block where the
+// backend converts it (its fp32 home is s_.normed).
+LinearInput Transformer::normed_input(const TensorView& weight) {
+  const float* scale = widen_norm(weight);
+  const std::int64_t hidden = config_.hidden;
+  return {s_.seq, hidden, nullptr,
+          [this, scale, hidden](std::int64_t begin, std::int64_t end, float* out) {
+            rms_norm(s_.x.data() + begin * hidden, end - begin, hidden, scale, config_.norm_weight_offset,
+                     config_.rms_norm_eps, out);
+          },
+          s_.normed.data()};
+}
+
 // HF: inputs_embeds = embed_tokens(input_ids) (* sqrt(hidden) for Gemma)
 void Transformer::embed(std::span<const int> tokens) {
   const int hidden = config_.hidden;
@@ -55,11 +68,9 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
                                                                   request.capture_layers.end(), l);
 
   // ComputeQKV. HF: h = input_layernorm(x); q, k, v = q_proj(h), k_proj(h), v_proj(h)
-  rms_norm(s_.x.data(), seq, c.hidden, widen_norm(w.attn_norm), c.norm_weight_offset, c.rms_norm_eps,
-           s_.normed.data());
   // q [seq, heads*head_dim]; k, v [seq, kv_heads*head_dim]
   const LinearOutput qkv[] = {{&w.q_proj, s_.q.data()}, {&w.k_proj, s_.k.data()}, {&w.v_proj, s_.v.data()}};
-  backend_.linear_many(s_.normed.data(), seq, qkv);
+  backend_.linear_products(normed_input(w.attn_norm), qkv);
   if (captured) {
     // values [kv_heads, seq, head_dim] from v [seq, kv_heads, head_dim]; RoPE never touches values.
     for (int g = 0; g < c.kv_heads; ++g) {
@@ -98,12 +109,17 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   add_in_place(s_.x.data(), s_.proj.data(), static_cast<std::int64_t>(seq) * c.hidden);
 
   // Mlp. HF: x = x + down_proj(act(gate_proj(h)) * up_proj(h)), h = post_attention_layernorm(x)
-  rms_norm(s_.x.data(), seq, c.hidden, widen_norm(w.mlp_norm), c.norm_weight_offset, c.rms_norm_eps,
-           s_.normed.data());
   const LinearOutput gate_up[] = {{&w.gate_proj, s_.gate.data()}, {&w.up_proj, s_.up.data()}};  // [seq, intermediate]
-  backend_.linear_many(s_.normed.data(), seq, gate_up);
-  gated_activation(c.activation, s_.gate.data(), s_.up.data(), static_cast<std::int64_t>(seq) * c.intermediate);
-  backend_.linear(s_.gate.data(), seq, w.down_proj, s_.proj.data());  // [seq, hidden]
+  backend_.linear_products(normed_input(w.mlp_norm), gate_up);
+  const std::int64_t intermediate = c.intermediate;
+  const LinearInput activated{seq, intermediate, nullptr,
+                              [&](std::int64_t begin, std::int64_t end, float* out) {
+                                gated_activation(c.activation, s_.gate.data() + begin * intermediate,
+                                                 s_.up.data() + begin * intermediate, out, (end - begin) * intermediate);
+                              },
+                              s_.gate.data()};
+  const LinearOutput down{&w.down_proj, s_.proj.data()};  // [seq, hidden]
+  backend_.linear_products(activated, {&down, 1});
   add_in_place(s_.x.data(), s_.proj.data(), static_cast<std::int64_t>(seq) * c.hidden);
 }
 

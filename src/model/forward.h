@@ -19,13 +19,13 @@ namespace attngeom {
 struct ForwardScratch {
   int seq = 0;
   std::vector<float> x;          // [seq, hidden] residual stream
-  std::vector<float> normed;     // [seq, hidden]
+  std::vector<float> normed;     // [seq, hidden] a norm's output, where fp32 backends keep it
   std::vector<float> q;          // [seq, heads*head_dim]
   std::vector<float> k;          // [seq, kv_heads*head_dim]
   std::vector<float> v;          // [seq, kv_heads*head_dim]
   std::vector<float> attn_out;   // [seq, heads*head_dim]
   std::vector<float> proj;       // [seq, hidden]
-  std::vector<float> gate;       // [seq, intermediate]
+  std::vector<float> gate;       // [seq, intermediate]; fp32 backends put act(gate) * up over it
   std::vector<float> up;         // [seq, intermediate]
   std::vector<float> values;     // [kv_heads, seq, head_dim] captured layout
   std::vector<float> norm_weight;  // [hidden] widened norm weight
@@ -58,6 +58,7 @@ class Transformer {
   void layer(int l, const ForwardRequest& request, ForwardObserver* observer);
   void compute_logits(std::span<const int> rows, std::vector<float>& logits);
   const float* widen_norm(const TensorView& weight);
+  LinearInput normed_input(const TensorView& weight);
 
   const ModelConfig& config_;
   const Weights& weights_;

@@ -1,5 +1,8 @@
 #include "ops/bf16_matmul.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "util/half.h"
 
 namespace attngeom {
@@ -36,6 +39,28 @@ void Bf16Matmul::multiply(std::int64_t rows, std::int64_t in, std::int64_t out, 
 void round_to_bf16(const float* src, std::uint16_t* dst, std::int64_t count) {
 #pragma omp parallel for simd schedule(static)
   for (std::int64_t i = 0; i < count; ++i) dst[i] = f32_to_bf16(src[i]);
+}
+
+void for_each_row_block(const LinearInput& x,
+                        const std::function<void(std::int64_t begin, std::int64_t end, const float* rows)>& convert) {
+  // About 256 KiB of fp32 per block: a produced block is converted from L2.
+  const std::int64_t block_rows = std::max<std::int64_t>(1, (std::int64_t{1} << 16) / x.cols);
+  const std::int64_t blocks = (x.rows + block_rows - 1) / block_rows;
+#pragma omp parallel
+  {
+    std::vector<float> produced(x.stored != nullptr ? 0 : static_cast<std::size_t>(block_rows * x.cols));
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const std::int64_t begin = b * block_rows;
+      const std::int64_t end = std::min(x.rows, begin + block_rows);
+      if (x.stored != nullptr) {
+        convert(begin, end, x.stored + begin * x.cols);
+      } else {
+        x.produce(begin, end, produced.data());
+        convert(begin, end, produced.data());
+      }
+    }
+  }
 }
 
 }  // namespace attngeom

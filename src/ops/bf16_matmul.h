@@ -2,10 +2,13 @@
 // oneDNN bf16 matmul with fp32 accumulation and output, primitives cached by shape: the
 // product both AMX paths (bf16, and fp32 from three bf16 terms) are built on.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <tuple>
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "ops/gemm.h"
 
 namespace attngeom {
 
@@ -30,5 +33,11 @@ class Bf16Matmul {
 
 // dst[i] = bf16(src[i]), round to nearest even (in parallel).
 void round_to_bf16(const float* src, std::uint16_t* dst, std::int64_t count);
+
+// Hands convert(begin, end, rows) every block of x's rows, rows[end - begin, cols] in fp32, on
+// all threads: stored rows in place, produced ones through a per-thread block that is still
+// in cache when converted.
+void for_each_row_block(const LinearInput& x,
+                        const std::function<void(std::int64_t begin, std::int64_t end, const float* rows)>& convert);
 
 }  // namespace attngeom

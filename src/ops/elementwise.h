@@ -29,9 +29,9 @@ void make_rope_tables(int seq, int head_dim, float theta, RopeTables& tables);
 // x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin, with x1, x2 the two halves of a head.
 void apply_rope(float* x, int seq, int n_heads, int head_dim, const RopeTables& tables);
 
-// gate[i] = act(gate[i]) * up[i]      (HF: act_fn(gate_proj(x)) * up_proj(x)).
+// out[i] = act(gate[i]) * up[i]      (HF: act_fn(gate_proj(x)) * up_proj(x)); out may be gate.
 // Vectorised through libmvec expf/tanhf/erff (a few ulp); see vector_math.cc.
-void gated_activation(Activation activation, float* gate, const float* up, std::int64_t count);
+void gated_activation(Activation activation, const float* gate, const float* up, float* out, std::int64_t count);
 
 // x[i] += y[i]
 void add_in_place(float* x, const float* y, std::int64_t count);

@@ -29,8 +29,16 @@ class Fp32Backend final : public LinearBackend {
   Precision precision() const override { return Precision::kFp32; }
   std::string_view kernel() const override { return "onednn-sgemm"; }
 
-  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) override {
-    for (const LinearOutput& output : outputs) multiply(x, rows, *output.weight, output.y);
+  void linear_products(const LinearInput& x, std::span<const LinearOutput> outputs) override {
+    const float* fp32 = x.stored;
+    if (fp32 == nullptr) {
+      x.produce(0, x.rows, x.home);
+      fp32 = x.home;
+    }
+    for (const LinearOutput& output : outputs) {
+      ATTNGEOM_CHECK(output.weight->cols == x.cols);
+      multiply(fp32, x.rows, *output.weight, output.y);
+    }
   }
 
  private:

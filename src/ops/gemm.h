@@ -3,6 +3,7 @@
 // none is hand-written. `LinearBackend` is where precision is chosen: the fp32
 // reference path here, a bf16 fast path behind the same interface.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -30,6 +31,19 @@ struct LinearOutput {
   float* y;
 };
 
+// The input of linear layers, x[rows, cols] in fp32: stored, or produced on demand. A produced
+// input (an RMS norm, a gated activation) reaches a bf16 backend block by block, converted
+// while in cache, so the full fp32 x is never written; an fp32 backend has it written to home.
+struct LinearInput {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  const float* stored = nullptr;  // [rows, cols], or null: produced
+  // Writes rows [begin, end) of x to out[end - begin, cols]. Called from several threads at
+  // once, on disjoint rows.
+  std::function<void(std::int64_t begin, std::int64_t end, float* out)> produce;
+  float* home = nullptr;  // [rows, cols] where a backend that multiplies in fp32 keeps a produced x
+};
+
 class LinearBackend {
  public:
   virtual ~LinearBackend() = default;
@@ -41,9 +55,13 @@ class LinearBackend {
     const LinearOutput output{&w, y};
     linear_many(x, rows, {&output, 1});
   }
-  // Every product of one input (q, k, v; gate, up), each as linear() computes it: a backend
-  // converts x to its input format once. All weights have x's width.
-  virtual void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) = 0;
+  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) {
+    if (outputs.empty()) return;
+    linear_products(LinearInput{rows, outputs.front().weight->cols, x, {}, nullptr}, outputs);
+  }
+  // Every product of one input (q, k, v; gate, up), each as linear() computes it from the same
+  // x: a backend converts x to its input format once. All weights have x's width.
+  virtual void linear_products(const LinearInput& x, std::span<const LinearOutput> outputs) = 0;
 };
 
 // The exact reference path: fp32 maths; bf16/f16 weights are widened block by block
@@ -58,9 +76,10 @@ std::unique_ptr<LinearBackend> make_bf16_backend();
 // term times the bf16 weights exact, accumulated in fp32. Weights stored as F32/F16
 // are not bf16-exact and take the sgemm path.
 std::unique_ptr<LinearBackend> make_bf16x3_backend();
-// x[count] -> terms[3, count] (lo, mid, hi) with x == hi + mid + lo exactly for every
-// finite x of magnitude at least 2^-110 (smaller remainders fall below fp32's normals).
-void split_into_bf16_terms(const float* x, std::int64_t count, std::uint16_t* terms);
+// x[count] -> lo, mid, hi [count] with x == hi + mid + lo exactly for every finite x of
+// magnitude at least 2^-110 (smaller remainders fall below fp32's normals).
+void split_into_bf16_terms(const float* x, std::int64_t count, std::uint16_t* lo, std::uint16_t* mid,
+                           std::uint16_t* hi);
 
 std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32_matmul);
 

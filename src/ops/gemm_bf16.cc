@@ -16,14 +16,14 @@ class Bf16Backend final : public LinearBackend {
   Precision precision() const override { return Precision::kBf16; }
   std::string_view kernel() const override { return "onednn-bf16"; }
 
-  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) override {
-    if (outputs.empty()) return;
-    const std::int64_t in = outputs.front().weight->cols;
-    x_bf16_.resize(static_cast<std::size_t>(rows * in));  // [rows, in]
-    round_to_bf16(x, x_bf16_.data(), rows * in);
+  void linear_products(const LinearInput& x, std::span<const LinearOutput> outputs) override {
+    x_bf16_.resize(static_cast<std::size_t>(x.rows * x.cols));  // [rows, in]
+    for_each_row_block(x, [&](std::int64_t begin, std::int64_t end, const float* rows) {
+      round_to_bf16(rows, x_bf16_.data() + begin * x.cols, (end - begin) * x.cols);
+    });
     for (const LinearOutput& output : outputs) {
-      ATTNGEOM_CHECK(output.weight->cols == in);
-      multiply(rows, *output.weight, output.y);
+      ATTNGEOM_CHECK(output.weight->cols == x.cols);
+      multiply(x.rows, *output.weight, output.y);
     }
   }
 

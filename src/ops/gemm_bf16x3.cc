@@ -2,6 +2,7 @@
 // (8 + 8 + 8 significand bits), and a bf16 term times a bf16 weight is exact in fp32, so
 // x w^T = hi w^T + mid w^T + lo w^T with every product exact and fp32 accumulation: the
 // same maths as an fp32 GEMM against the bf16-stored weights, at three bf16 matmuls.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -24,25 +25,37 @@ class Bf16x3Backend final : public LinearBackend {
   Precision precision() const override { return Precision::kFp32; }
   std::string_view kernel() const override { return "onednn-bf16x3"; }
 
-  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) override {
-    bool split = false;
+  void linear_products(const LinearInput& x, std::span<const LinearOutput> outputs) override {
+    const std::int64_t count = x.rows * x.cols;
+    // The split is exact only against bf16 weights; others take the sgemm path, which needs
+    // x in fp32.
+    const bool all_bf16 = std::all_of(outputs.begin(), outputs.end(),
+                                      [](const LinearOutput& output) { return output.weight->dtype == DType::kBF16; });
+    const float* fp32 = x.stored;
+    if (!all_bf16 && fp32 == nullptr) {
+      x.produce(0, x.rows, x.home);
+      fp32 = x.home;
+    }
+    terms_.resize(static_cast<std::size_t>(3 * count));  // [3, rows, in]: lo, mid, hi
+    std::uint16_t* lo = terms_.data();
+    if (fp32 != nullptr) {
+      split_into_bf16_terms(fp32, count, lo, lo + count, lo + 2 * count);
+    } else {
+      for_each_row_block(x, [&](std::int64_t begin, std::int64_t end, const float* rows) {
+        const std::int64_t at = begin * x.cols;
+        split_into_bf16_terms(rows, (end - begin) * x.cols, lo + at, lo + count + at, lo + 2 * count + at);
+      });
+    }
     for (const LinearOutput& output : outputs) {
       const TensorView& w = *output.weight;
-      // The split is exact only against bf16 weights; others take the sgemm path.
+      ATTNGEOM_CHECK(w.cols == x.cols);
       if (w.dtype != DType::kBF16) {
-        sgemm_->linear(x, rows, w, output.y);
+        sgemm_->linear(fp32, x.rows, w, output.y);
         continue;
       }
-      const std::int64_t count = rows * w.cols;
-      if (!split) {
-        terms_.resize(static_cast<std::size_t>(3 * count));  // [3, rows, in]: lo, mid, hi
-        split_into_bf16_terms(x, count, terms_.data());
-        split = true;
-      }
-      ATTNGEOM_CHECK(terms_.size() == static_cast<std::size_t>(3 * count));
       // Smallest terms first, each product summed into y in fp32.
       for (int t = 0; t < 3; ++t) {
-        matmul_.multiply(rows, w.cols, w.rows, terms_.data() + t * count, w.data, output.y, w.rows, t > 0);
+        matmul_.multiply(x.rows, w.cols, w.rows, lo + t * count, w.data, output.y, w.rows, t > 0);
       }
     }
   }
@@ -55,10 +68,8 @@ class Bf16x3Backend final : public LinearBackend {
 
 }  // namespace
 
-void split_into_bf16_terms(const float* x, std::int64_t count, std::uint16_t* terms) {
-  std::uint16_t* lo = terms;
-  std::uint16_t* mid = terms + count;
-  std::uint16_t* hi = terms + 2 * count;
+void split_into_bf16_terms(const float* x, std::int64_t count, std::uint16_t* lo, std::uint16_t* mid,
+                           std::uint16_t* hi) {
   // Truncation (not rounding) keeps each remainder exact and can never overflow to inf.
 #pragma omp parallel for simd schedule(static)
   for (std::int64_t i = 0; i < count; ++i) {

@@ -28,27 +28,27 @@ void softmax_row(float* row, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) row[i] *= inv;
 }
 
-void gated_activation(Activation activation, float* gate, const float* up, std::int64_t count) {
+void gated_activation(Activation activation, const float* gate, const float* up, float* out, std::int64_t count) {
   constexpr float kSqrt2OverPi = 0.7978845608028654f;
   switch (activation) {
     case Activation::kSilu:
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < count; ++i) {
         // Capped below expf's overflow: under -ffast-math g / (1 + inf) may become inf * 0.
-        gate[i] = gate[i] / (1.0f + std::exp(std::min(-gate[i], 80.0f))) * up[i];
+        out[i] = gate[i] / (1.0f + std::exp(std::min(-gate[i], 80.0f))) * up[i];
       }
       return;
     case Activation::kGeluTanh:
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < count; ++i) {
         const float g = gate[i];
-        gate[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * (g + 0.044715f * g * g * g))) * up[i];
+        out[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * (g + 0.044715f * g * g * g))) * up[i];
       }
       return;
     case Activation::kGeluErf:
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < count; ++i) {
-        gate[i] = 0.5f * gate[i] * (1.0f + std::erf(gate[i] * 0.7071067811865476f)) * up[i];
+        out[i] = 0.5f * gate[i] * (1.0f + std::erf(gate[i] * 0.7071067811865476f)) * up[i];
       }
       return;
   }

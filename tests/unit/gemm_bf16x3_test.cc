@@ -28,7 +28,7 @@ TEST(Bf16x3, SplitRecoversEveryFp32ValueExactly) {
   }
   const auto count = static_cast<std::int64_t>(x.size());
   std::vector<std::uint16_t> terms(3 * x.size());
-  split_into_bf16_terms(x.data(), count, terms.data());
+  split_into_bf16_terms(x.data(), count, terms.data(), terms.data() + count, terms.data() + 2 * count);
   for (std::int64_t i = 0; i < count; ++i) {
     const double sum = static_cast<double>(bf16_to_f32(terms[2 * count + i])) + bf16_to_f32(terms[count + i]) +
                        bf16_to_f32(terms[i]);

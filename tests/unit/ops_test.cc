@@ -1,8 +1,11 @@
 // Fast ops against naive scalar references. Tolerances come from fp32 rounding:
 // a K-term dot product has error at most ~K * eps * sum|a_k b_k| (Higham's gamma_K).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -112,6 +115,46 @@ TEST(Gemm, SharedInputProductsMatchSeparateCallsBitForBit) {
   }
 }
 
+// A produced input (the forward's norms and activations) must give exactly the products of the
+// same input stored, on every backend, across several row blocks and on all threads. A
+// backend that multiplies in fp32 keeps it in home; the bf16 one never writes home.
+TEST(Gemm, ProducedInputMatchesStoredInputBitForBit) {
+  std::mt19937 rng(6);
+  const int rows = 70, in = 4100;  // 15 rows per 256 KiB block: five blocks, the last one short
+  const auto x = random_vector(static_cast<std::size_t>(rows) * in, rng);
+  const auto w32 = random_vector(static_cast<std::size_t>(9) * in, rng);
+  std::vector<std::uint16_t> w16(w32.size());
+  for (std::size_t i = 0; i < w32.size(); ++i) w16[i] = f32_to_bf16(w32[i]);
+  const TensorView a{"a", DType::kBF16, 6, in, w16.data()};
+  const TensorView b{"b", DType::kF32, 3, in, w32.data() + 6 * in};  // sends bf16x3 to sgemm, which needs fp32
+  const auto produce = [&](std::int64_t begin, std::int64_t end, float* out) {
+    std::copy(x.begin() + begin * in, x.begin() + end * in, out);
+  };
+  for (const auto make : {make_fp32_backend, make_bf16_backend, make_bf16x3_backend}) {
+    for (const bool with_f32_weight : {false, true}) {
+      const std::unique_ptr<LinearBackend> backend = make();
+      const std::string where = std::string(backend->kernel()) + (with_f32_weight ? " with an F32 weight" : "");
+      std::vector<float> stored_a(rows * 6), stored_b(rows * 3), produced_a(rows * 6, 7.0f), produced_b(rows * 3, 7.0f);
+      const LinearOutput stored_outputs[] = {{&a, stored_a.data()}, {&b, stored_b.data()}};
+      const LinearOutput produced_outputs[] = {{&a, produced_a.data()}, {&b, produced_b.data()}};
+      const std::size_t count = with_f32_weight ? 2 : 1;
+      backend->linear_many(x.data(), rows, std::span(stored_outputs, count));
+      std::vector<float> home(x.size(), -1.0f);
+      backend->linear_products(LinearInput{rows, in, nullptr, produce, home.data()}, std::span(produced_outputs, count));
+      ASSERT_EQ(produced_a, stored_a) << where;
+      if (with_f32_weight) {
+        ASSERT_EQ(produced_b, stored_b) << where;
+      }
+      const bool fp32_home = backend->kernel() == "onednn-sgemm" || (backend->kernel() == "onednn-bf16x3" && with_f32_weight);
+      if (fp32_home) {
+        EXPECT_EQ(home, x) << where;
+      } else {
+        EXPECT_TRUE(std::all_of(home.begin(), home.end(), [](float v) { return v == -1.0f; })) << where;
+      }
+    }
+  }
+}
+
 TEST(Elementwise, RmsNormMatchesDefinitionWithGemmaOffset) {
   std::mt19937 rng(3);
   const int rows = 4, dim = 96;
@@ -167,8 +210,11 @@ TEST(Elementwise, GatedActivationsMatchFormulas) {
     u.push_back(1.0f);
   }
   for (const Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
-    auto out = g;
-    gated_activation(act, out.data(), u.data(), static_cast<std::int64_t>(g.size()));
+    std::vector<float> out(g.size());
+    gated_activation(act, g.data(), u.data(), out.data(), static_cast<std::int64_t>(g.size()));
+    auto in_place = g;  // out may be gate
+    gated_activation(act, in_place.data(), u.data(), in_place.data(), static_cast<std::int64_t>(g.size()));
+    EXPECT_EQ(in_place, out);
     for (std::size_t i = 0; i < g.size(); ++i) {
       const double x = g[i];
       double a = 0;
