@@ -62,7 +62,7 @@ SelectionEvaluator::SelectionEvaluator(const PositionedRow& row, std::span<const
       weighted_norm_min_(row.keys),
       distance_(row.keys),
       selected_sorted_(row.keys),
-      contenders_(row.keys) {
+      tally_(row.keys) {
   double running = std::numeric_limits<double>::infinity();
   for (std::size_t p = 0; p < row.keys; ++p) {
     running = std::min(running, row.alpha[p] * std::sqrt(row.sq_norms[p]));
@@ -154,40 +154,36 @@ SelectionMetrics SelectionEvaluator::evaluate(std::size_t n, std::span<const dou
 // c unselected points inside. A radius holding t selected points and at least f unselected
 // ones scores at most 2t / (N + t + f), which reaches 2N / (2N + c) only when
 // t >= N (N + f) / (N + c). That bound (first with f = 0, then with f = the unselected points
-// below the smallest remaining candidate) leaves few candidates. Only they, and the
-// unselected points between them and r_max, are sorted, then merged.
+// below the smallest remaining candidate) leaves few candidates, and only they are sorted. An
+// unselected point at or below r_max counts against every candidate radius at or above it, so
+// it is tallied at the first such candidate (a binary search) rather than sorted.
 void SelectionEvaluator::fill_best_f(std::size_t n, SelectionMetrics& m) {
   const std::size_t c = m.unselected_inside_r_max;
   const auto min_candidate_tp = [n, c](std::size_t fp) { return (n * (n + fp) + (n + c) - 1) / (n + c); };
   const std::span<double> selected(selected_sorted_.data(), n);
   std::copy(distance_.begin(), distance_.begin() + static_cast<std::ptrdiff_t>(n), selected.begin());
-  std::size_t first = min_candidate_tp(0) - 1;  // index of the smallest candidate, >= 0
+  const std::size_t first = min_candidate_tp(0) - 1;  // index of the smallest candidate, >= 0
   sorter_.sort_from(selected, first);
+  const std::span<const double> candidates = selected.subspan(first);  // ascending, the last is r_max
 
+  std::fill(tally_.begin(), tally_.begin() + static_cast<std::ptrdiff_t>(candidates.size()), 0);
   std::size_t fp_below = 0;  // unselected points strictly below the smallest candidate
-  std::size_t contenders = 0;
   for (std::size_t p = n; p < row_.keys; ++p) {
     const double d = distance_[p];
-    if (d < selected[first]) {
+    if (d < candidates.front()) {
       ++fp_below;
     } else if (d <= m.r_max) {
-      contenders_[contenders++] = d;
+      ++tally_[static_cast<std::size_t>(std::lower_bound(candidates.begin(), candidates.end(), d) - candidates.begin())];
     }
   }
-  first = std::max(first, std::min(n, min_candidate_tp(fp_below)) - 1);
-  const std::span<const double> candidates = selected.subspan(first);
-
-  sorter_.sort(std::span<double>(contenders_.data(), contenders));
+  // Candidates before this one cannot reach the maximum; their tallies still count further out.
+  const std::size_t first_scored = std::max(first, std::min(n, min_candidate_tp(fp_below)) - 1) - first;
 
   std::size_t fp = fp_below;
-  std::size_t next_contender = 0;
   for (std::size_t i = 0; i < candidates.size();) {
     const double r = candidates[i];
-    while (i < candidates.size() && candidates[i] == r) ++i;  // ties: all of them are inside
-    while (next_contender < contenders && contenders_[next_contender] <= r) {
-      ++next_contender;
-      ++fp;
-    }
+    for (; i < candidates.size() && candidates[i] == r; ++i) fp += tally_[i];  // ties: all of them are inside
+    if (i <= first_scored) continue;
     const std::size_t tp = first + i;
     const double f = 2.0 * static_cast<double>(tp) / static_cast<double>(n + tp + fp);
     if (f > m.f_best) {

@@ -53,7 +53,7 @@ class SelectionEvaluator {
   std::vector<double> distance_;              // [M] D by position
   std::vector<std::size_t> recomputed_;       // positions whose D came from the vectors, ascending
   std::vector<double> selected_sorted_;       // [M] scratch: D_i, i in I_N, ascending
-  std::vector<double> contenders_;            // [M] scratch: unselected distances among the candidates
+  std::vector<std::size_t> tally_;            // [M] scratch: unselected points whose first candidate radius is i
   RadixSorter sorter_;
 };
 
