@@ -75,31 +75,50 @@ void ModelSweep::advance_to(std::size_t n) {
   double norm2 = 0.0;  // ||s_N||^2 = sum_k a_k projection_k
   for (std::size_t k = 0; k < keys; ++k) norm2 += a[k] * projection_[k];
 
-  for (std::size_t p = 0; p < keys; ++p) {
-    const double dot = norms_[p] * projection_[order_.order[p]];  // <x_p, s_N>
-    mu_[p] = squared_distance(alpha_[p], sq_norms_[p], norm2, dot);
-    // w drops key p from I_N, or adds -alpha_p for p in J_N.
-    const double y = alpha_[p] * norms_[p];
-    const double sign = p < n ? -1.0 : 1.0;
-    const double sum = weighted_sum_ + sign * y;
-    const double sq_sum = weighted_sq_sum_ + sign * y * y;
-    support_[p] = alpha_[p] != 0.0 ? (p < n ? nonzero_ - 1 : nonzero_ + 1) : nonzero_;
-    // With fewer than two weights there is no off-diagonal pair: exactly 0, not a rounding residue.
-    spread_[p] = support_[p] < 2 ? 0.0 : std::max(0.0, sum * sum - sq_sum);
-  }
+  // Locals, so that no store can be taken to alias the members a loop reads: the loops vectorise.
+  const double* alpha = alpha_.data();
+  const double* norms = norms_.data();
+  const double* sq_norms = sq_norms_.data();
+  const double* projection = projection_.data();
+  const std::size_t* order = order_.order.data();
+  double* mu = mu_.data();
+  // <x_p, s_N> by position into mu, gathered on its own.
+  for (std::size_t p = 0; p < keys; ++p) mu[p] = norms[p] * projection[order[p]];
+  // w drops key p from I_N (sign -1), or adds -alpha_p for p in J_N (sign +1).
+  double* spread = spread_.data();
+  std::size_t* support = support_.data();
+  const double weighted_sum = weighted_sum_;
+  const double weighted_sq_sum = weighted_sq_sum_;
+  const std::size_t nonzero = nonzero_;
+  const auto refresh = [=](std::size_t begin, std::size_t end, double sign, std::size_t weighted_support) {
+    for (std::size_t p = begin; p < end; ++p) {
+      mu[p] = squared_distance(alpha[p], sq_norms[p], norm2, mu[p]);
+      const double y = alpha[p] * norms[p];
+      const double sum = weighted_sum + sign * y;
+      const double sq_sum = weighted_sq_sum + sign * y * y;
+      support[p] = alpha[p] != 0.0 ? weighted_support : nonzero;
+      // With fewer than two weights there is no off-diagonal pair: exactly 0, not a rounding residue.
+      spread[p] = support[p] < 2 ? 0.0 : std::max(0.0, sum * sum - sq_sum);
+    }
+  };
+  refresh(0, n, -1.0, nonzero_ - 1);
+  refresh(n, keys, 1.0, nonzero_ + 1);
 }
 
 EnvelopePoint envelope_from_intervals(std::size_t n, std::span<const double> lo, std::span<const double> hi) {
   const std::size_t keys = lo.size();
   ATTNGEOM_CHECK(n >= 1 && n < keys && hi.size() == keys);
+  // Maxima and minima are exact in any order: reductions in lanes.
   double rmax_lo = 0.0;
   double rmax_hi = 0.0;
+#pragma omp simd reduction(max : rmax_lo, rmax_hi)
   for (std::size_t p = 0; p < n; ++p) {
     rmax_lo = std::max(rmax_lo, lo[p]);
     rmax_hi = std::max(rmax_hi, hi[p]);
   }
   double rmin_lo = std::numeric_limits<double>::infinity();
   double rmin_hi = std::numeric_limits<double>::infinity();
+#pragma omp simd reduction(min : rmin_lo, rmin_hi)
   for (std::size_t p = n; p < keys; ++p) {
     rmin_lo = std::min(rmin_lo, lo[p]);
     rmin_hi = std::min(rmin_hi, hi[p]);

@@ -1,6 +1,7 @@
 #include "geometry/reconstructed_bounds.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -22,11 +23,9 @@ class SupportTerms {
   SupportTerms(const ProbabilisticEnvelopeOptions& o, std::size_t keys)
       : options_(o), per_key_(o.delta / static_cast<double>(keys)), by_support_(keys + 2) {}
 
-  // The margin at which the key's tail is delta / M (a union over the M keys):
-  // spread * sqrt(2 sigma^2 log(n (n - 1) M / delta) / d).
-  double margin(double spread, std::size_t support) {
-    return deterministic(spread, support) ? 0.0 : spread * terms(support).margin_root;
-  }
+  // The margin at which the key's tail is delta / M (a union over the M keys) is
+  // spread * margin_root(n), sqrt(2 sigma^2 log(n (n - 1) M / delta) / d), for n >= 2.
+  double margin_root(std::size_t support) { return terms(support).margin_root; }
 
   // The tail bound n (n - 1) exp(-d m^2 / (2 sigma^2 T^2)), at most 1; for m > 0 and a key that
   // is not deterministic.
@@ -146,10 +145,31 @@ class ProbabilisticStep {
   }
 
   void add(const ModelSweep& model, std::size_t n, ProbabilisticEnvelope& out) {
-    for (std::size_t p = 0; p < model.keys(); ++p) {
-      const double margin = terms_.margin(model.spread()[p], model.support()[p]);
-      lo_[p] = std::max(0.0, model.mu()[p] - margin);
-      hi_[p] = model.mu()[p] + margin;
+    const std::size_t keys = model.keys();
+    const double* mu = model.mu().data();
+    const double* spread = model.spread().data();
+    const std::size_t* support = model.support().data();
+    // At one N the keys' supports span at most three consecutive values (see SupportTerms), so
+    // their margin roots are three scalars and the loop over keys vectorises.
+    std::size_t least = support[0];
+    std::size_t most = support[0];
+#pragma omp simd reduction(min : least) reduction(max : most)
+    for (std::size_t p = 0; p < keys; ++p) {
+      least = std::min(least, support[p]);
+      most = std::max(most, support[p]);
+    }
+    ATTNGEOM_CHECK(most - least <= 2);
+    std::array<double, 3> roots{};  // by support - least; unused below support 2
+    for (std::size_t k = 0; k <= most - least; ++k) {
+      if (least + k >= 2) roots[k] = terms_.margin_root(least + k);
+    }
+    double* lo = lo_.data();
+    double* hi = hi_.data();
+    for (std::size_t p = 0; p < keys; ++p) {
+      const double root = support[p] == least ? roots[0] : support[p] == least + 1 ? roots[1] : roots[2];
+      const double margin = deterministic(spread[p], support[p]) ? 0.0 : spread[p] * root;
+      lo[p] = std::max(0.0, mu[p] - margin);
+      hi[p] = mu[p] + margin;
     }
     out.points.push_back(envelope_from_intervals(n, lo_, hi_));
     out.separation.push_back(separation_bound(model, n, terms_));
