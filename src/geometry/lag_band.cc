@@ -41,11 +41,9 @@ class TransposedUnits {
       }
     }
   }
-  Lanes load(std::size_t t, std::size_t key) const {
-    Lanes v;
-    std::memcpy(&v, rows_ + t * stride_ + key, sizeof v);
-    return v;
-  }
+  // Vectors pass by reference throughout: by value they would change the ABI on CPUs
+  // without AVX-512 (-Wpsabi).
+  void load(std::size_t t, std::size_t key, Lanes& out) const { std::memcpy(&out, rows_ + t * stride_ + key, sizeof out); }
 
  private:
   std::size_t stride_;          // a multiple of kLanes
@@ -53,23 +51,20 @@ class TransposedUnits {
   float* rows_ = nullptr;
 };
 
-// Lanes s.. of the concatenation lo:hi.
+// acc = fma(keys, partners, acc) lane by lane, partners being lanes S.. of the concatenation
+// lo:hi: one rounding per term (-ffp-contract=off guards exact zeros elsewhere; a cosine has
+// none to keep).
 template <std::size_t S, std::size_t... W>
-Lanes shifted(Lanes lo, Lanes hi, std::index_sequence<W...>) {
-  return __builtin_shufflevector(lo, hi, (W + S)...);
-}
-
-// acc = fma(a, b, acc), lane by lane: one rounding per term (-ffp-contract=off guards exact
-// zeros elsewhere; a cosine has none to keep).
-void fma_into(Lanes& acc, Lanes a, Lanes b) {
+void add_shifted(Lanes& acc, const Lanes& keys, const Lanes& lo, const Lanes& hi, std::index_sequence<W...>) {
+  const Lanes partners = __builtin_shufflevector(lo, hi, (W + S)...);
 #pragma omp simd
-  for (std::size_t w = 0; w < kLanes; ++w) acc[w] = std::fma(a[w], b[w], acc[w]);
+  for (std::size_t w = 0; w < kLanes; ++w) acc[w] = std::fma(keys[w], partners[w], acc[w]);
 }
 
 // One step over t: lag tau0 + j pairs the keys with lanes j + 1.. of partners lo:hi.
 template <std::size_t... J>
-void add_step(Block& block, Lanes keys, Lanes lo, Lanes hi, std::index_sequence<J...>) {
-  (fma_into(block[J], keys, shifted<J + 1>(lo, hi, std::make_index_sequence<kLanes>{})), ...);
+void add_step(Block& block, const Lanes& keys, const Lanes& lo, const Lanes& hi, std::index_sequence<J...>) {
+  (add_shifted<J + 1>(block[J], keys, lo, hi, std::make_index_sequence<kLanes>{}), ...);
 }
 
 // block[j][w] = <u_{i0 + w}, u_{i0 + w + tau0 + j}>, tau0 = first_lag + 1, each summed over t in
@@ -77,9 +72,12 @@ void add_step(Block& block, Lanes keys, Lanes lo, Lanes hi, std::index_sequence<
 // that it lives in registers.
 Block block_products(const TransposedUnits& u, std::size_t dim, std::size_t i0, std::size_t first_lag) {
   Block block{};
+  Lanes keys, lo, hi;
   for (std::size_t t = 0; t < dim; ++t) {
-    add_step(block, u.load(t, i0), u.load(t, i0 + first_lag), u.load(t, i0 + first_lag + kLanes),
-             std::make_index_sequence<kLags>{});
+    u.load(t, i0, keys);
+    u.load(t, i0 + first_lag, lo);
+    u.load(t, i0 + first_lag + kLanes, hi);
+    add_step(block, keys, lo, hi, std::make_index_sequence<kLags>{});
   }
   return block;
 }
