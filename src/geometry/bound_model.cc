@@ -101,8 +101,8 @@ void ModelSweep::advance_to(std::size_t n) {
       spread[p] = support[p] < 2 ? 0.0 : std::max(0.0, sum * sum - sq_sum);
     }
   };
-  refresh(0, n, -1.0, nonzero_ - 1);
-  refresh(n, keys, 1.0, nonzero_ + 1);
+  refresh(0, n, -1.0, nonzero - 1);
+  refresh(n, keys, 1.0, nonzero + 1);
 }
 
 EnvelopePoint envelope_from_intervals(std::size_t n, std::span<const double> lo, std::span<const double> hi) {

@@ -14,10 +14,9 @@ namespace attngeom::geometry {
 
 class RadixSorter {
  public:
-  // values: each >= 0 (+0.0 included, -0.0 excluded), none NaN.
-  void sort(std::span<double> values) { sort_from(values, 0); }
-  // Partial sort: afterwards values[first..] hold the largest values in ascending order, and
-  // everything before `first` is no larger (in no particular order).
+  // values: each >= 0 (+0.0 included, -0.0 excluded), none NaN. Partial sort: afterwards
+  // values[first..] hold the largest values in ascending order, and everything before `first`
+  // is no larger (in no particular order); first = 0 sorts them all.
   void sort_from(std::span<double> values, std::size_t first);
 
  private:

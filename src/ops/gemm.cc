@@ -30,11 +30,7 @@ class Fp32Backend final : public LinearBackend {
   std::string_view kernel() const override { return "onednn-sgemm"; }
 
   void linear_products(const LinearInput& x, std::span<const LinearOutput> outputs) override {
-    const float* fp32 = x.stored;
-    if (fp32 == nullptr) {
-      x.produce(0, x.rows, x.home);
-      fp32 = x.home;
-    }
+    const float* fp32 = fp32_rows(x);
     for (const LinearOutput& output : outputs) {
       ATTNGEOM_CHECK(output.weight->cols == x.cols);
       multiply(fp32, x.rows, *output.weight, output.y);
@@ -63,6 +59,12 @@ class Fp32Backend final : public LinearBackend {
 };
 
 }  // namespace
+
+const float* fp32_rows(const LinearInput& x) {
+  if (x.stored != nullptr) return x.stored;
+  x.produce(0, x.rows, x.home);
+  return x.home;
+}
 
 std::unique_ptr<LinearBackend> make_fp32_backend() { return std::make_unique<Fp32Backend>(); }
 

@@ -43,6 +43,8 @@ struct LinearInput {
   std::function<void(std::int64_t begin, std::int64_t end, float* out)> produce;
   float* home = nullptr;  // [rows, cols] where a backend that multiplies in fp32 keeps a produced x
 };
+// x in fp32, whole: the stored rows, or x produced into home.
+const float* fp32_rows(const LinearInput& x);
 
 class LinearBackend {
  public:

@@ -28,29 +28,22 @@ class Bf16x3Backend final : public LinearBackend {
   void linear_products(const LinearInput& x, std::span<const LinearOutput> outputs) override {
     const std::int64_t count = x.rows * x.cols;
     // The split is exact only against bf16 weights; others take the sgemm path, which needs
-    // x in fp32.
+    // the whole of x in fp32: then it is split from there.
     const bool all_bf16 = std::all_of(outputs.begin(), outputs.end(),
                                       [](const LinearOutput& output) { return output.weight->dtype == DType::kBF16; });
-    const float* fp32 = x.stored;
-    if (!all_bf16 && fp32 == nullptr) {
-      x.produce(0, x.rows, x.home);
-      fp32 = x.home;
-    }
+    LinearInput source = x;
+    if (!all_bf16) source.stored = fp32_rows(x);
     terms_.resize(static_cast<std::size_t>(3 * count));  // [3, rows, in]: lo, mid, hi
     std::uint16_t* lo = terms_.data();
-    if (fp32 != nullptr) {
-      split_into_bf16_terms(fp32, count, lo, lo + count, lo + 2 * count);
-    } else {
-      for_each_row_block(x, [&](std::int64_t begin, std::int64_t end, const float* rows) {
-        const std::int64_t at = begin * x.cols;
-        split_into_bf16_terms(rows, (end - begin) * x.cols, lo + at, lo + count + at, lo + 2 * count + at);
-      });
-    }
+    for_each_row_block(source, [&](std::int64_t begin, std::int64_t end, const float* rows) {
+      const std::int64_t at = begin * x.cols;
+      split_into_bf16_terms(rows, (end - begin) * x.cols, lo + at, lo + count + at, lo + 2 * count + at);
+    });
     for (const LinearOutput& output : outputs) {
       const TensorView& w = *output.weight;
       ATTNGEOM_CHECK(w.cols == x.cols);
       if (w.dtype != DType::kBF16) {
-        sgemm_->linear(fp32, x.rows, w, output.y);
+        sgemm_->linear(source.stored, x.rows, w, output.y);
         continue;
       }
       // Smallest terms first, each product summed into y in fp32.
