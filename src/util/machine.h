@@ -16,12 +16,12 @@ struct MachineInfo {
 };
 
 MachineInfo machine_info();
-std::string utc_timestamp();
+std::string utc_timestamp();  // ISO 8601, e.g. 2026-11-21T17:30:00Z
 
 // MemAvailable from /proc/meminfo: what can be allocated without swapping. Unset if unknown.
 std::optional<std::uint64_t> available_memory_bytes();
 // Bytes an unprivileged user may still write on the file system holding `path`, or its
 // nearest existing ancestor (statvfs f_bavail * f_frsize). Unset if unknown.
-std::optional<std::uint64_t> free_disk_bytes(const std::filesystem::path& path);  // ISO 8601, e.g. 2026-11-21T17:30:00Z
+std::optional<std::uint64_t> free_disk_bytes(const std::filesystem::path& path);
 
 }  // namespace attngeom
