@@ -10,28 +10,34 @@
 namespace attngeom::geometry {
 namespace {
 
-// The band is cut into blocks of kLanes consecutive keys i against kLags consecutive lags:
-// lane w of vector j holds <u_{i0 + w}, u_{i0 + w + tau0 + j}>, so every lane is a pair of the
-// band (key-by-partner blocks waste its corners: a third of their lanes at tau_max = 64). Each
-// step over t loads two aligned vectors of partners and shifts them across lanes, where
-// unaligned loads would split a cache line almost every time. The 16 x 16 float products fill
-// 16 AVX-512 registers. Floats run twice the lanes of doubles; a mean cosine needs no more
-// than their ~d 2^-24 accuracy.
+// The band is cut into blocks of kLanes consecutive keys i against kLanes consecutive lags:
+// lane w of a vector holds <u_{i0 + w}, u_{i0 + w + tau}>, so every lane is a pair of the
+// band (key-by-partner blocks waste its corners: a third of their lanes at tau_max = 64).
+// Partners come from two aligned vectors shifted across lanes, where unaligned loads would
+// split a cache line almost every time. A shift runs on the port that also does half the
+// FMAs, so each shifted vector serves kKeyBlocks key blocks at once: key blocks kLanes apart
+// meet the same partners kLanes lags apart. Floats run twice the lanes of doubles; a mean
+// cosine needs no more than their ~d 2^-24 accuracy.
 constexpr std::size_t kLanes = 16;
-constexpr std::size_t kLags = 16;
+constexpr std::size_t kKeyBlocks = 4;  // key blocks sharing each shifted partner vector
+constexpr std::size_t kShifts = 4;     // lags per key block in one pass over t
 using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));  // one AVX-512 register
-using Block = std::array<Lanes, kLags>;
+// [kKeyBlocks * kShifts] accumulators, key block by key block: 16 registers, with 7 more for
+// keys and partners. Flat and indexed by constants only, so that GCC keeps it in registers.
+using Tile = std::array<Lanes, kKeyBlocks * kShifts>;
 constexpr std::size_t kAlignment = sizeof(Lanes);
+constexpr std::size_t kFront = (kKeyBlocks - 1) * kLanes;  // zeros before key 0 in each row
 
 // The unit vectors rounded to float and transposed, so that consecutive keys run across a
 // vector's lanes; rows start on a vector boundary.
 class TransposedUnits {
  public:
-  // Key 0 (the sink) reads as zero, as do keys past M: a block may read past the last key.
+  // Key 0 (the sink) reads as zero, as do keys past M and the kFront keys before 0: a pass
+  // may read past either end.
   TransposedUnits(const UnitRows& u, std::size_t stride)
       : stride_(stride), storage_(u.dim * stride + kLanes, 0.0f) {
     const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
-    rows_ = storage_.data() + (kAlignment - address % kAlignment) % kAlignment / sizeof(float);
+    rows_ = storage_.data() + (kAlignment - address % kAlignment) % kAlignment / sizeof(float) + kFront;
     // kLanes keys at a time: each write then fills a whole cache line of a row of the result.
     for (std::size_t k0 = 1; k0 < u.keys(); k0 += kLanes) {
       const std::size_t end = std::min(k0 + kLanes, u.keys());
@@ -43,43 +49,90 @@ class TransposedUnits {
   }
   // Vectors pass by reference throughout: by value they would change the ABI on CPUs
   // without AVX-512 (-Wpsabi).
-  void load(std::size_t t, std::size_t key, Lanes& out) const { std::memcpy(&out, rows_ + t * stride_ + key, sizeof out); }
+  void load(std::size_t t, std::ptrdiff_t key, Lanes& out) const {
+    std::memcpy(&out, rows_ + static_cast<std::ptrdiff_t>(t * stride_) + key, sizeof out);
+  }
 
  private:
-  std::size_t stride_;          // a multiple of kLanes
-  std::vector<float> storage_;  // [d, stride] from rows_, plus room to align
+  std::size_t stride_;          // a multiple of kLanes, kFront included
+  std::vector<float> storage_;  // [d, stride] from rows_ - kFront, plus room to align
   float* rows_ = nullptr;
 };
 
-// acc = fma(keys, partners, acc) lane by lane, partners being lanes S.. of the concatenation
-// lo:hi: one rounding per term (-ffp-contract=off guards exact zeros elsewhere; a cosine has
-// none to keep).
-template <std::size_t S, std::size_t... W>
-void add_shifted(Lanes& acc, const Lanes& keys, const Lanes& lo, const Lanes& hi, std::index_sequence<W...>) {
-  const Lanes partners = __builtin_shufflevector(lo, hi, (W + S)...);
+// acc = fma(keys, partners, acc) lane by lane: one rounding per term (-ffp-contract=off
+// guards exact zeros elsewhere; a cosine has none to keep).
+void add_product(Lanes& acc, const Lanes& keys, const Lanes& partners) {
 #pragma omp simd
   for (std::size_t w = 0; w < kLanes; ++w) acc[w] = std::fma(keys[w], partners[w], acc[w]);
 }
 
-// One step over t: lag tau0 + j pairs the keys with lanes j + 1.. of partners lo:hi.
-template <std::size_t... J>
-void add_step(Block& block, const Lanes& keys, const Lanes& lo, const Lanes& hi, std::index_sequence<J...>) {
-  (add_shifted<J + 1>(block[J], keys, lo, hi, std::make_index_sequence<kLanes>{}), ...);
+// Partners lanes S.. of the concatenation lo:hi, against every key block.
+template <std::size_t S, std::size_t J, std::size_t... W, std::size_t... K>
+void add_shifted(Tile& tile, const std::array<Lanes, kKeyBlocks>& keys, const Lanes& lo, const Lanes& hi,
+                 std::index_sequence<W...>, std::index_sequence<K...>) {
+  const Lanes partners = __builtin_shufflevector(lo, hi, (W + S)...);
+  (add_product(tile[K * kShifts + J], keys[K], partners), ...);
 }
 
-// block[j][w] = <u_{i0 + w}, u_{i0 + w + tau0 + j}>, tau0 = first_lag + 1, each summed over t in
-// order; i0 and first_lag are multiples of kLanes. The block is a local returned by value, so
-// that it lives in registers.
-Block block_products(const TransposedUnits& u, std::size_t dim, std::size_t i0, std::size_t first_lag) {
-  Block block{};
-  Lanes keys, lo, hi;
+template <std::size_t S0, std::size_t... J>
+void add_step(Tile& tile, const std::array<Lanes, kKeyBlocks>& keys, const Lanes& lo, const Lanes& hi,
+              std::index_sequence<J...>) {
+  (add_shifted<S0 + J + 1, J>(tile, keys, lo, hi, std::make_index_sequence<kLanes>{},
+                              std::make_index_sequence<kKeyBlocks>{}),
+   ...);
+}
+
+// tile[k kShifts + j][w] = <u_{i + w}, u_{i + w + tau}> with i = p0 - kLanes (g0 + k) and
+// tau = kLanes (g0 + k) + S0 + j + 1, each summed over t in order: key block k meets the
+// partners from p0 on at lag group g0 + k. p0 is a multiple of kLanes. The tile is a local
+// returned by value, so that it lives in registers.
+template <std::size_t S0, std::size_t... K>
+Tile tile_products(const TransposedUnits& u, std::size_t dim, std::ptrdiff_t p0, std::size_t g0,
+                   std::index_sequence<K...>) {
+  Tile tile{};
+  std::array<Lanes, kKeyBlocks> keys;
+  Lanes lo, hi;
   for (std::size_t t = 0; t < dim; ++t) {
-    u.load(t, i0, keys);
-    u.load(t, i0 + first_lag, lo);
-    u.load(t, i0 + first_lag + kLanes, hi);
-    add_step(block, keys, lo, hi, std::make_index_sequence<kLags>{});
+    (u.load(t, p0 - static_cast<std::ptrdiff_t>(kLanes * (g0 + K)), keys[K]), ...);
+    u.load(t, p0, lo);
+    u.load(t, p0 + static_cast<std::ptrdiff_t>(kLanes), hi);
+    add_step<S0>(tile, keys, lo, hi, std::make_index_sequence<kShifts>{});
   }
-  return block;
+  return tile;
+}
+
+// Adds one tile's products to the lane sums of the lags it holds, for the key blocks that
+// lie within 0..L-1 and the lags up to tau_max.
+void add_tile(const Tile& tile, std::ptrdiff_t p0, std::size_t g0, std::size_t s0, std::size_t length,
+              std::size_t max_lag, std::vector<double>& lane_sums, std::size_t& negative_pairs) {
+  for (std::size_t k = 0; k < kKeyBlocks; ++k) {
+    const std::ptrdiff_t i0 = p0 - static_cast<std::ptrdiff_t>(kLanes * (g0 + k));
+    if (i0 < 0 || i0 >= static_cast<std::ptrdiff_t>(length)) continue;
+    for (std::size_t j = 0; j < kShifts; ++j) {
+      const std::size_t tau = kLanes * (g0 + k) + s0 + j + 1;
+      if (tau > max_lag) continue;
+      double* sum = lane_sums.data() + tau * kLanes;
+      std::size_t negative = 0;
+#pragma omp simd reduction(+ : negative)
+      for (std::size_t w = 0; w < kLanes; ++w) {
+        sum[w] += tile[k * kShifts + j][w];
+        negative += tile[k * kShifts + j][w] < 0.0f;
+      }
+      negative_pairs += negative;
+    }
+  }
+}
+
+// Every lag of lag groups g0..g0 + kKeyBlocks - 1 against the partners from p0 on: one
+// pass over t per kShifts lags.
+template <std::size_t... P>
+void add_passes(const TransposedUnits& u, std::size_t dim, std::ptrdiff_t p0, std::size_t g0, std::size_t length,
+                std::size_t max_lag, std::vector<double>& lane_sums, std::size_t& negative_pairs,
+                std::index_sequence<P...>) {
+  constexpr auto key_blocks = std::make_index_sequence<kKeyBlocks>{};
+  (add_tile(tile_products<P * kShifts>(u, dim, p0, g0, key_blocks), p0, g0, P * kShifts, length, max_lag,
+            lane_sums, negative_pairs),
+   ...);
 }
 
 }  // namespace
@@ -87,25 +140,20 @@ Block block_products(const TransposedUnits& u, std::size_t dim, std::size_t i0, 
 LagBandSums lag_band_sums(const UnitRows& u, std::size_t max_lag) {
   const std::size_t length = u.keys() - 1;  // L: content keys are 1..L
   LagBandSums out{std::vector<double>(max_lag + 1, 0.0), std::vector<std::size_t>(max_lag + 1, 0), 0};
-  const std::size_t lag_blocks = (max_lag + kLags - 1) / kLags;
-  // Zero vectors (the sink's lane, keys past L, and vectors of norm 0, whose units are exactly
-  // 0) give products of exactly +0: they add nothing and are never negative.
-  const std::size_t stride = (u.keys() + (lag_blocks + 1) * kLanes + kLanes - 1) / kLanes * kLanes;
+  const std::size_t lag_groups = (max_lag + kLanes - 1) / kLanes;  // lags kLanes g + 1 .. kLanes (g + 1)
+  const std::size_t key_blocks = (length + kLanes - 1) / kLanes;
+  // Zero vectors (the sink's lane, keys past L or before 0, and vectors of norm 0, whose units
+  // are exactly 0) give products of exactly +0: they add nothing and are never negative.
+  // Partners reach less than kLanes (key_blocks + lag_groups) keys past key 0.
+  const std::size_t stride = kFront + kLanes * (key_blocks + lag_groups + kKeyBlocks + 1);
   const TransposedUnits transposed(u, stride);
   std::vector<double> lane_sums((max_lag + 1) * kLanes, 0.0);  // [tau_max + 1, kLanes] by lag, then lane
-  for (std::size_t i0 = 0; i0 < length; i0 += kLanes) {
-    for (std::size_t first_lag = 0; first_lag < max_lag; first_lag += kLags) {
-      const Block block = block_products(transposed, u.dim, i0, first_lag);
-      for (std::size_t j = 0; j < kLags && first_lag + j < max_lag; ++j) {
-        double* sum = lane_sums.data() + (first_lag + j + 1) * kLanes;
-        std::size_t negative = 0;
-#pragma omp simd reduction(+ : negative)
-        for (std::size_t w = 0; w < kLanes; ++w) {
-          sum[w] += block[j][w];
-          negative += block[j][w] < 0.0f;
-        }
-        out.negative_pairs += negative;
-      }
+  // Each lag's key blocks come in ascending order, as the strands' sums require.
+  for (std::size_t g0 = 0; g0 < lag_groups; g0 += kKeyBlocks) {
+    const std::size_t last_group = std::min(g0 + kKeyBlocks, lag_groups) - 1;
+    for (std::size_t b = g0; b < key_blocks + last_group; ++b) {
+      add_passes(transposed, u.dim, static_cast<std::ptrdiff_t>(kLanes * b), g0, length, max_lag, lane_sums,
+                 out.negative_pairs, std::make_index_sequence<kLanes / kShifts>{});
     }
   }
   for (std::size_t tau = 1; tau <= max_lag; ++tau) {
