@@ -26,37 +26,95 @@ using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));  // on
 // keys and partners. Flat and indexed by constants only, so that GCC keeps it in registers.
 using Tile = std::array<Lanes, kKeyBlocks * kShifts>;
 constexpr std::size_t kAlignment = sizeof(Lanes);
-constexpr std::size_t kFront = (kKeyBlocks - 1) * kLanes;  // zeros before key 0 in each row
+constexpr std::size_t kFront = (kKeyBlocks - 1) * kLanes;  // keys before 0, read as zeros
 
-// The unit vectors rounded to float and transposed, so that consecutive keys run across a
-// vector's lanes; rows start on a vector boundary.
+using Square = std::array<Lanes, kLanes>;  // kLanes x kLanes floats
+using HalfDoubles = double __attribute__((vector_size(kLanes / 2 * sizeof(double))));
+using HalfFloats = float __attribute__((vector_size(kLanes / 2 * sizeof(float))));
+
+// kLanes doubles from x, rounded to float.
+void to_lanes(const double* x, Lanes& out) {
+  HalfDoubles lo, hi;
+  std::memcpy(&lo, x, sizeof lo);
+  std::memcpy(&hi, x + kLanes / 2, sizeof hi);
+  const HalfFloats a = __builtin_convertvector(lo, HalfFloats), b = __builtin_convertvector(hi, HalfFloats);
+  out = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+// One stage of a square's transposition: rows w and w + H (w without bit H) swap their
+// off-diagonal H-wide blocks.
+template <std::size_t H, std::size_t... J>
+void swap_blocks(Lanes& a, Lanes& b, std::index_sequence<J...>) {
+  const Lanes upper = __builtin_shufflevector(a, b, ((J & H) == 0 ? J : kLanes + J - H)...);
+  const Lanes lower = __builtin_shufflevector(a, b, ((J & H) == 0 ? J + H : kLanes + J)...);
+  a = upper;
+  b = lower;
+}
+
+template <std::size_t H>
+void transpose_stage(Square& square) {
+  for (std::size_t w = 0; w < kLanes; ++w) {
+    if ((w & H) == 0) swap_blocks<H>(square[w], square[w + H], std::make_index_sequence<kLanes>{});
+  }
+}
+
+// In registers, in log2(kLanes) stages of kLanes shuffles.
+void transpose(Square& square) {
+  transpose_stage<8>(square);
+  transpose_stage<4>(square);
+  transpose_stage<2>(square);
+  transpose_stage<1>(square);
+}
+
+// The unit vectors rounded to float and transposed in blocks of kLanes keys: block b holds
+// keys kLanes b - kFront.., [d, kLanes], so consecutive keys run across a vector's lanes and
+// a pass over t reads each block's vectors one after another (with rows of all M keys, each
+// step over t would land in another page).
 class TransposedUnits {
  public:
   // Key 0 (the sink) reads as zero, as do keys past M and the kFront keys before 0: a pass
   // may read past either end.
-  TransposedUnits(const UnitRows& u, std::size_t stride)
-      : stride_(stride), storage_(u.dim * stride + kLanes, 0.0f) {
+  TransposedUnits(const UnitRows& u, std::size_t blocks)
+      : dim_(u.dim), storage_(blocks * u.dim * kLanes + kLanes, 0.0f) {
     const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
-    rows_ = storage_.data() + (kAlignment - address % kAlignment) % kAlignment / sizeof(float) + kFront;
-    // kLanes keys at a time: each write then fills a whole cache line of a row of the result.
-    for (std::size_t k0 = 1; k0 < u.keys(); k0 += kLanes) {
-      const std::size_t end = std::min(k0 + kLanes, u.keys());
-      for (std::size_t t = 0; t < u.dim; ++t) {
-        float* row = rows_ + t * stride;
-        for (std::size_t k = k0; k < end; ++k) row[k] = static_cast<float>(u.unit(k)[t]);
-      }
-    }
+    blocks_ = storage_.data() + (kAlignment - address % kAlignment) % kAlignment / sizeof(float);
+    for (std::size_t b = 0; b * kLanes < u.keys() + kFront; ++b) fill_block(u, b);
   }
-  // Vectors pass by reference throughout: by value they would change the ABI on CPUs
-  // without AVX-512 (-Wpsabi).
+  // Keys key.. from step t; key is a multiple of kLanes. Vectors pass by reference
+  // throughout: by value they would change the ABI on CPUs without AVX-512 (-Wpsabi).
   void load(std::size_t t, std::ptrdiff_t key, Lanes& out) const {
-    std::memcpy(&out, rows_ + static_cast<std::ptrdiff_t>(t * stride_) + key, sizeof out);
+    const auto block = static_cast<std::size_t>(key + static_cast<std::ptrdiff_t>(kFront)) / kLanes;
+    std::memcpy(&out, blocks_ + (block * dim_ + t) * kLanes, sizeof out);
   }
 
  private:
-  std::size_t stride_;          // a multiple of kLanes, kFront included
-  std::vector<float> storage_;  // [d, stride] from rows_ - kFront, plus room to align
-  float* rows_ = nullptr;
+  // Block b: whole kLanes x kLanes squares of (key, t) transposed in registers, the rest
+  // of t element by element.
+  void fill_block(const UnitRows& u, std::size_t b) {
+    const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(b * kLanes) - static_cast<std::ptrdiff_t>(kFront);
+    const auto keys = static_cast<std::ptrdiff_t>(u.keys());
+    const auto key_of = [&](std::size_t w) { return first + static_cast<std::ptrdiff_t>(w); };
+    const auto defined = [&](std::size_t w) { return key_of(w) >= 1 && key_of(w) < keys; };
+    float* block = blocks_ + b * dim_ * kLanes;
+    std::size_t t = 0;
+    for (; t + kLanes <= dim_; t += kLanes) {
+      Square square{};  // square[w] = keys' units at t..t + kLanes - 1
+      for (std::size_t w = 0; w < kLanes; ++w) {
+        if (defined(w)) to_lanes(u.unit(static_cast<std::size_t>(key_of(w))) + t, square[w]);
+      }
+      transpose(square);
+      std::memcpy(block + t * kLanes, square.data(), sizeof square);
+    }
+    for (; t < dim_; ++t) {
+      for (std::size_t w = 0; w < kLanes; ++w) {
+        if (defined(w)) block[t * kLanes + w] = static_cast<float>(u.unit(static_cast<std::size_t>(key_of(w)))[t]);
+      }
+    }
+  }
+
+  std::size_t dim_;
+  std::vector<float> storage_;  // [blocks, d, kLanes] from blocks_, plus room to align
+  float* blocks_ = nullptr;
 };
 
 // acc = fma(keys, partners, acc) lane by lane: one rounding per term (-ffp-contract=off
@@ -145,8 +203,7 @@ LagBandSums lag_band_sums(const UnitRows& u, std::size_t max_lag) {
   // Zero vectors (the sink's lane, keys past L or before 0, and vectors of norm 0, whose units
   // are exactly 0) give products of exactly +0: they add nothing and are never negative.
   // Partners reach less than kLanes (key_blocks + lag_groups) keys past key 0.
-  const std::size_t stride = kFront + kLanes * (key_blocks + lag_groups + kKeyBlocks + 1);
-  const TransposedUnits transposed(u, stride);
+  const TransposedUnits transposed(u, kFront / kLanes + key_blocks + lag_groups + 1);
   std::vector<double> lane_sums((max_lag + 1) * kLanes, 0.0);  // [tau_max + 1, kLanes] by lag, then lane
   // Each lag's key blocks come in ascending order, as the strands' sums require.
   for (std::size_t g0 = 0; g0 < lag_groups; g0 += kKeyBlocks) {

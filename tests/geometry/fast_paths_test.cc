@@ -104,12 +104,13 @@ NaiveLagCurve naive_lag_curve(const testing::OwnedRow& row, std::size_t max_lag)
 }
 
 // Rows shorter than, near and past the band's 16-key blocks, lags across several 16-lag groups, zero
-// vectors, and alternating directions (every odd lag negative).
+// vectors, and alternating directions (every odd lag negative). Dimensions below, at and past the
+// 16 x 16 squares the units are transposed in.
 TEST(LagBand, MatchesCosinesTakenPairByPair) {
   std::mt19937_64 rng(11);
   std::vector<testing::OwnedRow> cases;
   for (const std::size_t keys : {6, 9, 33, 300, 1030}) {
-    for (const std::size_t dim : {5, 128}) cases.push_back(testing::random_row(rng, keys, dim, {0.0, 0.0, 0.1}));
+    for (const std::size_t dim : {5, 24, 128}) cases.push_back(testing::random_row(rng, keys, dim, {0.0, 0.0, 0.1}));
   }
   testing::OwnedRow alternating = testing::random_row(rng, 200, 16, {});
   for (std::size_t k = 1; k < 200; ++k) {
