@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -43,7 +44,6 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
   const std::vector<double> by_lag = model.content_cosine_by_lag(keys);
   std::vector<double> model_column(keys);
   CosineDeviation out;
-  double sum_abs = 0.0;
   double sum_sq = 0.0;
   for (std::size_t i = 0; i < keys; ++i) {
     if (norms[i] == 0.0) continue;
@@ -53,15 +53,11 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
       if (norms[l] == 0.0) continue;
       const double delta = g[l] / (norms[i] * norms[l]) - model_column[l];
       out.max_abs = std::max(out.max_abs, std::abs(delta));
-      sum_abs += std::abs(delta);
       sum_sq += delta * delta;
       ++out.pairs;
     }
   }
-  if (out.pairs > 0) {
-    out.mean_abs = sum_abs / static_cast<double>(out.pairs);
-    out.sigma2 = static_cast<double>(row.dim) * sum_sq / static_cast<double>(out.pairs);
-  }
+  if (out.pairs > 0) out.sigma2 = static_cast<double>(row.dim) * sum_sq / static_cast<double>(out.pairs);
   return out;
 }
 
@@ -74,13 +70,10 @@ struct Candidate {
   float screened;
 };
 
-// |delta| over one stretch of a tile row: its max and sums. Float sums of at most kTile
-// terms (relative error gamma_kTile, about 1.5e-5), added up in double across stretches.
-struct ScreenedStretch {
-  float max = 0.0f;
-  float abs_sum = 0.0f;
-  float sq_sum = 0.0f;
-};
+constexpr std::size_t kLanes = 16;
+using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));  // one AVX-512 register
+using Doubles = double __attribute__((vector_size(kLanes / 2 * sizeof(double))));
+constexpr Lanes kLaneIndex = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
 // |delta| of one screened pair; 0 where the partner is undefined (mask 0).
 float screened_magnitude(float product, float model, float mask) {
@@ -88,20 +81,44 @@ float screened_magnitude(float product, float model, float mask) {
   return delta < 0.0f ? -delta : delta;
 }
 
-// products, model, mask: [count]. One branch-free loop with one model pointer: a select
-// between the sink's constant and the lag table inside the loop kept GCC from vectorising it.
-ScreenedStretch screen_stretch(const float* products, const float* model, const float* mask, std::size_t count) {
-  float max = 0.0f;
-  float abs_sum = 0.0f;
-  float sq_sum = 0.0f;
-#pragma omp simd reduction(max : max) reduction(+ : abs_sum, sq_sum)
-  for (std::size_t b = 0; b < count; ++b) {
-    const float magnitude = screened_magnitude(products[b], model[b], mask[b]);
+// The screened |delta| of one tile row's pairs, columns first..last-1, into lane-wise maxima
+// and sums of squares. Column b reads products[b], model[model_offset + b] and mask[b],
+// kLanes at a time from the aligned column at or before first to the one past last: lanes
+// outside the stretch read padding and are zeroed, so the row needs no scalar ends, and the
+// lanes are only reduced once per row. Each lane's float sum has at most kTile / kLanes
+// terms. Masked is false when every vector of the row is defined (the mask is all ones
+// then). Vectors pass by reference: by value they would change the ABI on CPUs without
+// AVX-512 (-Wpsabi).
+template <bool Masked>
+void screen_row(const float* products, const float* model, std::ptrdiff_t model_offset, const float* mask,
+                std::size_t first, std::size_t last, Lanes& max, Lanes& sq_sum) {
+  const auto begin = static_cast<float>(first), end = static_cast<float>(last);
+  const std::size_t start = first / kLanes * kLanes;
+  Lanes column = static_cast<float>(start) + kLaneIndex;  // exact: columns < kTile
+  for (std::size_t b = start; b < last; b += kLanes, column += static_cast<float>(kLanes)) {
+    Lanes product, c, m = Lanes{} + 1.0f;
+    std::memcpy(&product, products + b, sizeof product);
+    std::memcpy(&c, model + (model_offset + static_cast<std::ptrdiff_t>(b)), sizeof c);
+    if (Masked) std::memcpy(&m, mask + b, sizeof m);
+    const Lanes delta = (column >= begin) & (column < end) ? (product - c) * m : Lanes{};
+    const Lanes magnitude = delta < 0.0f ? -delta : delta;
     max = magnitude > max ? magnitude : max;
-    abs_sum += magnitude;
     sq_sum += magnitude * magnitude;
   }
-  return {max, abs_sum, sq_sum};
+}
+
+// A tree of four shuffles and maxima rather than a chain of 15 dependent ones.
+float lane_max(const Lanes& x) {
+  Lanes m = x;
+  Lanes shifted = __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  m = shifted > m ? shifted : m;
+  shifted = __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  m = shifted > m ? shifted : m;
+  shifted = __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  m = shifted > m ? shifted : m;
+  shifted = __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  m = shifted > m ? shifted : m;
+  return m[0];
 }
 
 }  // namespace
@@ -120,17 +137,19 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
   const std::unique_ptr<LoadedUnits> loaded = products.load(units.units, keys, dim);
   // Screened deltas also round the model cosine to float (u) and the difference (u, relative).
   const double slack = 2.0 * (products.error_bound(dim) + 0x1p-22);
+  // Tables padded for whole vectors: kLanes lags before lag 0 and kTile past the last key.
   const std::vector<double> by_lag = model.content_cosine_by_lag(keys);
-  std::vector<float> model_by_lag(by_lag.begin(), by_lag.end());  // [M] c by lag, content pairs
-  std::vector<float> mask(keys);                                   // [M] 1 where u_l is defined
+  std::vector<float> model_by_lag(kLanes + keys + kTile, 0.0f);  // [kLanes + M + kTile] c by lag from kLanes
+  std::copy(by_lag.begin(), by_lag.end(), model_by_lag.begin() + kLanes);
+  std::vector<float> mask(keys + kTile, 0.0f);  // [M + kTile] 1 where u_l is defined
   for (std::size_t l = 0; l < keys; ++l) mask[l] = units.defined[l] ? 1.0f : 0.0f;
   const std::vector<float> sink_model(kTile, static_cast<float>(model.rho_0));  // [kTile] the sink row's c = rho_0
 
   std::vector<float> tile(kTile * kTile);  // [kTile, kTile]
   std::vector<Candidate> candidates;
-  double sum_abs = 0.0;
-  double sum_sq = 0.0;
+  Doubles sum_sq_low{}, sum_sq_high{};  // lanes 0..7 and 8..15 of the sums of squares
   float screened_max = 0.0f;
+  const bool masked = defined < keys;
   for (std::size_t i0 = 0; i0 < keys; i0 += kTile) {
     for (std::size_t j0 = i0; j0 < keys; j0 += kTile) {
       loaded->tile(i0, j0, tile.data());
@@ -140,26 +159,38 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
         const std::size_t first = j0 > i ? 0 : i + 1 - j0;  // pairs l > i only
         const std::size_t last = std::min(kTile, keys - j0);
         if (first >= last) continue;
-        const std::size_t l0 = j0 + first;  // the stretch's first key: l0 + b for b < count
-        const std::size_t count = last - first;
-        // Content cosines by lag l - i >= 1; the sink row (i = 0) uses rho_0 throughout.
-        const float* c = i == 0 ? sink_model.data() : model_by_lag.data() + (l0 - i);
-        const float* m = mask.data() + l0;
-        const float* products_row = tile.data() + a * kTile + first;
-        const ScreenedStretch row = screen_stretch(products_row, c, m, count);
-        sum_abs += row.abs_sum;
-        sum_sq += row.sq_sum;
-        if (row.max < screened_max - slack) continue;
-        screened_max = std::max(screened_max, row.max);
-        for (std::size_t b = 0; b < count; ++b) {
-          const float magnitude = screened_magnitude(products_row[b], c[b], m[b]);
+        // Column b is key l = j0 + b: content cosines by lag l - i >= 1 (kLanes on in the
+        // table, which a vector may start up to kLanes - 1 columns before); the sink row
+        // (i = 0) uses rho_0 throughout.
+        const float* c = i == 0 ? sink_model.data() : model_by_lag.data();
+        const std::ptrdiff_t c_offset =  // c_offset + b >= 2 for every column read
+            i == 0 ? 0 : static_cast<std::ptrdiff_t>(kLanes + j0) - static_cast<std::ptrdiff_t>(i);
+        const float* m = mask.data() + j0;
+        const float* products_row = tile.data() + a * kTile;
+        Lanes max{}, sq_sum{};
+        if (masked) {
+          screen_row<true>(products_row, c, c_offset, m, first, last, max, sq_sum);
+        } else {
+          screen_row<false>(products_row, c, c_offset, m, first, last, max, sq_sum);
+        }
+        sum_sq_low += __builtin_convertvector(__builtin_shufflevector(sq_sum, sq_sum, 0, 1, 2, 3, 4, 5, 6, 7), Doubles);
+        sum_sq_high +=
+            __builtin_convertvector(__builtin_shufflevector(sq_sum, sq_sum, 8, 9, 10, 11, 12, 13, 14, 15), Doubles);
+        const float row_max = lane_max(max);
+        if (row_max < screened_max - slack) continue;
+        screened_max = std::max(screened_max, row_max);
+        for (std::size_t b = first; b < last; ++b) {
+          const float magnitude =
+              screened_magnitude(products_row[b], c[c_offset + static_cast<std::ptrdiff_t>(b)], m[b]);
           if (magnitude >= screened_max - slack && m[b] != 0.0f) {
-            candidates.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(l0 + b), magnitude});
+            candidates.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j0 + b), magnitude});
           }
         }
       }
     }
   }
+  double sum_sq = 0.0;
+  for (std::size_t w = 0; w < kLanes / 2; ++w) sum_sq += sum_sq_low[w] + sum_sq_high[w];
   for (const Candidate& candidate : candidates) {
     if (candidate.screened < screened_max - slack) continue;
     const double* u = units.unit(candidate.i);
@@ -168,7 +199,6 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
     for (std::size_t t = 0; t < dim; ++t) cosine += u[t] * v[t];
     out.max_abs = std::max(out.max_abs, std::abs(cosine - model.cosine(candidate.i, candidate.l)));
   }
-  out.mean_abs = sum_abs / static_cast<double>(out.pairs);
   out.sigma2 = static_cast<double>(dim) * sum_sq / static_cast<double>(out.pairs);
   return out;
 }

@@ -27,9 +27,8 @@ struct CosineModel {
 // delta_il = <u_i, u_l> - c_il over the pairs i < l whose vectors are both non-zero (a zero
 // vector has no direction, and its weight alpha_k ||v_k|| = 0 keeps it out of every bound).
 struct CosineDeviation {
-  double max_abs = 0.0;   // eta for R1: max |delta|
-  double mean_abs = 0.0;  // a typical |delta|
-  double sigma2 = 0.0;    // A4's variance proxy estimate d * mean(delta^2), for R2
+  double max_abs = 0.0;  // eta for R1: max |delta|
+  double sigma2 = 0.0;   // A4's variance proxy estimate d * mean(delta^2), for R2
   std::size_t pairs = 0;
 };
 // gram: the row's Gram matrix (row_gram), so all M(M-1)/2 cosines cost O(M^2).
@@ -39,7 +38,7 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
 // (O(M^2 d) at the kernel's speed, O(kTile^2) memory). max_abs is exact: each pair whose
 // screened |delta| comes within twice the kernel's error bound of the screened maximum is
 // recomputed in double from the unit vectors, and the true maximum is always among them.
-// mean_abs and sigma2 carry the kernel's precision (a few 1e-7 relative in fp32; in bf16 about
+// sigma2 carries the kernel's precision (a few 1e-7 relative in fp32; in bf16 about
 // 1e-4 absolute per cosine, averaging down over the pairs) and that of float partial sums of
 // at most LoadedUnits::kTile terms (gamma_kTile relative, about 1.5e-5 at worst).
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products);
