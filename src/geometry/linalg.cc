@@ -40,15 +40,6 @@ std::vector<double> gram_matrix(std::span<const double> rows, std::size_t count,
   return gram;
 }
 
-void project_rows(std::span<const double> rows, std::size_t count, std::size_t dim, std::span<const double> vectors,
-                  std::size_t n_vectors, std::span<double> out) {
-  ATTNGEOM_CHECK(rows.size() == count * dim && vectors.size() == n_vectors * dim && out.size() == n_vectors * count);
-  const ConstMatrixMap v(rows.data(), static_cast<Eigen::Index>(count), static_cast<Eigen::Index>(dim));
-  const ConstMatrixMap s(vectors.data(), static_cast<Eigen::Index>(n_vectors), static_cast<Eigen::Index>(dim));
-  MatrixMap y(out.data(), static_cast<Eigen::Index>(n_vectors), static_cast<Eigen::Index>(count));
-  y.noalias() = s * v.transpose();
-}
-
 bool psd_factor(std::span<const double> matrix, std::size_t n, double tolerance, std::span<double> factor) {
   ATTNGEOM_CHECK(matrix.size() == n * n && factor.size() == n * n);
   const auto size = static_cast<Eigen::Index>(n);

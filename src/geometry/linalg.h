@@ -12,13 +12,6 @@ namespace attngeom::geometry {
 std::vector<double> gram_matrix(std::span<const double> rows,  // [count, dim]
                                 std::size_t count, std::size_t dim);
 
-// out[v, i] = <vectors_v, row_i>: all projections of several vectors in one GEMM.
-void project_rows(std::span<const double> rows,  // [count, dim]
-                  std::size_t count, std::size_t dim,
-                  std::span<const double> vectors,  // [n_vectors, dim]
-                  std::size_t n_vectors,
-                  std::span<double> out);  // [n_vectors, count]
-
 // Lower Cholesky factor of a symmetric positive semi-definite matrix, computed with a
 // pivoted LDL^T so that semi-definite matrices (exact ties) also work. Returns false when
 // the matrix has an eigenvalue below -tolerance * max diagonal (not PSD).

@@ -84,7 +84,7 @@ void SelectionEvaluator::compute_distances(double s_norm2, std::span<const doubl
   for (std::size_t p = 0; cancelling > 0 && p < keys; ++p) {
     const double a = row_.alpha[p];
     if (distance_[p] >= kCancellationRatio * (s_norm2 + a * a * row_.sq_norms[p])) continue;
-    const double* v = row_.values.data() + p * dim;
+    const float* v = row_.value(p);
     double sum = 0.0;
     for (std::size_t t = 0; t < dim; ++t) {
       const double diff = a * v[t] - s[t];
@@ -135,7 +135,7 @@ SelectionMetrics SelectionEvaluator::evaluate(std::size_t n, std::span<const dou
   for (const std::size_t p : recomputed_) {
     if (p >= n) break;
     const double a = row_.alpha[p];
-    const double* v = row_.values.data() + p * dim;
+    const float* v = row_.value(p);
     double cross = 0.0;
     for (std::size_t t = 0; t < dim; ++t) cross += a * v[t] * (s[t] - a * v[t]);
     w.min_selected_cross_projection = std::min(w.min_selected_cross_projection, cross);

@@ -23,15 +23,18 @@ namespace attngeom::geometry {
 // 4 of its 16 digits (relative error ~ eps / ratio), so it is recomputed from the vectors.
 inline constexpr double kCancellationRatio = 1.0 / 16.0;
 
-// One row, permuted to selection order.
+// One row in selection order. The values stay where they are, in key order.
 struct PositionedRow {
   std::size_t keys = 0;
   std::size_t dim = 0;
-  std::vector<double> alpha;     // [M] alpha by position (descending)
-  std::vector<double> values;    // [M, d] v by position
-  std::vector<double> sq_norms;  // [M] ||v||^2 by position
+  std::vector<double> alpha;       // [M] alpha by position (descending)
+  std::vector<std::size_t> order;  // [M] key at each position
+  const float* values = nullptr;   // [M, d] v by key
+  std::vector<double> sq_norms;    // [M] ||v||^2 by position
   std::size_t sink_position = 0;  // position of key 0
   std::size_t last_position = 0;  // position of key M-1
+
+  const float* value(std::size_t p) const { return values + order[p] * dim; }  // [d] v at position p
 };
 
 class SelectionEvaluator {

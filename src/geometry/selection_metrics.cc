@@ -1,5 +1,6 @@
 #include "geometry/selection_metrics.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -8,6 +9,7 @@
 #include "geometry/projection_sweep.h"
 #include "geometry/selection_evaluator.h"
 #include "geometry/selection_order.h"
+#include "geometry/value_projection.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
@@ -31,18 +33,17 @@ PositionedRow position_row(const HeadRowView& row, const SelectionOrder& order) 
   out.keys = row.keys();
   out.dim = row.dim;
   out.alpha.resize(out.keys);
-  out.values.resize(out.keys * out.dim);
+  out.order.assign(order.order.begin(), order.order.end());
+  out.values = row.values.data();
   out.sq_norms.resize(out.keys);
   for (std::size_t p = 0; p < out.keys; ++p) {
-    const std::size_t key = order.order[p];
-    out.alpha[p] = row.alpha[key];
-    const float* v = row.value(key).data();
-    double* dst = out.values.data() + p * out.dim;
+    out.alpha[p] = row.alpha[out.order[p]];
+    const float* v = out.value(p);
     double sq = 0.0;  // a local sum, so that the loop vectorises
 #pragma omp simd reduction(+ : sq)
     for (std::size_t t = 0; t < out.dim; ++t) {
-      dst[t] = v[t];
-      sq += dst[t] * dst[t];
+      const double x = v[t];
+      sq += x * x;
     }
     out.sq_norms[p] = sq;
   }
@@ -52,7 +53,7 @@ PositionedRow position_row(const HeadRowView& row, const SelectionOrder& order) 
 }
 
 // s += a * v.
-void add_scaled(std::span<double> s, double a, const double* v) {
+void add_scaled(std::span<double> s, double a, const float* v) {
   for (std::size_t t = 0; t < s.size(); ++t) s[t] += a * v[t];
 }
 
@@ -72,7 +73,7 @@ std::vector<SelectionMetrics> sweep_with_gram(PositionedRow& row, std::span<cons
   std::size_t next = 0;
   for (std::size_t q = 0; next < n_values.size(); ++q) {
     sweep.add(q, gram.subspan(q * keys, keys));  // row q of a symmetric Gram is its column
-    add_scaled(s, row.alpha[q], row.values.data() + q * row.dim);
+    add_scaled(s, row.alpha[q], row.value(q));
     if (q + 1 == n_values[next]) {
       out.push_back(evaluator.evaluate(q + 1, sweep.dots(), s));
       ++next;
@@ -89,11 +90,11 @@ std::vector<SelectionMetrics> sweep_direct(const PositionedRow& row, std::span<c
   std::vector<double> s(row.dim, 0.0);       // [d] running s_N
   std::size_t joined = 0;
   for (std::size_t g = 0; g < grid; ++g) {
-    for (; joined < n_values[g]; ++joined) add_scaled(s, row.alpha[joined], row.values.data() + joined * row.dim);
+    for (; joined < n_values[g]; ++joined) add_scaled(s, row.alpha[joined], row.value(joined));
     std::copy(s.begin(), s.end(), sums.begin() + static_cast<std::ptrdiff_t>(g * row.dim));
   }
   std::vector<double> dots(grid * row.keys);  // [G, M] <v_p, s_N>
-  project_rows(row.values, row.keys, row.dim, sums, grid, dots);
+  project_rows_in_order(row.values, row.order, row.dim, sums, dots);
   SelectionEvaluator evaluator(row, options.normalised_radii);
   std::vector<SelectionMetrics> out;
   out.reserve(grid);
@@ -152,7 +153,11 @@ std::vector<SelectionMetrics> selection_metrics(const HeadRowView& row, std::spa
   }
   PositionedRow positioned = position_row(row, selection_order(row.alpha));
   if (method == ProjectionMethod::kDirect) return sweep_direct(positioned, n_values, options);
-  const std::vector<double> gram = gram_matrix(positioned.values, positioned.keys, positioned.dim);  // [M, M]
+  std::vector<double> values(positioned.keys * positioned.dim);  // [M, d] v by position, for the Gram
+  for (std::size_t p = 0; p < positioned.keys; ++p) {
+    std::copy_n(positioned.value(p), positioned.dim, values.begin() + static_cast<std::ptrdiff_t>(p * positioned.dim));
+  }
+  const std::vector<double> gram = gram_matrix(values, positioned.keys, positioned.dim);  // [M, M]
   return sweep_with_gram(positioned, gram, n_values, options);
 }
 
