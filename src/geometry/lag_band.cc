@@ -14,10 +14,10 @@ namespace {
 // lane w of a vector holds <u_{i0 + w}, u_{i0 + w + tau}>, so every lane is a pair of the
 // band (key-by-partner blocks waste its corners: a third of their lanes at tau_max = 64).
 // Partners come from two aligned vectors shifted across lanes, where unaligned loads would
-// split a cache line almost every time. A shift runs on the port that also does half the
-// FMAs, so each shifted vector serves kKeyBlocks key blocks at once: key blocks kLanes apart
-// meet the same partners kLanes lags apart. Floats run twice the lanes of doubles; a mean
-// cosine needs no more than their ~d 2^-24 accuracy.
+// split a cache line almost every time. Each shifted vector serves kKeyBlocks key blocks at
+// once (key blocks kLanes apart meet the same partners kLanes lags apart): one shift per
+// kKeyBlocks FMAs. Floats run twice the lanes of doubles; a mean cosine needs no more than
+// their ~d 2^-24 accuracy.
 constexpr std::size_t kLanes = 16;
 constexpr std::size_t kKeyBlocks = 4;  // key blocks sharing each shifted partner vector
 constexpr std::size_t kShifts = 4;     // lags per key block in one pass over t
