@@ -17,13 +17,13 @@ constexpr auto kTile = static_cast<memory::dim>(geometry::LoadedUnits::kTile);
 class Bf16Units final : public geometry::LoadedUnits {
  public:
   Bf16Units(const dnnl::engine& engine, const dnnl::matmul& matmul, const memory::desc& a, const memory::desc& b,
-            const memory::desc& c, const memory::desc& scratchpad, std::span<const double> units, std::size_t count,
+            const memory::desc& c, const memory::desc& scratchpad, std::span<const float> units, std::size_t count,
             std::size_t dim)
       : engine_(engine), stream_(engine), matmul_(matmul), a_(a), b_(b), c_(c), scratchpad_(scratchpad, engine),
         dim_(dim), rows_((count + kTile - 1) / kTile * kTile * dim, 0) {
     ATTNGEOM_CHECK(units.size() == count * dim);
     // Through float, as error_bound() assumes.
-    for (std::size_t i = 0; i < units.size(); ++i) rows_[i] = f32_to_bf16(static_cast<float>(units[i]));
+    for (std::size_t i = 0; i < units.size(); ++i) rows_[i] = f32_to_bf16(units[i]);
   }
 
   void tile(std::size_t i0, std::size_t j0, float* out) override {
@@ -66,7 +66,7 @@ class Bf16PairProducts final : public geometry::PairProducts {
 
   std::string_view name() const override { return "bf16"; }
 
-  std::unique_ptr<geometry::LoadedUnits> load(std::span<const double> units, std::size_t count,
+  std::unique_ptr<geometry::LoadedUnits> load(std::span<const float> units, std::size_t count,
                                               std::size_t dim) const override {
     if (dim != dim_) throw InputError("bf16 pair products: built for d = " + std::to_string(dim_) + ", got " + std::to_string(dim));
     return std::make_unique<Bf16Units>(engine_, matmul_, a_, b_, c_, pd_.scratchpad_desc(), units, count, dim);

@@ -134,7 +134,7 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
   out.pairs = defined * (defined - (defined > 0)) / 2;
   if (out.pairs == 0) return out;
 
-  const std::unique_ptr<LoadedUnits> loaded = products.load(units.units, keys, dim);
+  const std::unique_ptr<LoadedUnits> loaded = products.load(units.rounded, keys, dim);
   // Screened deltas also round the model cosine to float (u) and the difference (u, relative).
   const double slack = 2.0 * (products.error_bound(dim) + 0x1p-22);
   // Tables padded for whole vectors: kLanes lags before lag 0 and kTile past the last key.
@@ -191,10 +191,11 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
   }
   double sum_sq = 0.0;
   for (std::size_t w = 0; w < kLanes / 2; ++w) sum_sq += sum_sq_low[w] + sum_sq_high[w];
+  std::vector<double> u(dim), v(dim);  // [d] the candidate pair's unit vectors in double
   for (const Candidate& candidate : candidates) {
     if (candidate.screened < screened_max - slack) continue;
-    const double* u = units.unit(candidate.i);
-    const double* v = units.unit(candidate.l);
+    units.unit(candidate.i, u.data());
+    units.unit(candidate.l, v.data());
     double cosine = 0.0;
     for (std::size_t t = 0; t < dim; ++t) cosine += u[t] * v[t];
     out.max_abs = std::max(out.max_abs, std::abs(cosine - model.cosine(candidate.i, candidate.l)));

@@ -29,17 +29,6 @@ constexpr std::size_t kAlignment = sizeof(Lanes);
 constexpr std::size_t kFront = (kKeyBlocks - 1) * kLanes;  // keys before 0, read as zeros
 
 using Square = std::array<Lanes, kLanes>;  // kLanes x kLanes floats
-using HalfDoubles = double __attribute__((vector_size(kLanes / 2 * sizeof(double))));
-using HalfFloats = float __attribute__((vector_size(kLanes / 2 * sizeof(float))));
-
-// kLanes doubles from x, rounded to float.
-void to_lanes(const double* x, Lanes& out) {
-  HalfDoubles lo, hi;
-  std::memcpy(&lo, x, sizeof lo);
-  std::memcpy(&hi, x + kLanes / 2, sizeof hi);
-  const HalfFloats a = __builtin_convertvector(lo, HalfFloats), b = __builtin_convertvector(hi, HalfFloats);
-  out = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-}
 
 // One stage of a square's transposition: rows w and w + H (w without bit H) swap their
 // off-diagonal H-wide blocks.
@@ -66,7 +55,7 @@ void transpose(Square& square) {
   transpose_stage<1>(square);
 }
 
-// The unit vectors rounded to float and transposed in blocks of kLanes keys: block b holds
+// The units rounded to float (UnitRows::rounded), transposed in blocks of kLanes keys: block b holds
 // keys kLanes b - kFront.., [d, kLanes], so consecutive keys run across a vector's lanes and
 // a pass over t reads each block's vectors one after another (with rows of all M keys, each
 // step over t would land in another page).
@@ -100,14 +89,14 @@ class TransposedUnits {
     for (; t + kLanes <= dim_; t += kLanes) {
       Square square{};  // square[w] = keys' units at t..t + kLanes - 1
       for (std::size_t w = 0; w < kLanes; ++w) {
-        if (defined(w)) to_lanes(u.unit(static_cast<std::size_t>(key_of(w))) + t, square[w]);
+        if (defined(w)) std::memcpy(&square[w], u.rounded_unit(static_cast<std::size_t>(key_of(w))) + t, sizeof square[w]);
       }
       transpose(square);
       std::memcpy(block + t * kLanes, square.data(), sizeof square);
     }
     for (; t < dim_; ++t) {
       for (std::size_t w = 0; w < kLanes; ++w) {
-        if (defined(w)) block[t * kLanes + w] = static_cast<float>(u.unit(static_cast<std::size_t>(key_of(w)))[t]);
+        if (defined(w)) block[t * kLanes + w] = u.rounded_unit(static_cast<std::size_t>(key_of(w)))[t];
       }
     }
   }

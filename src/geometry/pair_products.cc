@@ -14,10 +14,10 @@ using FloatRows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 
 class Fp32Units final : public LoadedUnits {
  public:
-  Fp32Units(std::span<const double> units, std::size_t count, std::size_t dim)
+  Fp32Units(std::span<const float> units, std::size_t count, std::size_t dim)
       : rows_(FloatRows::Zero(static_cast<Eigen::Index>((count + kTile - 1) / kTile * kTile), static_cast<Eigen::Index>(dim))) {
     ATTNGEOM_CHECK(units.size() == count * dim);
-    std::copy(units.begin(), units.end(), rows_.data());  // rounds to float
+    std::copy(units.begin(), units.end(), rows_.data());
   }
 
   void tile(std::size_t i0, std::size_t j0, float* out) override {
@@ -41,7 +41,7 @@ class Fp32Units final : public LoadedUnits {
 class Fp32PairProducts final : public PairProducts {
  public:
   std::string_view name() const override { return "fp32"; }
-  std::unique_ptr<LoadedUnits> load(std::span<const double> units, std::size_t count, std::size_t dim) const override {
+  std::unique_ptr<LoadedUnits> load(std::span<const float> units, std::size_t count, std::size_t dim) const override {
     return std::make_unique<Fp32Units>(units, count, dim);
   }
   // Rounding each input to float moves each product by at most 2u + u^2 of |u_it u_lt|, the sum

@@ -26,9 +26,9 @@ class PairProducts {
  public:
   virtual ~PairProducts() = default;
   virtual std::string_view name() const = 0;
-  // units: [count, dim] vectors of norm 1 or 0; the kernel rounds them to float first, then
-  // to its own format. Safe to call concurrently.
-  virtual std::unique_ptr<LoadedUnits> load(std::span<const double> units, std::size_t count, std::size_t dim) const = 0;
+  // units: [count, dim] vectors of norm 1 or 0, rounded to float (UnitRows::rounded); the
+  // kernel rounds them on to its own format. Safe to call concurrently.
+  virtual std::unique_ptr<LoadedUnits> load(std::span<const float> units, std::size_t count, std::size_t dim) const = 0;
   // Bound on |tile entry - <u_i, u_l>| (exact, of the unrounded unit vectors) at this d.
   virtual double error_bound(std::size_t dim) const = 0;
 };

@@ -55,7 +55,9 @@ UnitRows unit_rows(const HeadRowView& row) {
   validate(row);
   UnitRows out;
   out.dim = row.dim;
-  out.units.resize(row.values.size());
+  out.values = row.values.data();
+  out.inverse_norms.resize(row.keys());
+  out.rounded.resize(row.values.size());
   out.norms.resize(row.keys());
   out.defined.resize(row.keys());
   for (std::size_t k = 0; k < row.keys(); ++k) {
@@ -64,8 +66,9 @@ UnitRows unit_rows(const HeadRowView& row) {
     out.norms[k] = std::sqrt(sq);
     out.defined[k] = sq > 0.0;
     const double inverse = sq > 0.0 ? 1.0 / out.norms[k] : 0.0;
-    double* u = out.units.data() + k * row.dim;
-    for (std::size_t t = 0; t < row.dim; ++t) u[t] = v[t] * inverse;
+    out.inverse_norms[k] = inverse;
+    float* u = out.rounded.data() + k * row.dim;
+    for (std::size_t t = 0; t < row.dim; ++t) u[t] = static_cast<float>(v[t] * inverse);
   }
   return out;
 }
@@ -93,11 +96,15 @@ double sink_similarity(const HeadRowView& row) { return sink_similarity(unit_row
 
 double sink_similarity(const UnitRows& u) {
   if (u.keys() == 0 || !u.defined[0]) return 0.0;
+  std::vector<double> sink(u.dim);     // [d] u_0
+  std::vector<double> content(u.dim);  // [d] u_k
+  u.unit(0, sink.data());
   double sum = 0.0;
   std::size_t pairs = 0;
   for (std::size_t k = 1; k < u.keys(); ++k) {
     if (!u.defined[k]) continue;
-    sum += dot(u.unit(0), u.unit(k), u.dim);
+    u.unit(k, content.data());
+    sum += dot(sink.data(), content.data(), u.dim);
     ++pairs;
   }
   return pairs > 0 ? sum / static_cast<double>(pairs) : 0.0;

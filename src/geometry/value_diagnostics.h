@@ -9,15 +9,24 @@
 
 namespace attngeom::geometry {
 
-// The row's unit vectors u_k = v_k / ||v_k|| in double, computed once and shared by every
-// cosine below (and by the bounds' deviations). Zero vectors stay zero and are flagged.
+// The row's unit vectors u_k = v_k (1 / ||v_k||), shared by every cosine below and by the
+// bounds' deviations: in double on demand, from the row's values, and stored rounded to
+// float, the input of the O(M^2 d) and O(M tau_max d) kernels. Zero vectors stay zero and
+// are flagged. Holds the row's values: valid while they are.
 struct UnitRows {
   std::size_t dim = 0;
-  std::vector<double> units;           // [M, d]
+  const float* values = nullptr;       // [M, d] the row's v_k
+  std::vector<double> inverse_norms;   // [M] 1 / ||v_k||, 0 for a zero vector
+  std::vector<float> rounded;          // [M, d] u_k rounded to float
   std::vector<double> norms;           // [M] ||v_k||
   std::vector<unsigned char> defined;  // [M] ||v_k|| > 0
   std::size_t keys() const { return norms.size(); }
-  const double* unit(std::size_t k) const { return units.data() + k * dim; }
+  // out[t] = u_k in double, the value rounded gives rounded_unit(k)[t].
+  void unit(std::size_t k, double* out) const {
+    const float* v = values + k * dim;
+    for (std::size_t t = 0; t < dim; ++t) out[t] = v[t] * inverse_norms[k];
+  }
+  const float* rounded_unit(std::size_t k) const { return rounded.data() + k * dim; }
 };
 UnitRows unit_rows(const HeadRowView& row);
 // [M] ||v_k||, bit for bit the norms of unit_rows, without the units.

@@ -48,10 +48,10 @@ TEST(Bf16PairProducts, ConcurrentRowsMatchSequentialTiles) {
   constexpr std::size_t kTile = geometry::LoadedUnits::kTile, kTileFloats = kTile * kTile;
   const auto products = make_bf16_pair_products(kDim);
   std::mt19937_64 rng(5);
-  std::normal_distribution<double> gauss(0.0, 1.0);
-  std::vector<std::vector<double>> units(kRows, std::vector<double>(kKeys * kDim));
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<std::vector<float>> units(kRows, std::vector<float>(kKeys * kDim));
   for (auto& row : units) {
-    for (double& v : row) v = gauss(rng);
+    for (float& v : row) v = gauss(rng);
   }
   const auto tiles_of = [&](std::size_t r, float* out) {  // out: [2, kTile, kTile], tiles (0,0) and (0,1)
     const auto loaded = products->load(units[r], kKeys, kDim);
