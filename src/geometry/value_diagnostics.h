@@ -21,7 +21,7 @@ struct UnitRows {
   std::vector<double> norms;           // [M] ||v_k||
   std::vector<unsigned char> defined;  // [M] ||v_k|| > 0
   std::size_t keys() const { return norms.size(); }
-  // out[t] = u_k in double, the value rounded gives rounded_unit(k)[t].
+  // u_k in double into out[d]; rounded_unit(k) holds the same values rounded to float.
   void unit(std::size_t k, double* out) const {
     const float* v = values + k * dim;
     for (std::size_t t = 0; t < dim; ++t) out[t] = v[t] * inverse_norms[k];
