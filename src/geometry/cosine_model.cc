@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "geometry/simd_lanes.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
@@ -70,8 +71,6 @@ struct Candidate {
   float screened;
 };
 
-constexpr std::size_t kLanes = 16;
-using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));  // one AVX-512 register
 using Doubles = double __attribute__((vector_size(kLanes / 2 * sizeof(double))));
 constexpr Lanes kLaneIndex = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "geometry/simd_lanes.h"
+
 namespace attngeom::geometry {
 namespace {
 
@@ -18,10 +20,8 @@ namespace {
 // once (key blocks kLanes apart meet the same partners kLanes lags apart): one shift per
 // kKeyBlocks FMAs. Floats run twice the lanes of doubles; a mean cosine needs no more than
 // their ~d 2^-24 accuracy.
-constexpr std::size_t kLanes = 16;
 constexpr std::size_t kKeyBlocks = 4;  // key blocks sharing each shifted partner vector
 constexpr std::size_t kShifts = 4;     // lags per key block in one pass over t
-using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));  // one AVX-512 register
 // [kKeyBlocks * kShifts] accumulators, key block by key block: 16 registers, with 7 more for
 // keys and partners. Flat and indexed by constants only, so that GCC keeps it in registers.
 using Tile = std::array<Lanes, kKeyBlocks * kShifts>;
