@@ -55,6 +55,11 @@ std::uint64_t working_memory_bytes(const ModelConfig& c, const LengthWork& w, in
   const std::uint64_t attention =
       mul(mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), t), add(AttentionScratch::kBlockRows, w.rows)),
           sizeof(float));
+  // bf16 runs: q, k, v rounded head-major, and each thread's block of probabilities in bf16.
+  const std::uint64_t attention_bf16 =
+      mul(add(mul(t, static_cast<std::uint64_t>(c.q_dim()) + 2ull * static_cast<std::uint64_t>(c.kv_dim())),
+              mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), AttentionScratch::kBlockRows), t)),
+          sizeof(std::uint16_t));
   const std::uint64_t record = record_file_bytes(*w.schema, c.layers, c.heads, w.rows, w.seq_len);
   // The analyser's copy of one layer's values, and each thread's geometry buffers for one
   // row (keys x (head_dim + a few per-key arrays) doubles).
@@ -62,7 +67,7 @@ std::uint64_t working_memory_bytes(const ModelConfig& c, const LengthWork& w, in
   const std::uint64_t geometry = mul(mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), t),
                                          add(static_cast<std::uint64_t>(c.head_dim), 16)),
                                      sizeof(double));
-  return add(add(add(scratch, attention), add(record, values)), add(geometry, kProcessOverhead));
+  return add(add(add(scratch, add(attention, attention_bf16)), add(record, values)), add(geometry, kProcessOverhead));
 }
 
 std::uint64_t output_disk_bytes(const ModelConfig& c, const LengthWork& w) {

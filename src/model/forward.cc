@@ -101,7 +101,8 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   const auto attention_start = std::chrono::steady_clock::now();
   causal_attention(
       shape, s_.q.data(), s_.k.data(), s_.v.data(), s_.attn_out.data(), rows,
-      [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention, topn);
+      [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention, topn,
+      backend_.precision());
   timings_.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
 
   // OutputProjection. HF: x = x + o_proj(attn_output)

@@ -40,9 +40,10 @@ void keep_top_n(float* probs, int count, int n, int* order) {
 namespace {
 
 // One head: all query blocks, softmax (then top-N when topn > 0), P V, and copies of
-// the captured rows.
+// the captured rows. bf16: null for fp32 products.
 void attend_one_head(const AttentionShape& s, int head, const float* q, const float* k, const float* v, float* out,
-                     std::span<const int> capture_rows, int topn, float* scores, float* captured, int* order) {
+                     std::span<const int> capture_rows, int topn, float* scores, float* captured, int* order,
+                     Bf16AttentionProducts* bf16, int thread) {
   const int d = s.head_dim;
   const int kv = head / (s.heads / s.kv_heads);
   const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * d;
@@ -54,31 +55,37 @@ void attend_one_head(const AttentionShape& s, int head, const float* q, const fl
   std::size_t next_capture = 0;
 
   for (int r0 = 0; r0 < s.seq; r0 += AttentionScratch::kBlockRows) {
-    const int r1 = std::min(s.seq, r0 + AttentionScratch::kBlockRows);
-    const int rows = r1 - r0;
-    const int key0 = first_visible_key(s, r0);  // keys before this are masked for every row
-    const int keys = r1 - key0;                 // keys after r1-1 are masked for every row
+    const AttentionBlock b = attention_block(s, head, r0);
+    const int r1 = r0 + b.rows;
     // scores[rows, keys] = scale * Q[r0:r1] K[key0:r1]^T
-    gemm_f32(false, true, rows, keys, d, s.scale, q_head + r0 * q_stride, q_stride, k_head + key0 * kv_stride,
-             kv_stride, 0.0f, scores, keys);
+    if (bf16 != nullptr) {
+      bf16->scores(b, scores, thread);
+    } else {
+      gemm_f32(false, true, b.rows, b.keys, d, s.scale, q_head + r0 * q_stride, q_stride, k_head + b.key0 * kv_stride,
+               kv_stride, 0.0f, scores, b.keys);
+    }
     for (int i = r0; i < r1; ++i) {
-      float* row = scores + static_cast<std::int64_t>(i - r0) * keys;
-      const int lo = first_visible_key(s, i) - key0;
-      const int hi = i - key0 + 1;  // exclusive
+      float* row = scores + static_cast<std::int64_t>(i - r0) * b.keys;
+      const int lo = first_visible_key(s, i) - b.key0;
+      const int hi = i - b.key0 + 1;  // exclusive
       std::fill(row, row + lo, 0.0f);
       softmax_row(row + lo, hi - lo);
       if (topn > 0) keep_top_n(row + lo, hi - lo, topn, order);
-      std::fill(row + hi, row + keys, 0.0f);
+      std::fill(row + hi, row + b.keys, 0.0f);
       if (next_capture < capture_rows.size() && capture_rows[next_capture] == i) {
         float* dst = captured + next_capture * static_cast<std::size_t>(s.seq);
         std::fill(dst, dst + s.seq, 0.0f);
-        std::memcpy(dst + key0, row, sizeof(float) * static_cast<std::size_t>(keys));
+        std::memcpy(dst + b.key0, row, sizeof(float) * static_cast<std::size_t>(b.keys));
         ++next_capture;
       }
     }
     // out[r0:r1, head] = P[rows, keys] V[key0:r1]
-    gemm_f32(false, false, rows, d, keys, 1.0f, scores, keys, v_head + key0 * kv_stride, kv_stride, 0.0f,
-             out_head + r0 * q_stride, q_stride);
+    if (bf16 != nullptr) {
+      bf16->weighted_sum(b, scores, out, thread);
+    } else {
+      gemm_f32(false, false, b.rows, d, b.keys, 1.0f, scores, b.keys, v_head + b.key0 * kv_stride, kv_stride, 0.0f,
+               out_head + r0 * q_stride, q_stride);
+    }
   }
   ATTNGEOM_CHECK(next_capture == capture_rows.size());
 }
@@ -87,7 +94,8 @@ void attend_one_head(const AttentionShape& s, int head, const float* q, const fl
 
 void causal_attention(const AttentionShape& s, const float* q, const float* k, const float* v, float* out,
                       std::span<const int> capture_rows, const AttentionRowSink& sink,
-                      std::span<const float> head_gate, AttentionScratch& scratch, std::span<const int> head_topn) {
+                      std::span<const float> head_gate, AttentionScratch& scratch, std::span<const int> head_topn,
+                      Precision products) {
   ATTNGEOM_CHECK(s.heads % s.kv_heads == 0);
   ATTNGEOM_CHECK(std::is_sorted(capture_rows.begin(), capture_rows.end()));
   ATTNGEOM_CHECK(head_topn.empty() || head_topn.size() == static_cast<std::size_t>(s.heads));
@@ -95,6 +103,11 @@ void causal_attention(const AttentionShape& s, const float* q, const float* k, c
   scratch.reserve(threads, s.seq, capture_rows.size());
   if (!head_topn.empty() && scratch.order.size() < static_cast<std::size_t>(threads) * s.seq) {
     scratch.order.resize(static_cast<std::size_t>(threads) * s.seq);
+  }
+  Bf16AttentionProducts* bf16 = nullptr;
+  if (products == Precision::kBf16) {
+    scratch.bf16.prepare(s, q, k, v, threads);
+    bf16 = &scratch.bf16;
   }
   const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * s.head_dim;
   std::exception_ptr sink_error;
@@ -111,7 +124,7 @@ void causal_attention(const AttentionShape& s, const float* q, const float* k, c
     float* captured = scratch.captured.data() + t * capture_rows.size() * static_cast<std::size_t>(s.seq);
     const int topn = head_topn.empty() ? 0 : head_topn[static_cast<std::size_t>(head)];
     int* order = topn > 0 ? scratch.order.data() + t * static_cast<std::size_t>(s.seq) : nullptr;
-    attend_one_head(s, head, q, k, v, out, capture_rows, topn, scores, captured, order);
+    attend_one_head(s, head, q, k, v, out, capture_rows, topn, scores, captured, order, bf16, static_cast<int>(t));
     if (!capture_rows.empty() && sink) {
       // An exception must not escape an OpenMP region: keep the first, rethrow after.
       try {

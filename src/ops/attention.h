@@ -7,32 +7,24 @@
 #include <span>
 #include <vector>
 
+#include "ops/attention_bf16.h"
+#include "ops/attention_shape.h"
+#include "ops/gemm.h"
+
 namespace attngeom {
-
-struct AttentionShape {
-  int seq = 0;
-  int heads = 0;
-  int kv_heads = 0;
-  int head_dim = 0;
-  int window = 0;  // 0: full causal; else query i sees keys j with 0 <= i - j < window
-  float scale = 1;
-};
-
-// Keys visible to query row i: [first_key(i), i].
-inline int first_visible_key(const AttentionShape& s, int i) {
-  return s.window > 0 && i - s.window + 1 > 0 ? i - s.window + 1 : 0;
-}
 
 // Receives the captured probability rows of one head: probs [rows, seq], exact zeros
 // outside the visible range. Called from worker threads, concurrently for different heads.
 using AttentionRowSink = std::function<void(int head, const float* probs)>;
 
-// Per-thread buffers, sized once for (threads, seq, captured rows).
+// Per-thread buffers, sized once for (threads, seq, captured rows), and the bf16 products'
+// state (rounded q, k, v and oneDNN primitives), kept across layers.
 struct AttentionScratch {
-  static constexpr int kBlockRows = 128;
+  static constexpr int kBlockRows = kAttentionBlockRows;
   std::vector<float> scores;    // [threads, kBlockRows, seq]
   std::vector<float> captured;  // [threads, rows, seq]
   std::vector<int> order;       // [threads, seq] key indices for top-N selection
+  Bf16AttentionProducts bf16;
   void reserve(int threads, int seq, std::size_t rows);
 };
 
@@ -48,9 +40,11 @@ void keep_top_n(float* probs, int count, int n, int* order);
 // head's output, as HF's multiplicative head_mask did; a gate of 0 removes the head.
 // `head_topn` (empty: all keys) keeps only each query's top-N keys of that head
 // (keep_top_n after the softmax; 0: all keys); captured rows are the probabilities used.
+// `products`: kFp32 multiplies in fp32 (sgemm); kBf16 rounds q, k, v and the probabilities
+// to bf16 for the two products (attention_bf16.h), the softmax staying fp32.
 void causal_attention(const AttentionShape& shape, const float* q, const float* k, const float* v, float* out,
                       std::span<const int> capture_rows, const AttentionRowSink& sink,
                       std::span<const float> head_gate, AttentionScratch& scratch,
-                      std::span<const int> head_topn = {});
+                      std::span<const int> head_topn = {}, Precision products = Precision::kFp32);
 
 }  // namespace attngeom

@@ -3,7 +3,8 @@
 
   test_bf16_accuracy.py --bin PATH/attngeom --fixtures DIR
 
-Tolerances come from bf16's unit roundoff u = 2^-9 (round to nearest even) and the
+Tolerances come from bf16's unit roundoff u = 2^-8 (8 significant bits, round to nearest
+even) and the
 reduction sizes, not from constants:
 - layer 0 values, elementwise and rigorous: a K-term product whose inputs are rounded to
   bf16 (activations always; weights too unless stored as bf16) is off by at most
@@ -13,9 +14,9 @@ reduction sizes, not from constants:
   so (Higham & Mary's probabilistic bound) an element is off by at most
   lambda (r_x + r_w) sqrt(sum_k (h_k W_jk)^2) with probability 1 - O(exp(-lambda^2 / 2));
   lambda = 6. Its norm over layer 0's values relative to ||v|| is eps_0, the error one
-  layer's inputs carry; each later layer adds at most that much again through its four
-  rounded products between captures (q/k/v, o, gate/up, down), so layer l (and the logits,
-  after L layers) must stay within (l + 1) * 4 * eps_0;
+  layer's inputs carry; each later layer adds at most that much again through its six
+  rounded products between captures (q/k/v, q k^T, p v, o, gate/up, down), so layer l (and
+  the logits, after L layers) must stay within (l + 1) * 6 * eps_0;
 Attention probabilities are printed, not asserted: a derived bound needs the score
 scale |q||k|/sqrt(d), which the dump does not carry, and the score range read back from
 the probabilities makes the bound exceed 1 (vacuous) on these fixtures.
@@ -33,9 +34,10 @@ import harness  # noqa: E402
 import reference_forward as ref  # noqa: E402
 import st_reader  # noqa: E402
 
-U = 2.0 ** -9
+U = 2.0 ** -8
 U32 = 2.0 ** -24
 LAMBDA = 6.0
+PRODUCTS_PER_LAYER = 6
 
 
 def dump(binary, model_dir, out, precision):
@@ -72,7 +74,7 @@ def check_fixture(binary, model_dir, tmp, failures):
     for layer in range(model.layers):
         v32 = fp32[f"layers.{layer}.values"].astype(np.float64)
         dv = np.linalg.norm(bf16[f"layers.{layer}.values"] - v32) / np.linalg.norm(v32)
-        tol_v = (layer + 1) * 4 * eps0
+        tol_v = (layer + 1) * PRODUCTS_PER_LAYER * eps0
         p32 = fp32[f"layers.{layer}.attn"].astype(np.float64)
         dp = float(np.abs(bf16[f"layers.{layer}.attn"] - p32).max())
         rows.append((layer, dv, tol_v, dp))
@@ -80,7 +82,7 @@ def check_fixture(binary, model_dir, tmp, failures):
             failures.append(f"{name}: layer {layer} values rel error {dv:.3e} > {tol_v:.3e}")
     l32 = fp32["logits"].astype(np.float64)
     dl = np.linalg.norm(bf16["logits"] - l32) / np.linalg.norm(l32)
-    tol_l = (model.layers + 1) * 4 * eps0
+    tol_l = (model.layers + 1) * PRODUCTS_PER_LAYER * eps0
     if dl > tol_l:
         failures.append(f"{name}: logits rel error {dl:.3e} > {tol_l:.3e}")
     print(f"{name}: weights {'bf16' if stored_bf16 else 'rounded to bf16'}; layer-0 values within "
