@@ -4,8 +4,7 @@
   test_bf16_accuracy.py --bin PATH/attngeom --fixtures DIR
 
 Tolerances come from bf16's unit roundoff u = 2^-8 (8 significant bits, round to nearest
-even) and the
-reduction sizes, not from constants:
+even) and the reduction sizes, not from constants:
 - layer 0 values, elementwise and rigorous: a K-term product whose inputs are rounded to
   bf16 (activations always; weights too unless stored as bf16) is off by at most
   (r_x + r_w + r_x r_w) * sum_k |h_k| |W_jk|, with r = u for a rounded operand and 0 for an
