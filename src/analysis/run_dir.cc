@@ -32,24 +32,46 @@ nlohmann::json read_run_json(const fs::path& dir) {
   }
 }
 
-// Whether `path` would be emptied first (an existing, non-empty run directory under --overwrite).
-bool check_run_dir_and_report(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
+namespace {
+
+bool is_temporary(const fs::path& file) { return file.filename().string().find(".tmp.") != std::string::npos; }
+
+// Whether the directory holds nothing committed: empty, or only the temporaries of a run
+// killed before it committed its marker (AtomicFile's `NAME.tmp.PID`).
+bool holds_nothing_committed(const fs::path& dir, std::error_code& ec) {
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec) || !is_temporary(entry.path())) return false;
+  }
+  return true;
+}
+
+// What the constructor does to `path` after the checks.
+struct RunDirPlan {
+  bool empty_first = false;  // an existing run directory under --overwrite
+  bool write_marker = true;  // a new run (also --resume of a directory that holds nothing committed)
+};
+
+RunDirPlan check_run_dir_and_plan(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
   if (ec) throw InputError("--out " + path.string() + ": " + ec.message());
   if (exists && !fs::is_directory(path, ec)) throw InputError("--out " + path.string() + ": exists and is not a directory");
-  const bool empty = exists && fs::is_empty(path, ec);
+  const bool empty = exists && holds_nothing_committed(path, ec);
   if (ec) throw InputError("--out " + path.string() + ": cannot list: " + ec.message());
   const bool ours = exists && is_run_dir(path);
 
   if (mode == RunDirMode::kResume) {
-    if (!ours) throw InputError("--resume: " + path.string() + " is not an attngeom run directory");
+    if (!ours) {
+      // Killed before its marker was committed: nothing to continue, so the run starts.
+      if (empty) return {};
+      throw InputError("--resume: " + path.string() + " is not an attngeom run directory");
+    }
     const nlohmann::json previous = read_run_json(path);
     if (!previous.is_object() || previous.value("settings", nlohmann::json()) != settings) {
       throw InputError("--resume: " + path.string() +
                        " was started with different settings (model, corpus selection, grid or options)");
     }
-    return false;
+    return {false, false};
   }
   if (exists && !empty) {
     if (!ours) {
@@ -59,18 +81,29 @@ bool check_run_dir_and_report(const fs::path& path, const nlohmann::json& settin
     if (mode != RunDirMode::kOverwrite) {
       throw InputError("--out " + path.string() + ": already holds a run; use --resume to continue it or --overwrite");
     }
-    return true;
+    return {true, true};
   }
-  return false;
+  return {};
 }
 
+// Temporaries of a killed run were never committed: drop them.
+void remove_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (is_temporary(entry.path())) fs::remove(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
 void check_run_dir(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
-  check_run_dir_and_report(path, settings, mode);
+  check_run_dir_and_plan(path, settings, mode);
 }
 
 RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) : path_(path) {
   std::error_code ec;
-  if (check_run_dir_and_report(path, settings, mode)) {
+  const RunDirPlan plan = check_run_dir_and_plan(path, settings, mode);
+  if (plan.empty_first) {
     for (const auto& entry : fs::directory_iterator(path, ec)) {
       fs::remove_all(entry.path(), ec);
       if (ec) break;
@@ -79,14 +112,12 @@ RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode 
   }
   fs::create_directories(path, ec);
   if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
+  remove_temporaries(path);
   // The marker goes first, so a run killed at any later point is a resumable run directory.
-  if (mode != RunDirMode::kResume) write_json("run.json", {{"format", "attngeom-run-v1"}, {"settings", settings}});
+  if (plan.write_marker) write_json("run.json", {{"format", "attngeom-run-v1"}, {"settings", settings}});
   fs::create_directories(records_dir(), ec);
   if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
-  // Temporaries of a killed run were never committed: drop them.
-  for (const auto& entry : fs::directory_iterator(records_dir(), ec)) {
-    if (entry.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(entry.path(), ec);
-  }
+  remove_temporaries(records_dir());
 }
 
 bool RunDir::has_record(std::size_t sequence) const {

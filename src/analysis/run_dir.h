@@ -12,9 +12,11 @@ enum class RunDirMode { kCreate, kResume, kOverwrite };
 
 class RunDir {
  public:
-  // kCreate: the path must not exist, or be an empty directory.
+  // kCreate: the path must not exist, or be a directory that holds nothing committed (empty,
+  //          or only the temporaries of a run killed before it wrote its marker).
   // kResume: it must be a run directory whose settings equal `settings` (same model,
-  //          corpus selection, N grid, ...); finished sequences are kept.
+  //          corpus selection, N grid, ...); finished sequences are kept. A directory that
+  //          holds nothing committed starts the run instead.
   // kOverwrite: like kCreate, but an existing *run* directory is emptied first.
   // Throws InputError with the path and the reason otherwise.
   RunDir(const std::filesystem::path& path, const nlohmann::json& settings, RunDirMode mode);

@@ -78,7 +78,6 @@ def check_resume(args, tmp, failures):
     run = os.path.join(tmp, "killed")
     rng = random.Random(1234)
     kills = 0
-    started = False
     # Time one sequence so kills land inside the run.
     t0 = time.time()
     subprocess.run(analyze_args(args.bin, args.fixtures, 1) + ["--out", os.path.join(tmp, "timing")], check=True,
@@ -86,7 +85,8 @@ def check_resume(args, tmp, failures):
     one_seq = time.time() - t0
     mtimes = {}
     while kills < args.kills:
-        cmd = base + ["--out", run] + (["--resume"] if started else [])
+        # --resume whenever --out exists: also when a kill came before run.json was committed.
+        cmd = base + ["--out", run] + (["--resume"] if os.path.isdir(run) else [])
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.0, one_seq * 3))
         finished = proc.poll() is not None
@@ -94,7 +94,6 @@ def check_resume(args, tmp, failures):
             proc.send_signal(signal.SIGKILL if rng.random() < 0.7 else signal.SIGINT)
             proc.wait()
             kills += 1
-        started = started or os.path.exists(os.path.join(run, "run.json"))
         records = os.path.join(run, "records")
         if os.path.isdir(records):
             for name in os.listdir(records):
@@ -108,9 +107,9 @@ def check_resume(args, tmp, failures):
         if finished:
             # Completed before the kill: start over so that every kill interrupts work.
             subprocess.run(["rm", "-rf", run], check=True)
-            started = False
             mtimes = {}
-    subprocess.run(base + ["--out", run, "--resume"], check=True, capture_output=True)
+    subprocess.run(base + ["--out", run] + (["--resume"] if os.path.isdir(run) else []), check=True,
+                   capture_output=True)
     worst = compare_tables(reference, run, failures)
     print(f"resume: {kills} kills (SIGKILL/SIGINT at random points), final tables vs uninterrupted run: "
           f"max relative difference {worst:.1e}")

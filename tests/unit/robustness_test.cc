@@ -284,6 +284,33 @@ TEST_F(TempDir, RunDirRefusesForeignDirectoriesAndNeverWritesIntoThem) {
   EXPECT_FALSE(fs::exists(dir_ / "run/records/seq-000003.safetensors.tmp.123"));
 }
 
+// SIGKILL between creating --out and committing run.json leaves a directory holding at most
+// the marker's temporary: it counts as empty for a new run, and --resume starts the run.
+TEST_F(TempDir, RunDirKilledBeforeItsMarkerStartsAgainInEveryMode) {
+  const nlohmann::json settings = {{"k", 1}};
+  for (const RunDirMode mode : {RunDirMode::kCreate, RunDirMode::kOverwrite, RunDirMode::kResume}) {
+    const fs::path run = dir_ / ("killed" + std::to_string(static_cast<int>(mode)));
+    fs::create_directories(run);
+    write(run.lexically_relative(dir_).string() + "/run.json.tmp.4242", "{\"format\": \"attngeom");
+    {
+      const RunDir started(run, settings, mode);
+      EXPECT_TRUE(started.finished_sequences().empty());
+    }
+    EXPECT_TRUE(is_run_dir(run));
+    EXPECT_FALSE(fs::exists(run / "run.json.tmp.4242"));
+  }
+  // A temporary beside anything else is not a killed run's leftover: still refused.
+  fs::create_directories(dir_ / "mixed");
+  write("mixed/run.json.tmp.1", "x");
+  write("mixed/notes.txt", "x");
+  EXPECT_NE(error_of([&] { RunDir(dir_ / "mixed", settings, RunDirMode::kResume); }).find("not an attngeom run"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { RunDir(dir_ / "mixed", settings, RunDirMode::kCreate); }).find("refusing"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_ / "mixed/run.json.tmp.1"));
+  // --resume of a path that does not exist is still an error (a mistyped --out, most likely).
+  EXPECT_NE(error_of([&] { RunDir(dir_ / "absent", settings, RunDirMode::kResume); }), "");
+}
+
 // --- pre-flight resources ---
 
 TEST_F(TempDir, RecordSizeEstimateBoundsTheRealRecord) {
