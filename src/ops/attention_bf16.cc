@@ -64,9 +64,9 @@ const Bf16AttentionProducts::Products& Bf16AttentionProducts::products(int rows,
   auto it = products_.find(key);
   if (it != products_.end()) return it->second;
   using dt = memory::data_type;
+  using tag = memory::format_tag;
   const memory::dim d = shape_.head_dim, r = rows, n = keys;
   Products p;
-  using tag = memory::format_tag;
   p.q = memory::desc({r, d}, dt::bf16, tag::ab);  // [rows, d]
   p.k = memory::desc({d, n}, dt::bf16, tag::ba);  // [keys, d] read as K^T
   p.s = memory::desc({r, n}, dt::f32, tag::ab);   // [rows, keys]
@@ -105,7 +105,8 @@ void Bf16AttentionProducts::weighted_sum(const AttentionBlock& b, const float* p
   const Products& p = products_.at({b.rows, b.keys});
   PerThread& t = threads_[static_cast<std::size_t>(thread)];
   const std::int64_t d = shape_.head_dim, seq = shape_.seq;
-  round_to_bf16(probs, t.p.data(), static_cast<std::int64_t>(b.rows) * b.keys);  // one thread: called in a parallel region
+  // Inside the heads' parallel region, so round_to_bf16 runs on this thread alone.
+  round_to_bf16(probs, t.p.data(), static_cast<std::int64_t>(b.rows) * b.keys);
   memory pm(p.p, engine_, t.p.data());
   memory v(p.v, engine_, v_.data() + (kv_head(b.head) * seq + b.key0) * d);
   memory o(p.o, engine_, t.out.data());

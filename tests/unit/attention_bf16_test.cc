@@ -40,7 +40,9 @@ struct ReferenceRow {
 ReferenceRow reference_row(const AttentionShape& s, const std::vector<float>& q, const std::vector<float>& k,
                            const std::vector<float>& v, int h, int i) {
   const int d = s.head_dim, g = h / (s.heads / s.kv_heads), first = first_visible_key(s, i);
-  const auto q_at = [&](int t, int c) { return static_cast<double>(q[(static_cast<std::size_t>(t) * s.heads + h) * d + c]); };
+  const auto q_at = [&](int t, int c) {
+    return static_cast<double>(q[(static_cast<std::size_t>(t) * s.heads + h) * d + c]);
+  };
   const auto kv_at = [&](const std::vector<float>& x, int t, int c) {
     return static_cast<double>(x[(static_cast<std::size_t>(t) * s.kv_heads + g) * d + c]);
   };
@@ -103,15 +105,17 @@ TEST_P(Bf16AttentionTest, MatchesReferenceOnRoundedInputsWithinDerivedBounds) {
       for (int j = 0; j < s.seq; ++j) {
         const float got = captured[(h * rows.size() + r) * s.seq + j];
         if (ref.p[j] == 0.0) {
-          ASSERT_EQ(got, 0.0f) << "masked key must be exactly zero: head " << h << " row " << rows[r] << " key " << j;
+          ASSERT_EQ(got, 0.0f) << "masked key must be zero: head " << h << " row " << rows[r] << " key " << j;
           continue;
         }
-        ASSERT_LE(std::abs(got - ref.p[j]), ref.p_bound[j] + 1e-7) << "head " << h << " row " << rows[r] << " key " << j;
+        ASSERT_LE(std::abs(got - ref.p[j]), ref.p_bound[j] + 1e-7)
+            << "head " << h << " row " << rows[r] << " key " << j;
         worst_p = std::max(worst_p, std::abs(got - ref.p[j]) / (ref.p_bound[j] + 1e-7));
       }
       for (int c = 0; c < s.head_dim; ++c) {
         const float got = out[(static_cast<std::size_t>(rows[r]) * s.heads + h) * s.head_dim + c];
-        ASSERT_LE(std::abs(got - ref.out[c]), ref.out_bound[c] + 1e-7) << "head " << h << " row " << rows[r] << " dim " << c;
+        ASSERT_LE(std::abs(got - ref.out[c]), ref.out_bound[c] + 1e-7)
+            << "head " << h << " row " << rows[r] << " dim " << c;
         worst_out = std::max(worst_out, std::abs(got - ref.out[c]) / (ref.out_bound[c] + 1e-7));
       }
     }

@@ -305,7 +305,8 @@ TEST_F(TempDir, RunDirKilledBeforeItsMarkerStartsAgainInEveryMode) {
   write("mixed/notes.txt", "x");
   EXPECT_NE(error_of([&] { RunDir(dir_ / "mixed", settings, RunDirMode::kResume); }).find("not an attngeom run"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { RunDir(dir_ / "mixed", settings, RunDirMode::kCreate); }).find("refusing"), std::string::npos);
+  EXPECT_NE(error_of([&] { RunDir(dir_ / "mixed", settings, RunDirMode::kCreate); }).find("refusing"),
+            std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ / "mixed/run.json.tmp.1"));
   // --resume of a path that does not exist is still an error (a mistyped --out, most likely).
   EXPECT_NE(error_of([&] { RunDir(dir_ / "absent", settings, RunDirMode::kResume); }), "");
