@@ -45,7 +45,7 @@ void attend_one_head(const AttentionShape& s, int head, const float* q, const fl
                      std::span<const int> capture_rows, int topn, float* scores, float* captured, int* order,
                      Bf16AttentionProducts* bf16, int thread) {
   const int d = s.head_dim;
-  const int kv = head / (s.heads / s.kv_heads);
+  const int kv = kv_head_of(s, head);
   const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * d;
   const std::int64_t kv_stride = static_cast<std::int64_t>(s.kv_heads) * d;
   const float* q_head = q + static_cast<std::int64_t>(head) * d;

@@ -94,7 +94,7 @@ void Bf16AttentionProducts::scores(const AttentionBlock& b, float* scores, int t
   PerThread& t = threads_[static_cast<std::size_t>(thread)];
   const std::int64_t d = shape_.head_dim, seq = shape_.seq;
   memory q(p.q, engine_, q_.data() + (b.head * seq + b.r0) * d);
-  memory k(p.k, engine_, k_.data() + (kv_head(b.head) * seq + b.key0) * d);
+  memory k(p.k, engine_, k_.data() + (kv_head_of(shape_, b.head) * seq + b.key0) * d);
   memory s(p.s, engine_, scores);
   p.scores.execute(t.stream, {{DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, k}, {DNNL_ARG_DST, s},
                               {DNNL_ARG_SCRATCHPAD, t.scratchpad}});
@@ -108,7 +108,7 @@ void Bf16AttentionProducts::weighted_sum(const AttentionBlock& b, const float* p
   // Inside the heads' parallel region, so round_to_bf16 runs on this thread alone.
   round_to_bf16(probs, t.p.data(), static_cast<std::int64_t>(b.rows) * b.keys);
   memory pm(p.p, engine_, t.p.data());
-  memory v(p.v, engine_, v_.data() + (kv_head(b.head) * seq + b.key0) * d);
+  memory v(p.v, engine_, v_.data() + (kv_head_of(shape_, b.head) * seq + b.key0) * d);
   memory o(p.o, engine_, t.out.data());
   p.weighted_sum.execute(t.stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, v}, {DNNL_ARG_DST, o},
                                     {DNNL_ARG_SCRATCHPAD, t.scratchpad}});

@@ -37,7 +37,6 @@ class Bf16AttentionProducts {
     std::vector<float> out;        // [kAttentionBlockRows, head_dim] the block's output
   };
   const Products& products(int rows, int keys);
-  int kv_head(int head) const { return head / (shape_.heads / shape_.kv_heads); }
 
   dnnl::engine engine_;
   AttentionShape shape_;

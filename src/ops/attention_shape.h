@@ -17,6 +17,9 @@ inline int first_visible_key(const AttentionShape& s, int i) {
   return s.window > 0 && i - s.window + 1 > 0 ? i - s.window + 1 : 0;
 }
 
+// The kv head that query head `head` reads (GQA: consecutive heads share one).
+inline int kv_head_of(const AttentionShape& s, int head) { return head / (s.heads / s.kv_heads); }
+
 // Query rows are taken kAttentionBlockRows at a time; a block's keys are those visible to
 // any of its rows, so fully masked keys are never touched.
 inline constexpr int kAttentionBlockRows = 128;
