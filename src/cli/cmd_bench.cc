@@ -93,6 +93,7 @@ struct StageResult {
   double linear_seconds = 0;    // per sequence
   double attention_seconds = 0; // per sequence
   double linear_tflops = 0;
+  double linear_flops = 0;      // per sequence
 };
 
 }  // namespace
@@ -153,9 +154,11 @@ void add_bench_command(CLI::App& app) {
         r.linear_seconds += (backend.seconds - linear0) / f->repeats;
         r.attention_seconds += (model.timings().attention_seconds - attn0) / f->repeats;
         r.linear_tflops = (backend.flops - flops0) / (backend.seconds - linear0) * 1e-12;
+        r.linear_flops = backend.flops - flops0;
       }
       out[stage] = {{"seconds", r.seconds}, {"linear_seconds", r.linear_seconds},
                     {"attention_seconds", r.attention_seconds}, {"linear_tflops", r.linear_tflops},
+                    {"linear_flops", r.linear_flops},
                     {"other_seconds", r.seconds - r.linear_seconds - r.attention_seconds}};
     };
     model.forward(tokens, request, nullptr, nullptr);  // warm-up: primitive creation, weight page faults

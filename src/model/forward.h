@@ -45,7 +45,8 @@ class Transformer {
   Transformer(const ModelConfig& config, const Weights& weights, LinearBackend& backend);
 
   // tokens [seq] -> logits [logit_rows, vocab] (row order of request.logit_rows).
-  // `observer` may be null when nothing is captured.
+  // `observer` may be null when nothing is captured. Without logits, a capturing pass stops
+  // after the last captured layer's attention.
   void forward(std::span<const int> tokens, const ForwardRequest& request, ForwardObserver* observer,
                std::vector<float>* logits);
 
@@ -55,7 +56,8 @@ class Transformer {
 
  private:
   void embed(std::span<const int> tokens);
-  void layer(int l, const ForwardRequest& request, ForwardObserver* observer);
+  // update_residual: false skips the output projection and MLP (the residual is not read again).
+  void layer(int l, const ForwardRequest& request, ForwardObserver* observer, bool update_residual);
   void compute_logits(std::span<const int> rows, std::vector<float>& logits);
   const float* widen_norm(const TensorView& weight);
   LinearInput normed_input(const TensorView& weight);

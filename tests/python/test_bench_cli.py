@@ -4,8 +4,9 @@
   test_bench_cli.py --bin PATH/attngeom --fixtures DIR
 
 For each precision and fp32 kernel: every stage reports seconds >= linear + attention
-seconds (other_seconds >= 0), linear TFLOP/s equal to the FLOP count of the model's
-linear layers over linear_seconds, the kernel named as requested, and a peak RSS at
+seconds (other_seconds >= 0), linear FLOPs equal to the model's linear layers' count (capture
+and analyze without the last layer's output projection and MLP), linear TFLOP/s equal to
+those FLOPs over linear_seconds, the kernel named as requested, and a peak RSS at
 least the weights' size. A bad --stages value fails before the model is loaded.
 """
 import argparse
@@ -21,14 +22,19 @@ SEQ = 48
 CASES = [("bf16", "sgemm", "onednn-bf16"), ("fp32", "sgemm", "onednn-sgemm"), ("fp32", "bf16x3", "onednn-bf16x3")]
 
 
-def linear_flops(cfg, seq):
-    """2 * rows * in * out over every projection of every layer (no lm_head: bench skips logits)."""
+def linear_flops(cfg, seq, stage):
+    """2 * rows * in * out over every projection of every layer (no lm_head: bench asks for no
+    logits). The forward stage runs whole; capture and analyze skip the last layer's output
+    projection and MLP, whose result only the logits would read."""
     hidden, inter = cfg["hidden_size"], cfg["intermediate_size"]
     head_dim = cfg.get("head_dim", hidden // cfg["num_attention_heads"])
     q = cfg["num_attention_heads"] * head_dim
     kv = cfg.get("num_key_value_heads", cfg["num_attention_heads"]) * head_dim
-    per_layer = hidden * (q + 2 * kv) + q * hidden + 3 * hidden * inter
-    return 2.0 * seq * per_layer * cfg["num_hidden_layers"]
+    attention_in = hidden * (q + 2 * kv)
+    residual_update = q * hidden + 3 * hidden * inter
+    layers = cfg["num_hidden_layers"]
+    total = layers * (attention_in + residual_update) - (0 if stage == "forward" else residual_update)
+    return 2.0 * seq * total
 
 
 def main():
@@ -55,7 +61,10 @@ def main():
             s = out[stage]
             if min(s["seconds"], s["linear_seconds"], s["attention_seconds"], s["other_seconds"]) < 0:
                 failures.append(f"{tag} {stage}: negative time in {s}")
-            expected = linear_flops(cfg, SEQ) / s["linear_seconds"] * 1e-12
+            flops = linear_flops(cfg, SEQ, stage)
+            if s["linear_flops"] != flops:
+                failures.append(f"{tag} {stage}: linear_flops {s['linear_flops']} != {flops}")
+            expected = flops / s["linear_seconds"] * 1e-12
             if abs(s["linear_tflops"] - expected) > 1e-6 * expected:
                 failures.append(f"{tag} {stage}: linear_tflops {s['linear_tflops']} != FLOPs / linear_seconds "
                                 f"= {expected}")
