@@ -5,6 +5,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "ops/bf16_matmul.h"
 #include "ops/gemm.h"
 
 namespace attngeom {
@@ -45,6 +46,38 @@ BENCHMARK(BM_Linear)
     // Gemma-7B's MLP: the widest (24576) and deepest (K = 24576) products.
     ->Args({2, 1024, 3072, 24576})
     ->Args({2, 1024, 24576, 3072})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The MLP's down projections (in >= 2 out) of the ~1B, LLaMA-2-7B, Mistral-7B and Gemma-7B
+// shapes, issued as oneDNN's one dense call (blocks:0, brgemm) and in column blocks
+// (blocks:1, gemm:jit): the measurement behind Bf16Matmul's choice.
+void BM_DeepProduct(benchmark::State& state) {
+  const std::int64_t rows = state.range(1), in = state.range(2), out = state.range(3);
+  std::mt19937 rng(0);
+  std::normal_distribution<float> dist;
+  std::vector<std::uint16_t> x(static_cast<std::size_t>(rows * in)), w(static_cast<std::size_t>(out * in));
+  for (auto& v : x) v = f32_to_bf16(dist(rng));
+  for (auto& v : w) v = f32_to_bf16(dist(rng) * 0.02f);
+  std::vector<float> y(static_cast<std::size_t>(rows * out));
+  Bf16Matmul matmul(state.range(0) == 1 ? DeepProducts::kColumnBlocks : DeepProducts::kOneCall);
+  for (auto _ : state) {
+    matmul.multiply(rows, in, out, x.data(), w.data(), y.data(), out);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(2.0 * rows * in * out * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK(BM_DeepProduct)
+    ->ArgNames({"blocks", "rows", "in", "out"})
+    ->Args({0, 1024, 5632, 2048})
+    ->Args({1, 1024, 5632, 2048})
+    ->Args({0, 1024, 11008, 4096})
+    ->Args({1, 1024, 11008, 4096})
+    ->Args({0, 1024, 14336, 4096})
+    ->Args({1, 1024, 14336, 4096})
+    ->Args({0, 1024, 24576, 3072})
+    ->Args({1, 1024, 24576, 3072})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

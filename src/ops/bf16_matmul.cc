@@ -9,10 +9,23 @@ namespace attngeom {
 
 using dnnl::memory;
 
-Bf16Matmul::Bf16Matmul() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+Bf16Matmul::Bf16Matmul(DeepProducts deep) : deep_(deep), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 
 void Bf16Matmul::multiply(std::int64_t rows, std::int64_t in, std::int64_t out, const std::uint16_t* x, const void* w,
                           float* y, std::int64_t ldy, bool accumulate) {
+  if (deep_ == DeepProducts::kOneCall || in < 2 * out || out <= kDeepBlockColumns) {
+    product(rows, in, out, x, w, y, ldy, accumulate);
+    return;
+  }
+  const auto* rows_of_w = static_cast<const std::uint16_t*>(w);  // [out, in]
+  for (std::int64_t first = 0; first < out; first += kDeepBlockColumns) {
+    const std::int64_t columns = std::min(kDeepBlockColumns, out - first);
+    product(rows, in, columns, x, rows_of_w + first * in, y + first, ldy, accumulate);
+  }
+}
+
+void Bf16Matmul::product(std::int64_t rows, std::int64_t in, std::int64_t out, const std::uint16_t* x, const void* w,
+                         float* y, std::int64_t ldy, bool accumulate) {
   const auto key = std::make_tuple(rows, in, out, ldy, accumulate);
   auto it = primitives_.find(key);
   if (it == primitives_.end()) {

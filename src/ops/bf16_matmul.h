@@ -12,16 +12,32 @@
 
 namespace attngeom {
 
+// How a deep product (in >= 2 out, such as the MLP's down projection) is issued.
+enum class DeepProducts {
+  kColumnBlocks,  // blocks of kDeepBlockColumns outputs: oneDNN's gemm:jit path
+  kOneCall,       // one dense call: oneDNN's brgemm path (the baseline gemm_bench compares against)
+};
+
 class Bf16Matmul {
  public:
-  Bf16Matmul();
+  explicit Bf16Matmul(DeepProducts deep = DeepProducts::kColumnBlocks);
 
   // y[rows, out] (row stride ldy) = x[rows, in] * w^T (+ y when `accumulate`), with w
   // stored [out, in] in bf16 and read in place as a transposed view.
   void multiply(std::int64_t rows, std::int64_t in, std::int64_t out, const std::uint16_t* x, const void* w, float* y,
                 std::int64_t ldy, bool accumulate = false);
 
+  // oneDNN 2.6 sends a dense product to brgemm, which runs deep products at 0.45-0.9x the
+  // rate of its gemm:jit path on AMX (bench/gemm_bench.cc, BM_DeepProduct); a destination
+  // whose row stride is wider than the product, as a block of columns has, goes to gemm:jit.
+  // Other shapes are as fast or faster on brgemm, so they stay one call.
+  static constexpr std::int64_t kDeepBlockColumns = 512;
+
  private:
+  void product(std::int64_t rows, std::int64_t in, std::int64_t out, const std::uint16_t* x, const void* w, float* y,
+               std::int64_t ldy, bool accumulate);
+
+  DeepProducts deep_;
   struct Entry {
     dnnl::matmul matmul;
     dnnl::memory::desc src, wei, dst;

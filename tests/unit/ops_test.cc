@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/attention.h"
+#include "ops/bf16_matmul.h"
 #include "ops/elementwise.h"
 #include "ops/gemm.h"
 
@@ -151,6 +152,49 @@ TEST(Gemm, ProducedInputMatchesStoredInputBitForBit) {
       } else {
         EXPECT_TRUE(std::all_of(home.begin(), home.end(), [](float v) { return v == -1.0f; })) << where;
       }
+    }
+  }
+}
+
+// A deep product (in >= 2 out) goes out in column blocks, the last one short, into a dense
+// or a wider destination, and is summed onto it: each way of issuing it is bf16 products
+// (exact in fp32) summed in fp32, within gamma_in (+1 for the sum) of the double product.
+void expect_deep_product_accurate(DeepProducts deep, std::int64_t ldy, bool accumulate) {
+  std::mt19937 rng(7);
+  const std::int64_t rows = 9, in = 1100, out = Bf16Matmul::kDeepBlockColumns + 18;
+  ASSERT_GE(in, 2 * out);
+  std::vector<std::uint16_t> x(static_cast<std::size_t>(rows * in)), w(static_cast<std::size_t>(out * in));
+  for (auto& v : x) v = f32_to_bf16(random_vector(1, rng)[0]);
+  for (auto& v : w) v = f32_to_bf16(random_vector(1, rng, 0.05f)[0]);
+  const auto before = random_vector(static_cast<std::size_t>(rows * ldy), rng);
+  const std::string how = std::string(deep == DeepProducts::kOneCall ? "one call" : "column blocks") +
+                          (accumulate ? " +=" : " =") + ", ldy " + std::to_string(ldy);
+  Bf16Matmul matmul(deep);
+  std::vector<float> y = before;
+  matmul.multiply(rows, in, out, x.data(), w.data(), y.data(), ldy, accumulate);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t o = 0; o < ldy; ++o) {
+      const std::size_t at = static_cast<std::size_t>(r * ldy + o);
+      if (o >= out) {
+        ASSERT_EQ(y[at], before[at]) << how << ": column " << o << " lies outside the product";
+        continue;
+      }
+      double exact = accumulate ? before[at] : 0.0, magnitude = std::abs(exact);
+      for (std::int64_t i = 0; i < in; ++i) {
+        const double term = static_cast<double>(bf16_to_f32(x[r * in + i])) * bf16_to_f32(w[o * in + i]);
+        exact += term;
+        magnitude += std::abs(term);
+      }
+      ASSERT_NEAR(y[at], exact, 2 * (in + 1) * kEps * magnitude) << how << ": " << r << "," << o;
+    }
+  }
+}
+
+TEST(Gemm, Bf16DeepProductsMatchTheDoubleProductEveryWay) {
+  const std::int64_t out = Bf16Matmul::kDeepBlockColumns + 18;
+  for (const DeepProducts deep : {DeepProducts::kColumnBlocks, DeepProducts::kOneCall}) {
+    for (const std::int64_t ldy : {out, out + 5}) {
+      for (const bool accumulate : {false, true}) expect_deep_product_accurate(deep, ldy, accumulate);
     }
   }
 }
