@@ -47,7 +47,8 @@ def main():
     failures = []
     for precision, kernel, name in CASES:
         proc = subprocess.run([args.bin, "bench", "--model", model, "--seq-len", str(SEQ), "--precision", precision,
-                               "--fp32-matmul", kernel, "--threads", "1"], capture_output=True, text=True, timeout=300)
+                               "--fp32-matmul", kernel, "--threads", "1", "--repeats", "2"],
+                              capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
             failures.append(f"{precision}/{kernel}: {harness.describe(proc)}")
             continue
