@@ -5,7 +5,10 @@ and returned), on the same safetensors checkpoint attngeom reads. For benchmarki
 
   torch_eager.py --model DIR --seq-len T [--threads 2] [--dtype bf16|fp32]
 
-Prints one JSON line: seconds for the forward, peak RSS.
+Before the timed forward, a short warm-up forward pages in every weight and creates the
+matmul primitives, as attngeom bench's warm-up does. Prints one JSON line: seconds for the
+forward, the part of it spent in the linear layers (the same oneDNN bf16 matmul on AMX that
+attngeom uses) with their FLOPs and TFLOP/s, and the peak RSS.
 """
 import argparse
 import json
@@ -18,6 +21,8 @@ import warnings
 import numpy as np
 import torch
 
+# Enough tokens to touch every weight; far fewer than a timed sequence, so the warm-up is cheap.
+WARMUP_TOKENS = 16
 DTYPES = {"BF16": (np.int16, torch.bfloat16), "F16": (np.float16, torch.float16), "F32": (np.float32, torch.float32)}
 
 
@@ -56,7 +61,22 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def forward(cfg, w, tokens, dtype):
+class LinearLayers:
+    """x @ w^T for every projection, timed: seconds and FLOPs summed over calls."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.flops = 0.0
+
+    def __call__(self, x, weight, dtype):
+        start = time.perf_counter()
+        y = x @ weight.to(dtype).T
+        self.seconds += time.perf_counter() - start
+        self.flops += 2.0 * x.shape[0] * weight.shape[0] * weight.shape[1]
+        return y
+
+
+def forward(cfg, w, tokens, dtype, linear):
     mt = cfg["model_type"]
     hidden, heads = cfg["hidden_size"], cfg["num_attention_heads"]
     kv_heads = cfg.get("num_key_value_heads", heads)
@@ -81,9 +101,9 @@ def forward(cfg, w, tokens, dtype):
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         h = rms_norm(x, w[p + "input_layernorm.weight"], eps, offset)
-        q = (h @ w[p + "self_attn.q_proj.weight"].to(dtype).T).view(t, heads, d).transpose(0, 1)
-        k = (h @ w[p + "self_attn.k_proj.weight"].to(dtype).T).view(t, kv_heads, d).transpose(0, 1)
-        v = (h @ w[p + "self_attn.v_proj.weight"].to(dtype).T).view(t, kv_heads, d).transpose(0, 1)
+        q = linear(h, w[p + "self_attn.q_proj.weight"], dtype).view(t, heads, d).transpose(0, 1)
+        k = linear(h, w[p + "self_attn.k_proj.weight"], dtype).view(t, kv_heads, d).transpose(0, 1)
+        v = linear(h, w[p + "self_attn.v_proj.weight"], dtype).view(t, kv_heads, d).transpose(0, 1)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(heads // kv_heads, dim=0)  # HF repeat_kv
         v = v.repeat_interleave(heads // kv_heads, dim=0)
@@ -91,11 +111,11 @@ def forward(cfg, w, tokens, dtype):
         probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(dtype)
         attentions.append(probs)  # output_attentions=True keeps every layer's [H, T, T]
         o = (probs @ v).transpose(0, 1).reshape(t, heads * d)
-        x = x + o @ w[p + "self_attn.o_proj.weight"].to(dtype).T
+        x = x + linear(o, w[p + "self_attn.o_proj.weight"], dtype)
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps, offset)
-        g = h @ w[p + "mlp.gate_proj.weight"].to(dtype).T
-        u = h @ w[p + "mlp.up_proj.weight"].to(dtype).T
-        x = x + (act(g) * u) @ w[p + "mlp.down_proj.weight"].to(dtype).T
+        g = linear(h, w[p + "mlp.gate_proj.weight"], dtype)
+        u = linear(h, w[p + "mlp.up_proj.weight"], dtype)
+        x = x + linear(act(g) * u, w[p + "mlp.down_proj.weight"], dtype)
     return x, attentions
 
 
@@ -111,12 +131,16 @@ def main():
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
     weights = load_safetensors(args.model)
     tokens = torch.randint(0, cfg["vocab_size"], (args.seq_len,), generator=torch.Generator().manual_seed(7))
+    linear = LinearLayers()
     with torch.inference_mode():
+        forward(cfg, weights, tokens[:WARMUP_TOKENS], dtype, LinearLayers())
         start = time.perf_counter()
-        forward(cfg, weights, tokens, dtype)
+        forward(cfg, weights, tokens, dtype, linear)
         seconds = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "peak_rss_bytes": rss, "dtype": args.dtype, "torch": torch.__version__}))
+    print(json.dumps({"seconds": seconds, "linear_seconds": linear.seconds, "linear_flops": linear.flops,
+                      "linear_tflops": linear.flops / linear.seconds * 1e-12, "peak_rss_bytes": rss,
+                      "dtype": args.dtype, "torch": torch.__version__}))
 
 
 if __name__ == "__main__":
