@@ -55,7 +55,8 @@ def main():
     args = ap.parse_args()
     tokenizer = args.tokenizer or os.path.join(ROOT, "build", "tests", "python", "fixtures", "llama", "tokenizer.model")
     fields = ["preset", "seq_len", "precision", "matmul", "stage", "seconds", "linear_seconds", "attention_seconds",
-              "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_seconds", "torch_eager_linear_seconds", "speedup"]
+              "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_seconds",
+              "torch_eager_linear_seconds", "speedup"]
     rows = []
     for preset in args.presets.split(","):
         model = os.path.join(args.work, preset)

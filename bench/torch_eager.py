@@ -7,8 +7,8 @@ and returned), on the same safetensors checkpoint attngeom reads. For benchmarki
 
 Before the timed forward, a short warm-up forward pages in every weight and creates the
 matmul primitives, as attngeom bench's warm-up does. Prints one JSON line: seconds for the
-forward, the part of it spent in the linear layers (the same oneDNN bf16 matmul on AMX that
-attngeom uses) with their FLOPs and TFLOP/s, and the peak RSS.
+forward, the part of it spent in the linear layers (in bf16, the same oneDNN matmul on AMX
+that attngeom uses) with their FLOPs and TFLOP/s, and the peak RSS.
 """
 import argparse
 import json
