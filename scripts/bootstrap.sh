@@ -7,7 +7,9 @@ purpose="${1:-build}"
 
 packages=(cmake ninja-build g++ pkg-config
   libdnnl-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev
-  libfmt-dev libzstd-dev zlib1g-dev libssl-dev libeigen3-dev)
+  libfmt-dev libzstd-dev zlib1g-dev libssl-dev libeigen3-dev
+  # oneDNN's CMake config looks for OpenCL; libdnnl-dev only recommends it.
+  ocl-icd-opencl-dev)
 # The report inlines Vega-Lite installed with `npm ci` at build time: any npm will do;
 # where there is none, install Debian's (it brings nodejs).
 command -v npm >/dev/null 2>&1 || packages+=(npm)
