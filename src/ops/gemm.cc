@@ -44,17 +44,31 @@ class Fp32Backend final : public LinearBackend {
                y, w.rows);
       return;
     }
-    // Widen a block of output rows at a time, then multiply it into y's columns.
-    const std::int64_t block_rows = std::max<std::int64_t>(1, kWidenBlockElems / w.cols);
-    widened_.resize(static_cast<std::size_t>(std::min(block_rows, w.rows) * w.cols));  // [block, in]
-    for (std::int64_t r0 = 0; r0 < w.rows; r0 += block_rows) {
-      const std::int64_t nr = std::min(block_rows, w.rows - r0);
-      widen_to_f32(w.dtype, w.row(r0), widened_.data(), static_cast<std::size_t>(nr * w.cols));
-      gemm_f32(false, true, rows, nr, w.cols, 1.0f, x, w.cols, widened_.data(), w.cols, 0.0f, y + r0, w.rows);
+    // Widen a block of output rows by input columns, then multiply it into y's columns; a deep
+    // product (in > kBlockCols) adds up its column blocks. Blocks keep their full kBlockRows
+    // rows at any depth: sgemm packs x afresh on every call, and narrower blocks (such as
+    // 381 rows of a 16 MiB full-depth block at in = 11008) took 7% longer in all.
+    const std::int64_t column_blocks = (w.cols + kBlockCols - 1) / kBlockCols;
+    const std::int64_t block_cols = (w.cols + column_blocks - 1) / column_blocks;  // even split
+    const std::size_t element = dtype_size(w.dtype);
+    widened_.resize(static_cast<std::size_t>(std::min(kBlockRows, w.rows) * block_cols));  // [block rows, block cols]
+    for (std::int64_t r0 = 0; r0 < w.rows; r0 += kBlockRows) {
+      const std::int64_t nr = std::min(kBlockRows, w.rows - r0);
+      for (std::int64_t c0 = 0; c0 < w.cols; c0 += block_cols) {
+        const std::int64_t nc = std::min(block_cols, w.cols - c0);
+#pragma omp parallel for schedule(static)
+        for (std::int64_t r = 0; r < nr; ++r) {
+          widen_to_f32(w.dtype, static_cast<const std::uint8_t*>(w.row(r0 + r)) + c0 * element, widened_.data() + r * nc,
+                       static_cast<std::size_t>(nc));
+        }
+        gemm_f32(false, true, rows, nr, nc, 1.0f, x + c0, w.cols, widened_.data(), nc, c0 == 0 ? 0.0f : 1.0f, y + r0,
+                 w.rows);
+      }
     }
   }
 
-  static constexpr std::int64_t kWidenBlockElems = 1 << 22;  // 16 MiB of fp32
+  static constexpr std::int64_t kBlockRows = 1024;
+  static constexpr std::int64_t kBlockCols = 4096;  // with kBlockRows, 16 MiB of fp32
   std::vector<float> widened_;
 };
 
