@@ -1,6 +1,7 @@
 #include <omp.h>
 
 #include "cli/commands.h"
+#include "util/error.h"
 
 namespace attngeom::cli {
 
@@ -16,14 +17,30 @@ void add_precision_options(CLI::App& cmd, PrecisionFlags& flags) {
       ->capture_default_str();
 }
 
+namespace {
+
+// Before any work starts: without it, the first bf16 product would fail mid-run.
+void require_bf16_matmul(const std::string& flag, const std::string& instead) {
+  if (!cpu_has_bf16_matmul()) {
+    throw InputError(flag + ": oneDNN has no bf16 matmul on this CPU (it needs AVX-512); use " + instead);
+  }
+}
+
+}  // namespace
+
 Precision resolve_precision(const std::string& value) {
-  if (value == "bf16") return Precision::kBf16;
+  if (value == "bf16") {
+    require_bf16_matmul("--precision bf16", "--precision fp32 or auto");
+    return Precision::kBf16;
+  }
   if (value == "auto") return cpu_has_amx() ? Precision::kBf16 : Precision::kFp32;
   return Precision::kFp32;
 }
 
 Fp32Matmul resolve_fp32_matmul(const std::string& value) {
-  return value == "bf16x3" ? Fp32Matmul::kBf16x3 : Fp32Matmul::kSgemm;
+  if (value != "bf16x3") return Fp32Matmul::kSgemm;
+  require_bf16_matmul("--fp32-matmul bf16x3", "--fp32-matmul sgemm");
+  return Fp32Matmul::kBf16x3;
 }
 
 std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags) {

@@ -87,5 +87,8 @@ std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32
 
 // Whether oneDNN will use AMX on this CPU (what `--precision auto` keys on).
 bool cpu_has_amx();
+// Whether oneDNN has a bf16 matmul on this CPU at all (AVX-512 or later; emulated without
+// AVX512-BF16): what the bf16 and bf16x3 kernels need.
+bool cpu_has_bf16_matmul();
 
 }  // namespace attngeom

@@ -58,6 +58,21 @@ class Bf16Backend final : public LinearBackend {
 
 bool cpu_has_amx() { return dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx; }
 
+bool cpu_has_bf16_matmul() {
+  // Asked of oneDNN itself: which ISAs carry a bf16 matmul is its business, not a list here.
+  using dnnl::memory;
+  try {
+    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    const memory::desc x({1, 16}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc w({16, 16}, memory::data_type::bf16, memory::format_tag::ba);
+    const memory::desc y({1, 16}, memory::data_type::f32, memory::format_tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(x, w, y), engine);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 std::unique_ptr<LinearBackend> make_bf16_backend() { return std::make_unique<Bf16Backend>(); }
 
 std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32_matmul) {

@@ -38,6 +38,7 @@ class Ctx:
         self.model = os.path.join(fixtures, "llama")  # read only: cases never change a fixture
         self.out = os.path.join(tmp, "run")          # must not exist afterwards unless listed in keep
         self.keep = []                               # existing paths that must stay byte-identical
+        self.env = {}                                # added to the environment of the run
 
     def file(self, name, data):
         path = os.path.join(self.tmp, name)
@@ -45,9 +46,9 @@ class Ctx:
             f.write(data if isinstance(data, bytes) else data.encode())
         return path
 
-    def analyze(self, *flags, data=CORPUS, seq_len="64", num_seqs="2", threads="1"):
+    def analyze(self, *flags, data=CORPUS, seq_len="64", num_seqs="2", threads="1", precision="fp32"):
         return ["analyze", "--model", self.model, "--data", data, "--out", self.out, "--seq-len", seq_len,
-                "--num-seqs", num_seqs, "--precision", "fp32", "--threads", threads, *flags]
+                "--num-seqs", num_seqs, "--precision", precision, "--threads", threads, *flags]
 
     def run_ok(self, *argv):
         proc = subprocess.run([self.bin, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -164,6 +165,19 @@ def analyze_bad_queries(ctx):
 @case
 def analyze_query_beyond_sequence(ctx):
     return ctx.analyze("--queries", "3,64"), ["position 64"], []
+
+
+@case
+def analyze_bf16_on_a_cpu_without_it(ctx):
+    """oneDNN capped at AVX2, as on a CPU without AVX-512: no bf16 matmul exists."""
+    ctx.env = {"ONEDNN_MAX_CPU_ISA": "AVX2"}
+    return ctx.analyze(precision="bf16"), ["--precision bf16: oneDNN has no bf16 matmul"], ["--precision fp32"]
+
+
+@case
+def analyze_bf16x3_on_a_cpu_without_it(ctx):
+    ctx.env = {"ONEDNN_MAX_CPU_ISA": "AVX2"}
+    return ctx.analyze("--fp32-matmul", "bf16x3"), ["--fp32-matmul bf16x3: oneDNN has no bf16 matmul"], ["sgemm"]
 
 
 @case
@@ -382,7 +396,7 @@ def run_case(name, binary, fixtures):
         argv, needles_any, needles_all = CASES[name](ctx)
         before = {p: snapshot(p) for p in ctx.keep}
         proc = subprocess.run([binary, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              timeout=300)
+                              timeout=300, env={**os.environ, **ctx.env})
         err = proc.stderr
         lines = err.rstrip("\n").split("\n") if err.strip() else []
         print(f"case {name}: exit {proc.returncode}; stderr: {err.strip()[:600]!r}")
