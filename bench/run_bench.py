@@ -2,12 +2,14 @@
 """attngeom against a PyTorch eager reference on random-weight checkpoints of real shapes.
 
   bench/run_bench.py --bin build/src/attngeom --work /big/disk/dir [--presets llama2-7b,...]
-                     [--lengths 512,1024,2048] [--precisions bf16,fp32] [--torch] [--out bench/results.csv]
+                     [--lengths 512,1024,2048] [--precisions bf16,fp32] [--torch [--torch-dtype bf16|fp32]]
+                     [--out bench/results.csv]
 
 For each preset it generates (never downloads) a bf16 checkpoint with
 tools/make_random_checkpoint.py, runs `attngeom bench` (forward only, forward + capture,
 full analyze) per length and precision in a fresh process, and, with --torch, the eager
-reference (bench/torch_eager.py, output_attentions semantics) in bf16; then it deletes the
+reference (bench/torch_eager.py, output_attentions semantics) in bf16 (or --torch-dtype
+fp32, the peer of `--precision auto` on a CPU without AMX); then it deletes the
 checkpoint unless --keep. Results go to a CSV; the speed-up column is measured in the same
 run: torch eager seconds / attngeom forward + capture seconds at the same length. The eager
 run's linear-layer seconds are reported too: both sides multiply through the same oneDNN
@@ -49,14 +51,15 @@ def main():
     ap.add_argument("--stages", default="forward,capture,analyze")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--tokenizer", default=None, help="tokenizer.model to copy (default: a fixture's)")
-    ap.add_argument("--torch", action="store_true", help="also time the PyTorch eager reference (bf16)")
+    ap.add_argument("--torch", action="store_true", help="also time the PyTorch eager reference")
+    ap.add_argument("--torch-dtype", default="bf16", choices=["bf16", "fp32"], help="the eager reference's dtype")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--out", default=os.path.join(HERE, "results.csv"))
     args = ap.parse_args()
     tokenizer = args.tokenizer or os.path.join(ROOT, "build", "tests", "python", "fixtures", "llama", "tokenizer.model")
     fields = ["preset", "seq_len", "precision", "matmul", "stage", "seconds", "linear_seconds", "attention_seconds",
-              "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_seconds",
+              "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_dtype", "torch_eager_seconds",
               "torch_eager_linear_seconds", "speedup", "speedup_ceiling"]
     rows = []
     for preset in args.presets.split(","):
@@ -69,7 +72,8 @@ def main():
             eager = None
             if args.torch:
                 eager = run_json([PY, "-B", os.path.join(HERE, "torch_eager.py"), "--model", model, "--seq-len",
-                                  str(seq_len), "--threads", str(args.threads)], args.timeout)
+                                  str(seq_len), "--threads", str(args.threads), "--dtype", args.torch_dtype],
+                                 args.timeout)
                 print(f"{preset} T={seq_len} torch eager: {eager}", flush=True)
             for precision in args.precisions.split(","):
                 result = run_json([args.bin, "bench", "--model", model, "--seq-len", str(seq_len), "--precision",
@@ -90,6 +94,7 @@ def main():
                         "linear_tflops": f"{s['linear_tflops']:.3f}",
                         "peak_rss_gb": f"{result['peak_rss_bytes'] / 2**30:.2f}",
                         "weights_gb": f"{result['weight_bytes'] / 2**30:.2f}",
+                        "torch_eager_dtype": args.torch_dtype if eager else "",
                         "torch_eager_seconds": f"{eager_s:.3f}" if eager_s else (str(eager.get('error')) if eager else ""),
                         "torch_eager_linear_seconds": f"{eager['linear_seconds']:.3f}" if eager_s else "",
                         "speedup": f"{eager_s / s['seconds']:.2f}" if eager_s and stage == "capture" else "",
