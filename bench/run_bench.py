@@ -12,9 +12,10 @@ reference (bench/torch_eager.py, output_attentions semantics) in bf16 (or --torc
 fp32, the peer of `--precision auto` on a CPU without AMX); then it deletes the
 checkpoint unless --keep. Results go to a CSV; the speed-up column is measured in the same
 run: torch eager seconds / attngeom forward + capture seconds at the same length. The eager
-run's linear-layer seconds are reported too: both sides multiply through the same oneDNN
-bf16 matmul, so the speed-up cannot pass eager seconds / attngeom linear seconds (the
-speedup_ceiling column, from the same capture stage).
+run's linear-layer seconds are reported too: in bf16 both sides multiply through the same
+oneDNN bf16 matmul (in fp32, eager goes through the system BLAS), and in either dtype the
+speed-up cannot pass eager seconds / attngeom linear seconds (the speedup_ceiling column,
+from the same capture stage).
 """
 import argparse
 import csv
