@@ -52,6 +52,11 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "attngeom: error: out of memory (try a shorter --seq-len or fewer query rows)\n");
     return 2;
+  } catch (const std::exception& e) {
+    // A library's own failure (oneDNN's dnnl::error, say) that no check foresaw: one line and
+    // the internal-error exit code, rather than std::terminate's abort.
+    std::fprintf(stderr, "attngeom: internal error: %s\n", attngeom::printable_message(e.what()).c_str());
+    return 1;
   }
   return 0;
 }
