@@ -1,7 +1,11 @@
 #include "geometry/profile_fit.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <numbers>
 #include <string>
 
 #include "util/error.h"
@@ -91,6 +95,129 @@ TailFit refine_tail(std::span<const double> row, std::size_t start, double rate,
   return refined.cost <= grid.cost ? refined : grid;
 }
 
+// Eight pairs' worth of doubles, and their bits, for the breakpoint screen.
+constexpr std::size_t kLanes = 8;
+using Doubles = double __attribute__((vector_size(kLanes * sizeof(double))));
+using Words = std::uint64_t __attribute__((vector_size(kLanes * sizeof(double))));
+using SignedWords = std::int64_t __attribute__((vector_size(kLanes * sizeof(double))));
+
+// x = 2^e m with m in [1, 2), lane by lane, for x positive and normal.
+struct BinarySplit {
+  Doubles exponent;  // e
+  Doubles mantissa;  // m
+};
+
+BinarySplit split_binary(const Doubles& x) {
+  constexpr int kMantissaBits = 52;
+  constexpr double kExponentBias = 1023.0;
+  constexpr std::uint64_t kMantissaMask = (std::uint64_t{1} << kMantissaBits) - 1;
+  const Words bits = (Words)x;  // a cast between vector types of one size keeps the bits
+  return {__builtin_convertvector((SignedWords)(bits >> kMantissaBits), Doubles) - kExponentBias,
+          (Doubles)((bits & kMantissaMask) | std::bit_cast<std::uint64_t>(1.0))};
+}
+
+// Two lower bounds of log x = e log 2 + log m. The chord of the concave log m over [1, 2) lies
+// below it by less than 0.061 and needs no division.
+Doubles log_chord_bound(const BinarySplit& x) { return (x.exponent + x.mantissa - 1.0) * std::numbers::ln2; }
+
+// log m = 2 atanh(z) = 2 (z + z^3/3 + z^5/5 + ...) with z = (m - 1) / (m + 1) in [0, 1/3). Every
+// term is >= 0, so the series cut after z^9 lies below log m, by less than
+// 2 z^11 / (11 (1 - z^2)) < 1.2e-6.
+Doubles log_series_bound(const BinarySplit& x) {
+  const Doubles z = (x.mantissa - 1.0) / (x.mantissa + 1.0);
+  const Doubles z2 = z * z;
+  const Doubles series = z * (2.0 + z2 * (2.0 / 3.0 + z2 * (2.0 / 5.0 + z2 * (2.0 / 7.0 + z2 * (2.0 / 9.0)))));
+  return x.exponent * std::numbers::ln2 + series;
+}
+
+// The least lane, by a tree of three shuffles.
+double lane_min(const Doubles& x) {
+  Doubles m = x;
+  Doubles shifted = __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3);
+  m = shifted < m ? shifted : m;
+  shifted = __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5);
+  m = shifted < m ? shifted : m;
+  shifted = __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6);
+  m = shifted < m ? shifted : m;
+  return m[0];
+}
+
+// Reads kLanes doubles from p (unaligned).
+Doubles load(const double* p) {
+  Doubles v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The breakpoints (b1, b2) of least total cost, plateau [1, b1) + oscillation [b1, b2) + tail
+// [b2, M), and among equal costs the first in scan order (b1, then b2, ascending): the
+// exhaustive search's answer. There are O(M^2) pairs, so each group of kLanes b2 is screened
+// first with lower bounds of its costs (the chord, then the series, in place of the log; 1 / n
+// in place of dividing by n); only a pair whose bound may beat the best so far gets its exact
+// cost. The allowances cover the rounding of either side (a few ulp) many times over.
+struct Breakpoints {
+  std::size_t b1 = 0;
+  std::size_t b2 = 0;
+};
+
+template <class PhaseCost>
+Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> tails, std::size_t min_len,
+                             double floor_variance, const PhaseCost& phase_cost) {
+  constexpr double kSseRounding = 1e-14;   // relative to |sum of squares| + s^2 / n
+  constexpr double kCostRounding = 1e-12;  // relative to the sum of the costs' magnitudes
+  const std::size_t keys = tails.size();
+  // Padded copies, so that a group may read kLanes entries past the last b2.
+  std::vector<double> sum(prefix.sum), sum_sq(prefix.sum_sq);  // [M + 1 + kLanes]
+  sum.resize(keys + 1 + kLanes, 0.0);
+  sum_sq.resize(keys + 1 + kLanes, 0.0);
+  std::vector<double> tail_cost(keys + kLanes, 0.0);  // [M + kLanes]
+  for (std::size_t b2 = 0; b2 < keys; ++b2) tail_cost[b2] = tails[b2].cost;
+  std::vector<double> reciprocal(keys + kLanes, 0.0);  // [M + kLanes] 1 / n, rounded
+  for (std::size_t n = 1; n < reciprocal.size(); ++n) reciprocal[n] = 1.0 / static_cast<double>(n);
+  const Doubles lane_index = {0, 1, 2, 3, 4, 5, 6, 7};
+  const Doubles log_floor = Doubles{} + std::log(floor_variance);
+  const Doubles beyond = Doubles{} + std::numeric_limits<double>::infinity();
+  const auto magnitude = [](const Doubles& x) { return x < 0.0 ? -x : x; };
+
+  Breakpoints found;
+  double best = std::numeric_limits<double>::infinity();
+  const std::size_t end = keys - min_len + 1;  // b2 < end
+  for (std::size_t b1 = 1 + min_len; b1 + 2 * min_len <= keys; ++b1) {
+    const double plateau = phase_cost(static_cast<double>(b1 - 1), prefix.sse(1, b1));
+    for (std::size_t b2 = b1 + min_len; b2 < end; b2 += kLanes) {
+      // Lane k is the pair (b1, b2 + k), n = b2 + k - b1 keys in the oscillation.
+      const Doubles n = static_cast<double>(b2 - b1) + lane_index;
+      const Doubles inverse_n = load(reciprocal.data() + (b2 - b1));
+      const Doubles s = load(sum.data() + b2) - sum[b1];
+      const Doubles squares = load(sum_sq.data() + b2) - sum_sq[b1];
+      const Doubles mean_square = s * s * inverse_n;
+      const Doubles sse_low = squares - mean_square - kSseRounding * (magnitude(squares) + mean_square);
+      const Doubles variance_low = sse_low * inverse_n * (1.0 - kSseRounding);
+      const Doubles tail = load(tail_cost.data() + b2);
+      const BinarySplit split = split_binary(variance_low);
+      const auto lower_cost = [&](const Doubles& log_low) {
+        const Doubles oscillation = n * (variance_low > floor_variance ? log_low : log_floor);
+        const Doubles lower = plateau + oscillation + tail -
+                              kCostRounding * (std::abs(plateau) + magnitude(oscillation) + magnitude(tail));
+        return static_cast<double>(b2) + lane_index < static_cast<double>(end) ? lower : beyond;
+      };
+      if (!(lane_min(lower_cost(log_chord_bound(split))) < best)) continue;
+      const Doubles lower = lower_cost(log_series_bound(split));
+      if (!(lane_min(lower) < best)) continue;
+      for (std::size_t k = 0; k < kLanes; ++k) {
+        if (!(lower[k] < best)) continue;
+        const std::size_t pair_b2 = b2 + k;
+        const double cost = plateau + phase_cost(static_cast<double>(pair_b2 - b1), prefix.sse(b1, pair_b2)) + tails[pair_b2].cost;
+        if (cost < best) {
+          best = cost;
+          found = {b1, pair_b2};
+        }
+      }
+    }
+  }
+  return found;
+}
+
 void check_options(const FourPhaseFitOptions& o) {
   if (o.min_phase_length < 1) throw InputError("four-phase fit: min_phase_length must be >= 1");
   if (!(o.min_recency_rate > 0.0) || !(o.max_recency_rate > o.min_recency_rate) || o.recency_rate_points < 2) {
@@ -136,21 +263,11 @@ FourPhaseFit fit_four_phase(std::span<const double> row, const FourPhaseFitOptio
     }
   }
 
-  double best = std::numeric_limits<double>::infinity();
-  for (std::size_t b1 = 1 + min_len; b1 + 2 * min_len <= keys; ++b1) {
-    const double plateau = phase_cost(static_cast<double>(b1 - 1), prefix.sse(1, b1));
-    for (std::size_t b2 = b1 + min_len; b2 + min_len <= keys; ++b2) {
-      const double cost = plateau + phase_cost(static_cast<double>(b2 - b1), prefix.sse(b1, b2)) + tails[b2].cost;
-      if (cost < best) {
-        best = cost;
-        fit.oscillation_start = b1;
-        fit.recency_start = b2;
-      }
-    }
-  }
-
-  const std::size_t b1 = fit.oscillation_start;
-  const std::size_t b2 = fit.recency_start;
+  const Breakpoints breakpoints = best_breakpoints(prefix, tails, min_len, floor_variance, phase_cost);
+  const std::size_t b1 = breakpoints.b1;
+  const std::size_t b2 = breakpoints.b2;
+  fit.oscillation_start = b1;
+  fit.recency_start = b2;
   // The breakpoints come from the rate grid; the chosen tail's rate is then refined.
   const TailFit tail = refine_tail(row, b2, tails[b2].rate, std::exp(step));
   fit.fitted = true;
