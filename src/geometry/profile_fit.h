@@ -7,8 +7,9 @@
 // The breakpoints maximise a Gaussian change-point likelihood: each phase costs
 // n_phase * log(residual variance), so phases are told apart by a change of level or of spread
 // (a flat plateau and an oscillation band at the same mean still split). Exhaustive over
-// (b1, b2) with prefix sums: O(M^2 + M * rate grid); the chosen tail's rate is then refined
-// between grid points by golden section.
+// (b1, b2) with prefix sums: O(M^2 + M * rate grid), most pairs ruled out by a cheap lower
+// bound of their cost; the chosen tail's rate is then refined between grid points by golden
+// section.
 #include <cstddef>
 #include <span>
 #include <vector>
