@@ -101,33 +101,36 @@ using Doubles = double __attribute__((vector_size(kLanes * sizeof(double))));
 using Words = std::uint64_t __attribute__((vector_size(kLanes * sizeof(double))));
 using SignedWords = std::int64_t __attribute__((vector_size(kLanes * sizeof(double))));
 
+// Vectors pass and return by reference below: by value they would change the ABI on CPUs
+// without AVX-512 (-Wpsabi).
+
 // x = 2^e m with m in [1, 2), lane by lane, for x positive and normal.
 struct BinarySplit {
   Doubles exponent;  // e
   Doubles mantissa;  // m
 };
 
-BinarySplit split_binary(const Doubles& x) {
+void split_binary(const Doubles& x, BinarySplit& out) {
   constexpr int kMantissaBits = 52;
   constexpr double kExponentBias = 1023.0;
   constexpr std::uint64_t kMantissaMask = (std::uint64_t{1} << kMantissaBits) - 1;
   const Words bits = (Words)x;  // a cast between vector types of one size keeps the bits
-  return {__builtin_convertvector((SignedWords)(bits >> kMantissaBits), Doubles) - kExponentBias,
-          (Doubles)((bits & kMantissaMask) | std::bit_cast<std::uint64_t>(1.0))};
+  out.exponent = __builtin_convertvector((SignedWords)(bits >> kMantissaBits), Doubles) - kExponentBias;
+  out.mantissa = (Doubles)((bits & kMantissaMask) | std::bit_cast<std::uint64_t>(1.0));
 }
 
 // Two lower bounds of log x = e log 2 + log m. The chord of the concave log m over [1, 2) lies
 // below it by less than 0.061 and needs no division.
-Doubles log_chord_bound(const BinarySplit& x) { return (x.exponent + x.mantissa - 1.0) * std::numbers::ln2; }
+void log_chord_bound(const BinarySplit& x, Doubles& out) { out = (x.exponent + x.mantissa - 1.0) * std::numbers::ln2; }
 
 // log m = 2 atanh(z) = 2 (z + z^3/3 + z^5/5 + ...) with z = (m - 1) / (m + 1) in [0, 1/3). Every
 // term is >= 0, so the series cut after z^9 lies below log m, by less than
 // 2 z^11 / (11 (1 - z^2)) < 1.2e-6.
-Doubles log_series_bound(const BinarySplit& x) {
+void log_series_bound(const BinarySplit& x, Doubles& out) {
   const Doubles z = (x.mantissa - 1.0) / (x.mantissa + 1.0);
   const Doubles z2 = z * z;
   const Doubles series = z * (2.0 + z2 * (2.0 / 3.0 + z2 * (2.0 / 5.0 + z2 * (2.0 / 7.0 + z2 * (2.0 / 9.0)))));
-  return x.exponent * std::numbers::ln2 + series;
+  out = x.exponent * std::numbers::ln2 + series;
 }
 
 // The least lane, by a tree of three shuffles.
@@ -143,11 +146,7 @@ double lane_min(const Doubles& x) {
 }
 
 // Reads kLanes doubles from p (unaligned).
-Doubles load(const double* p) {
-  Doubles v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
+void load(const double* p, Doubles& out) { std::memcpy(&out, p, sizeof out); }
 
 // The breakpoints (b1, b2) of least total cost, plateau [1, b1) + oscillation [b1, b2) + tail
 // [b2, M), and among equal costs the first in scan order (b1, then b2, ascending): the
@@ -177,7 +176,6 @@ Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> 
   const Doubles lane_index = {0, 1, 2, 3, 4, 5, 6, 7};
   const Doubles log_floor = Doubles{} + std::log(floor_variance);
   const Doubles beyond = Doubles{} + std::numeric_limits<double>::infinity();
-  const auto magnitude = [](const Doubles& x) { return x < 0.0 ? -x : x; };
 
   Breakpoints found;
   double best = std::numeric_limits<double>::infinity();
@@ -187,22 +185,31 @@ Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> 
     for (std::size_t b2 = b1 + min_len; b2 < end; b2 += kLanes) {
       // Lane k is the pair (b1, b2 + k), n = b2 + k - b1 keys in the oscillation.
       const Doubles n = static_cast<double>(b2 - b1) + lane_index;
-      const Doubles inverse_n = load(reciprocal.data() + (b2 - b1));
-      const Doubles s = load(sum.data() + b2) - sum[b1];
-      const Doubles squares = load(sum_sq.data() + b2) - sum_sq[b1];
+      Doubles inverse_n, s, squares, tail;
+      load(reciprocal.data() + (b2 - b1), inverse_n);
+      load(sum.data() + b2, s);
+      load(sum_sq.data() + b2, squares);
+      load(tail_cost.data() + b2, tail);
+      s -= sum[b1];
+      squares -= sum_sq[b1];
       const Doubles mean_square = s * s * inverse_n;
-      const Doubles sse_low = squares - mean_square - kSseRounding * (magnitude(squares) + mean_square);
+      const Doubles sse_low = squares - mean_square - kSseRounding * ((squares < 0.0 ? -squares : squares) + mean_square);
       const Doubles variance_low = sse_low * inverse_n * (1.0 - kSseRounding);
-      const Doubles tail = load(tail_cost.data() + b2);
-      const BinarySplit split = split_binary(variance_low);
-      const auto lower_cost = [&](const Doubles& log_low) {
-        const Doubles oscillation = n * (variance_low > floor_variance ? log_low : log_floor);
-        const Doubles lower = plateau + oscillation + tail -
-                              kCostRounding * (std::abs(plateau) + magnitude(oscillation) + magnitude(tail));
-        return static_cast<double>(b2) + lane_index < static_cast<double>(end) ? lower : beyond;
+      BinarySplit split;
+      split_binary(variance_low, split);
+      const Doubles fixed = plateau + tail;  // the terms without a log
+      const Doubles fixed_magnitude = std::abs(plateau) + (tail < 0.0 ? -tail : tail);
+      const Doubles in_range = static_cast<double>(b2) + lane_index < static_cast<double>(end) ? fixed : beyond;
+      Doubles log_low, oscillation, lower;
+      const auto bound_lower = [&] {
+        oscillation = n * (variance_low > floor_variance ? log_low : log_floor);
+        lower = in_range + oscillation - kCostRounding * (fixed_magnitude + (oscillation < 0.0 ? -oscillation : oscillation));
       };
-      if (!(lane_min(lower_cost(log_chord_bound(split))) < best)) continue;
-      const Doubles lower = lower_cost(log_series_bound(split));
+      log_chord_bound(split, log_low);
+      bound_lower();
+      if (!(lane_min(lower) < best)) continue;
+      log_series_bound(split, log_low);
+      bound_lower();
       if (!(lane_min(lower) < best)) continue;
       for (std::size_t k = 0; k < kLanes; ++k) {
         if (!(lower[k] < best)) continue;
