@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 
 #include "ops/elementwise.h"
 #include "ops/gemm.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 namespace attngeom {
 
@@ -110,14 +110,14 @@ void causal_attention(const AttentionShape& s, const float* q, const float* k, c
     bf16 = &scratch.bf16;
   }
   const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * s.head_dim;
-  std::exception_ptr sink_error;
   const int group = s.heads / s.kv_heads;
 
   // Heads are taken one of every kv group first, then the second of each, and so on, so that
   // threads starting together read different kv heads: a sink that shares work within a
-  // group (analyze's value geometry) then seldom waits for another thread.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (int turn = 0; turn < s.heads; ++turn) {
+  // group (analyze's value geometry) then seldom waits for another thread. A sink's
+  // exception is rethrown once every head has run.
+  parallel_for_each(static_cast<std::size_t>(s.heads), [&](std::size_t turn_index) {
+    const int turn = static_cast<int>(turn_index);
     const int head = (turn % s.kv_heads) * group + turn / s.kv_heads;
     const auto t = static_cast<std::size_t>(omp_get_thread_num());
     float* scores = scratch.scores.data() + t * AttentionScratch::kBlockRows * static_cast<std::size_t>(s.seq);
@@ -125,15 +125,7 @@ void causal_attention(const AttentionShape& s, const float* q, const float* k, c
     const int topn = head_topn.empty() ? 0 : head_topn[static_cast<std::size_t>(head)];
     int* order = topn > 0 ? scratch.order.data() + t * static_cast<std::size_t>(s.seq) : nullptr;
     attend_one_head(s, head, q, k, v, out, capture_rows, topn, scores, captured, order, bf16, static_cast<int>(t));
-    if (!capture_rows.empty() && sink) {
-      // An exception must not escape an OpenMP region: keep the first, rethrow after.
-      try {
-        sink(head, captured);
-      } catch (...) {
-#pragma omp critical(attention_sink_error)
-        if (!sink_error) sink_error = std::current_exception();
-      }
-    }
+    if (!capture_rows.empty() && sink) sink(head, captured);
     if (!head_gate.empty() && head_gate[static_cast<std::size_t>(head)] != 1.0f) {
       const float gate = head_gate[static_cast<std::size_t>(head)];
       for (int i = 0; i < s.seq; ++i) {
@@ -141,8 +133,7 @@ void causal_attention(const AttentionShape& s, const float* q, const float* k, c
         for (int j = 0; j < s.head_dim; ++j) o[j] *= gate;
       }
     }
-  }
-  if (sink_error) std::rethrow_exception(sink_error);
+  });
 }
 
 }  // namespace attngeom

@@ -5,9 +5,10 @@
 
 namespace attngeom {
 
-// Runs body(i) for every i in [0, count), one index at a time per thread (items of uneven
-// cost balance). An exception must not escape an OpenMP region: the first one thrown is kept
-// and rethrown here once every item has run.
+// Runs body(i) for every i in [0, count) on the current OpenMP team size, one index at a time
+// per thread (items of uneven cost balance); omp_get_thread_num() inside body names the
+// worker. An exception must not escape an OpenMP region: the first one thrown is kept and
+// rethrown here once every item has run.
 template <class Body>
 void parallel_for_each(std::size_t count, const Body& body) {
   std::exception_ptr first_error;
