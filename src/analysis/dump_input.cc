@@ -10,6 +10,7 @@
 #include "util/error.h"
 #include "util/machine.h"
 #include "util/mapped_file.h"
+#include "util/parallel.h"
 #include "util/sha256.h"
 
 namespace attngeom {
@@ -130,10 +131,9 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
     for (int l = 0; l < shape.layers; ++l) {
       analyzer.on_values(l, d.values[static_cast<std::size_t>(l)].data());
       const std::size_t head_block = d.query_positions.size() * seq_len;
-#pragma omp parallel for schedule(dynamic, 1)
-      for (int h = 0; h < shape.heads; ++h) {
-        analyzer.on_attention(l, h, d.attn[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(h) * head_block);
-      }
+      parallel_for_each(static_cast<std::size_t>(shape.heads), [&](std::size_t h) {
+        analyzer.on_attention(l, static_cast<int>(h), d.attn[static_cast<std::size_t>(l)].data() + h * head_block);
+      });
     }
     write_record(record_path(run_dir.records_dir(), i), schema, analyzer.record());
   }
