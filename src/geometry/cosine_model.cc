@@ -71,7 +71,6 @@ struct Candidate {
   float screened;
 };
 
-using Doubles = double __attribute__((vector_size(kLanes / 2 * sizeof(double))));
 constexpr Lanes kLaneIndex = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
 // |delta| of one screened pair; 0 where the partner is undefined (mask 0).
@@ -146,7 +145,7 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
 
   std::vector<float> tile(kTile * kTile);  // [kTile, kTile]
   std::vector<Candidate> candidates;
-  Doubles sum_sq_low{}, sum_sq_high{};  // lanes 0..7 and 8..15 of the sums of squares
+  DoubleLanes sum_sq_low{}, sum_sq_high{};  // lanes 0..7 and 8..15 of the sums of squares
   float screened_max = 0.0f;
   const bool masked = defined < keys;
   for (std::size_t i0 = 0; i0 < keys; i0 += kTile) {
@@ -172,9 +171,9 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
         } else {
           screen_row<false>(products_row, c, c_offset, m, first, last, max, sq_sum);
         }
-        sum_sq_low += __builtin_convertvector(__builtin_shufflevector(sq_sum, sq_sum, 0, 1, 2, 3, 4, 5, 6, 7), Doubles);
+        sum_sq_low += __builtin_convertvector(__builtin_shufflevector(sq_sum, sq_sum, 0, 1, 2, 3, 4, 5, 6, 7), DoubleLanes);
         sum_sq_high +=
-            __builtin_convertvector(__builtin_shufflevector(sq_sum, sq_sum, 8, 9, 10, 11, 12, 13, 14, 15), Doubles);
+            __builtin_convertvector(__builtin_shufflevector(sq_sum, sq_sum, 8, 9, 10, 11, 12, 13, 14, 15), DoubleLanes);
         const float row_max = lane_max(max);
         if (row_max < screened_max - slack) continue;
         screened_max = std::max(screened_max, row_max);
@@ -189,7 +188,7 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
     }
   }
   double sum_sq = 0.0;
-  for (std::size_t w = 0; w < kLanes / 2; ++w) sum_sq += sum_sq_low[w] + sum_sq_high[w];
+  for (std::size_t w = 0; w < kDoubleLanes; ++w) sum_sq += sum_sq_low[w] + sum_sq_high[w];
   std::vector<double> u(dim), v(dim);  // [d] the candidate pair's unit vectors in double
   for (const Candidate& candidate : candidates) {
     if (candidate.screened < screened_max - slack) continue;

@@ -8,17 +8,20 @@
 #include <numbers>
 #include <string>
 
+#include "geometry/simd_lanes.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
 namespace {
 
-// Sums of y and y^2 over [0, i), for constant fits of any range in O(1).
+// Sums of y and y^2 over [0, i), for constant fits of any range in O(1); `padding` zeros
+// past the end let a vector read run past the last index.
 struct PrefixSums {
-  std::vector<double> sum;     // [M + 1]
-  std::vector<double> sum_sq;  // [M + 1]
+  std::vector<double> sum;     // [M + 1 + padding]
+  std::vector<double> sum_sq;  // [M + 1 + padding]
 
-  explicit PrefixSums(std::span<const double> y) : sum(y.size() + 1, 0.0), sum_sq(y.size() + 1, 0.0) {
+  PrefixSums(std::span<const double> y, std::size_t padding)
+      : sum(y.size() + 1 + padding, 0.0), sum_sq(y.size() + 1 + padding, 0.0) {
     for (std::size_t i = 0; i < y.size(); ++i) {
       sum[i + 1] = sum[i] + y[i];
       sum_sq[i + 1] = sum_sq[i] + y[i] * y[i];
@@ -95,11 +98,10 @@ TailFit refine_tail(std::span<const double> row, std::size_t start, double rate,
   return refined.cost <= grid.cost ? refined : grid;
 }
 
-// Eight pairs' worth of doubles, and their bits, for the breakpoint screen.
-constexpr std::size_t kLanes = 8;
-using Doubles = double __attribute__((vector_size(kLanes * sizeof(double))));
-using Words = std::uint64_t __attribute__((vector_size(kLanes * sizeof(double))));
-using SignedWords = std::int64_t __attribute__((vector_size(kLanes * sizeof(double))));
+// The breakpoint screen's pairs, kDoubleLanes at a time, and their bits.
+using Doubles = DoubleLanes;
+using Words = std::uint64_t __attribute__((vector_size(sizeof(Doubles))));
+using SignedWords = std::int64_t __attribute__((vector_size(sizeof(Doubles))));
 
 // Vectors pass and return by reference below: by value they would change the ABI on CPUs
 // without AVX-512 (-Wpsabi).
@@ -133,6 +135,8 @@ void log_series_bound(const BinarySplit& x, Doubles& out) {
   out = x.exponent * std::numbers::ln2 + series;
 }
 
+static_assert(kDoubleLanes == 8, "lane_min and the lane indices below are written for eight doubles");
+
 // The least lane, by a tree of three shuffles.
 double lane_min(const Doubles& x) {
   Doubles m = x;
@@ -145,12 +149,12 @@ double lane_min(const Doubles& x) {
   return m[0];
 }
 
-// Reads kLanes doubles from p (unaligned).
+// Reads kDoubleLanes doubles from p (unaligned).
 void load(const double* p, Doubles& out) { std::memcpy(&out, p, sizeof out); }
 
 // The breakpoints (b1, b2) of least total cost, plateau [1, b1) + oscillation [b1, b2) + tail
 // [b2, M), and among equal costs the first in scan order (b1, then b2, ascending): the
-// exhaustive search's answer. There are O(M^2) pairs, so each group of kLanes b2 is screened
+// exhaustive search's answer. There are O(M^2) pairs, so each group of kDoubleLanes b2 is screened
 // first with lower bounds of its costs (the chord, then the series, in place of the log; 1 / n
 // in place of dividing by n); only a pair whose bound may beat the best so far gets its exact
 // cost. The allowances cover the rounding of either side (a few ulp) many times over.
@@ -165,13 +169,10 @@ Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> 
   constexpr double kSseRounding = 1e-14;   // relative to |sum of squares| + s^2 / n
   constexpr double kCostRounding = 1e-12;  // relative to the sum of the costs' magnitudes
   const std::size_t keys = tails.size();
-  // Padded copies, so that a group may read kLanes entries past the last b2.
-  std::vector<double> sum(prefix.sum), sum_sq(prefix.sum_sq);  // [M + 1 + kLanes]
-  sum.resize(keys + 1 + kLanes, 0.0);
-  sum_sq.resize(keys + 1 + kLanes, 0.0);
-  std::vector<double> tail_cost(keys + kLanes, 0.0);  // [M + kLanes]
+  // prefix is padded, and so are these, for a group's read of kDoubleLanes entries past the last b2.
+  std::vector<double> tail_cost(keys + kDoubleLanes, 0.0);  // [M + kDoubleLanes]
   for (std::size_t b2 = 0; b2 < keys; ++b2) tail_cost[b2] = tails[b2].cost;
-  std::vector<double> reciprocal(keys + kLanes, 0.0);  // [M + kLanes] 1 / n, rounded
+  std::vector<double> reciprocal(keys + kDoubleLanes, 0.0);  // [M + kDoubleLanes] 1 / n, rounded
   for (std::size_t n = 1; n < reciprocal.size(); ++n) reciprocal[n] = 1.0 / static_cast<double>(n);
   const Doubles lane_index = {0, 1, 2, 3, 4, 5, 6, 7};
   const Doubles log_floor = Doubles{} + std::log(floor_variance);
@@ -182,16 +183,16 @@ Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> 
   const std::size_t end = keys - min_len + 1;  // b2 < end
   for (std::size_t b1 = 1 + min_len; b1 + 2 * min_len <= keys; ++b1) {
     const double plateau = phase_cost(static_cast<double>(b1 - 1), prefix.sse(1, b1));
-    for (std::size_t b2 = b1 + min_len; b2 < end; b2 += kLanes) {
+    for (std::size_t b2 = b1 + min_len; b2 < end; b2 += kDoubleLanes) {
       // Lane k is the pair (b1, b2 + k), n = b2 + k - b1 keys in the oscillation.
       const Doubles n = static_cast<double>(b2 - b1) + lane_index;
       Doubles inverse_n, s, squares, tail;
       load(reciprocal.data() + (b2 - b1), inverse_n);
-      load(sum.data() + b2, s);
-      load(sum_sq.data() + b2, squares);
+      load(prefix.sum.data() + b2, s);
+      load(prefix.sum_sq.data() + b2, squares);
       load(tail_cost.data() + b2, tail);
-      s -= sum[b1];
-      squares -= sum_sq[b1];
+      s -= prefix.sum[b1];
+      squares -= prefix.sum_sq[b1];
       const Doubles mean_square = s * s * inverse_n;
       const Doubles sse_low = squares - mean_square - kSseRounding * ((squares < 0.0 ? -squares : squares) + mean_square);
       const Doubles variance_low = sse_low * inverse_n * (1.0 - kSseRounding);
@@ -211,7 +212,7 @@ Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> 
       log_series_bound(split, log_low);
       bound_lower();
       if (!(lane_min(lower) < best)) continue;
-      for (std::size_t k = 0; k < kLanes; ++k) {
+      for (std::size_t k = 0; k < kDoubleLanes; ++k) {
         if (!(lower[k] < best)) continue;
         const std::size_t pair_b2 = b2 + k;
         const double cost = plateau + phase_cost(static_cast<double>(pair_b2 - b1), prefix.sse(b1, pair_b2)) + tails[pair_b2].cost;
@@ -245,7 +246,7 @@ FourPhaseFit fit_four_phase(std::span<const double> row, const FourPhaseFitOptio
   const std::size_t min_len = options.min_phase_length;
   if (keys < 1 + 3 * min_len) return fit;
   const double last = static_cast<double>(keys - 1);  // L
-  const PrefixSums prefix(row);
+  const PrefixSums prefix(row, kDoubleLanes);
 
   // Variance floor, relative to the spread of the whole row after the sink.
   const double floor_variance =
