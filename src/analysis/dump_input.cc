@@ -123,7 +123,7 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
                                    {"stats_seed", s.aggregate.seed}};
   const RunDir run_dir(s.out, settings, s.mode);
 
-  SequenceAnalyzer analyzer(shape, schema, s.row, Precision::kFp32);  // the fp32 screen: dumps are for checking
+  SequenceAnalyzer analyzer(shape, schema, s.row);
   for (std::size_t i = 0; i < dumps.size(); ++i) {
     if (run_dir.has_record(i)) continue;
     const Dump& d = dumps[i];

@@ -159,7 +159,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
 
   const std::vector<std::size_t>& mine = plan.mine;
   Transformer model(c, in.checkpoint.weights(), *backend);
-  SequenceAnalyzer analyzer(c, schema, s.row, backend->precision());
+  SequenceAnalyzer analyzer(c, schema, s.row);
   ForwardRequest request;
   for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
   request.capture_rows = plan.rows;

@@ -2,18 +2,18 @@
 
 #include <algorithm>
 
-#include "analysis/bf16_pair_products.h"
+#include "analysis/int8_pair_products.h"
 #include "analysis/row_fields.h"
 #include "util/error.h"
 
 namespace attngeom {
 
 SequenceAnalyzer::SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema,
-                                   const geometry::RowAnalysisOptions& options, Precision precision)
+                                   const geometry::RowAnalysisOptions& options)
     : config_(config), schema_(schema), options_(options) {
-  if (precision == Precision::kBf16 && cpu_has_amx() && options_.pair_products == nullptr) {
-    pair_products_ = make_bf16_pair_products(static_cast<std::size_t>(config.head_dim));
-    options_.pair_products = pair_products_.get();
+  if (options_.pair_products == nullptr) {
+    pair_products_ = make_int8_pair_products(static_cast<std::size_t>(config.head_dim));
+    options_.pair_products = pair_products_.get();  // stays null (fp32) without int8 dot products
   }
 }
 

@@ -12,16 +12,15 @@
 #include "geometry/row_analysis.h"
 #include "model/config.h"
 #include "model/observer.h"
-#include "ops/gemm.h"
 
 namespace attngeom {
 
 class SequenceAnalyzer final : public ForwardObserver {
  public:
-  // bf16 runs on an AMX CPU screen the bounds' cosine deviations in bf16 (bf16_pair_products.h)
-  // unless options already name a kernel; fp32 runs keep the fp32 screen.
-  SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema, const geometry::RowAnalysisOptions& options,
-                   Precision precision);
+  // The bounds' maximum cosine deviation is screened in int8 (int8_pair_products.h) unless
+  // options already name a kernel or the CPU has no int8 dot products; the outputs are the
+  // same with any kernel.
+  SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema, const geometry::RowAnalysisOptions& options);
 
   // Prepares the record for one sequence; `rows` are the ascending captured query positions.
   void begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows);

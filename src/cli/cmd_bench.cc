@@ -132,7 +132,7 @@ void add_bench_command(CLI::App& app) {
     for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
     request.capture_rows = {f->seq_len - 1};
     const RecordSchema schema = make_record_schema(static_cast<std::size_t>(f->seq_len), false);
-    SequenceAnalyzer analyzer(c, schema, geometry::RowAnalysisOptions{}, backend.precision());
+    SequenceAnalyzer analyzer(c, schema, geometry::RowAnalysisOptions{});
     CopyingObserver copier(c, f->seq_len, 1);
 
     nlohmann::json out = {{"model", f->model_dir}, {"seq_len", f->seq_len},

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "geometry/deviation_sums.h"
 #include "geometry/simd_lanes.h"
 #include "util/error.h"
 
@@ -79,17 +80,16 @@ float screened_magnitude(float product, float model, float mask) {
   return delta < 0.0f ? -delta : delta;
 }
 
-// The screened |delta| of one tile row's pairs, columns first..last-1, into lane-wise maxima
-// and sums of squares. Column b reads products[b], model[model_offset + b] and mask[b],
-// kLanes at a time from the aligned column at or before first to the one past last: lanes
-// outside the stretch read padding and are zeroed, so the row needs no scalar ends, and the
-// lanes are only reduced once per row. Each lane's float sum has at most kTile / kLanes
-// terms. Masked is false when every vector of the row is defined (the mask is all ones
+// The screened |delta| of one tile row's pairs, columns first..last-1, into lane-wise maxima.
+// Column b reads products[b], model[model_offset + b] and mask[b], kLanes at a time from the
+// aligned column at or before first to the one past last: lanes outside the stretch read
+// padding and are zeroed, so the row needs no scalar ends, and the lanes are only reduced
+// once per row. Masked is false when every vector of the row is defined (the mask is all ones
 // then). Vectors pass by reference: by value they would change the ABI on CPUs without
 // AVX-512 (-Wpsabi).
 template <bool Masked>
 void screen_row(const float* products, const float* model, std::ptrdiff_t model_offset, const float* mask,
-                std::size_t first, std::size_t last, Lanes& max, Lanes& sq_sum) {
+                std::size_t first, std::size_t last, Lanes& max) {
   const auto begin = static_cast<float>(first), end = static_cast<float>(last);
   const std::size_t start = first / kLanes * kLanes;
   Lanes column = static_cast<float>(start) + kLaneIndex;  // exact: columns < kTile
@@ -101,7 +101,6 @@ void screen_row(const float* products, const float* model, std::ptrdiff_t model_
     const Lanes delta = (column >= begin) & (column < end) ? (product - c) * m : Lanes{};
     const Lanes magnitude = delta < 0.0f ? -delta : delta;
     max = magnitude > max ? magnitude : max;
-    sq_sum += magnitude * magnitude;
   }
 }
 
@@ -134,7 +133,7 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
 
   const std::unique_ptr<LoadedUnits> loaded = products.load(units.rounded, keys, dim);
   // Screened deltas also round the model cosine to float (u) and the difference (u, relative).
-  const double slack = 2.0 * (products.error_bound(dim) + 0x1p-22);
+  const double slack = 2.0 * (loaded->error_bound() + 0x1p-22);
   // Tables padded for whole vectors: kLanes lags before lag 0 and kTile past the last key.
   const std::vector<double> by_lag = model.content_cosine_by_lag(keys);
   std::vector<float> model_by_lag(kLanes + keys + kTile, 0.0f);  // [kLanes + M + kTile] c by lag from kLanes
@@ -145,7 +144,6 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
 
   std::vector<float> tile(kTile * kTile);  // [kTile, kTile]
   std::vector<Candidate> candidates;
-  DoubleLanes sum_sq_low{}, sum_sq_high{};  // lanes 0..7 and 8..15 of the sums of squares
   float screened_max = 0.0f;
   const bool masked = defined < keys;
   for (std::size_t i0 = 0; i0 < keys; i0 += kTile) {
@@ -165,15 +163,12 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
             i == 0 ? 0 : static_cast<std::ptrdiff_t>(kLanes + j0) - static_cast<std::ptrdiff_t>(i);
         const float* m = mask.data() + j0;
         const float* products_row = tile.data() + a * kTile;
-        Lanes max{}, sq_sum{};
+        Lanes max{};
         if (masked) {
-          screen_row<true>(products_row, c, c_offset, m, first, last, max, sq_sum);
+          screen_row<true>(products_row, c, c_offset, m, first, last, max);
         } else {
-          screen_row<false>(products_row, c, c_offset, m, first, last, max, sq_sum);
+          screen_row<false>(products_row, c, c_offset, m, first, last, max);
         }
-        sum_sq_low += __builtin_convertvector(__builtin_shufflevector(sq_sum, sq_sum, 0, 1, 2, 3, 4, 5, 6, 7), DoubleLanes);
-        sum_sq_high +=
-            __builtin_convertvector(__builtin_shufflevector(sq_sum, sq_sum, 8, 9, 10, 11, 12, 13, 14, 15), DoubleLanes);
         const float row_max = lane_max(max);
         if (row_max < screened_max - slack) continue;
         screened_max = std::max(screened_max, row_max);
@@ -187,8 +182,6 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
       }
     }
   }
-  double sum_sq = 0.0;
-  for (std::size_t w = 0; w < kDoubleLanes; ++w) sum_sq += sum_sq_low[w] + sum_sq_high[w];
   std::vector<double> u(dim), v(dim);  // [d] the candidate pair's unit vectors in double
   for (const Candidate& candidate : candidates) {
     if (candidate.screened < screened_max - slack) continue;
@@ -198,7 +191,7 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
     for (std::size_t t = 0; t < dim; ++t) cosine += u[t] * v[t];
     out.max_abs = std::max(out.max_abs, std::abs(cosine - model.cosine(candidate.i, candidate.l)));
   }
-  out.sigma2 = static_cast<double>(dim) * sum_sq / static_cast<double>(out.pairs);
+  out.sigma2 = static_cast<double>(dim) * deviation_square_sum(units, model) / static_cast<double>(out.pairs);
   return out;
 }
 

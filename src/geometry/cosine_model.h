@@ -34,13 +34,12 @@ struct CosineDeviation {
 // gram: the row's Gram matrix (row_gram), so all M(M-1)/2 cosines cost O(M^2).
 CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, const CosineModel& model);
 
-// The same without a double Gram: every pair's cosine comes from `products` tile by tile
-// (O(M^2 d) at the kernel's speed, O(kTile^2) memory). max_abs is exact: each pair whose
-// screened |delta| comes within twice the kernel's error bound of the screened maximum is
-// recomputed in double from the unit vectors, and the true maximum is always among them.
-// sigma2 carries the kernel's precision (a few 1e-7 relative in fp32; in bf16 about
-// 1e-4 absolute per cosine, averaging down over the pairs) and that of float partial sums of
-// at most LoadedUnits::kTile terms (gamma_kTile relative, about 1.5e-5 at worst).
+// The same without a double Gram. max_abs: every pair's cosine comes from `products` tile by
+// tile (O(M^2 d) at the kernel's speed, O(kTile^2) memory), and each pair whose screened
+// |delta| comes within twice the loaded units' error bound of the screened maximum is
+// recomputed in double from the unit vectors; the true maximum is always among them, so
+// max_abs is exact whatever the kernel. sigma2 does not read the products at all: it is
+// d * deviation_square_sum / pairs (deviation_sums.h), the same for every kernel.
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products);
 
 }  // namespace attngeom::geometry

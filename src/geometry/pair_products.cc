@@ -34,21 +34,16 @@ class Fp32Units final : public LoadedUnits {
     result.noalias() = rows * rows_.middleRows(static_cast<Eigen::Index>(j0), t).transpose();
   }
 
+  double error_bound() const override { return fp32_product_error_bound(static_cast<std::size_t>(rows_.cols())); }
+
  private:
   FloatRows rows_;  // [M rounded up to kTile, d], zero padded
 };
 
 class Fp32PairProducts final : public PairProducts {
  public:
-  std::string_view name() const override { return "fp32"; }
   std::unique_ptr<LoadedUnits> load(std::span<const float> units, std::size_t count, std::size_t dim) const override {
     return std::make_unique<Fp32Units>(units, count, dim);
-  }
-  // Rounding each input to float moves each product by at most 2u + u^2 of |u_it u_lt|, the sum
-  // adds gamma_d; both scale sum_t |u_it u_lt| <= 1 (Cauchy-Schwarz on unit vectors).
-  double error_bound(std::size_t dim) const override {
-    constexpr double u = 0x1p-24;
-    return 2.0 * u + u * u + summation_error_factor(dim, u) * (1.0 + u) * (1.0 + u);
   }
 };
 
@@ -58,6 +53,13 @@ double summation_error_factor(std::size_t terms, double unit_roundoff) {
   const double nu = static_cast<double>(terms) * unit_roundoff;
   ATTNGEOM_CHECK(nu < 1.0);
   return nu / (1.0 - nu);
+}
+
+// Rounding each input to float moves each product by at most 2u + u^2 of |u_it u_lt|, the sum
+// adds gamma_d; both scale sum_t |u_it u_lt| <= 1 (Cauchy-Schwarz on unit vectors).
+double fp32_product_error_bound(std::size_t dim) {
+  constexpr double u = 0x1p-24;
+  return 2.0 * u + u * u + summation_error_factor(dim, u) * (1.0 + u) * (1.0 + u);
 }
 
 const PairProducts& fp32_pair_products() {

@@ -1,7 +1,8 @@
 // The fast paths of analyze_row against their direct definitions: the tile-screened cosine
-// deviations against the double Gram, the blocked lag band against cosines taken pair by pair,
-// the recursive model sweep of the reconstructed bounds against mu_k and T_k summed pair by
-// pair, and R1 and R2 on one shared sweep against each computed alone.
+// deviations and their O(M d^2) second moment against the double Gram, the blocked lag band
+// against cosines taken pair by pair, the recursive model sweep of the reconstructed bounds
+// against mu_k and T_k summed pair by pair, and R1 and R2 on one shared sweep against each
+// computed alone.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,6 +15,7 @@
 
 #include "geometry/bound_model.h"
 #include "geometry/cosine_model.h"
+#include "geometry/deviation_sums.h"
 #include "geometry/reconstructed_bounds.h"
 #include "geometry/value_diagnostics.h"
 #include "random_rows.h"
@@ -40,6 +42,40 @@ std::vector<testing::OwnedRow> rows() {
   return out;
 }
 
+// Bound on |deviation_square_sum - the sum of delta^2 over pairs in double| for this row
+// (deviation_sums.h): the float block Grams, the units' rounding to float (2u + u^2 on each
+// cosine), and the cancellation of the three double sums.
+double square_sum_tolerance(const UnitRows& units, double max_abs, std::size_t pairs) {
+  const std::size_t keys = units.keys();
+  double absolute_products = 0.0;  // sum_{i,l} <|u_i|, |u_l|>^2
+  for (std::size_t i = 0; i < keys; ++i) {
+    for (std::size_t l = 0; l < keys; ++l) {
+      double dot = 0.0;
+      for (std::size_t t = 0; t < units.dim; ++t) dot += std::abs(units.rounded_unit(i)[t] * units.rounded_unit(l)[t]);
+      absolute_products += dot * dot;
+    }
+  }
+  const double gamma = summation_error_factor(kGramBlock, 0x1p-24);
+  const double rounding = 0x1p-23 + 0x1p-48;
+  const auto count = static_cast<double>(pairs);
+  return (2.0 * gamma + gamma * gamma) / 2.0 * absolute_products + count * (2.0 * max_abs + rounding) * rounding +
+         1e-13 * (count + absolute_products);
+}
+
+TEST(DeviationSquareSum, MatchesThePairByPairSum) {
+  for (const testing::OwnedRow& row : rows()) {
+    const RowGram gram = row_gram(row.view());
+    const UnitRows units = unit_rows(row.view());
+    for (const CosineModel& model : kModels) {
+      const CosineDeviation reference = cosine_deviation(row.view(), gram, model);
+      const double pair_by_pair = reference.sigma2 * static_cast<double>(reference.pairs) / static_cast<double>(row.dim);
+      EXPECT_NEAR(deviation_square_sum(units, model), pair_by_pair,
+                  square_sum_tolerance(units, reference.max_abs, reference.pairs))
+          << "M=" << row.alpha.size() << " beta=" << model.beta << " rho_0=" << model.rho_0;
+    }
+  }
+}
+
 TEST(ScreenedDeviation, MatchesTheDoubleGramWithAnExactMaximum) {
   for (const testing::OwnedRow& row : rows()) {
     const RowGram gram = row_gram(row.view());
@@ -51,12 +87,10 @@ TEST(ScreenedDeviation, MatchesTheDoubleGramWithAnExactMaximum) {
       EXPECT_EQ(screened.pairs, reference.pairs) << where;
       // The maximum is recomputed in double: only the last bits of the cosine may differ.
       EXPECT_NEAR(screened.max_abs, reference.max_abs, 1e-14) << where;
-      // Sums over fp32 products: each delta within the screen's bound (a few 1e-6 at this d).
-      const double bound = fp32_pair_products().error_bound(row.dim) + 0x1p-22;
-      // The sums run in float over at most one tile row: gamma_kTile relative on top.
-      const double sums = summation_error_factor(LoadedUnits::kTile, 0x1p-24);
+      if (reference.pairs == 0) continue;
+      const double per_pair = static_cast<double>(row.dim) / static_cast<double>(reference.pairs);
       EXPECT_NEAR(screened.sigma2, reference.sigma2,
-                  static_cast<double>(row.dim) * bound * (2.0 * reference.max_abs + bound) + 2.0 * sums * reference.sigma2)
+                  per_pair * square_sum_tolerance(units, reference.max_abs, reference.pairs))
           << where;
     }
   }
@@ -73,7 +107,7 @@ struct NaiveLagCurve {
 
 // The band's cosines are float products of the units rounded to float: the fp32 pair
 // products' bound.
-double band_cosine_error(std::size_t dim) { return fp32_pair_products().error_bound(dim); }
+double band_cosine_error(std::size_t dim) { return fp32_product_error_bound(dim); }
 
 NaiveLagCurve naive_lag_curve(const testing::OwnedRow& row, std::size_t max_lag) {
   const std::size_t keys = row.alpha.size();

@@ -57,7 +57,7 @@ TEST(SequenceAnalyzer, GqaHeadsSharingValueGeometryMatchPerHeadAnalysis) {
   std::vector<std::vector<float>> probs;  // [L * H][rows, T]
   for (int lh = 0; lh < kLayers * kHeads; ++lh) probs.push_back(causal_probs(rng, rows));
 
-  SequenceAnalyzer analyzer(config, schema, geometry::RowAnalysisOptions{}, Precision::kFp32);
+  SequenceAnalyzer analyzer(config, schema, geometry::RowAnalysisOptions{});
   analyzer.begin(0, tokens, rows);
   for (int l = 0; l < kLayers; ++l) {
     analyzer.on_values(l, values[static_cast<std::size_t>(l)].data());

@@ -1,0 +1,25 @@
+#pragma once
+// The second moment of a row's cosine deviations about the model without the M(M-1)/2
+// pairwise cosines: sum over defined pairs i < l of (<u_i, u_l> - c_il)^2 in O(M d^2 + M d),
+// so that the O(M^2 d) products of the deviation screen serve the maximum alone and may be
+// as coarse as its error bound allows (pair_products.h).
+#include "geometry/cosine_model.h"
+#include "geometry/value_diagnostics.h"
+
+namespace attngeom::geometry {
+
+// Keys of a block whose float Gram sums are exact to gamma_kGramBlock (deviation_sums.cc).
+inline constexpr std::size_t kGramBlock = 256;
+
+// With U the units rounded to float ([M, d], zero rows for zero vectors), r = exp(-beta):
+//   sum cos^2 = (||U^T U||_F^2 - sum_k ||u_k||^4) / 2, the d x d Gram in float blocks of
+//               kGramBlock keys, added up in double;
+//   sum c cos = rho_0 <u_0, sum_{l>=1} u_l> + sum_{l>=2} <u_l, h_l>, h_l = r (h_{l-1} + u_{l-1});
+//   sum c^2   = rho_0^2 (defined keys - 1) + the same recursion in r^2 on the defined flags
+//               (the sink terms only when u_0 is defined);
+// the last two in double. Accurate to (2 gamma + gamma^2) / 2 * sum_{i,l} <|u_i|, |u_l|>^2 with
+// gamma = gamma_kGramBlock in float (about 1.5e-5), plus the cancellation of the three sums in
+// double; never negative.
+double deviation_square_sum(const UnitRows& units, const CosineModel& model);
+
+}  // namespace attngeom::geometry

@@ -1,0 +1,138 @@
+// analyze's int8 deviation screen: every tile entry within the loaded units' error bound of the
+// exact cosine, the maximum deviation exact whatever the screen picks, and tiles computed on
+// many threads at once equal to tiles computed alone.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analysis/int8_pair_products.h"
+#include "geometry/cosine_model.h"
+
+namespace attngeom {
+namespace {
+
+constexpr std::size_t kTile = geometry::LoadedUnits::kTile;
+
+struct Row {
+  std::vector<float> alpha;   // [M]
+  std::vector<float> values;  // [M, d]
+  std::size_t dim = 0;
+  geometry::HeadRowView view() const { return {alpha, values, dim}; }
+};
+
+// Gaussian vectors with one zero vector; with `outlier`, one coordinate 30x the others (as
+// LLM value vectors have), which coarsens every vector's int8 grid; with `similar`, every
+// vector 1 + 1e-3 noise, so that nearly all pairs sit near the maximum deviation.
+Row make_row(std::mt19937_64& rng, std::size_t keys, std::size_t dim, bool outlier, bool similar) {
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  Row row{std::vector<float>(keys, 1.0f / static_cast<float>(keys)), std::vector<float>(keys * dim), dim};
+  for (std::size_t k = 0; k < keys; ++k) {
+    for (std::size_t t = 0; t < dim; ++t) {
+      float& v = row.values[k * dim + t];
+      v = similar ? 1.0f + 1e-3f * gauss(rng) : gauss(rng);
+      if (outlier && t == 5) v *= 30.0f;
+    }
+  }
+  if (keys > 3) std::fill_n(row.values.begin() + 3 * static_cast<std::ptrdiff_t>(dim), dim, 0.0f);
+  return row;
+}
+
+TEST(Int8PairProducts, EveryTileEntryIsWithinTheBound) {
+  constexpr std::size_t kDim = 128;
+  const auto products = make_int8_pair_products(kDim);
+  if (!products) GTEST_SKIP() << "no int8 dot products (VNNI) on this CPU";
+  std::mt19937_64 rng(3);
+  for (const bool outlier : {false, true}) {
+    const Row row = make_row(rng, 300, kDim, outlier, false);
+    const geometry::UnitRows units = geometry::unit_rows(row.view());
+    const auto loaded = products->load(units.rounded, units.keys(), kDim);
+    const double bound = loaded->error_bound();
+    // A bound this loose would still screen: deviations of random directions spread over +-0.3.
+    EXPECT_LT(bound, outlier ? 0.08 : 0.03);
+    std::vector<float> tile(kTile * kTile);
+    std::vector<double> u(kDim), v(kDim);
+    double worst = 0.0;
+    for (std::size_t i0 = 0; i0 < units.keys(); i0 += kTile) {
+      for (std::size_t j0 = i0; j0 < units.keys(); j0 += kTile) {
+        loaded->tile(i0, j0, tile.data());
+        for (std::size_t a = 0; a < kTile && i0 + a < units.keys(); ++a) {
+          units.unit(i0 + a, u.data());
+          for (std::size_t b = j0 == i0 ? a + 1 : 0; b < kTile && j0 + b < units.keys(); ++b) {
+            units.unit(j0 + b, v.data());
+            double exact = 0.0;
+            for (std::size_t t = 0; t < kDim; ++t) exact += u[t] * v[t];
+            worst = std::max(worst, std::abs(tile[a * kTile + b] - exact));
+          }
+        }
+      }
+    }
+    EXPECT_LE(worst, bound) << "outlier=" << outlier;
+    EXPECT_GT(worst, 0.0);  // int8 does round: the check above is not vacuous
+  }
+}
+
+TEST(Int8PairProducts, DeviationsEqualThoseOfTheFp32Screen) {
+  constexpr std::size_t kDim = 64;
+  const auto products = make_int8_pair_products(kDim);
+  if (!products) GTEST_SKIP() << "no int8 dot products (VNNI) on this CPU";
+  std::mt19937_64 rng(7);
+  for (const std::size_t keys : {2, 5, 256, 700}) {
+    for (const bool similar : {false, true}) {
+      const Row row = make_row(rng, keys, kDim, keys == 700, similar);
+      const geometry::UnitRows units = geometry::unit_rows(row.view());
+      const geometry::RowGram gram = geometry::row_gram(row.view());
+      for (const geometry::CosineModel model : {geometry::CosineModel{0.2, 0.1}, geometry::CosineModel{0.0, 0.5}}) {
+        const std::string where = "M=" + std::to_string(keys) + " similar=" + std::to_string(similar);
+        const geometry::CosineDeviation reference = geometry::cosine_deviation(row.view(), gram, model);
+        const geometry::CosineDeviation fp32 = geometry::screened_cosine_deviation(units, model, geometry::fp32_pair_products());
+        const geometry::CosineDeviation int8 = geometry::screened_cosine_deviation(units, model, *products);
+        EXPECT_NEAR(int8.max_abs, reference.max_abs, 1e-14) << where;
+        // Both recompute the same maximum pair in double; sigma2 never reads the products.
+        EXPECT_EQ(int8.max_abs, fp32.max_abs) << where;
+        EXPECT_EQ(int8.sigma2, fp32.sigma2) << where;
+        EXPECT_EQ(int8.pairs, reference.pairs) << where;
+      }
+    }
+  }
+}
+
+// analyze screens many rows at once on the attention workers through one kernel: every
+// thread's tiles must equal the tiles computed alone.
+TEST(Int8PairProducts, ConcurrentRowsMatchSequentialTiles) {
+  constexpr std::size_t kDim = 128, kKeys = 512, kRows = 64, kTileFloats = kTile * kTile;
+  const auto products = make_int8_pair_products(kDim);
+  if (!products) GTEST_SKIP() << "no int8 dot products (VNNI) on this CPU";
+  std::mt19937_64 rng(5);
+  std::vector<geometry::UnitRows> units;
+  std::vector<Row> rows;
+  for (std::size_t r = 0; r < kRows; ++r) rows.push_back(make_row(rng, kKeys, kDim, r % 2 == 1, false));
+  for (const Row& row : rows) units.push_back(geometry::unit_rows(row.view()));
+  const auto tiles_of = [&](std::size_t r, float* out) {  // out: [2, kTile, kTile], tiles (0,0) and (0,1)
+    const auto loaded = products->load(units[r].rounded, kKeys, kDim);
+    loaded->tile(0, 0, out);
+    loaded->tile(0, kTile, out + kTileFloats);
+  };
+  std::vector<float> alone(kRows * 2 * kTileFloats), together(kRows * 2 * kTileFloats);
+  for (std::size_t r = 0; r < kRows; ++r) tiles_of(r, alone.data() + r * 2 * kTileFloats);
+#pragma omp parallel for num_threads(8) schedule(dynamic, 1)
+  for (std::size_t r = 0; r < kRows; ++r) tiles_of(r, together.data() + r * 2 * kTileFloats);
+  for (std::size_t r = 0; r < kRows; ++r) {
+    // Diagonal tiles are defined on and above the diagonal only (pair_products.h).
+    for (std::size_t i = 0; i < kTile; ++i) {
+      for (std::size_t j = 0; j < kTile; ++j) {
+        const std::size_t diag = (r * 2) * kTileFloats + i * kTile + j, off = diag + kTileFloats;
+        if (j >= i) {
+          ASSERT_EQ(together[diag], alone[diag]) << "row " << r << " (" << i << "," << j << ")";
+        }
+        ASSERT_EQ(together[off], alone[off]) << "row " << r << " (" << i << "," << kTile + j << ")";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attngeom
