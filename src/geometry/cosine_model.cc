@@ -65,11 +65,11 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
 
 namespace {
 
-// Pairs (i, l) whose screened |delta| may still be the maximum, with that screened value.
+// A pair (i, l) whose |delta| may still be the maximum, with the upper end of its screened range.
 struct Candidate {
   std::uint32_t i;
   std::uint32_t l;
-  float screened;
+  double upper;
 };
 
 constexpr Lanes kLaneIndex = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -118,6 +118,102 @@ float lane_max(const Lanes& x) {
   return m[0];
 }
 
+// The screen of one row's tiles: the model's tables, the candidates so far, and the largest
+// lower end of any screened range, a lower bound on the maximum |delta|.
+class DeviationScreen {
+ public:
+  DeviationScreen(const UnitRows& units, const CosineModel& model, bool masked)
+      : units_(units),
+        rho_0_(model.rho_0),
+        masked_(masked),
+        by_lag_(model.content_cosine_by_lag(units.keys())),
+        // Padded for whole vectors: kLanes lags before lag 0 and kTile past the last key.
+        model_by_lag_(kLanes + units.keys() + kTile, 0.0f),
+        mask_(units.keys() + kTile, 0.0f),
+        sink_model_(kTile, static_cast<float>(model.rho_0)) {
+    std::copy(by_lag_.begin(), by_lag_.end(), model_by_lag_.begin() + kLanes);
+    for (std::size_t l = 0; l < units.keys(); ++l) mask_[l] = units.defined[l] ? 1.0f : 0.0f;
+  }
+
+  // Screens one tile (LoadedUnits::tile at i0, j0) whose screened |delta| are within `margin`
+  // of the true ones; returns how many candidates it added.
+  std::size_t screen_tile(const float* tile, std::size_t i0, std::size_t j0, double margin) {
+    const std::size_t keys = units_.keys();
+    const std::size_t before = candidates_.size();
+    for (std::size_t a = 0; a < kTile && i0 + a < keys; ++a) {
+      const std::size_t i = i0 + a;
+      if (!units_.defined[i]) continue;
+      const std::size_t first = j0 > i ? 0 : i + 1 - j0;  // pairs l > i only
+      const std::size_t last = std::min(kTile, keys - j0);
+      if (first >= last) continue;
+      // Column b is key l = j0 + b: content cosines by lag l - i >= 1 (kLanes on in the
+      // table, which a vector may start up to kLanes - 1 columns before); the sink row
+      // (i = 0) uses rho_0 throughout.
+      const float* c = i == 0 ? sink_model_.data() : model_by_lag_.data();
+      const std::ptrdiff_t c_offset =  // c_offset + b >= 2 for every column read
+          i == 0 ? 0 : static_cast<std::ptrdiff_t>(kLanes + j0) - static_cast<std::ptrdiff_t>(i);
+      const float* m = mask_.data() + j0;
+      const float* products_row = tile + a * kTile;
+      Lanes max{};
+      if (masked_) {
+        screen_row<true>(products_row, c, c_offset, m, first, last, max);
+      } else {
+        screen_row<false>(products_row, c, c_offset, m, first, last, max);
+      }
+      const double row_max = lane_max(max);
+      if (row_max + margin < lower_) continue;
+      lower_ = std::max(lower_, row_max - margin);
+      for (std::size_t b = first; b < last; ++b) {
+        const double upper =
+            screened_magnitude(products_row[b], c[c_offset + static_cast<std::ptrdiff_t>(b)], m[b]) + margin;
+        if (upper >= lower_ && m[b] != 0.0f) {
+          candidates_.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j0 + b), upper});
+        }
+      }
+    }
+    return candidates_.size() - before;
+  }
+
+  // Takes back the last `count` candidates, to screen their tile again more finely.
+  void drop_last(std::size_t count) { candidates_.resize(candidates_.size() - count); }
+
+  // The largest |delta| of the candidates that may still hold it, each in double: products of
+  // two floats are exact in double, so <v_i, v_l> / (|v_i| |v_l|) is the cosine to a few ulps.
+  double exact_maximum() const {
+    const std::size_t dim = units_.dim;
+    double maximum = 0.0;
+    for (const Candidate& candidate : candidates_) {
+      if (candidate.upper < lower_) continue;
+      const std::size_t i = candidate.i, l = candidate.l;  // i < l
+      const float* v_i = units_.values + i * dim;
+      const float* v_l = units_.values + l * dim;
+      double dot = 0.0;
+#pragma omp simd reduction(+ : dot)
+      for (std::size_t t = 0; t < dim; ++t) dot += static_cast<double>(v_i[t]) * v_l[t];
+      const double cosine = dot * units_.inverse_norms[i] * units_.inverse_norms[l];
+      const double model_cosine = i == 0 ? rho_0_ : by_lag_[l - i];
+      maximum = std::max(maximum, std::abs(cosine - model_cosine));
+    }
+    return maximum;
+  }
+
+ private:
+  static constexpr std::size_t kTile = LoadedUnits::kTile;
+  const UnitRows& units_;
+  double rho_0_;
+  bool masked_;                      // some vector of the row is zero
+  std::vector<double> by_lag_;       // [M] content cosines by lag
+  std::vector<float> model_by_lag_;  // [kLanes + M + kTile] c by lag from kLanes
+  std::vector<float> mask_;          // [M + kTile] 1 where u_l is defined
+  std::vector<float> sink_model_;    // [kTile] the sink row's c = rho_0
+  std::vector<Candidate> candidates_;
+  double lower_ = 0.0;
+};
+
+// A tile with more candidates than this goes through fp32 products again: recomputing each
+// candidate in double costs more than an fp32 tile from about this many on.
+constexpr std::size_t kCrowdedTile = LoadedUnits::kTile * LoadedUnits::kTile / 16;
+
 }  // namespace
 
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products) {
@@ -133,64 +229,26 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
 
   const std::unique_ptr<LoadedUnits> loaded = products.load(units.rounded, keys, dim);
   // Screened deltas also round the model cosine to float (u) and the difference (u, relative).
-  const double slack = 2.0 * (loaded->error_bound() + 0x1p-22);
-  // Tables padded for whole vectors: kLanes lags before lag 0 and kTile past the last key.
-  const std::vector<double> by_lag = model.content_cosine_by_lag(keys);
-  std::vector<float> model_by_lag(kLanes + keys + kTile, 0.0f);  // [kLanes + M + kTile] c by lag from kLanes
-  std::copy(by_lag.begin(), by_lag.end(), model_by_lag.begin() + kLanes);
-  std::vector<float> mask(keys + kTile, 0.0f);  // [M + kTile] 1 where u_l is defined
-  for (std::size_t l = 0; l < keys; ++l) mask[l] = units.defined[l] ? 1.0f : 0.0f;
-  const std::vector<float> sink_model(kTile, static_cast<float>(model.rho_0));  // [kTile] the sink row's c = rho_0
-
+  const double margin = loaded->error_bound() + 0x1p-22;
+  const double fine_margin = fp32_product_error_bound(dim) + 0x1p-22;
+  std::unique_ptr<LoadedUnits> fine;  // fp32 products for crowded tiles, loaded on first need
+  DeviationScreen screen(units, model, defined < keys);
   std::vector<float> tile(kTile * kTile);  // [kTile, kTile]
-  std::vector<Candidate> candidates;
-  float screened_max = 0.0f;
-  const bool masked = defined < keys;
   for (std::size_t i0 = 0; i0 < keys; i0 += kTile) {
     for (std::size_t j0 = i0; j0 < keys; j0 += kTile) {
       loaded->tile(i0, j0, tile.data());
-      for (std::size_t a = 0; a < kTile && i0 + a < keys; ++a) {
-        const std::size_t i = i0 + a;
-        if (!units.defined[i]) continue;
-        const std::size_t first = j0 > i ? 0 : i + 1 - j0;  // pairs l > i only
-        const std::size_t last = std::min(kTile, keys - j0);
-        if (first >= last) continue;
-        // Column b is key l = j0 + b: content cosines by lag l - i >= 1 (kLanes on in the
-        // table, which a vector may start up to kLanes - 1 columns before); the sink row
-        // (i = 0) uses rho_0 throughout.
-        const float* c = i == 0 ? sink_model.data() : model_by_lag.data();
-        const std::ptrdiff_t c_offset =  // c_offset + b >= 2 for every column read
-            i == 0 ? 0 : static_cast<std::ptrdiff_t>(kLanes + j0) - static_cast<std::ptrdiff_t>(i);
-        const float* m = mask.data() + j0;
-        const float* products_row = tile.data() + a * kTile;
-        Lanes max{};
-        if (masked) {
-          screen_row<true>(products_row, c, c_offset, m, first, last, max);
-        } else {
-          screen_row<false>(products_row, c, c_offset, m, first, last, max);
-        }
-        const float row_max = lane_max(max);
-        if (row_max < screened_max - slack) continue;
-        screened_max = std::max(screened_max, row_max);
-        for (std::size_t b = first; b < last; ++b) {
-          const float magnitude =
-              screened_magnitude(products_row[b], c[c_offset + static_cast<std::ptrdiff_t>(b)], m[b]);
-          if (magnitude >= screened_max - slack && m[b] != 0.0f) {
-            candidates.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j0 + b), magnitude});
-          }
-        }
+      const std::size_t added = screen.screen_tile(tile.data(), i0, j0, margin);
+      // A crowded tile (deviations within the margin of each other, as when every vector is
+      // nearly the same) would send most of its pairs to the double recomputation.
+      if (added > kCrowdedTile && margin > fine_margin) {
+        screen.drop_last(added);
+        if (!fine) fine = fp32_pair_products().load(units.rounded, keys, dim);
+        fine->tile(i0, j0, tile.data());
+        screen.screen_tile(tile.data(), i0, j0, fine_margin);
       }
     }
   }
-  std::vector<double> u(dim), v(dim);  // [d] the candidate pair's unit vectors in double
-  for (const Candidate& candidate : candidates) {
-    if (candidate.screened < screened_max - slack) continue;
-    units.unit(candidate.i, u.data());
-    units.unit(candidate.l, v.data());
-    double cosine = 0.0;
-    for (std::size_t t = 0; t < dim; ++t) cosine += u[t] * v[t];
-    out.max_abs = std::max(out.max_abs, std::abs(cosine - model.cosine(candidate.i, candidate.l)));
-  }
+  out.max_abs = screen.exact_maximum();
   out.sigma2 = static_cast<double>(dim) * deviation_square_sum(units, model) / static_cast<double>(out.pairs);
   return out;
 }
