@@ -11,8 +11,10 @@
 
 namespace attngeom {
 
-// Null where the CPU has no int8 dot-product instructions (VNNI): oneDNN's fallback there
-// sums pairs of u8 x s8 products in saturating int16, which would break the error bound.
+// Null (the caller keeps the fp32 screen) where the CPU has no int8 dot-product instructions
+// (VNNI): oneDNN's fallback there sums pairs of u8 x s8 products in saturating int16, which
+// would break the error bound; null too for d > 1040, where an int32 product of two int8
+// vectors may no longer convert to float exactly.
 std::unique_ptr<geometry::PairProducts> make_int8_pair_products(std::size_t dim);
 
 }  // namespace attngeom

@@ -8,7 +8,7 @@
 
 namespace attngeom::geometry {
 
-// Keys of a block whose float Gram sums are exact to gamma_kGramBlock (deviation_sums.cc).
+// Keys per float block Gram: each of its sums is accurate to gamma_kGramBlock (deviation_sums.cc).
 inline constexpr std::size_t kGramBlock = 256;
 
 // With U the units rounded to float ([M, d], zero rows for zero vectors), r = exp(-beta):
