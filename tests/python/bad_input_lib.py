@@ -1,6 +1,7 @@
 """Shared by the bad-input tests of `attngeom capture` (test_bad_inputs.py and
 bad_checkpoint_cases.py): the case registry, the corrupted-fixture context, and raw
-safetensors / JSON surgery."""
+safetensors / JSON surgery. test_hostile_runs.py shares the command line and the checks
+every refused run must pass."""
 import json
 import os
 import sys
@@ -83,6 +84,28 @@ def edit_json(path, edit):
     edit(obj)
     with open(path, "w") as f:
         json.dump(obj, f, indent=2)
+
+
+def refusal_problems(proc, needles_any, needles_all, tmp):
+    """What is wrong with a run that should have been refused: exit status 2, exactly one
+    newline-terminated stderr line naming one of needles_any and all of needles_all, and no
+    temporary file (".tmp.") left under tmp."""
+    err = proc.stderr
+    lines = err.rstrip("\n").split("\n") if err.strip() else []
+    problems = []
+    if proc.returncode != 2:
+        problems.append(f"exit code {proc.returncode}, expected 2")
+    if len(lines) != 1 or not err.endswith("\n"):
+        problems.append(f"stderr has {len(lines)} line(s), expected exactly one newline-terminated line")
+    if needles_any and not any(n in err for n in needles_any):
+        problems.append(f"message names none of {needles_any}")
+    missing = [n for n in needles_all if n not in err]
+    if missing:
+        problems.append(f"message lacks {missing}")
+    leftovers = [os.path.join(d, f) for d, _, fs in os.walk(tmp) for f in fs if ".tmp." in f]
+    if leftovers:
+        problems.append(f"temporary files left behind: {leftovers}")
+    return problems
 
 
 def case_runner_main(doc, cases, run_case):

@@ -21,7 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from bad_input_lib import case_runner_main  # noqa: E402
+from bad_input_lib import case_runner_main, refusal_problems  # noqa: E402
 CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 CASES = {}
@@ -390,33 +390,19 @@ def perplexity_invalid_utf8(ctx):
 
 
 def run_case(name, binary, fixtures):
-    problems = []
     with tempfile.TemporaryDirectory(prefix="attngeom-hostile-") as tmp:
         ctx = Ctx(binary, fixtures, tmp)
         argv, needles_any, needles_all = CASES[name](ctx)
         before = {p: snapshot(p) for p in ctx.keep}
         proc = subprocess.run([binary, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               timeout=300, env={**os.environ, **ctx.env})
-        err = proc.stderr
-        lines = err.rstrip("\n").split("\n") if err.strip() else []
-        print(f"case {name}: exit {proc.returncode}; stderr: {err.strip()[:600]!r}")
-        if proc.returncode != 2:
-            problems.append(f"exit code {proc.returncode}, expected 2")
-        if len(lines) != 1 or not err.endswith("\n"):
-            problems.append(f"stderr has {len(lines)} line(s), expected exactly one newline-terminated line")
-        if needles_any and not any(n in err for n in needles_any):
-            problems.append(f"message names none of {needles_any}")
-        missing = [n for n in needles_all if n not in err]
-        if missing:
-            problems.append(f"message lacks {missing}")
+        print(f"case {name}: exit {proc.returncode}; stderr: {proc.stderr.strip()[:600]!r}")
+        problems = refusal_problems(proc, needles_any, needles_all, tmp)
         for p, snap in before.items():
             if snapshot(p) != snap:
                 problems.append(f"{p} was changed")
         if ctx.out not in ctx.keep and os.path.exists(ctx.out):
             problems.append(f"output {ctx.out} was written")
-        leftovers = [os.path.join(d, f) for d, _, fs in os.walk(tmp) for f in fs if ".tmp." in f]
-        if leftovers:
-            problems.append(f"temporary files left behind: {leftovers}")
     for p in problems:
         print(f"FAIL {name}: {p}")
     return not problems

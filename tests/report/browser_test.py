@@ -12,11 +12,9 @@ no browser log error (a CSP violation would be one), no network request, the exp
 sections present or absent. Saves a full-page screenshot. Exits 77 (skipped) only
 when no Chromium is installed and CI is not set; in CI a missing browser fails.
 """
-import argparse
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import time
@@ -24,6 +22,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import headless  # noqa: E402
+from script_common import fail, fresh_folder, test_arguments  # noqa: E402
 
 ALL_SECTIONS = ["summary", "selection", "sink-recall", "taxonomy", "diagnostics", "flags", "length-sweep",
                 "pruning", "topn-budget", "synth", "provenance"]
@@ -85,15 +84,8 @@ PAGE_STATE = """JSON.stringify({
 })"""
 
 
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--attngeom", required=True)
-    ap.add_argument("--work", required=True)
+    ap = test_arguments()
     ap.add_argument("--screenshot", required=True)
     ap.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
     ap.add_argument("--timeout", type=float, default=120)
@@ -106,9 +98,7 @@ def main():
         print("SKIP: no Chromium found; install it with scripts/bootstrap.sh test")
         sys.exit(77)
 
-    work = pathlib.Path(a.work)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work = fresh_folder(a.work)
     gen_args, expected_figures, absent = SCENARIOS[a.scenario]
     if gen_args is None:
         subprocess.run([a.attngeom, "demo", "--out", str(work / "demo")], check=True)

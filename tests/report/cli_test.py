@@ -7,7 +7,6 @@ Bad input (missing or corrupt required files, a corrupt optional file, a bad --o
 must exit 2 with one line on stderr that names the file, and leave no output
 behind. A run without optional files, and the same run given twice, must render.
 """
-import argparse
 import json
 import pathlib
 import shutil
@@ -15,6 +14,9 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from script_common import fresh_folder, test_arguments  # noqa: E402
+
 failures = []
 
 
@@ -81,13 +83,8 @@ def expect_error(name, args, needle, out):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--attngeom", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    work = pathlib.Path(a.work)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    a = test_arguments().parse_args()
+    work = fresh_folder(a.work)
     good = work / "good"
     make_run(good, "--label", "organism", "--layers", "2", "--heads", "4", "--seq-len", "64")
     out = work / "out.html"

@@ -10,14 +10,14 @@ fetch()/import() pointing at http(s) or a protocol-relative URL; and outside the
 three inlined libraries (our template, stylesheet, data and script) no http:// or
 https:// at all.
 """
-import argparse
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from script_common import fail, fresh_folder, test_arguments  # noqa: E402
 
 REMOTE = r"""(?:https?:)?//"""
 RESOURCE_PATTERNS = [
@@ -32,19 +32,9 @@ FORBIDDEN_TAGS = r"""<(?:link|img|iframe|object|embed|base|source|audio|video|fr
 LIBRARY_MARKERS = (".vega={}", ".vegaLite={}", ".vegaEmbed=")
 
 
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--attngeom", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    work = pathlib.Path(a.work)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    a = test_arguments().parse_args()
+    work = fresh_folder(a.work)
     subprocess.run([sys.executable, str(HERE / "make_run.py"), str(work / "run"), "--label", "offline"], check=True)
     html_path = work / "report.html"
     subprocess.run([a.attngeom, "report", str(work / "run"), "--out", str(html_path)], check=True)
