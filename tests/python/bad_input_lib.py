@@ -110,7 +110,8 @@ def refusal_problems(proc, needles_any, needles_all, tmp):
 
 def case_runner_main(doc, cases, run_case):
     """The command line of a hostile-input script: --list, or run --case NAME / --all
-    against --bin and --fixtures; returns the exit code."""
+    against --bin and --fixtures, where run_case(name, bin, fixtures) returns the case's
+    problems (empty: passed); prints each and returns the exit code."""
     import argparse
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin")
@@ -126,6 +127,12 @@ def case_runner_main(doc, cases, run_case):
     if not args.bin or not args.fixtures:
         ap.error("--bin and --fixtures are required to run cases")
     names = list(cases) if args.all else [args.case]
-    failed = [n for n in names if not run_case(n, args.bin, args.fixtures)]
+    failed = []
+    for name in names:
+        problems = run_case(name, args.bin, args.fixtures)
+        for p in problems:
+            print(f"FAIL {name}: {p}")
+        if problems:
+            failed.append(name)
     print(f"{len(names) - len(failed)}/{len(names)} case(s) passed" + (f"; failed: {failed}" if failed else ""))
     return 1 if failed else 0

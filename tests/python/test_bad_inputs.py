@@ -270,14 +270,8 @@ def run_case(name, binary, fixtures):
         problems = refusal_problems(proc, needles_any, needles_all, tmp)
         if os.path.exists(out) and not os.path.isdir(out):
             problems.append("an output file was left behind")
-    for p in problems:
-        print(f"FAIL {name}: {p}")
-    return not problems
-
-
-def main():
-    return case_runner_main(__doc__, CASES, run_case)
+    return problems
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(case_runner_main(__doc__, CASES, run_case))

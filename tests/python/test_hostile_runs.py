@@ -403,14 +403,8 @@ def run_case(name, binary, fixtures):
                 problems.append(f"{p} was changed")
         if ctx.out not in ctx.keep and os.path.exists(ctx.out):
             problems.append(f"output {ctx.out} was written")
-    for p in problems:
-        print(f"FAIL {name}: {p}")
-    return not problems
-
-
-def main():
-    return case_runner_main(__doc__, CASES, run_case)
+    return problems
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(case_runner_main(__doc__, CASES, run_case))
