@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import st_reader  # noqa: E402
+from perplexity_reference import log_softmax  # noqa: E402
 
 ORGANISM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "organism")
 
@@ -27,12 +28,6 @@ ORGANISM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", 
 def write_ids(path, ids):
     with open(path, "w") as f:
         f.write(" ".join(str(int(i)) for i in ids) + "\n")
-
-
-def log_softmax(x):
-    x = x.astype(np.float64)
-    m = x.max(axis=-1, keepdims=True)
-    return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
 
 
 def main():

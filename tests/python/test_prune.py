@@ -38,6 +38,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import reference_forward as rf  # noqa: E402
+from perplexity_reference import reference_scores, summary  # noqa: E402
 import st_reader  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -109,49 +110,6 @@ class Fixture:
         self.model = rf.Model(self.dir)
         self.L, self.H = self.model.layers, self.model.heads
         self.tokenizer = os.path.join(self.dir, "tokenizer.model")
-
-
-# ---- the reference protocol (eval/perplexity.h) ---------------------------------------
-
-def log_softmax(x):
-    m = x.max(axis=-1, keepdims=True)
-    return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
-
-
-def reference_scores(model, streams, context, stride, bos, gates=None, topn=None):
-    """Per scored token, pooled over documents: (targets, log-probs [tokens, vocab]).
-    Windows of context - BOS content tokens every `stride`; each token is scored once,
-    by the first window that predicts it."""
-    content = context - 1 if bos else context
-    stride = stride or content
-    targets, logps = [], []
-    for stream in streams:
-        scored_until = 0 if bos else 1
-        start = 0
-        while start < len(stream):
-            end = min(len(stream), start + content)
-            window = ([model.bos] if bos else []) + list(stream[start:end])
-            off = 1 if bos else 0
-            rows = [t - start + off - 1 for t in range(max(start, scored_until), end) if not (t == start and not bos)]
-            if rows:
-                lp = log_softmax(rf.forward(model, window, head_gates=gates, topn=topn)["logits"])
-                for r in rows:
-                    targets.append(window[r + 1])
-                    logps.append(lp[r])
-            scored_until = end
-            if end == len(stream):
-                break
-            start += stride
-    return np.array(targets), np.array(logps)
-
-
-def summary(targets, logps, ref_logps=None):
-    nll = -logps[np.arange(len(targets)), targets]
-    out = {"tokens": len(targets), "mean_nll": float(nll.mean()), "ppl": float(math.exp(nll.mean()))}
-    if ref_logps is not None:
-        out["kl"] = float((np.exp(ref_logps) * (ref_logps - logps)).sum(axis=1).mean())
-        out["top1"] = float((ref_logps.argmax(axis=1) == logps.argmax(axis=1)).mean())
-    return out
 
 
 # ---- checks ---------------------------------------------------------------------------
