@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +16,9 @@ using nlohmann::json;
 
 class FieldReader {
  public:
-  FieldReader(const json& root, const std::string& source) : root_(root), source_(source) {}
+  // prefix names a nested object's keys in messages ("rope_parameters.").
+  FieldReader(const json& root, const std::string& source, std::string prefix = "")
+      : root_(root), source_(source), prefix_(std::move(prefix)) {}
 
   int positive_int(const char* key) const {
     const json* v = find(key);
@@ -53,7 +56,7 @@ class FieldReader {
     return it == root_.end() ? nullptr : &*it;
   }
   InputError error(const char* key, const std::string& what) const {
-    return InputError(source_ + ": field '" + key + "' " + what);
+    return InputError(source_ + ": field '" + prefix_ + key + "' " + what);
   }
 
  private:
@@ -65,6 +68,7 @@ class FieldReader {
   }
   const json& root_;
   std::string source_;
+  std::string prefix_;
 };
 
 Architecture parse_architecture(const std::string& model_type, const std::string& source) {
@@ -80,6 +84,55 @@ Activation parse_activation(const std::string& name, const std::string& source) 
   if (name == "gelu") return Activation::kGeluErf;
   throw InputError(source + ": unsupported activation '" + name +
                    "' (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
+}
+
+// Plain RoPE only. Older configs write rope_theta and rope_scaling at the top level;
+// transformers v5 writes {rope_type, rope_theta, ...} under rope_parameters.
+float parse_rope_theta(const FieldReader& f, const std::string& source) {
+  if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
+    throw f.error("rope_scaling", "is not supported yet (only plain RoPE); expected null");
+  }
+  if (f.positive_float_or("partial_rotary_factor", 1.0f) != 1.0f) {
+    throw f.error("partial_rotary_factor", "must be 1 (RoPE over the whole head_dim)");
+  }
+  const float theta = f.positive_float_or("rope_theta", 10000.0f);
+  const json* params = f.find("rope_parameters");
+  if (params == nullptr || params->is_null()) return theta;
+  if (!params->is_object()) throw f.error("rope_parameters", "must be an object");
+  for (const auto& [key, value] : params->items()) {
+    if (value.is_object()) throw f.error("rope_parameters", "has per-layer-type entries ('" + key + "'); not supported");
+  }
+  const FieldReader p(*params, source, "rope_parameters.");
+  for (const char* type_key : {"rope_type", "type"}) {
+    if (const std::string type = p.string_or(type_key, "default"); type != "default") {
+      throw p.error(type_key, "'" + type + "' is not supported yet (only plain RoPE: \"default\")");
+    }
+  }
+  if (p.positive_float_or("partial_rotary_factor", 1.0f) != 1.0f) {
+    throw p.error("partial_rotary_factor", "must be 1 (RoPE over the whole head_dim)");
+  }
+  const float nested = p.positive_float_or("rope_theta", theta);
+  if (f.find("rope_theta") != nullptr && !f.find("rope_theta")->is_null() && nested != theta) {
+    throw p.error("rope_theta", "disagrees with the top-level rope_theta; expected one value");
+  }
+  return nested;
+}
+
+// Defaults of keys a config.json may omit, as transformers' LlamaConfig, MistralConfig and
+// GemmaConfig set them.
+struct ArchitectureDefaults {
+  int kv_heads;      // 0: num_attention_heads
+  int head_dim;      // 0: hidden_size / num_attention_heads
+  int bos_token_id;
+};
+
+ArchitectureDefaults defaults_of(Architecture architecture) {
+  switch (architecture) {
+    case Architecture::kMistral: return {8, 0, 1};
+    case Architecture::kGemma: return {16, 256, 2};
+    case Architecture::kLlama: break;
+  }
+  return {0, 0, 1};
 }
 
 }  // namespace
@@ -102,12 +155,13 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   c.intermediate = f.positive_int("intermediate_size");
   c.layers = f.positive_int("num_hidden_layers");
   c.heads = f.positive_int("num_attention_heads");
-  c.kv_heads = f.int_or("num_key_value_heads", c.heads, 1);
+  const ArchitectureDefaults defaults = defaults_of(c.architecture);
+  c.kv_heads = f.int_or("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads, 1);
   c.vocab = f.positive_int("vocab_size");
   c.max_positions = f.int_or("max_position_embeddings", 1 << 30, 1);
   c.rms_norm_eps = f.positive_float_or("rms_norm_eps", 1e-6f);
-  c.rope_theta = f.positive_float_or("rope_theta", 10000.0f);
-  c.bos_token_id = f.int_or("bos_token_id", 1, 0);
+  c.rope_theta = parse_rope_theta(f, source);
+  c.bos_token_id = f.int_or("bos_token_id", defaults.bos_token_id, 0);
   c.torch_dtype = f.string_or("torch_dtype", "");
   if (!c.torch_dtype.empty() && c.torch_dtype != "float32" && c.torch_dtype != "float16" && c.torch_dtype != "bfloat16") {
     throw f.error("torch_dtype", "'" + c.torch_dtype + "' is not supported (expected float32, float16 or bfloat16)");
@@ -119,6 +173,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   // head_dim may differ from hidden/heads (Gemma-7B: 16 x 256 against 3072).
   if (f.find("head_dim") != nullptr && !f.find("head_dim")->is_null()) {
     c.head_dim = f.positive_int("head_dim");
+  } else if (defaults.head_dim > 0) {
+    c.head_dim = defaults.head_dim;
   } else if (c.hidden % c.heads == 0) {
     c.head_dim = c.hidden / c.heads;
   } else {
@@ -136,8 +192,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   }
   if (c.bos_token_id >= c.vocab) throw f.error("bos_token_id", "must be below vocab_size");
 
-  if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
-    throw f.error("rope_scaling", "is not supported yet (only plain RoPE); expected null");
+  if (f.bool_or("use_bidirectional_attention", false)) {
+    throw f.error("use_bidirectional_attention", "must be false (causal attention only)");
   }
   if (f.bool_or("attention_bias", false)) throw f.error("attention_bias", "must be false (no projection biases)");
   if (f.bool_or("mlp_bias", false)) throw f.error("mlp_bias", "must be false (no projection biases)");
@@ -147,8 +203,11 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     case Architecture::kMistral:
       c.activation = parse_activation(f.string_or("hidden_act", "silu"), source);
       c.tie_embeddings = f.bool_or("tie_word_embeddings", false);
-      // Mistral: sliding_window null (or absent) means full causal attention.
-      c.sliding_window = f.int_or("sliding_window", 0, 1);
+      // Only Mistral has a window (HF's LLaMA ignores a sliding_window key). MistralConfig's
+      // default is 4096 when the key is absent; null means full causal attention.
+      if (c.architecture == Architecture::kMistral) {
+        c.sliding_window = f.find("sliding_window") == nullptr ? 4096 : f.int_or("sliding_window", 0, 1);
+      }
       break;
     case Architecture::kGemma:
       // HF Gemma uses hidden_activation when present, else the tanh approximation.

@@ -24,15 +24,21 @@ class Model:
         self.hidden = cfg["hidden_size"]
         self.layers = cfg["num_hidden_layers"]
         self.heads = cfg["num_attention_heads"]
-        self.kv_heads = cfg.get("num_key_value_heads") or self.heads
-        self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
+        gemma = self.model_type == "gemma"
+        # Omitted keys take the defaults of transformers' LlamaConfig / MistralConfig / GemmaConfig.
+        kv_default = {"llama": self.heads, "mistral": 8, "gemma": 16}[self.model_type]
+        self.kv_heads = cfg.get("num_key_value_heads") or kv_default
+        self.head_dim = cfg.get("head_dim") or (256 if gemma else self.hidden // self.heads)
         assert self.heads % self.kv_heads == 0, (self.heads, self.kv_heads)
         self.eps = cfg["rms_norm_eps"]
-        self.theta = cfg.get("rope_theta", 10000.0)
-        self.window = cfg.get("sliding_window") if self.model_type == "mistral" else None
+        # transformers v5 keeps the RoPE settings under rope_parameters.
+        rope = cfg.get("rope_parameters") or {}
+        assert rope.get("rope_type", "default") == "default", rope
+        self.theta = rope.get("rope_theta", cfg.get("rope_theta", 10000.0))
+        # LlamaModel has no window whatever the config says; MistralConfig defaults to 4096.
+        self.window = cfg.get("sliding_window", 4096) if self.model_type == "mistral" else None
         self.vocab = cfg["vocab_size"]
-        self.bos = cfg["bos_token_id"]
-        gemma = self.model_type == "gemma"
+        self.bos = cfg.get("bos_token_id", 2 if gemma else 1)
         self.tied = cfg.get("tie_word_embeddings", gemma)
         self.norm_offset = 1.0 if gemma else 0.0          # GemmaRMSNorm: * (1 + w)
         self.embed_scale = self.hidden ** 0.5 if gemma else 1.0

@@ -45,6 +45,57 @@ TEST(ConfigJson, MapsMistralWindowAndGqa) {
   EXPECT_EQ(windowed.head_dim, 128);
   EXPECT_FALSE(windowed.tie_embeddings);
   EXPECT_EQ(parse_model_config(base + R"(,"sliding_window":null})", "config.json").sliding_window, 0);
+  EXPECT_EQ(parse_model_config(base + "}", "config.json").sliding_window, 4096);  // MistralConfig's default
+}
+
+TEST(ConfigJson, LlamaIgnoresASlidingWindowKeyAsHfDoes) {
+  const ModelConfig c = parse_model_config(
+      R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,)"
+      R"("num_attention_heads":4,"sliding_window":4})",
+      "config.json");
+  EXPECT_EQ(c.sliding_window, 0);
+}
+
+TEST(ConfigJson, OmittedKeysTakeEachArchitecturesHfDefaults) {
+  const std::string sizes =
+      R"("hidden_size":3072,"intermediate_size":256,"num_hidden_layers":2,"num_attention_heads":16,"vocab_size":300})";
+  const ModelConfig gemma = parse_model_config(R"({"model_type":"gemma",)" + sizes, "config.json");
+  EXPECT_EQ(gemma.head_dim, 256);
+  EXPECT_EQ(gemma.kv_heads, 16);
+  EXPECT_EQ(gemma.bos_token_id, 2);
+  const ModelConfig mistral = parse_model_config(R"({"model_type":"mistral",)" + sizes, "config.json");
+  EXPECT_EQ(mistral.head_dim, 192);
+  EXPECT_EQ(mistral.kv_heads, 8);
+  EXPECT_EQ(mistral.bos_token_id, 1);
+  const ModelConfig llama = parse_model_config(R"({"model_type":"llama",)" + sizes, "config.json");
+  EXPECT_EQ(llama.kv_heads, 16);
+  EXPECT_EQ(llama.rope_theta, 10000.0f);
+}
+
+TEST(ConfigJson, ReadsPlainRopeFromRopeParametersAndRefusesTheRest) {
+  const std::string llama =
+      R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,)"
+      R"("num_attention_heads":4)";
+  const auto theta = [&](const std::string& extra) {
+    return parse_model_config(llama + extra + "}", "config.json").rope_theta;
+  };
+  EXPECT_EQ(theta(R"(,"rope_parameters":{"rope_type":"default","rope_theta":1000000.0})"), 1e6f);
+  EXPECT_EQ(theta(R"(,"rope_theta":500000.0,"rope_parameters":{"rope_theta":500000.0})"), 5e5f);
+  EXPECT_EQ(theta(R"(,"rope_theta":500000.0,"rope_parameters":null)"), 5e5f);
+  const auto refused = [&](const std::string& extra, const std::string& field) {
+    const std::string message = error_of(llama + extra + "}");
+    EXPECT_NE(message.find("field '" + field + "'"), std::string::npos) << extra << " -> " << message;
+  };
+  refused(R"(,"rope_parameters":{"rope_type":"llama3","rope_theta":500000.0,"factor":8.0})",
+          "rope_parameters.rope_type");
+  refused(R"(,"rope_parameters":{"type":"linear","factor":2.0})", "rope_parameters.type");
+  refused(R"(,"rope_parameters":{"rope_type":"default","partial_rotary_factor":0.5})",
+          "rope_parameters.partial_rotary_factor");
+  refused(R"(,"rope_theta":10000.0,"rope_parameters":{"rope_theta":1000000.0})", "rope_parameters.rope_theta");
+  refused(R"(,"rope_parameters":{"full_attention":{"rope_type":"default"}})", "rope_parameters");
+  refused(R"(,"rope_parameters":[1])", "rope_parameters");
+  refused(R"(,"partial_rotary_factor":0.5)", "partial_rotary_factor");
+  refused(R"(,"use_bidirectional_attention":true)", "use_bidirectional_attention");
 }
 
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
