@@ -121,7 +121,7 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
   for (std::size_t i = 0; i < run.heads_table.size(); ++i) run.heads_table[i].kmeans_cluster = run.kmeans.cluster[i];
   run.layer_shares = geometry::type_shares_by_layer(labels, static_cast<std::size_t>(run.heads));
 
-  // The correlation needs a defined recall at every grid N; rows with fewer keys leave NaN.
+  // Rows with fewer keys than N leave NaN recall; those heads sit out at that N.
   run.sink_recall = geometry::sink_recall_correlation(rho0, recall, run.schema.n_grid, options.bootstrap, options.seed);
 
   for (int l = 0; l < run.layers; ++l) {

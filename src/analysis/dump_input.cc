@@ -117,8 +117,8 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
   }
   const ModelConfig& shape = dumps.front().shape;
   const std::size_t seq_len = dumps.front().tokens.size();
-  const RecordSchema schema = make_record_schema(seq_len, s.every_n);
-  const nlohmann::json settings = {{"dumps", files}, {"every_n", s.every_n}, {"r2_delta", s.row.r2_delta},
+  const RecordSchema schema = make_record_schema(seq_len, s.row.every_n);
+  const nlohmann::json settings = {{"dumps", files}, {"every_n", s.row.every_n}, {"r2_delta", s.row.r2_delta},
                                    {"r1_eta", s.row.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
                                    {"stats_seed", s.aggregate.seed}};
   const RunDir run_dir(s.out, settings, s.mode);

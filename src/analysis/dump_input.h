@@ -13,7 +13,6 @@ struct DumpAnalysisSettings {
   std::vector<std::filesystem::path> dumps;
   std::filesystem::path out;
   std::string label;
-  bool every_n = false;
   bool per_sequence = false;
   RunDirMode mode = RunDirMode::kCreate;
   geometry::RowAnalysisOptions row;

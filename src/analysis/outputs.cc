@@ -69,7 +69,7 @@ void write_sink_recall(const RunAggregate& run, const fs::path& dir) {
   CsvTable t({"n", "heads", "pearson", "pearson_lo", "pearson_hi", "spearman", "spearman_lo", "spearman_hi"});
   for (const auto& p : run.sink_recall.points) {
     const auto value = [](const geometry::CorrelationEstimate& e, double x) { return e.defined ? x : NAN; };
-    t.add(p.n).add(run.heads_table.size());
+    t.add(p.n).add(p.heads);
     t.add(value(p.pearson, p.pearson.value)).add(value(p.pearson, p.pearson.ci_low)).add(value(p.pearson, p.pearson.ci_high));
     t.add(value(p.spearman, p.spearman.value)).add(value(p.spearman, p.spearman.ci_low));
     t.add(value(p.spearman, p.spearman.ci_high));

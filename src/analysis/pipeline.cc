@@ -98,7 +98,7 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
       in.corpus, [&](const std::string& text, const std::string& where) { return in.tokenizer.encode_document(text, where); },
       seq_options);
   plan.rows = resolve_query_rows(parse_query_selection(s.queries, "--queries"), seq_len, "--queries");
-  plan.schema = make_record_schema(static_cast<std::size_t>(seq_len), s.every_n);
+  plan.schema = make_record_schema(static_cast<std::size_t>(seq_len), s.row.every_n);
   for (std::size_t i = 0; i < plan.sequences.sequences.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(s.shard_count)) == s.shard_index) plan.mine.push_back(i);
   }
@@ -230,7 +230,7 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
           {"seed", s.shuffle_seed ? nlohmann::json(*s.shuffle_seed) : nlohmann::json(nullptr)},
           {"pack", s.pack},
           {"queries", s.queries},
-          {"every_n", s.every_n},
+          {"every_n", s.row.every_n},
           {"shard", {s.shard_index, s.shard_count}},
           {"precision", std::string(precision_name(s.precision))},
           {"recency_window", r.mass.recency_window},

@@ -31,7 +31,6 @@ struct AnalysisSettings {
   std::optional<std::uint64_t> shuffle_seed;
   bool pack = false;
   std::string queries = "last";
-  bool every_n = false;
   bool per_sequence = false;
   RunDirMode mode = RunDirMode::kCreate;
   int shard_index = 0;

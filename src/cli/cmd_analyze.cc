@@ -63,7 +63,7 @@ void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
   cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")->check(CLI::Range(2, 1 << 20))->capture_default_str();
   cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd.add_option("--queries", s.queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
-  cmd.add_flag("--every-n", s.every_n, "metrics at every N in 1..M-1 instead of the default grid");
+  cmd.add_flag("--every-n", s.row.every_n, "metrics at every N in 1..M-1 instead of the default grid");
   cmd.add_flag("--per-sequence", s.per_sequence, "also write selection_per_seq.csv");
   cmd.add_option("--recency-window", s.row.mass.recency_window, "keys counted in the recency mass")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();

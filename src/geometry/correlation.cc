@@ -16,7 +16,7 @@ std::vector<double> mid_ranks(std::span<const double> x) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
   std::vector<double> ranks(x.size());
   for (std::size_t i = 0; i < order.size();) {
-    std::size_t j = i;
+    std::size_t j = i + 1;
     while (j < order.size() && x[order[j]] == x[order[i]]) ++j;
     const double rank = 0.5 * static_cast<double>(i + j - 1) + 1.0;  // mean of ranks i+1..j
     for (std::size_t k = i; k < j; ++k) ranks[order[k]] = rank;
@@ -82,27 +82,38 @@ SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std
 
   SinkRecallCorrelation out;
   double best = -2.0;
-  std::vector<double> x(heads), y(heads), pearson_draws, spearman_draws;
+  std::vector<double> x, y, pearson_draws, spearman_draws;
+  std::vector<char> usable(heads);
   for (std::size_t g = 0; g < grid; ++g) {
-    std::vector<double> column(heads);
-    for (std::size_t h = 0; h < heads; ++h) column[h] = recall[h * grid + g];
+    // A head whose rows were all too short for this N has no recall there: it sits out
+    // (pairwise deletion), in the full sample and in every resample.
+    std::vector<double> rho_used, recall_used;
+    for (std::size_t h = 0; h < heads; ++h) {
+      const double r = recall[h * grid + g];
+      usable[h] = std::isfinite(rho_0[h]) && std::isfinite(r);
+      if (usable[h]) rho_used.push_back(rho_0[h]), recall_used.push_back(r);
+    }
     SinkRecallPoint point;
     point.n = n_values[g];
-    if (heads >= 3 && !constant(rho_0) && !constant(column)) {
+    point.heads = rho_used.size();
+    if (point.heads >= 3 && !constant(rho_used) && !constant(recall_used)) {
       pearson_draws.clear();
       spearman_draws.clear();
       for (const auto& sample : samples) {
-        for (std::size_t i = 0; i < heads; ++i) {
-          x[i] = rho_0[sample[i]];
-          y[i] = column[sample[i]];
+        x.clear();
+        y.clear();
+        for (const std::size_t h : sample) {
+          if (usable[h]) x.push_back(rho_0[h]), y.push_back(recall[h * grid + g]);
         }
         pearson_draws.push_back(pearson(x, y));
         spearman_draws.push_back(spearman(x, y));
       }
       std::sort(pearson_draws.begin(), pearson_draws.end());
       std::sort(spearman_draws.begin(), spearman_draws.end());
-      point.pearson = {pearson(rho_0, column), quantile(pearson_draws, tail), quantile(pearson_draws, 1.0 - tail), true};
-      point.spearman = {spearman(rho_0, column), quantile(spearman_draws, tail), quantile(spearman_draws, 1.0 - tail), true};
+      point.pearson = {pearson(rho_used, recall_used), quantile(pearson_draws, tail), quantile(pearson_draws, 1.0 - tail),
+                       true};
+      point.spearman = {spearman(rho_used, recall_used), quantile(spearman_draws, tail),
+                        quantile(spearman_draws, 1.0 - tail), true};
       if (point.pearson.value > best) {
         best = point.pearson.value;
         out.peak_n = point.n;

@@ -8,7 +8,7 @@
 
 namespace attngeom::geometry {
 
-// Pearson correlation; 0 when fewer than 2 points or either variable is constant.
+// Pearson correlation of finite values; 0 when fewer than 2 points or either variable is constant.
 double pearson(std::span<const double> x, std::span<const double> y);
 // Spearman correlation: Pearson of mid-ranks (ties share their mean rank).
 double spearman(std::span<const double> x, std::span<const double> y);
@@ -27,6 +27,7 @@ struct CorrelationEstimate {
 
 struct SinkRecallPoint {
   std::size_t n = 0;
+  std::size_t heads = 0;  // heads with a finite rho_0 and R(N): the ones correlated
   CorrelationEstimate pearson;
   CorrelationEstimate spearman;
 };
@@ -37,7 +38,8 @@ struct SinkRecallCorrelation {
 };
 
 // rho_0: [H] one value per head. recall: [H, G] row-major, recall[h * G + g] = R(n_values[g])
-// of head h. Resampling draws heads with replacement, the same heads for every N.
+// of head h, NaN where undefined. Resampling draws heads with replacement, the same heads for
+// every N; at each N only the heads with finite values take part.
 SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std::span<const double> recall,
                                               std::span<const std::size_t> n_values, const BootstrapOptions& options,
                                               std::uint64_t seed);

@@ -1,5 +1,6 @@
 // Sink vs Recall correlation with seeded bootstrap intervals.
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -63,6 +64,29 @@ TEST(SinkRecall, TooFewHeadsAreUndefinedNotNaN) {
   EXPECT_FALSE(r.points[0].pearson.defined);
   EXPECT_EQ(r.points[0].pearson.value, 0.0);
   EXPECT_EQ(r.peak_n, 0u);
+}
+
+// A head whose rows are all too short for N has NaN recall there. It sits out of that N only;
+// an all-NaN column is undefined rather than an endless rank loop (as it once was).
+TEST(SinkRecall, HeadsWithoutRecallAtNSitOutOfThatN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::size_t> n_values = {2, 8, 16};
+  const std::vector<double> rho_0 = {0.1, 0.4, 0.2, 0.9, 0.5};
+  // recall [heads, N]: N = 8 lacks heads 1 and 3, N = 16 lacks every head
+  const std::vector<double> recall = {0.2, 0.3, nan,  0.5, nan, nan,  0.1, 0.2, nan,
+                                      0.9, nan, nan,  0.4, 0.7, nan};
+  const SinkRecallCorrelation r = sink_recall_correlation(rho_0, recall, n_values, {}, 7);
+  ASSERT_EQ(r.points.size(), 3u);
+  EXPECT_EQ(r.points[0].heads, 5u);
+  EXPECT_EQ(r.points[1].heads, 3u);
+  EXPECT_EQ(r.points[2].heads, 0u);
+  const std::vector<double> rho_kept = {0.1, 0.2, 0.5}, recall_kept = {0.3, 0.2, 0.7};
+  ASSERT_TRUE(r.points[1].pearson.defined);
+  EXPECT_DOUBLE_EQ(r.points[1].pearson.value, pearson(rho_kept, recall_kept));
+  EXPECT_DOUBLE_EQ(r.points[1].spearman.value, spearman(rho_kept, recall_kept));
+  EXPECT_TRUE(std::isfinite(r.points[1].pearson.ci_low) && std::isfinite(r.points[1].pearson.ci_high));
+  EXPECT_FALSE(r.points[2].pearson.defined);
+  EXPECT_FALSE(r.points[2].spearman.defined);
 }
 
 }  // namespace

@@ -10,6 +10,9 @@ shards       3 shards (--shard i/3) merged with `attngeom merge` equal one run.
 brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture dump equals
              P, R, F, r_min, r_max recomputed here from the definitions (SPEC section 2),
              for every head and every N, independently of the geometry code.
+every_n      `analyze --every-n` with one short query row (fewer keys than most N) finishes,
+             has every N in 1..T-1 for every head with finite P/R/F, counts only the rows
+             long enough at each N, and equals the default-grid run at the grid's N.
 """
 import argparse
 import csv
@@ -185,16 +188,54 @@ def check_brute_force(args, tmp, failures):
           f"{count_mismatch}; max relative error of F, r_min, r_max {worst:.1e}")
 
 
+def check_every_n(args, tmp, failures):
+    seq_len, short_row = 96, 20
+    base = analyze_args(args.bin, args.fixtures, num_seqs=3) + ["--queries", f"{short_row},{seq_len - 1}"]
+    runs = {}
+    for name, extra in (("grid", []), ("every", ["--every-n"])):
+        runs[name] = os.path.join(tmp, name)
+        # A hang here was the bug: rows too short for most N once left NaN that stalled the rank loop.
+        subprocess.run(base + extra + ["--out", runs[name]], check=True, capture_output=True, timeout=300)
+    every = read_csv(os.path.join(runs["every"], "selection.csv"))
+    grid = {(r["layer"], r["head"], r["n"]): r for r in read_csv(os.path.join(runs["grid"], "selection.csv"))}
+    heads = {(r["layer"], r["head"]) for r in every}
+    by_head = {}
+    for r in every:
+        by_head.setdefault((r["layer"], r["head"]), []).append(int(r["n"]))
+    for head, ns in by_head.items():
+        if ns != list(range(1, seq_len)):
+            failures.append(f"every_n: head {head} has N {ns[:3]}..{ns[-3:]}, expected 1..{seq_len - 1}")
+    compared = 0
+    for r in every:
+        n, samples = int(r["n"]), int(r["samples"])
+        want = 3 * (2 if n <= short_row else 1)  # a row with q + 1 keys has N up to q
+        if samples != want:
+            failures.append(f"every_n: layer {r['layer']} head {r['head']} N {n}: {samples} samples, expected {want}")
+        for key in ("precision_mean", "recall_mean", "f_mean"):
+            if not math.isfinite(float(r[key])):
+                failures.append(f"every_n: layer {r['layer']} head {r['head']} N {n}: {key} = {r[key]}")
+            g = grid.get((r["layer"], r["head"], r["n"]))
+            if g is not None and abs(float(g[key]) - float(r[key])) > 1e-12:
+                failures.append(f"every_n: N {n} {key} {r[key]} vs default grid {g[key]}")
+            compared += g is not None
+    sink = read_csv(os.path.join(runs["every"], "sink_recall.csv"))
+    if len(sink) != seq_len - 1 or any(int(r["heads"]) != len(heads) for r in sink):
+        failures.append(f"every_n: sink_recall.csv rows/heads {[(r['n'], r['heads']) for r in sink[:3]]}")
+    print(f"every_n: {len(every)} (layer, head, N) rows over {len(heads)} heads; {compared} values equal to the "
+          f"default grid's")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fixtures", required=True)
-    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force"])
+    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force", "every_n"])
     ap.add_argument("--kills", type=int, default=20)
     args = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-runs-") as tmp:
-        {"resume": check_resume, "shards": check_shards, "brute_force": check_brute_force}[args.check](
+        {"resume": check_resume, "shards": check_shards, "brute_force": check_brute_force,
+         "every_n": check_every_n}[args.check](
             args, tmp, failures)
     for f in failures[:20]:
         print("FAIL", f)
