@@ -126,18 +126,19 @@ SelectionMetrics SelectionEvaluator::evaluate(std::size_t n, std::span<const dou
   SeparationWitness& w = m.witness;
   w.min_selected_weighted_norm = weighted_norm_min_[n - 1];
   w.min_selected_cross_projection = std::numeric_limits<double>::infinity();
+  // <p_i, s_N - p_i> cancels exactly where D_i does: there it comes from the vectors, in
+  // place of the expanded value (whose rounding can flip its sign, e.g. at N = 1 where it is 0).
+  auto exact = recomputed_.begin();
   for (std::size_t p = 0; p < n; ++p) {
     const double a = row_.alpha[p];
-    const double cross = a * (dots[p] - a * row_.sq_norms[p]);
-    w.min_selected_cross_projection = cross < w.min_selected_cross_projection ? cross : w.min_selected_cross_projection;
-  }
-  // <p_i, s_N - p_i> cancels exactly where D_i does; take it from the vectors there.
-  for (const std::size_t p : recomputed_) {
-    if (p >= n) break;
-    const double a = row_.alpha[p];
-    const float* v = row_.value(p);
     double cross = 0.0;
-    for (std::size_t t = 0; t < dim; ++t) cross += a * v[t] * (s[t] - a * v[t]);
+    if (exact != recomputed_.end() && *exact == p) {
+      const float* v = row_.value(p);
+      for (std::size_t t = 0; t < dim; ++t) cross += a * v[t] * (s[t] - a * v[t]);
+      ++exact;
+    } else {
+      cross = a * (dots[p] - a * row_.sq_norms[p]);
+    }
     w.min_selected_cross_projection = std::min(w.min_selected_cross_projection, cross);
   }
   w.max_unselected_projection = max_of(dots.subspan(n));
