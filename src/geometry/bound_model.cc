@@ -10,6 +10,8 @@
 namespace attngeom::geometry {
 namespace {
 
+constexpr double kRoundingAllowance = 1e-9;  // see ModelSweep::rounding()
+
 std::vector<double> by_position(std::span<const float> x, const SelectionOrder& order) {
   std::vector<double> out(x.size());
   for (std::size_t p = 0; p < x.size(); ++p) out[p] = x[order.order[p]];
@@ -30,7 +32,8 @@ ModelSweep::ModelSweep(const BoundInputs& inputs)
       projection_(inputs.alpha.size()),
       mu_(inputs.alpha.size()),
       spread_(inputs.alpha.size()),
-      support_(inputs.alpha.size()) {
+      support_(inputs.alpha.size()),
+      rounding_(inputs.alpha.size()) {
   const std::size_t keys = inputs.alpha.size();
   if (keys == 0 || inputs.norms.size() != keys) throw InputError("bounds: alpha and norms must both hold M >= 1 entries");
   for (std::size_t p = 0; p < keys; ++p) {
@@ -87,6 +90,7 @@ void ModelSweep::advance_to(std::size_t n) {
   // w drops key p from I_N (sign -1), or adds -alpha_p for p in J_N (sign +1).
   double* spread = spread_.data();
   std::size_t* support = support_.data();
+  double* rounding = rounding_.data();
   const double weighted_sum = weighted_sum_;
   const double weighted_sq_sum = weighted_sq_sum_;
   const std::size_t nonzero = nonzero_;
@@ -96,6 +100,7 @@ void ModelSweep::advance_to(std::size_t n) {
       const double y = alpha[p] * norms[p];
       const double sum = weighted_sum + sign * y;
       const double sq_sum = weighted_sq_sum + sign * y * y;
+      rounding[p] = kRoundingAllowance * (weighted_sum + y) * (weighted_sum + y);
       support[p] = alpha[p] != 0.0 ? weighted_support : nonzero;
       // With fewer than two weights there is no off-diagonal pair: exactly 0, not a rounding residue.
       spread[p] = support[p] < 2 ? 0.0 : std::max(0.0, sum * sum - sq_sum);

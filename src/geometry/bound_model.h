@@ -25,6 +25,11 @@ class ModelSweep {
   std::span<const double> mu() const { return mu_; }                 // [M] model D^2, clamped at 0
   std::span<const double> spread() const { return spread_; }         // [M] T_k
   std::span<const std::size_t> support() const { return support_; }  // [M] n_k
+  // [M] allowance for rounding: mu and the measured D^2 are each sums of at most M + d
+  // products no larger than (A + alpha_k nu_k)^2, so each is off by < (M + d) eps of that
+  // (about 2e-12 at M = 8192, d = 256); 1e-9 of it covers both. Without it, exact ties
+  // (eta = 0) fall on either side of a radius by rounding alone.
+  std::span<const double> rounding() const { return rounding_; }
 
  private:
   CosineModel model_;
@@ -43,6 +48,7 @@ class ModelSweep {
   std::vector<double> mu_;
   std::vector<double> spread_;
   std::vector<std::size_t> support_;
+  std::vector<double> rounding_;
 };
 
 // Envelope of P, R, F from intervals [lo_p, hi_p] of every D_p^2 (by position; I_N = [0, n)).

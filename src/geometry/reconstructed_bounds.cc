@@ -122,8 +122,9 @@ class DeterministicStep {
 
   EnvelopePoint at(const ModelSweep& model, std::size_t n) {
     for (std::size_t p = 0; p < model.keys(); ++p) {
-      lo_[p] = std::max(0.0, model.mu()[p] - model.spread()[p] * eta_);
-      hi_[p] = model.mu()[p] + model.spread()[p] * eta_;
+      const double margin = model.spread()[p] * eta_ + model.rounding()[p];
+      lo_[p] = std::max(0.0, model.mu()[p] - margin);
+      hi_[p] = model.mu()[p] + margin;
     }
     return envelope_from_intervals(n, lo_, hi_);
   }
@@ -163,11 +164,12 @@ class ProbabilisticStep {
     for (std::size_t k = 0; k <= most - least; ++k) {
       if (least + k >= 2) roots[k] = terms_.margin_root(least + k);
     }
+    const double* rounding = model.rounding().data();
     double* lo = lo_.data();
     double* hi = hi_.data();
     for (std::size_t p = 0; p < keys; ++p) {
       const double root = support[p] == least ? roots[0] : support[p] == least + 1 ? roots[1] : roots[2];
-      const double margin = deterministic(spread[p], support[p]) ? 0.0 : spread[p] * root;
+      const double margin = (deterministic(spread[p], support[p]) ? 0.0 : spread[p] * root) + rounding[p];
       lo[p] = std::max(0.0, mu[p] - margin);
       hi[p] = mu[p] + margin;
     }

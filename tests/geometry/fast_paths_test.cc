@@ -9,6 +9,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include "geometry/cosine_model.h"
 #include "geometry/deviation_sums.h"
 #include "geometry/reconstructed_bounds.h"
+#include "geometry/selection_metrics.h"
 #include "geometry/value_diagnostics.h"
 #include "random_rows.h"
 
@@ -235,8 +237,8 @@ TEST(ReconstructedEnvelopes, SharedSweepMatchesTheDefinitions) {
                 : spread * std::sqrt(2.0 * r2_options.sigma2 *
                                      std::log(support * (support - 1.0) / (r2_options.delta / static_cast<double>(keys))) /
                                      static_cast<double>(r2_options.dim));
-        lo[p] = std::max(0.0, sweep.mu()[p] - margin);
-        hi[p] = sweep.mu()[p] + margin;
+        lo[p] = std::max(0.0, sweep.mu()[p] - margin - sweep.rounding()[p]);
+        hi[p] = sweep.mu()[p] + margin + sweep.rounding()[p];
       }
       EXPECT_TRUE(same_point(both.r1[g], r1[g])) << "R1 n=" << n;
       EXPECT_TRUE(same_point(both.r2.points[g], envelope_from_intervals(n, lo, hi))) << "R2 n=" << n;
@@ -289,6 +291,33 @@ TEST(ModelSweep, MatchesPairwiseSumsAtEveryN) {
         const double tolerance = 1e-12 * scale;
         EXPECT_NEAR(sweep.mu()[p], std::max(0.0, mu), tolerance) << "n=" << n << " p=" << p << " beta=" << model.beta;
         EXPECT_NEAR(sweep.spread()[p], spread, tolerance) << "n=" << n << " p=" << p;
+      }
+    }
+  }
+}
+
+// R1 with eta = 0 where the model is exact: every value equal, uniform weights, so every
+// cosine is 1 (beta = 0, rho_0 = 1) and the distances tie exactly. The measured P, R, F must
+// lie inside the envelope at every N; rounding of mu against the measured D^2 once put ties
+// on the wrong side of the radius (R1 said R in [0.6, 0.6] where R = 1).
+TEST(ReconstructedEnvelopes, R1HoldsOnExactTiesWithZeroEta) {
+  for (const std::size_t keys : {40u, 100u}) {
+    testing::OwnedRow row;
+    row.dim = 8;
+    row.alpha.assign(keys, 1.0f / static_cast<float>(keys));
+    row.values.assign(keys * row.dim, 0.0f);
+    for (std::size_t k = 0; k < keys; ++k) row.values[k * row.dim] = 0.3f, row.values[k * row.dim + 1] = 0.2f;
+    const UnitRows units = unit_rows(row.view());
+    const BoundInputs inputs{row.alpha, units.norms, CosineModel{0.0, 1.0}};
+    const std::vector<std::size_t> n_values = every_n(keys);
+    const std::vector<EnvelopePoint> r1 = deterministic_envelope(inputs, n_values, 0.0);
+    const std::vector<SelectionMetrics> measured = selection_metrics(row.view(), n_values);
+    for (std::size_t g = 0; g < n_values.size(); ++g) {
+      const SelectionMetrics& m = measured[g];
+      for (const auto& [value, interval, what] :
+           {std::tuple{m.precision, r1[g].precision, "P"}, {m.recall, r1[g].recall, "R"}, {m.f_score, r1[g].f_score, "F"}}) {
+        EXPECT_LE(interval.lower, value) << what << " at M = " << keys << ", N = " << m.n;
+        EXPECT_GE(interval.upper, value) << what << " at M = " << keys << ", N = " << m.n;
       }
     }
   }
