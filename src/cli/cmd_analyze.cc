@@ -68,7 +68,7 @@ void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
   cmd.add_option("--recency-window", s.row.mass.recency_window, "keys counted in the recency mass")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd.add_option("--top-k", s.row.mass.top_k, "k of the top-k mass")->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  cmd.add_option("--max-lag", s.row.lag.max_lag, "tau_max of the lag curve (0: min(64, L/4))")
+  cmd.add_option("--max-lag", s.row.lag.max_lag, "tau_max of the lag curve (0: min(64, L/4); at most L - 1 in each row)")
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   cmd.add_flag_callback(
       "--no-bounds", [&s] { s.row.bounds = false; },

@@ -174,11 +174,10 @@ LagCurve lag_curve(const HeadRowView& row, const LagCurveOptions& options) { ret
 
 LagCurve lag_curve(const UnitRows& u, const LagCurveOptions& options) {
   const std::size_t length = u.keys() - 1;  // L: content keys are 1..L
-  const std::size_t max_lag = options.max_lag == 0 ? default_max_lag(u.keys()) : options.max_lag;
-  if (max_lag >= std::max<std::size_t>(length, 1)) {
-    throw InputError("lag curve: tau_max = " + std::to_string(max_lag) + " needs at least one content pair (L = " +
-                     std::to_string(length) + ")");
-  }
+  // Content pairs (i, i + tau) with 1 <= i < i + tau <= L exist up to tau = L - 1: a row
+  // shorter than an explicit tau_max (early rows of --queries all) uses the lags it has.
+  const std::size_t max_lag =
+      options.max_lag == 0 ? default_max_lag(u.keys()) : std::min(options.max_lag, length > 0 ? length - 1 : 0);
   LagCurve out;
   const LagBandSums band = lag_band_sums(u, max_lag);
   std::size_t pairs_total = 0;

@@ -64,7 +64,7 @@ ExpDecayFit fit_exp_decay(const std::vector<double>& curve, const ExpDecayFitOpt
 
 // A2: the lag curve C(tau) = mean_{i>=1} cos(v_i, v_{i+tau}) and its exponential fit.
 struct LagCurveOptions {
-  std::size_t max_lag = 0;  // tau_max; 0 = SPEC's default min(64, L/4)
+  std::size_t max_lag = 0;  // tau_max; 0 = SPEC's default min(64, L/4); clipped to L - 1
   ExpDecayFitOptions fit;
 };
 struct LagCurve {

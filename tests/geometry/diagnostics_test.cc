@@ -91,6 +91,25 @@ TEST(LagCurve, AlternatingDirectionsGiveNegativeShares) {
   EXPECT_EQ(sink_similarity(row.view()), 0.0);
 }
 
+// An explicit tau_max beyond a short row (early rows of --queries all) is clipped to the
+// lags the row has, L - 1, instead of failing the run.
+TEST(LagCurve, ExplicitMaxLagIsClippedToTheRowsLags) {
+  const std::size_t keys = 6;  // L = 5: lags 1..4
+  testing::OwnedRow row{std::vector<float>(keys, 1.0f / keys), std::vector<float>(keys * 2, 0.0f), 2};
+  for (std::size_t i = 0; i < keys; ++i) row.values[i * 2] = 1.0f, row.values[i * 2 + 1] = static_cast<float>(i);
+  LagCurveOptions clipped;
+  clipped.max_lag = 8;
+  LagCurveOptions exact;
+  exact.max_lag = 4;
+  const LagCurve a = lag_curve(row.view(), clipped);
+  const LagCurve b = lag_curve(row.view(), exact);
+  ASSERT_EQ(a.mean_cosine.size(), 4u);
+  EXPECT_EQ(a.mean_cosine, b.mean_cosine);
+  EXPECT_EQ(a.fit.beta, b.fit.beta);
+  const testing::OwnedRow two{{0.5f, 0.5f}, {1.0f, 0.0f, 0.0f, 1.0f}, 2};  // L = 1: no content pair
+  EXPECT_TRUE(lag_curve(two.view(), clipped).mean_cosine.empty());
+}
+
 TEST(ValueDiagnostics, DegenerateRowsGiveDocumentedValues) {
   const testing::OwnedRow single{{1.0f}, {3.0f, 4.0f}, 2};
   const NormStats one = norm_stats(single.view());
@@ -109,7 +128,7 @@ TEST(ValueDiagnostics, DegenerateRowsGiveDocumentedValues) {
   EXPECT_EQ(sink_similarity(zeros.view()), 0.0);
   LagCurveOptions too_long;
   too_long.max_lag = 2;
-  EXPECT_THROW(lag_curve(zeros.view(), too_long), InputError);  // needs tau_max < L
+  EXPECT_EQ(lag_curve(zeros.view(), too_long).mean_cosine.size(), 1u);  // clipped to L - 1 = 1
 }
 
 TEST(MassStats, KnownRow) {
