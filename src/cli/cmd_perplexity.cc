@@ -53,10 +53,7 @@ void run_perplexity(const PerplexityOptions& o) {
                      std::to_string(c.max_positions));
   }
   const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos, c.bos_token_id};
-  if (protocol.stride > protocol.context - (protocol.bos ? 1 : 0)) {
-    throw InputError("--stride " + std::to_string(o.stride) + " must not exceed the content per window (" +
-                     std::to_string(protocol.context - (protocol.bos ? 1 : 0)) + ")");
-  }
+  check_stride(protocol);
   auto backend = make_backend(o.precision);
   Transformer model(c, checkpoint.weights(), *backend);
   const PerplexityResult r = evaluate_perplexity(model, stream, protocol, {}, nullptr, nullptr);
@@ -66,7 +63,7 @@ void run_perplexity(const PerplexityOptions& o) {
       {"model", std::filesystem::absolute(o.model_dir).string()}, {"input", input},
       {"precision", std::string(precision_name(backend->precision()))},
       {"matmul", std::string(backend->kernel())},
-      {"protocol", {{"context", o.context}, {"stride", o.stride > 0 ? o.stride : o.context - (protocol.bos ? 1 : 0)},
+      {"protocol", {{"context", o.context}, {"stride", protocol.effective_stride()},
                     {"bos", protocol.bos}}},
       {"tokens", r.tokens}, {"mean_nll", r.mean_nll}, {"perplexity", r.perplexity}, {"nll", r.nll}};
   if (!o.out.empty()) {

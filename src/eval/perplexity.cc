@@ -15,14 +15,21 @@ void log_softmax(std::span<const float> logits, std::span<float> out) {
   for (std::size_t i = 0; i < logits.size(); ++i) out[i] = static_cast<float>(logits[i] - log_norm);
 }
 
+void check_stride(const PerplexityProtocol& p) {
+  if (p.stride < 0 || p.stride > p.context - 1) {
+    throw InputError("--stride " + std::to_string(p.stride) + " must lie in [1, context - 1 = " +
+                     std::to_string(p.context - 1) + "] so that every token is scored");
+  }
+}
+
 PerplexityResult evaluate_perplexity(Transformer& model, std::span<const int> stream, const PerplexityProtocol& p,
                                      const HeadEdits& edits, const ScoredDistributions* reference,
                                      ScoredDistributions* keep) {
   ATTNGEOM_CHECK(p.context >= 2);
   const int vocab = model.config().vocab;
-  const std::size_t content = static_cast<std::size_t>(p.bos ? p.context - 1 : p.context);
-  const std::size_t stride = p.stride > 0 ? static_cast<std::size_t>(p.stride) : content;
-  ATTNGEOM_CHECK(stride <= content);
+  const std::size_t content = p.content();
+  const std::size_t stride = p.effective_stride();
+  ATTNGEOM_CHECK(stride >= 1 && stride < static_cast<std::size_t>(p.context));
 
   PerplexityResult result;
   if (keep != nullptr) {

@@ -4,10 +4,11 @@
 //
 // Protocol: the token stream (no BOS inside) is cut into windows of `context - 1`
 // content tokens advancing by `stride` tokens; each window is fed as
-// [BOS, c_0 .. c_{n-1}] (or without BOS when bos = false, in which case a window's first
-// token can only be scored by an earlier, overlapping window). The logits at the position before c_i predict c_i. Every content token
-// is scored exactly once, by the first window that predicts it, so windows after the
-// first score only their last `stride` tokens. ppl = exp(mean NLL over scored tokens).
+// [BOS, c_0 .. c_{n-1}]. Without BOS (bos = false) a window holds `context` tokens and its
+// first token is context only, so windows must overlap by at least one token: in both
+// cases stride <= context - 1, the default. The logits at the position before c_i predict
+// c_i. Every token (but the stream's first without BOS) is scored exactly once, by the
+// first window that predicts it. ppl = exp(mean NLL over scored tokens).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -18,10 +19,16 @@ namespace attngeom {
 
 struct PerplexityProtocol {
   int context = 256;  // tokens per forward pass, including BOS
-  int stride = 0;     // tokens advanced per window; 0 means context - 1 (no overlap)
+  int stride = 0;     // tokens advanced per window, at most context - 1; 0 means context - 1
   bool bos = true;
   int bos_token_id = 1;
+
+  std::size_t content() const { return static_cast<std::size_t>(bos ? context - 1 : context); }  // stream tokens per window
+  std::size_t effective_stride() const { return static_cast<std::size_t>(stride > 0 ? stride : context - 1); }
 };
+
+// InputError naming --stride unless 1 <= stride <= context - 1 (0: the default).
+void check_stride(const PerplexityProtocol& protocol);
 
 // The log-probabilities a run assigned at every scored position: [scored, vocab].
 struct ScoredDistributions {

@@ -9,8 +9,8 @@ namespace attngeom::prune {
 
 std::vector<int> protocol_window_lengths(std::size_t n, const PerplexityProtocol& p) {
   // Mirrors evaluate_perplexity's loop (eval/perplexity.cc).
-  const std::size_t content = static_cast<std::size_t>(p.bos ? p.context - 1 : p.context);
-  const std::size_t stride = p.stride > 0 ? static_cast<std::size_t>(p.stride) : content;
+  const std::size_t content = p.content();
+  const std::size_t stride = p.effective_stride();
   std::vector<int> lengths;
   std::size_t scored_until = p.bos ? 0 : 1;
   for (std::size_t start = 0; start < n; start += stride) {

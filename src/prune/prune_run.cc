@@ -84,17 +84,17 @@ void log_score(const std::string& what, const HeldOutScore& r) {
   std::fprintf(stderr, "attngeom prune: %-40s ppl %.6g  kl %.4g  top1 %.4f\n", what.c_str(), r.ppl, r.kl, r.top1);
 }
 
+PerplexityProtocol protocol_of(const PruneSettings& s, const ModelConfig& c) {
+  return {s.context, s.stride, s.bos, c.bos_token_id};
+}
+
 void check_settings(const PruneSettings& s, const ModelConfig& c) {
   if (s.context < 2) throw InputError("--context must be at least 2");
   if (s.context > c.max_positions && !s.force) {
     throw InputError("--context " + std::to_string(s.context) + " exceeds max_position_embeddings " +
                      std::to_string(c.max_positions) + " (--force allows it)");
   }
-  const int content = s.context - (s.bos ? 1 : 0);
-  if (s.stride > content) {
-    throw InputError("--stride " + std::to_string(s.stride) + " must not exceed the content per window (" +
-                     std::to_string(content) + ")");
-  }
+  check_stride(protocol_of(s, c));
   for (const double f : s.fractions) {
     if (!(f >= 0 && f <= 1)) throw InputError("--fractions: each fraction must lie in [0, 1]");
   }
@@ -118,7 +118,7 @@ void dump_first_window_logits(Transformer& model, const std::vector<int>& docume
   const ModelConfig& c = model.config();
   std::vector<int> tokens;
   if (s.bos) tokens.push_back(c.bos_token_id);
-  const auto content = std::min(static_cast<std::size_t>(s.context - (s.bos ? 1 : 0)), document.size());
+  const auto content = std::min(protocol_of(s, c).content(), document.size());
   tokens.insert(tokens.end(), document.begin(), document.begin() + static_cast<long>(content));
   ForwardRequest request;
   request.head_gates = gates;
@@ -249,11 +249,11 @@ void run_prune(const PruneSettings& s) {
   for (const auto& d : documents) tokens += d.size();
   std::fprintf(stderr, "attngeom prune: %zu held-out tokens in %zu documents; the unedited distributions take %.1f MiB\n",
                tokens, documents.size(), 4.0 * static_cast<double>(tokens) * c.vocab / (1 << 20));
-  const PerplexityProtocol protocol{s.context, s.stride, s.bos, c.bos_token_id};
+  const PerplexityProtocol protocol = protocol_of(s, c);
   HeldOutEvaluator evaluator(model, std::move(documents), protocol);
   const HeldOutScore& ref = evaluator.reference();
-  const int stride = s.stride > 0 ? s.stride : s.context - (s.bos ? 1 : 0);
-  std::fprintf(stderr, "attngeom prune: unedited model: ppl %.6g over %zu tokens (context %d, stride %d, %s)\n", ref.ppl,
+  const std::size_t stride = protocol.effective_stride();
+  std::fprintf(stderr, "attngeom prune: unedited model: ppl %.6g over %zu tokens (context %d, stride %zu, %s)\n", ref.ppl,
                ref.tokens, s.context, stride, s.bos ? "BOS per window" : "no BOS");
   CachedEvaluator evaluate(evaluator);
 

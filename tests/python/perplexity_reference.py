@@ -19,10 +19,12 @@ def log_softmax(x):
 
 def reference_scores(model, streams, context, stride, bos, gates=None, topn=None):
     """Per scored token, pooled over documents: (targets, log-probs [tokens, vocab]).
-    Windows of context - BOS content tokens every `stride`; each token is scored once,
-    by the first window that predicts it."""
+    Windows of context - BOS content tokens every `stride` (default context - 1: without BOS
+    consecutive windows share one token, which only gives context); each token is scored
+    once, by the first window that predicts it, and every token is scored (but a stream's
+    first without BOS)."""
     content = context - 1 if bos else context
-    stride = stride or content
+    stride = stride or context - 1
     targets, logps = [], []
     for stream in streams:
         scored_until = 0 if bos else 1
@@ -41,6 +43,7 @@ def reference_scores(model, streams, context, stride, bos, gates=None, topn=None
             if end == len(stream):
                 break
             start += stride
+    assert len(targets) == sum(len(s) - (0 if bos else 1) for s in streams), "a token went unscored"
     return np.array(targets), np.array(logps)
 
 

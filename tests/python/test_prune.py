@@ -187,7 +187,7 @@ def check_perplexity(binary, fx, tmp):
     mask_path = write_mask(os.path.join(tmp, "mask.tsv"), mask)
     max_tokens = 480  # all three documents, the last one cut
     worst = 0.0
-    for context, stride, bos in [(80, 30, True), (48, 0, True), (40, 17, False)]:
+    for context, stride, bos in [(80, 30, True), (48, 0, True), (40, 17, False), (24, 0, False)]:
         # --max-tokens cuts the concatenated documents after max_tokens tokens.
         streams, left = [], max_tokens
         for s in streams_full:
@@ -212,7 +212,7 @@ def check_perplexity(binary, fx, tmp):
         e1 = abs(math.log(got1["ppl"]) - ref1["mean_nll"])
         ekl = abs(got1["kl"] - ref1["kl"])
         worst = max(worst, e0, e1)
-        print(f"{fx.name} context {context} stride {stride or context - bos} bos {bos}: {len(streams)} documents "
+        print(f"{fx.name} context {context} stride {stride or context - 1} bos {bos}: {len(streams)} documents "
               f"{[len(x) for x in streams]}, {ref0['tokens']} tokens scored; "
               f"unmasked ppl {got0['ppl']:.8g} vs ref {ref0['ppl']:.8g} (|dNLL| {e0:.1e}); masked ppl "
               f"{got1['ppl']:.8g} vs {ref1['ppl']:.8g} (|dNLL| {e1:.1e}); kl {got1['kl']:.6g} vs {ref1['kl']:.6g}; "
