@@ -3,10 +3,25 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 
 #include "util/error.h"
+#include "util/half.h"
 
 namespace attngeom {
+namespace {
+
+// Finite weights can still overflow float32 activations (e.g. a checkpoint scaled by 1e25);
+// NaN would then flow silently into every metric, so a layer's outputs are checked where
+// they are made (a scan, negligible next to the products that made them).
+void check_finite(const std::vector<float>& x, std::size_t count, const std::string& what) {
+  if (count_nonfinite(DType::kF32, x.data(), count).count == 0) return;
+  throw InputError(what + " overflow float32 (non-finite values); the checkpoint's weights are finite but out of range");
+}
+
+std::string in_layer(int layer, const char* what) { return "model.layers." + std::to_string(layer) + ": " + what; }
+
+}  // namespace
 
 void ForwardScratch::resize(const ModelConfig& c, int new_seq) {
   if (new_seq == seq) return;
@@ -71,6 +86,9 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   // q [seq, heads*head_dim]; k, v [seq, kv_heads*head_dim]
   const LinearOutput qkv[] = {{&w.q_proj, s_.q.data()}, {&w.k_proj, s_.k.data()}, {&w.v_proj, s_.v.data()}};
   backend_.linear_products(normed_input(w.attn_norm), qkv);
+  check_finite(s_.q, static_cast<std::size_t>(seq) * c.q_dim(), in_layer(l, "the q projections"));
+  check_finite(s_.k, static_cast<std::size_t>(seq) * c.kv_dim(), in_layer(l, "the k projections"));
+  check_finite(s_.v, static_cast<std::size_t>(seq) * c.kv_dim(), in_layer(l, "the v projections"));
   if (captured) {
     // values [kv_heads, seq, head_dim] from v [seq, kv_heads, head_dim]; RoPE never touches values.
     for (int g = 0; g < c.kv_heads; ++g) {
@@ -104,6 +122,7 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
       [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention, topn,
       backend_.precision());
   timings_.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
+  check_finite(s_.attn_out, static_cast<std::size_t>(seq) * c.q_dim(), in_layer(l, "the attention scores"));
   if (!update_residual) return;
 
   // OutputProjection. HF: x = x + o_proj(attn_output)
@@ -123,6 +142,7 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   const LinearOutput down{&w.down_proj, s_.proj.data()};  // [seq, hidden]
   backend_.linear_products(activated, {&down, 1});
   add_in_place(s_.x.data(), s_.proj.data(), static_cast<std::int64_t>(seq) * c.hidden);
+  check_finite(s_.x, static_cast<std::size_t>(seq) * c.hidden, in_layer(l, "the residual stream's values"));
 }
 
 // HF: logits = lm_head(norm(x))[rows]
@@ -137,6 +157,7 @@ void Transformer::compute_logits(std::span<const int> rows, std::vector<float>& 
            config_.norm_weight_offset, config_.rms_norm_eps, picked.data());
   logits.resize(rows.size() * static_cast<std::size_t>(config_.vocab));  // [rows, vocab]
   backend_.linear(picked.data(), static_cast<std::int64_t>(rows.size()), weights_.lm_head, logits.data());
+  check_finite(logits, logits.size(), "lm_head: the logits");
 }
 
 void Transformer::forward(std::span<const int> tokens, const ForwardRequest& request, ForwardObserver* observer,

@@ -53,6 +53,16 @@ def inf_in_norm_weight(ctx):
     return [t], ["NaN/Inf"]
 
 
+@case()
+def finite_weights_overflowing_activations(ctx):
+    """Finite but huge q/k weights pass the NaN/Inf scan; the scores they make overflow."""
+    def edit(ts):
+        for t in (L0 + "self_attn.q_proj.weight", L0 + "self_attn.k_proj.weight"):
+            ts[t] = (ts[t][0], ts[t][1] * np.float32(1e25))
+    rewrite(ctx.path(ST), edit)
+    return ["model.layers.0"], ["overflow float32"]
+
+
 @case("gemma")
 def nan_in_bf16_shard(ctx):
     """Sharded BF16: a NaN bit pattern (0x7fc0) patched straight into the shard's bytes."""
