@@ -1,11 +1,15 @@
 #include "analysis/dump_input.h"
 
+#include <cmath>
 #include <cstring>
+#include <span>
+#include <string>
 
 #include "analysis/provenance.h"
 #include "analysis/record.h"
 #include "analysis/row_fields.h"
 #include "analysis/sequence_analyzer.h"
+#include "geometry/head_row.h"
 #include "io/safetensors.h"
 #include "util/error.h"
 #include "util/machine.h"
@@ -35,11 +39,30 @@ std::vector<T> copy_tensor(const SafetensorsEntry& e) {
 }
 
 // Attention rows are probabilities: finite and in [0, 1] (a little slack for rounding).
-void check_probabilities(const std::vector<float>& attn, const fs::path& path, const std::string& name) {
-  for (std::size_t i = 0; i < attn.size(); ++i) {
-    if (!(attn[i] >= 0.0f && attn[i] <= 1.001f)) {
-      throw InputError(path.string() + ": tensor '" + name + "' holds " + std::to_string(attn[i]) + " at flat index " +
-                       std::to_string(i) + "; attention probabilities must lie in [0, 1]");
+// attn [H, Q, T]: each (head, row) must be a causal distribution over keys 0..q, checked
+// here so that the message names the file, tensor, head and query.
+void check_probabilities(const std::vector<float>& attn, std::span<const int> query_positions, std::size_t seq,
+                         const fs::path& path, const std::string& name) {
+  const std::size_t rows = query_positions.size();
+  for (std::size_t hr = 0; hr < attn.size() / seq; ++hr) {
+    const float* row = attn.data() + hr * seq;
+    const auto q = static_cast<std::size_t>(query_positions[hr % rows]);
+    const std::string where = path.string() + ": tensor '" + name + "' head " + std::to_string(hr / rows) +
+                              ", query position " + std::to_string(q);
+    double sum = 0.0;
+    for (std::size_t k = 0; k < seq; ++k) {
+      if (!(row[k] >= 0.0f && row[k] <= 1.001f)) {
+        throw InputError(where + ": key " + std::to_string(k) + " holds " + std::to_string(row[k]) +
+                         "; attention probabilities must lie in [0, 1]");
+      }
+      if (k > q && row[k] != 0.0f) {
+        throw InputError(where + ": key " + std::to_string(k) + " after the query holds " + std::to_string(row[k]) +
+                         "; causal rows must be 0 there");
+      }
+      sum += row[k];
+    }
+    if (std::abs(sum - 1.0) > geometry::kAlphaSumTolerance) {
+      throw InputError(where + ": the row sums to " + std::to_string(sum) + ", expected 1");
     }
   }
 }
@@ -87,7 +110,7 @@ Dump read_dump(const fs::path& path) {
     }
     d.attn.push_back(copy_tensor<float>(attn));
     d.values.push_back(copy_tensor<float>(values));
-    check_probabilities(d.attn.back(), path, prefix + ".attn");
+    check_probabilities(d.attn.back(), d.query_positions, static_cast<std::size_t>(seq), path, prefix + ".attn");
     if (const NonFiniteCount bad = count_nonfinite(DType::kF32, d.values.back().data(), d.values.back().size()); bad.count) {
       throw InputError(path.string() + ": tensor '" + prefix + ".values' holds " + std::to_string(bad.count) +
                        " NaN/Inf value(s) (first at flat index " + std::to_string(bad.first) + ")");

@@ -278,6 +278,22 @@ def metrics_nan_attention(ctx):
 
 
 @case
+def metrics_attention_after_the_query(ctx):
+    """Head 0's row for query 10 gets weight 0.5 on key 20: not causal."""
+    dump = ctx.capture_dump()
+    patch_dump(dump, "layers.0.attn", lambda r: r.__setitem__(slice(80, 84), b"\x00\x00\x00\x3f"))
+    return ["metrics", "--dump", dump, "--out", ctx.out], ["layers.0.attn"], ["head 0", "query position 10", "key 20"]
+
+
+@case
+def metrics_attention_row_not_a_distribution(ctx):
+    """Head 0's row for query 10 zeroed: it sums to 0."""
+    dump = ctx.capture_dump()
+    patch_dump(dump, "layers.1.attn", lambda r: r.__setitem__(slice(0, 160), bytes(160)))
+    return ["metrics", "--dump", dump, "--out", ctx.out], ["layers.1.attn"], ["head 0", "sums to 0"]
+
+
+@case
 def metrics_inf_values(ctx):
     dump = ctx.capture_dump()
     patch_dump(dump, "layers.0.values", lambda r: r.__setitem__(slice(0, 4), b"\x00\x00\x80\x7f"))
