@@ -1,6 +1,7 @@
 // attngeom analyze: checkpoint + corpus -> run directory (tables, arrays, report).
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -13,10 +14,17 @@
 namespace attngeom::cli {
 namespace {
 
-// Set by SIGINT/SIGTERM: the run finishes the sequence in flight, then stops resumably.
+// Set by SIGINT/SIGTERM: the run finishes the sequence in flight, then stops resumably. A
+// second signal (e.g. while the tables are aggregated) exits at once: every output is
+// written atomically, so the records stay and --resume finishes the run.
 std::atomic<bool> g_stop_requested{false};
 
-extern "C" void request_stop(int) { g_stop_requested.store(true); }
+extern "C" void request_stop(int) {
+  if (g_stop_requested.exchange(true)) ::_exit(130);
+  static const char kNote[] = "attngeom: stopping after the sequence in flight (signal again to stop now)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, kNote, sizeof kNote - 1);  // async-signal-safe
+  (void)ignored;
+}
 
 struct AnalyzeFlags {
   AnalysisSettings settings;
@@ -36,6 +44,9 @@ std::vector<int> parse_lengths(const std::string& text) {
       std::size_t used = 0;
       const int value = std::stoi(item, &used);
       if (used == item.size() && value >= 2 && value <= (1 << 20)) {
+        if (std::find(lengths.begin(), lengths.end(), value) != lengths.end()) {
+          throw InputError("--lengths '" + text + "': " + std::to_string(value) + " appears twice");
+        }
         lengths.push_back(value);
         continue;
       }

@@ -10,6 +10,8 @@ shards       3 shards (--shard i/3) merged with `attngeom merge` equal one run.
 brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture dump equals
              P, R, F, r_min, r_max recomputed here from the definitions (SPEC section 2),
              for every head and every N, independently of the geometry code.
+second_signal  SIGINT while a long sequence runs, then SIGINT again: the run exits at once
+             with code 130 instead of finishing the sequence, and leaves a resumable run.
 every_n      `analyze --every-n` with one short query row (fewer keys than most N) finishes,
              has every N in 1..T-1 for every head with finite P/R/F, counts only the rows
              long enough at each N, and equals the default-grid run at the grid's N.
@@ -188,6 +190,31 @@ def check_brute_force(args, tmp, failures):
           f"{count_mismatch}; max relative error of F, r_min, r_max {worst:.1e}")
 
 
+def check_second_signal(args, tmp, failures):
+    out = os.path.join(tmp, "run")
+    corpus = os.path.join(tmp, "corpus.txt")
+    with open(CORPUS) as f, open(corpus, "w") as g:
+        g.write(f.read() * 20)
+    # --queries all at 512 tokens: one sequence takes seconds, so the first signal alone
+    # would let it finish.
+    argv = [args.bin, "analyze", "--model", os.path.join(args.fixtures, "llama"), "--data", corpus, "--pack",
+            "--seq-len", "512", "--num-seqs", "2", "--queries", "all", "--threads", "1", "--force", "--out", out]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    while not os.path.exists(os.path.join(out, "run.json")) and proc.poll() is None:
+        time.sleep(0.01)  # run.json is written just before the first sequence starts
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=120)[1]
+    waited = time.monotonic() - sent
+    records = os.listdir(os.path.join(out, "records"))
+    if proc.returncode != 130 or records or waited > 2.0:
+        failures.append(f"second_signal: exit {proc.returncode}, {len(records)} records, exited {waited:.2f} s after "
+                        f"the second signal; stderr {err.strip()[-200:]!r}")
+    print(f"second_signal: exit {proc.returncode} {waited:.3f} s after the second SIGINT; records {len(records)}")
+
+
 def check_every_n(args, tmp, failures):
     seq_len, short_row = 96, 20
     base = analyze_args(args.bin, args.fixtures, num_seqs=3) + ["--queries", f"{short_row},{seq_len - 1}"]
@@ -229,13 +256,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fixtures", required=True)
-    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force", "every_n"])
+    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force", "every_n", "second_signal"])
     ap.add_argument("--kills", type=int, default=20)
     args = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-runs-") as tmp:
         {"resume": check_resume, "shards": check_shards, "brute_force": check_brute_force,
-         "every_n": check_every_n}[args.check](
+         "every_n": check_every_n, "second_signal": check_second_signal}[args.check](
             args, tmp, failures)
     for f in failures[:20]:
         print("FAIL", f)
