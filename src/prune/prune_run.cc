@@ -109,6 +109,14 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
   }
   if (s.scores_dir.empty() && s.mask_file.empty()) throw InputError("nothing to evaluate: give --scores or --mask");
   if (s.out.empty() && s.scores_dir.empty()) throw InputError("--out is required without --scores");
+  // Checked before any forward pass: the logits are written after the model has run.
+  if (!s.dump_logits.empty()) {
+    const fs::path parent = fs::absolute(s.dump_logits).parent_path();
+    std::error_code ec;
+    if (fs::is_directory(s.dump_logits, ec) || !fs::is_directory(parent, ec)) {
+      throw InputError("--dump-logits " + s.dump_logits.string() + ": expected a file path in an existing directory");
+    }
+  }
 }
 
 // The protocol's first window of the first document, every position's logits
@@ -223,6 +231,13 @@ void run_prune(const PruneSettings& s) {
                        std::to_string(table->grid.heads) + " heads, but " + s.model_dir.string() + " has " +
                        std::to_string(grid.layers) + " x " + std::to_string(grid.heads));
     }
+    for (const Strategy& strategy : s.strategies) {
+      const std::vector<double> score = importance(strategy, *table, s.type_order, s.seed);
+      if (std::none_of(score.begin(), score.end(), [](double x) { return std::isfinite(x); })) {
+        throw InputError(s.scores_dir.string() + "/heads.csv: no head has a finite score for --strategies " +
+                         strategy.name() + "; that order is undefined");
+      }
+    }
   }
   std::vector<float> mask;
   if (!s.mask_file.empty()) {
@@ -237,14 +252,14 @@ void run_prune(const PruneSettings& s) {
   Corpus corpus;
   std::vector<std::vector<int>> documents = held_out_documents(s, tokenizer, corpus);
   if (documents.empty()) throw InputError("the held-out text has no token");
-  const fs::path scores_out = out / "head_scores";
-  make_directory(out, s.out.empty() ? "--scores " : "--out ");
-  if (table) make_directory(scores_out, "");
 
   // The unedited model first: the reference of every evaluation.
   auto backend = make_backend(s.precision, s.fp32_matmul);
   Transformer model(c, checkpoint.weights(), *backend);
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, mask);
+  const fs::path scores_out = out / "head_scores";
+  make_directory(out, s.out.empty() ? "--scores " : "--out ");
+  if (table) make_directory(scores_out, "");
   std::size_t tokens = 0;
   for (const auto& d : documents) tokens += d.size();
   std::fprintf(stderr, "attngeom prune: %zu held-out tokens in %zu documents; the unedited distributions take %.1f MiB\n",

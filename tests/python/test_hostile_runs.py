@@ -9,6 +9,7 @@ Every case must end with exit code 2, exactly one line on stderr naming the prob
 unchanged) and no temporary file left behind. The capture cases live in test_bad_inputs.py,
 the disk-full test in test_disk_full.py.
 """
+import csv
 import gzip
 import hashlib
 import json
@@ -403,6 +404,41 @@ def perplexity_invalid_utf8(ctx):
     ctx.out = os.path.join(ctx.tmp, "ppl.json")
     text = ctx.file("bad.txt", b"fine text then \xed\xa0\x80 a surrogate")
     return ["perplexity", "--model", ctx.model, "--text", text, "--out", ctx.out], ["bad.txt"], ["invalid UTF-8"]
+
+
+# --- prune ---
+
+def scores_run(ctx):
+    scores = os.path.join(ctx.tmp, "scores")
+    ctx.run_ok("analyze", "--model", ctx.model, "--data", CORPUS, "--out", scores, "--seq-len", "64", "--num-seqs", "2",
+               "--precision", "fp32", "--threads", "1")
+    ctx.keep = [scores]
+    return scores
+
+
+def prune_args(ctx, scores, *flags):
+    return ["prune", "--model", ctx.model, "--data", CORPUS, "--scores", scores, "--out", ctx.out, "--context", "32",
+            "--max-tokens", "64", "--no-topn", *flags]
+
+
+@case
+def prune_order_without_any_finite_score(ctx):
+    scores = scores_run(ctx)
+    rows = list(csv.DictReader(open(os.path.join(scores, "heads.csv"))))
+    for r in rows:
+        r["sink_mass"] = "nan"
+    with open(os.path.join(scores, "heads.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return prune_args(ctx, scores, "--strategies", "type,sink"), ["heads.csv"], ["--strategies sink", "finite"]
+
+
+@case
+def prune_dump_logits_in_a_missing_folder(ctx):
+    scores = scores_run(ctx)
+    return prune_args(ctx, scores, "--strategies", "sink", "--dump-logits", os.path.join(ctx.tmp, "no", "l.npy")), \
+        ["--dump-logits"], ["existing directory"]
 
 
 def run_case(name, binary, fixtures):
