@@ -8,11 +8,12 @@
 #include "capture/dump_writer.h"
 #include "capture/query_rows.h"
 #include "cli/commands.h"
-#include "util/version.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
 #include "model/forward.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/version.h"
 
 namespace attngeom::cli {
 namespace {
@@ -70,9 +71,7 @@ std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const 
 
 void run_capture(const CaptureOptions& o) {
   const QuerySelection selection = parse_query_selection(o.queries, "--queries");
-  if (fs::is_directory(o.out)) throw InputError("--out " + o.out + ": is a directory; expected a .safetensors file path");
-  const fs::path out_parent = fs::absolute(o.out).parent_path();
-  if (!fs::is_directory(out_parent)) throw InputError("--out " + o.out + ": directory " + out_parent.string() + " does not exist");
+  check_output_path(o.out, "--out " + o.out, "a .safetensors file path", {o.model_dir, o.text_file, o.tokens_file});
   apply_thread_count(o.threads);
 
   const Checkpoint checkpoint(o.model_dir);

@@ -29,13 +29,7 @@ struct PerplexityOptions {
 };
 
 void run_perplexity(const PerplexityOptions& o) {
-  if (!o.out.empty()) {  // checked before any work
-    if (std::filesystem::is_directory(o.out)) throw InputError("--out " + o.out + ": is a directory; expected a .json file path");
-    const auto parent = std::filesystem::absolute(o.out).parent_path();
-    if (!std::filesystem::is_directory(parent)) {
-      throw InputError("--out " + o.out + ": directory " + parent.string() + " does not exist");
-    }
-  }
+  if (!o.out.empty()) check_output_path(o.out, "--out " + o.out, "a .json file path", {o.model_dir, o.text_file, o.tokens_file});
   apply_thread_count(o.threads);
   const Checkpoint checkpoint(o.model_dir);
   const ModelConfig& c = checkpoint.config();

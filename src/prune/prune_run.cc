@@ -111,11 +111,7 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
   if (s.out.empty() && s.scores_dir.empty()) throw InputError("--out is required without --scores");
   // Checked before any forward pass: the logits are written after the model has run.
   if (!s.dump_logits.empty()) {
-    const fs::path parent = fs::absolute(s.dump_logits).parent_path();
-    std::error_code ec;
-    if (fs::is_directory(s.dump_logits, ec) || !fs::is_directory(parent, ec)) {
-      throw InputError("--dump-logits " + s.dump_logits.string() + ": expected a file path in an existing directory");
-    }
+    check_output_path(s.dump_logits, "--dump-logits " + s.dump_logits.string(), "an .npy file path", {s.model_dir});
   }
 }
 

@@ -12,10 +12,7 @@ namespace attngeom {
 namespace fs = std::filesystem;
 
 void write_report(const std::vector<fs::path>& run_dirs, const fs::path& out, const ReportOptions& options) {
-  if (out.empty()) throw InputError("report: empty output path");
-  if (fs::is_directory(out)) throw InputError(out.string() + ": is a directory; expected an .html file path");
-  const fs::path parent = fs::absolute(out).parent_path();
-  if (!fs::is_directory(parent)) throw InputError(out.string() + ": directory " + parent.string() + " does not exist");
+  check_output_path(out, out.empty() ? "report --out" : out.string(), "an .html file path");
 
   const std::vector<report::RunData> runs = report::load_runs(run_dirs);
   report::DataOptions data_options{.title = options.title, .generator = options.generator, .generated = utc_timestamp()};

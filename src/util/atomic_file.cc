@@ -12,7 +12,38 @@
 
 namespace attngeom {
 
+namespace fs = std::filesystem;
+
+void check_output_path(const fs::path& out, const std::string& label, const std::string& expected,
+                       std::initializer_list<fs::path> inputs) {
+  if (out.empty()) throw InputError(label + ": empty path; expected " + expected);
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(out, ec);
+  if (fs::is_directory(status)) throw InputError(label + ": is a directory; expected " + expected);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    throw InputError(label + ": exists and is not a regular file (a link, device, FIFO or socket); expected " + expected);
+  }
+  const fs::path parent = fs::absolute(out).parent_path();
+  if (!fs::is_directory(parent, ec)) throw InputError(label + ": directory " + parent.string() + " does not exist");
+  for (const fs::path& input : inputs) {
+    if (input.empty() || !fs::exists(input, ec)) continue;
+    if (fs::exists(status) && fs::equivalent(out, input, ec)) {
+      throw InputError(label + ": is an input of this run (" + input.string() + "); expected " + expected);
+    }
+    if (fs::is_directory(input, ec) && fs::equivalent(parent, input, ec)) {
+      throw InputError(label + ": lies inside the input folder " + input.string() + "; expected " + expected +
+                       " elsewhere");
+    }
+  }
+}
+
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
+  // The final rename would replace whatever sits at the path: only a regular file may.
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(final_path_, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    throw InputError(final_path_.string() + ": exists and is not a regular file; refusing to replace it");
+  }
   temp_path_ = final_path_;
   temp_path_ += ".tmp." + std::to_string(::getpid());
   fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

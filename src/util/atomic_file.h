@@ -4,6 +4,8 @@
 // so a failed run never leaves a half-written output behind.
 #include <cstddef>
 #include <filesystem>
+#include <initializer_list>
+#include <string>
 
 namespace attngeom {
 
@@ -27,6 +29,13 @@ class AtomicFile {
   int fd_ = -1;
   bool committed_ = false;
 };
+
+// Checked before any work: `out` (named `label`, e.g. "--out x.json") must be a path in an
+// existing directory, new or a regular file (not a directory, device, FIFO, socket or
+// link, which the final rename would replace), and not one of `inputs` nor inside an input
+// directory. `expected` says what it should be ("a .json file path"). Throws InputError.
+void check_output_path(const std::filesystem::path& out, const std::string& label, const std::string& expected,
+                       std::initializer_list<std::filesystem::path> inputs = {});
 
 // Copies `from` to `to` through an AtomicFile: `to` appears whole or not at all.
 void copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to);

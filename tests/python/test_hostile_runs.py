@@ -438,7 +438,33 @@ def prune_order_without_any_finite_score(ctx):
 def prune_dump_logits_in_a_missing_folder(ctx):
     scores = scores_run(ctx)
     return prune_args(ctx, scores, "--strategies", "sink", "--dump-logits", os.path.join(ctx.tmp, "no", "l.npy")), \
-        ["--dump-logits"], ["existing directory"]
+        ["--dump-logits"], ["does not exist"]
+
+
+# --- outputs that would replace inputs or special files ---
+
+@case
+def capture_out_replaces_the_weights(ctx):
+    model = os.path.join(ctx.tmp, "model")
+    shutil.copytree(ctx.model, model)
+    ctx.out = os.path.join(model, "model.safetensors")
+    ctx.keep = [model, ctx.out]
+    return ["capture", "--model", model, "--text", PROMPT, "--out", ctx.out], ["model.safetensors"], ["input"]
+
+
+@case
+def perplexity_out_is_the_text(ctx):
+    ctx.out = ctx.file("text.txt", open(PROMPT).read())
+    ctx.keep = [ctx.out]
+    return ["perplexity", "--model", ctx.model, "--text", ctx.out, "--out", ctx.out], ["text.txt"], ["input of this run"]
+
+
+@case
+def report_out_is_a_fifo(ctx):
+    ctx.out = os.path.join(ctx.tmp, "fifo.html")
+    os.mkfifo(ctx.out)
+    ctx.keep = [ctx.out]
+    return ["report", ctx.tmp, "--out", ctx.out], ["fifo.html"], ["not a regular file"]
 
 
 def run_case(name, binary, fixtures):
