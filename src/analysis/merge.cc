@@ -36,6 +36,33 @@ ShardOf shard_of(const nlohmann::json& run, const fs::path& dir) {
   return {(*shard)[0].get<int>(), (*shard)[1].get<int>()};
 }
 
+// A complete shard i of n holds exactly the records of sequences k < total with k mod n = i,
+// where total is the run's sequence count (corpus.sequences lists every shard's).
+std::vector<fs::path> shard_records(const nlohmann::json& run, const fs::path& dir, const ShardOf& shard) {
+  const auto corpus = run.find("corpus");
+  if (corpus == run.end() || !corpus->is_object() || !corpus->contains("sequences") ||
+      !(*corpus)["sequences"].is_array()) {
+    throw InputError((dir / "run.json").string() + ": malformed run.json (expected corpus.sequences)");
+  }
+  const std::size_t total = (*corpus)["sequences"].size();
+  std::vector<fs::path> records = list_records(dir / "records");
+  std::set<fs::path> expected;
+  for (std::size_t k = static_cast<std::size_t>(shard.index); k < total; k += static_cast<std::size_t>(shard.count)) {
+    expected.insert(record_path(dir / "records", k));
+  }
+  for (const fs::path& record : records) {
+    if (expected.erase(record) == 0) {
+      throw InputError(record.string() + ": does not belong to shard " + std::to_string(shard.index) + "/" +
+                       std::to_string(shard.count) + " of " + std::to_string(total) + " sequences");
+    }
+  }
+  if (!expected.empty()) {
+    throw InputError(expected.begin()->string() + ": missing, though " + (dir / "run.json").string() +
+                     " says the shard is complete");
+  }
+  return records;
+}
+
 }  // namespace
 
 void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const AggregateOptions& options,
@@ -45,6 +72,7 @@ void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const 
   nlohmann::json common;  // settings without the shard
   std::set<int> seen;
   int count = 0;
+  std::vector<fs::path> records;  // listed and checked before anything is created
   for (const fs::path& dir : shards) {
     if (!is_run_dir(dir)) throw InputError(dir.string() + ": not an attngeom run directory");
     nlohmann::json run = read_run_json(dir);
@@ -65,27 +93,32 @@ void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const 
       throw InputError(dir.string() + ": settings differ from " + shards.front().string() + " (not shards of one run)");
     }
     if (!seen.insert(index).second) throw InputError(dir.string() + ": shard " + std::to_string(index) + " given twice");
+    for (fs::path& record : shard_records(run, dir, shard)) records.push_back(std::move(record));
   }
   if (static_cast<int>(seen.size()) != count) {
     throw InputError("merge: " + std::to_string(seen.size()) + " of " + std::to_string(count) + " shards given");
   }
   common["shard"] = {0, 1};
-  std::vector<fs::path> records;  // listed before anything is created
-  for (const fs::path& dir : shards) {
-    for (const fs::path& record : list_records(dir / "records")) records.push_back(record);
-  }
   const RunDir run_dir(out, common, RunDirMode::kCreate);
-  for (const fs::path& record : records) copy_file_atomic(record, run_dir.records_dir() / record.filename());
-  const std::size_t sequences = records.size();
-  finish_run_dir(out, merged.at("model").at("kv_heads").get<int>(), options, per_sequence);
-  merged["settings"] = common;
-  merged["shard"] = {{"index", 0}, {"count", 1}};
-  merged["merged_from"] = nlohmann::json::array();
-  for (const fs::path& dir : shards) merged["merged_from"].push_back(fs::absolute(dir).string());
-  merged["sequences_done"] = sequences;
-  merged["label"] = fs::absolute(out).filename().string();
-  run_dir.write_json("run.json", merged);
-  write_run_report(out);
+  // The folder held nothing committed before this merge: a failure (e.g. a truncated
+  // record) removes it rather than leave a partial run.
+  try {
+    for (const fs::path& record : records) copy_file_atomic(record, run_dir.records_dir() / record.filename());
+    const std::size_t sequences = records.size();
+    finish_run_dir(out, merged.at("model").at("kv_heads").get<int>(), options, per_sequence);
+    merged["settings"] = common;
+    merged["shard"] = {{"index", 0}, {"count", 1}};
+    merged["merged_from"] = nlohmann::json::array();
+    for (const fs::path& dir : shards) merged["merged_from"].push_back(fs::absolute(dir).string());
+    merged["sequences_done"] = sequences;
+    merged["label"] = fs::absolute(out).filename().string();
+    run_dir.write_json("run.json", merged);
+    write_run_report(out);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(out, ec);
+    throw;
+  }
 }
 
 }  // namespace attngeom

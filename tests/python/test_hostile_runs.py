@@ -350,6 +350,36 @@ def merge_incomplete_shard(ctx):
     return ["merge", shard, "--out", ctx.out], ["not complete"], []
 
 
+def two_shards(ctx):
+    shards = []
+    for i in range(2):
+        ctx.run_ok(*ctx.analyze("--shard", f"{i}/2", num_seqs="4"))
+        shards.append(os.path.join(ctx.tmp, f"shard{i}"))
+        os.rename(ctx.out, shards[-1])
+    return shards
+
+
+@case
+def merge_shard_missing_a_record(ctx):
+    shards = two_shards(ctx)
+    os.remove(os.path.join(shards[1], "records", "seq-000003.safetensors"))
+    return ["merge", *shards, "--out", ctx.out], ["seq-000003"], ["missing"]
+
+
+@case
+def merge_shard_holding_another_shards_record(ctx):
+    shards = two_shards(ctx)
+    shutil.copy(os.path.join(shards[0], "records", "seq-000002.safetensors"), os.path.join(shards[1], "records"))
+    return ["merge", *shards, "--out", ctx.out], ["seq-000002"], ["does not belong to shard 1/2"]
+
+
+@case
+def merge_truncated_record(ctx):
+    shards = two_shards(ctx)
+    os.truncate(os.path.join(shards[0], "records", "seq-000002.safetensors"), 100)
+    return ["merge", *shards, "--out", ctx.out], ["seq-000002"], []
+
+
 @case
 def merge_not_a_run_dir(ctx):
     os.mkdir(os.path.join(ctx.tmp, "random"))
