@@ -36,7 +36,7 @@ std::vector<std::unique_ptr<RecordReader>> open_records(const std::vector<std::f
 void summarise_head(const std::vector<std::unique_ptr<RecordReader>>& readers, const RecordSchema& schema,
                     HeadAggregate& h) {
   const std::size_t kr = schema.per_row_fields.size(), kn = schema.per_n_fields.size(), g_count = schema.n_grid.size();
-  std::vector<std::vector<double>> row_values(kr), n_values(g_count * kn);
+  std::vector<std::vector<double>> row_values(kr), last_row_values(kr), n_values(g_count * kn);
   const std::size_t seq_len = readers.front()->seq_len();
   h.profile.assign(seq_len, 0.0);
   for (const auto& reader : readers) {
@@ -46,12 +46,15 @@ void summarise_head(const std::vector<std::unique_ptr<RecordReader>>& readers, c
       for (std::size_t k = 0; k < kr; ++k) row_values[k].push_back(per_row[q * kr + k]);
       for (std::size_t i = 0; i < g_count * kn; ++i) n_values[i].push_back(per_n[q * g_count * kn + i]);
     }
+    const std::size_t last = reader->rows() - 1;  // rows ascend by query position
+    for (std::size_t k = 0; k < kr; ++k) last_row_values[k].push_back(per_row[last * kr + k]);
     const auto profile = reader->profile(h.layer, h.head);
     for (std::size_t t = 0; t < seq_len; ++t) h.profile[t] += profile[t];
     h.samples += reader->rows();
   }
   for (double& p : h.profile) p /= static_cast<double>(readers.size());
   for (const auto& v : row_values) h.per_row.push_back(summarize(v));
+  for (const auto& v : last_row_values) h.last_row.push_back(summarize(v));
   for (const auto& v : n_values) h.per_n.push_back(summarize(v));
 }
 
@@ -59,6 +62,10 @@ void summarise_head(const std::vector<std::unique_ptr<RecordReader>>& readers, c
 
 const Summary& RunAggregate::row_stat(const HeadAggregate& h, const std::string& field) const {
   return h.per_row[schema.per_row_index(field)];
+}
+
+const Summary& RunAggregate::last_row_stat(const HeadAggregate& h, const std::string& field) const {
+  return h.last_row[schema.per_row_index(field)];
 }
 
 const Summary& RunAggregate::n_stat(const HeadAggregate& h, std::size_t g, const std::string& field) const {
@@ -87,9 +94,10 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
       h.head = hd;
       h.kv_head = hd / (run.heads / kv_heads);
       summarise_head(readers, run.schema, h);
-      const auto mean = [&](const char* field) { return run.row_stat(h, field).mean; };
-      h.features = {mean("sink_share"), mean("last_share"), mean("rest_share"), mean("cos_sink_small"),
-                    mean("cos_sink_large"), mean("cos_last_small"), mean("cos_last_large")};
+      const auto last_mean = [&](const char* field) { return run.last_row_stat(h, field).mean; };
+      h.features = {last_mean("sink_share"), last_mean("last_share"), last_mean("rest_share"),
+                    last_mean("cos_sink_small"), last_mean("cos_sink_large"), last_mean("cos_last_small"),
+                    last_mean("cos_last_large")};
       h.rules = geometry::classify(h.features, options.taxonomy);
 
       double f_small_sum = 0, best_f = -1, p_lo = INFINITY, p_hi = -INFINITY;
@@ -108,11 +116,11 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
       h.f_small = f_small_count ? f_small_sum / static_cast<double>(f_small_count) : NAN;
       h.flag_negative_margin = non_trivial > 0 && negative == non_trivial;
       h.flag_flat_precision = non_trivial > 1 && p_hi - p_lo < options.flat_precision_range;
-      h.flag_no_sink = mean("sink_mass") < 1.0 / static_cast<double>(run.seq_len);
+      h.flag_no_sink = run.row_stat(h, "sink_mass").mean < 1.0 / static_cast<double>(run.seq_len);
 
       features.push_back(h.features);
       labels.push_back(h.rules.label);
-      rho0.push_back(mean("rho0"));
+      rho0.push_back(run.row_stat(h, "rho0").mean);
       for (std::size_t g = 0; g < g_count; ++g) recall.push_back(run.n_stat(h, g, "recall").mean);
       run.heads_table.push_back(std::move(h));
     }

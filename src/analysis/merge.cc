@@ -30,8 +30,11 @@ ShardOf shard_of(const nlohmann::json& run, const fs::path& dir) {
   };
   if (shard == nullptr || !shard->is_array() || shard->size() != 2 || !small_int((*shard)[0]) || !small_int((*shard)[1]) ||
       (*shard)[0].get<int>() >= (*shard)[1].get<int>() || model == run.end() || !model->is_object() ||
-      !model->contains("kv_heads") || !small_int((*model)["kv_heads"]) || (*model)["kv_heads"].get<int>() < 1) {
-    throw InputError((dir / "run.json").string() + ": malformed run.json (expected settings.shard [i, n] and model.kv_heads)");
+      !model->contains("kv_heads") || !small_int((*model)["kv_heads"]) || (*model)["kv_heads"].get<int>() < 1 ||
+      !model->contains("heads") || !small_int((*model)["heads"]) ||
+      (*model)["heads"].get<int>() % (*model)["kv_heads"].get<int>() != 0) {
+    throw InputError((dir / "run.json").string() +
+                     ": malformed run.json (expected settings.shard [i, n], model.heads and model.kv_heads dividing it)");
   }
   return {(*shard)[0].get<int>(), (*shard)[1].get<int>()};
 }

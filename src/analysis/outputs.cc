@@ -12,11 +12,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Per-row fields written to heads.csv as means, in this order.
+// Per-row fields written to heads.csv as means over all samples, in this order; then the
+// taxonomy's, as means over each sequence's last query row.
 const std::vector<std::string> kHeadMeans = {
     "sink_mass", "last_mass", "entropy", "recency_mass", "topk_mass", "nu", "cv", "lambda", "rho0", "beta",
-    "beta_mae", "beta_r2", "negative_cos_share", "sigma2", "sink_magnitude", "last_magnitude", "rest_magnitude",
-    "cos_sink_small", "cos_sink_large", "cos_last_small", "cos_last_large"};
+    "beta_mae", "beta_r2", "negative_cos_share", "sigma2"};
+const std::vector<std::string> kTaxonomyMeans = {"sink_magnitude", "last_magnitude", "rest_magnitude",
+                                                 "cos_sink_small", "cos_sink_large", "cos_last_small",
+                                                 "cos_last_large"};
 
 // Per-N fields with full distributions in selection.csv, then those given as means.
 const std::vector<std::string> kDistributed = {"precision", "recall", "f", "f_best", "r_min", "r_max", "margin"};
@@ -27,6 +30,7 @@ const std::vector<std::string> kMeanOnly = {
 void write_heads(const RunAggregate& run, const fs::path& dir) {
   std::vector<std::string> columns = {"layer", "head", "kv_head", "samples"};
   columns.insert(columns.end(), kHeadMeans.begin(), kHeadMeans.end());
+  columns.insert(columns.end(), kTaxonomyMeans.begin(), kTaxonomyMeans.end());
   for (const char* c : {"f_small", "peak_f_n", "label", "kmeans_cluster", "kmeans_label", "flag_negative_margin",
                         "flag_flat_precision", "flag_no_sink"}) {
     columns.push_back(c);
@@ -35,6 +39,7 @@ void write_heads(const RunAggregate& run, const fs::path& dir) {
   for (const HeadAggregate& h : run.heads_table) {
     t.add(h.layer).add(h.head).add(h.kv_head).add(h.samples);
     for (const auto& field : kHeadMeans) t.add(run.row_stat(h, field).mean);
+    for (const auto& field : kTaxonomyMeans) t.add(run.last_row_stat(h, field).mean);
     t.add(h.f_small).add(h.peak_f_n).add(std::string(geometry::head_type_name(h.rules.label))).add(h.kmeans_cluster);
     t.add(std::string(geometry::head_type_name(run.kmeans.cluster_type[h.kmeans_cluster])));
     t.add(static_cast<int>(h.flag_negative_margin)).add(static_cast<int>(h.flag_flat_precision));

@@ -14,6 +14,8 @@ using geometry::EnvelopePoint;
 using geometry::RowAnalysis;
 using geometry::SelectionMetrics;
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 // What one per-N field reads: the metrics at grid index g of the row's analysis.
 using PerNGetter = std::function<double(const RowAnalysis&, std::size_t)>;
 using PerRowGetter = std::function<double(const RowAnalysis&)>;
@@ -75,8 +77,9 @@ const std::vector<std::pair<std::string, PerRowGetter>>& per_row_fields() {
       {"beta_mae", [](const RowAnalysis& a) { return a.lag.fit.mae; }},
       {"beta_r2", [](const RowAnalysis& a) { return a.lag.fit.r_squared; }},
       {"negative_cos_share", [](const RowAnalysis& a) { return a.lag.negative_pair_share; }},
-      {"sigma2", [](const RowAnalysis& a) { return a.deviation.sigma2; }},
-      {"eta", [](const RowAnalysis& a) { return a.r1_eta; }},
+      // Not measured without the bounds (--no-bounds): NaN, not a 0 that reads as exact.
+      {"sigma2", [](const RowAnalysis& a) { return a.r1.empty() ? kNaN : a.deviation.sigma2; }},
+      {"eta", [](const RowAnalysis& a) { return a.r1.empty() ? kNaN : a.r1_eta; }},
       {"sink_magnitude", [](const RowAnalysis& a) { return a.magnitudes.sink; }},
       {"last_magnitude", [](const RowAnalysis& a) { return a.magnitudes.last; }},
       {"rest_magnitude", [](const RowAnalysis& a) { return a.magnitudes.rest; }},
@@ -107,7 +110,7 @@ void fill_row_fields(const RecordSchema& schema, const RowAnalysis& analysis, st
   const auto& row_fields = per_row_fields();
   ATTNGEOM_CHECK(per_n.size() == schema.n_grid.size() * n_fields.size());
   ATTNGEOM_CHECK(per_row.size() == row_fields.size());
-  std::fill(per_n.begin(), per_n.end(), std::numeric_limits<double>::quiet_NaN());
+  std::fill(per_n.begin(), per_n.end(), kNaN);
   for (std::size_t g = 0, r = 0; g < schema.n_grid.size(); ++g) {
     while (r < analysis.n_values.size() && analysis.n_values[r] < schema.n_grid[g]) ++r;
     if (r == analysis.n_values.size() || analysis.n_values[r] != schema.n_grid[g]) continue;

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "geometry/kmeans.h"
+#include "geometry/selection_metrics.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
@@ -86,11 +88,15 @@ TaxonomyFeatures taxonomy_features(const HeadMagnitudes& magnitudes, std::span<c
     f.rest_share = magnitudes.rest / total;
   }
   if (grid.empty()) return f;
+  // Averages over SPEC's default N grid whatever N the row was analysed at: every N would
+  // weight the large-N end far more and change the features with --every-n.
+  const std::vector<std::size_t> default_grid = default_n_grid(keys);
+  const auto on_grid = [&](std::size_t n) { return std::binary_search(default_grid.begin(), default_grid.end(), n); };
   const double large_from = options.large_n_fraction * static_cast<double>(keys - 1);
   std::tie(f.cos_sink_small, f.cos_last_small) =
-      mean_cosines(grid, [&](std::size_t n) { return n <= options.small_n_max; }, grid.front());
-  std::tie(f.cos_sink_large, f.cos_last_large) =
-      mean_cosines(grid, [&](std::size_t n) { return static_cast<double>(n) >= large_from; }, grid.back());
+      mean_cosines(grid, [&](std::size_t n) { return on_grid(n) && n <= options.small_n_max; }, grid.front());
+  std::tie(f.cos_sink_large, f.cos_last_large) = mean_cosines(
+      grid, [&](std::size_t n) { return on_grid(n) && static_cast<double>(n) >= large_from; }, grid.back());
   return f;
 }
 

@@ -47,6 +47,24 @@ TEST(Taxonomy, PlantedHeadsAreLabelledWithAtLeast95PercentAccuracy) {
   EXPECT_GE(check.agreement, 0.9);
 }
 
+// The features average over the default N grid even when the row was analysed at every N
+// (--every-n must not change a head's type).
+TEST(Taxonomy, FeaturesDoNotDependOnTheAnalysedNList) {
+  constexpr std::size_t kKeys = 300;
+  std::mt19937_64 rng(9);
+  for (const HeadType type : {HeadType::kRetriever, HeadType::kMixer, HeadType::kReset}) {
+    const PlantedHeadSpec spec = planted_head_spec(type, 32, rng);
+    const SyntheticHead head = synthetic_head(attention_profile(spec.profile, kKeys), ValueSampler(spec.values, kKeys), rng);
+    const HeadMagnitudes m = head_magnitudes(head.view());
+    const TaxonomyFeatures grid = taxonomy_features(m, selection_metrics(head.view(), default_n_grid(kKeys)), kKeys);
+    const TaxonomyFeatures every = taxonomy_features(m, selection_metrics(head.view(), every_n(kKeys)), kKeys);
+    EXPECT_NEAR(grid.cos_sink_small, every.cos_sink_small, 1e-12);
+    EXPECT_NEAR(grid.cos_last_small, every.cos_last_small, 1e-12);
+    EXPECT_NEAR(grid.cos_sink_large, every.cos_sink_large, 1e-12);
+    EXPECT_NEAR(grid.cos_last_large, every.cos_last_large, 1e-12);
+  }
+}
+
 TEST(Taxonomy, RulesMatchTheirOwnDescriptionsAndConflictsAreUnclassified) {
   TaxonomyFeatures retriever{0.05, 0.85, 0.1, 0.1, 0.1, 0.95, 0.9};
   EXPECT_EQ(classify(retriever).label, HeadType::kRetriever);

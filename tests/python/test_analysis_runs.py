@@ -12,6 +12,8 @@ brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture d
              for every head and every N, independently of the geometry code.
 second_signal  SIGINT while a long sequence runs, then SIGINT again: the run exits at once
              with code 130 instead of finishing the sequence, and leaves a resumable run.
+last_row     the head types and their features (heads.csv) of a `--queries all` run equal
+             the `--queries last` run's: SPEC section 6 reads the last query row.
 every_n      `analyze --every-n` with one short query row (fewer keys than most N) finishes,
              has every N in 1..T-1 for every head with finite P/R/F, counts only the rows
              long enough at each N, and equals the default-grid run at the grid's N.
@@ -190,6 +192,26 @@ def check_brute_force(args, tmp, failures):
           f"{count_mismatch}; max relative error of F, r_min, r_max {worst:.1e}")
 
 
+def check_last_row(args, tmp, failures):
+    base = analyze_args(args.bin, args.fixtures, num_seqs=3)
+    tables = {}
+    for rows in ("last", "all"):
+        subprocess.run(base + ["--queries", rows, "--out", os.path.join(tmp, rows)], check=True, capture_output=True)
+        tables[rows] = read_csv(os.path.join(tmp, rows, "heads.csv"))
+    features = ["label", "sink_magnitude", "last_magnitude", "rest_magnitude", "cos_sink_small", "cos_sink_large",
+                "cos_last_small", "cos_last_large"]
+    differ = 0
+    for last, every in zip(tables["last"], tables["all"]):
+        for key in features:
+            if key == "label" and last[key] != every[key] or \
+                    key != "label" and abs(float(last[key]) - float(every[key])) > 1e-12:
+                failures.append(f"last_row: layer {last['layer']} head {last['head']} {key} {last[key]} vs {every[key]}")
+        differ += last["sink_mass"] != every["sink_mass"]
+    if differ == 0:
+        failures.append("last_row: sink_mass equal in every head: the all-rows run did not pool its rows")
+    print(f"last_row: {len(tables['last'])} heads, types and features equal; sink_mass (all rows) differs in {differ}")
+
+
 def check_second_signal(args, tmp, failures):
     out = os.path.join(tmp, "run")
     corpus = os.path.join(tmp, "corpus.txt")
@@ -256,13 +278,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fixtures", required=True)
-    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force", "every_n", "second_signal"])
+    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force", "every_n", "second_signal", "last_row"])
     ap.add_argument("--kills", type=int, default=20)
     args = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-runs-") as tmp:
         {"resume": check_resume, "shards": check_shards, "brute_force": check_brute_force,
-         "every_n": check_every_n, "second_signal": check_second_signal}[args.check](
+         "every_n": check_every_n, "second_signal": check_second_signal,
+         "last_row": check_last_row}[args.check](
             args, tmp, failures)
     for f in failures[:20]:
         print("FAIL", f)
