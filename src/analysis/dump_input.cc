@@ -1,6 +1,7 @@
 #include "analysis/dump_input.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <span>
 #include <string>
@@ -118,6 +119,15 @@ Dump read_dump(const fs::path& path) {
   }
   if (d.attn.empty()) throw InputError(path.string() + ": no layers.0.attn tensor (see README: the capture dump)");
   d.shape.layers = static_cast<int>(d.attn.size());
+  // Layers are read 0, 1, 2, ... until one is missing: a later one would be dropped silently.
+  for (const SafetensorsEntry& e : header.entries) {
+    int layer = 0;
+    char rest[8] = {};
+    if (std::sscanf(e.name.c_str(), "layers.%d.%7s", &layer, rest) == 2 && layer >= d.shape.layers) {
+      throw InputError(path.string() + ": tensor '" + e.name + "' but no layers." + std::to_string(d.shape.layers) +
+                       ".attn (layers must be numbered 0, 1, 2, ... without gaps)");
+    }
+  }
   return d;
 }
 

@@ -30,6 +30,8 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
       files.insert(files.end(), inside.begin(), inside.end());
     } else if (fs::is_regular_file(path, ec)) {
       files.push_back(path);
+    } else if (fs::exists(path, ec)) {
+      throw InputError(input + ": not a regular file or folder (a device, FIFO or socket); expected a corpus file");
     } else {
       throw InputError(input + ": corpus file or folder not found" + (ec ? " (" + ec.message() + ")" : std::string()));
     }

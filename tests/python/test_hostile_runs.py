@@ -253,6 +253,13 @@ def corpus_symlink_loop(ctx):
 
 
 @case
+def corpus_is_a_fifo(ctx):
+    fifo = os.path.join(ctx.tmp, "corpus.fifo")
+    os.mkfifo(fifo)
+    return ctx.analyze(data=fifo), ["corpus.fifo"], ["not a regular file"]
+
+
+@case
 def corpus_too_short_for_a_window(ctx):
     return ctx.analyze(data=ctx.file("short.txt", "just a few words")), ["no sequence of 64 tokens"], []
 
@@ -292,6 +299,15 @@ def metrics_attention_row_not_a_distribution(ctx):
     dump = ctx.capture_dump()
     patch_dump(dump, "layers.1.attn", lambda r: r.__setitem__(slice(0, 160), bytes(160)))
     return ["metrics", "--dump", dump, "--out", ctx.out], ["layers.1.attn"], ["head 0", "sums to 0"]
+
+
+@case
+def metrics_layer_gap(ctx):
+    """layers.1.attn renamed to layers.5.attn: layer 1 is missing, later ones must not be dropped silently."""
+    dump = ctx.capture_dump()
+    raw = open(dump, "rb").read()
+    open(dump, "wb").write(raw.replace(b'"layers.1.attn"', b'"layers.5.attn"', 1))
+    return ["metrics", "--dump", dump, "--out", ctx.out], ["dump.safetensors"], ["no layers.1.attn"]
 
 
 @case
