@@ -24,8 +24,14 @@ const std::vector<std::string> kTaxonomyMeans = {"sink_magnitude", "last_magnitu
 // Per-N fields with full distributions in selection.csv, then those given as means.
 const std::vector<std::string> kDistributed = {"precision", "recall", "f", "f_best", "r_min", "r_max", "margin"};
 const std::vector<std::string> kMeanOnly = {
-    "separated", "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi", "r1_f_lo", "r1_f_hi",
+    "a_in_min", "a_out_max", "separated", "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi", "r1_f_lo", "r1_f_hi",
     "r1_inside", "r1_vacuous", "r2_recall_lo", "r2_fp_hi", "r2_separation_prob", "r2_vacuous", "r3_certified"};
+
+// A distribution over samples: its column suffixes and values, in one order.
+const std::vector<std::string> kSummaryParts = {"mean", "std", "q10", "q25", "q50", "q75", "q90"};
+void add_summary(CsvTable& t, const Summary& s) {
+  t.add(s.mean).add(s.std).add(s.q10).add(s.q25).add(s.q50).add(s.q75).add(s.q90);
+}
 
 void write_heads(const RunAggregate& run, const fs::path& dir) {
   std::vector<std::string> columns = {"layer", "head", "kv_head", "samples"};
@@ -52,22 +58,37 @@ void write_heads(const RunAggregate& run, const fs::path& dir) {
 void write_selection(const RunAggregate& run, const fs::path& dir) {
   std::vector<std::string> columns = {"layer", "head", "kv_head", "n", "samples"};
   for (const auto& m : kDistributed) {
-    for (const char* s : {"_mean", "_std", "_q10", "_q25", "_q50", "_q75", "_q90"}) columns.push_back(m + s);
+    for (const auto& part : kSummaryParts) columns.push_back(m + "_" + part);
   }
   columns.insert(columns.end(), kMeanOnly.begin(), kMeanOnly.end());
   CsvTable t(columns);
   for (const HeadAggregate& h : run.heads_table) {
     for (std::size_t g = 0; g < run.schema.n_grid.size(); ++g) {
       t.add(h.layer).add(h.head).add(h.kv_head).add(run.schema.n_grid[g]).add(run.n_stat(h, g, "f").count);
-      for (const auto& m : kDistributed) {
-        const Summary& s = run.n_stat(h, g, m);
-        t.add(s.mean).add(s.std).add(s.q10).add(s.q25).add(s.q50).add(s.q75).add(s.q90);
-      }
+      for (const auto& m : kDistributed) add_summary(t, run.n_stat(h, g, m));
       for (const auto& m : kMeanOnly) t.add(run.n_stat(h, g, m).mean);
       t.end_row();
     }
   }
   t.write(dir / "selection.csv");
+}
+
+// SPEC section 3: each head's diagnostics as distributions over samples (heads.csv has
+// their means), one row per (head, field).
+void write_head_stats(const RunAggregate& run, const fs::path& dir) {
+  std::vector<std::string> columns = {"layer", "head", "kv_head", "field", "rows", "count"};
+  columns.insert(columns.end(), kSummaryParts.begin(), kSummaryParts.end());
+  CsvTable t(columns);
+  for (const HeadAggregate& h : run.heads_table) {
+    const auto row = [&](const std::string& field, const char* rows, const Summary& s) {
+      t.add(h.layer).add(h.head).add(h.kv_head).add(field).add(std::string(rows)).add(s.count);
+      add_summary(t, s);
+      t.end_row();
+    };
+    for (const auto& field : kHeadMeans) row(field, "all", run.row_stat(h, field));
+    for (const auto& field : kTaxonomyMeans) row(field, "last", run.last_row_stat(h, field));
+  }
+  t.write(dir / "head_stats.csv");
 }
 
 void write_sink_recall(const RunAggregate& run, const fs::path& dir) {
@@ -165,6 +186,7 @@ void write_arrays(const RunAggregate& run, const fs::path& dir) {
 
 void write_tables(const RunAggregate& run, const fs::path& dir) {
   write_heads(run, dir);
+  write_head_stats(run, dir);
   write_selection(run, dir);
   write_sink_recall(run, dir);
   write_layers(run, dir);

@@ -13,13 +13,15 @@ brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture d
 second_signal  SIGINT while a long sequence runs, then SIGINT again: the run exits at once
              with code 130 instead of finishing the sequence, and leaves a resumable run.
 last_row     the head types and their features (heads.csv) of a `--queries all` run equal
-             the `--queries last` run's: SPEC section 6 reads the last query row.
+             the `--queries last` run's: SPEC section 6 reads the last query row; and
+             head_stats.csv equals numpy's mean, std and quantiles of the records' rows.
 every_n      `analyze --every-n` with one short query row (fewer keys than most N) finishes,
              has every N in 1..T-1 for every head with finite P/R/F, counts only the rows
              long enough at each N, and equals the default-grid run at the grid's N.
 """
 import argparse
 import csv
+import json
 import math
 import os
 import random
@@ -210,6 +212,29 @@ def check_last_row(args, tmp, failures):
     if differ == 0:
         failures.append("last_row: sink_mass equal in every head: the all-rows run did not pool its rows")
     print(f"last_row: {len(tables['last'])} heads, types and features equal; sink_mass (all rows) differs in {differ}")
+    check_head_stats(os.path.join(tmp, "all"), failures)
+
+
+def check_head_stats(run, failures):
+    """head_stats.csv against numpy over the records: every row ('all') or each record's last row ('last')."""
+    records = [st_reader.read(os.path.join(run, "records", f)) for f in sorted(os.listdir(os.path.join(run, "records")))]
+    fields = json.loads(records[0][1]["record"])["per_row_fields"]
+    per_row = np.stack([r[0]["per_row"] for r in records])  # [S, L, H, Q, Kr]
+    worst, rows = 0.0, read_csv(os.path.join(run, "head_stats.csv"))
+    for row in rows:
+        l, h, k = int(row["layer"]), int(row["head"]), fields.index(row["field"])
+        x = per_row[:, l, h, :, k] if row["rows"] == "all" else per_row[:, l, h, -1, k]
+        x = x[np.isfinite(x)].ravel()
+        want = [x.mean(), x.std(), *np.quantile(x, [0.1, 0.25, 0.5, 0.75, 0.9])]
+        got = [float(row[c]) for c in ("mean", "std", "q10", "q25", "q50", "q75", "q90")]
+        if int(row["count"]) != len(x):
+            failures.append(f"head_stats: layer {l} head {h} {row['field']}: count {row['count']} vs {len(x)}")
+        for g, w in zip(got, want):
+            err = abs(g - w) / max(1.0, abs(w))
+            worst = max(worst, err)
+            if err > 1e-12:
+                failures.append(f"head_stats: layer {l} head {h} {row['field']} ({row['rows']}): {g} vs numpy {w}")
+    print(f"head_stats: {len(rows)} (head, field) rows against numpy; max relative difference {worst:.1e}")
 
 
 def check_second_signal(args, tmp, failures):
