@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "analysis/csv.h"
+#include "analysis/row_fields.h"
 #include "util/npy.h"
 
 namespace attngeom {
@@ -61,12 +62,15 @@ void write_selection(const RunAggregate& run, const fs::path& dir) {
     for (const auto& part : kSummaryParts) columns.push_back(m + "_" + part);
   }
   columns.insert(columns.end(), kMeanOnly.begin(), kMeanOnly.end());
+  const std::vector<std::string> radius_fields = normalised_radius_fields();
+  columns.insert(columns.end(), radius_fields.begin(), radius_fields.end());
   CsvTable t(columns);
   for (const HeadAggregate& h : run.heads_table) {
     for (std::size_t g = 0; g < run.schema.n_grid.size(); ++g) {
       t.add(h.layer).add(h.head).add(h.kv_head).add(run.schema.n_grid[g]).add(run.n_stat(h, g, "f").count);
       for (const auto& m : kDistributed) add_summary(t, run.n_stat(h, g, m));
       for (const auto& m : kMeanOnly) t.add(run.n_stat(h, g, m).mean);
+      for (const auto& m : radius_fields) t.add(run.n_stat(h, g, m).mean);
       t.end_row();
     }
   }

@@ -1,6 +1,7 @@
 #include "analysis/row_fields.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <utility>
@@ -25,7 +26,8 @@ double inside(double value, const geometry::Interval& interval) {
 }
 
 const std::vector<std::pair<std::string, PerNGetter>>& per_n_fields() {
-  static const std::vector<std::pair<std::string, PerNGetter>> fields = {
+  static const std::vector<std::pair<std::string, PerNGetter>> fields = [] {
+    std::vector<std::pair<std::string, PerNGetter>> f = {
       {"precision", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].precision; }},
       {"recall", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].recall; }},
       {"f", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].f_score; }},
@@ -58,7 +60,16 @@ const std::vector<std::pair<std::string, PerNGetter>>& per_n_fields() {
        [](const RowAnalysis& a, std::size_t g) { return a.r2.separation[g].separation_probability; }},
       {"r2_vacuous", [](const RowAnalysis& a, std::size_t g) { return a.r2.points[g].vacuous ? 1.0 : 0.0; }},
       {"r3_certified", [](const RowAnalysis& a, std::size_t g) { return a.r3[g].guarantees_separation ? 1.0 : 0.0; }},
-  };
+    };
+    // F in the closed ball of radius rho ||s_N|| around s_N: SPEC section 2's normalised-radius curves.
+    const std::vector<std::string> names = normalised_radius_fields();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      f.emplace_back(names[i], [i](const RowAnalysis& a, std::size_t g) {
+        return a.selection[g].at_normalised_radius[i].f_score;
+      });
+    }
+    return f;
+  }();
   return fields;
 }
 
@@ -95,6 +106,16 @@ const std::vector<std::pair<std::string, PerRowGetter>>& per_row_fields() {
 }
 
 }  // namespace
+
+std::vector<std::string> normalised_radius_fields() {
+  std::vector<std::string> names;
+  for (const double rho : geometry::SelectionOptions{}.normalised_radii) {
+    char name[32];
+    std::snprintf(name, sizeof name, "f_at_r%g", rho);
+    names.emplace_back(name);
+  }
+  return names;
+}
 
 RecordSchema make_record_schema(std::size_t seq_len, bool every_n) {
   RecordSchema schema;

@@ -15,6 +15,10 @@ namespace attngeom {
 // seq_len - 1, or every N in 1..seq_len-1.
 RecordSchema make_record_schema(std::size_t seq_len, bool every_n);
 
+// The per-N fields holding F at the normalised radii rho ||s_N|| of
+// geometry::SelectionOptions (f_at_r0.25, ..., f_at_r2), in radius order.
+std::vector<std::string> normalised_radius_fields();
+
 // Writes `analysis` into per_n [G, Kn] (NaN at grid N the row has no value for) and
 // per_row [Kr].
 void fill_row_fields(const RecordSchema& schema, const geometry::RowAnalysis& analysis, std::span<double> per_n,

@@ -9,7 +9,8 @@ resume       an analyze run killed (SIGKILL) at random points and continued with
 shards       3 shards (--shard i/3) merged with `attngeom merge` equal one run.
 brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture dump equals
              P, R, F, r_min, r_max recomputed here from the definitions (SPEC section 2),
-             for every head and every N, independently of the geometry code.
+             for every head and every N, independently of the geometry code; so does the
+             record's F in the balls of radius rho ||s_N|| (the f_at_r* fields).
 second_signal  SIGINT while a long sequence runs, then SIGINT again: the run exits at once
              with code 130 instead of finishing the sequence, and leaves a resumable run.
 last_row     the head types and their features (heads.csv) of a `--queries all` run equal
@@ -138,6 +139,26 @@ def check_shards(args, tmp, failures):
     print(f"shards: 3 shards merged vs single run: max relative difference {worst:.1e}")
 
 
+def f_score(p, r):
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def brute_force_radius_f(alpha, values, n, radii):
+    """F in the closed ball of radius rho ||s_N|| around s_N, for each rho."""
+    order = sorted(range(len(alpha)), key=lambda i: (-alpha[i], i))
+    selected = np.zeros(len(alpha), bool)
+    selected[order[:n]] = True
+    points = alpha[:, None] * values
+    s = points[selected].sum(axis=0)
+    dist = np.sqrt(((points - s) ** 2).sum(axis=1))
+    out = []
+    for rho in radii:
+        inside = dist <= rho * np.sqrt((s ** 2).sum())
+        tp, fp = int((inside & selected).sum()), int((inside & ~selected).sum())
+        out.append(f_score(tp / (tp + fp) if tp + fp else 0.0, tp / n))
+    return out
+
+
 def brute_force_row(alpha, values, n):
     """P, R, F, r_min, r_max of SPEC section 2, straight from the definitions, in float64."""
     m = len(alpha)
@@ -152,8 +173,7 @@ def brute_force_row(alpha, values, n):
     tp_at_rmin = sum(1 for i in selected if dist[i] <= r_min)
     p = n / (n + fp)
     r = tp_at_rmin / n
-    f = 0.0 if p + r == 0 else 2 * p * r / (p + r)
-    return p, r, f, r_min, r_max
+    return p, r, f_score(p, r), r_min, r_max
 
 
 def check_brute_force(args, tmp, failures):
@@ -192,6 +212,29 @@ def check_brute_force(args, tmp, failures):
         failures.append(f"per-sequence table covers {len(seen)} of {layers * heads} heads")
     print(f"brute_force: {checked} (layer, head, query, N) rows over {len(seen)} heads; P/R mismatches "
           f"{count_mismatch}; max relative error of F, r_min, r_max {worst:.1e}")
+    record, meta = st_reader.read(os.path.join(run, "records", "seq-000000.safetensors"))[:2]
+    schema = json.loads(meta["record"])
+    names = [f for f in schema["per_n_fields"] if f.startswith("f_at_r")]
+    radii = [float(f[len("f_at_r"):]) for f in names]
+    columns = [schema["per_n_fields"].index(f) for f in names]
+    per_n = record["per_n"]  # [L, H, Q, G, Kn]
+    radius_checked = 0
+    for l in range(layers):
+        for h in range(heads):
+            for qi, q in enumerate(queries):
+                alpha = tensors[f"layers.{l}.attn"][h, qi, :q + 1].astype(np.float64)
+                values = tensors[f"layers.{l}.values"][h // (heads // kv_heads), :q + 1].astype(np.float64)
+                for g, n in enumerate(schema["n_grid"]):
+                    if n > q:
+                        continue
+                    want = brute_force_radius_f(alpha, values, n, radii)
+                    got = per_n[l, h, qi, g, columns]
+                    radius_checked += len(radii)
+                    if np.abs(got - want).max() > 1e-12:
+                        failures.append(f"layer {l} head {h} query {q} N {n}: F at radii {got} vs brute force {want}")
+    if radius_checked == 0:
+        failures.append("no normalised-radius F was checked")
+    print(f"brute_force: {radius_checked} F values at normalised radii {radii} equal the definition")
 
 
 def check_last_row(args, tmp, failures):
