@@ -25,8 +25,9 @@ std::vector<std::unique_ptr<RecordReader>> open_records(const std::vector<std::f
     }
     if (!(r.schema() == first.schema()) || r.layers() != first.layers() || r.heads() != first.heads() ||
         r.seq_len() != first.seq_len()) {
-      throw InputError("record of sequence " + std::to_string(r.sequence()) +
-                       " has a different schema or shape than sequence " + std::to_string(first.sequence()));
+      throw InputError(r.path().string() + ": record of sequence " + std::to_string(r.sequence()) +
+                       " has a different schema or shape than " + first.path().string() +
+                       " (records of different runs or versions?)");
     }
   }
   return readers;

@@ -59,6 +59,7 @@ class RecordReader {
   explicit RecordReader(const std::filesystem::path& path);  // throws InputError if malformed
 
   const RecordSchema& schema() const { return schema_; }
+  const std::filesystem::path& path() const { return file_.path(); }
   std::size_t sequence() const { return sequence_; }
   int layers() const { return layers_; }
   int heads() const { return heads_; }

@@ -36,23 +36,25 @@ struct AnalyzeFlags {
 };
 
 std::vector<int> parse_lengths(const std::string& text) {
+  if (!text.empty() && text.back() == ',') throw InputError("--lengths '" + text + "': trailing comma");
   std::vector<int> lengths;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
+    int value = 0;
     try {
       std::size_t used = 0;
-      const int value = std::stoi(item, &used);
-      if (used == item.size() && value >= 2 && value <= (1 << 20)) {
-        if (std::find(lengths.begin(), lengths.end(), value) != lengths.end()) {
-          throw InputError("--lengths '" + text + "': " + std::to_string(value) + " appears twice");
-        }
-        lengths.push_back(value);
-        continue;
-      }
+      value = std::stoi(item, &used);
+      if (used != item.size()) value = 0;
     } catch (const std::exception&) {
     }
-    throw InputError("--lengths '" + text + "': expected comma-separated sequence lengths in [2, 2^20]");
+    if (value < 2 || value > (1 << 20)) {
+      throw InputError("--lengths '" + text + "': expected comma-separated sequence lengths in [2, 2^20]");
+    }
+    if (std::find(lengths.begin(), lengths.end(), value) != lengths.end()) {
+      throw InputError("--lengths '" + text + "': " + std::to_string(value) + " appears twice");
+    }
+    lengths.push_back(value);
   }
   return lengths;
 }

@@ -117,6 +117,7 @@ void add_bench_command(CLI::App& app) {
       }
       stages.push_back(stage);
     }
+    if (stages.empty()) throw InputError("--stages: empty; expected a subset of forward, capture, analyze");
     const Checkpoint checkpoint(f->model_dir);
     const ModelConfig& c = checkpoint.config();
     if (f->seq_len > c.max_positions) throw InputError("--seq-len exceeds max_position_embeddings");

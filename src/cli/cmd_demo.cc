@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "analysis/pipeline.h"
+#include "analysis/run_dir.h"
 #include "analysis/synth_section.h"
 #include "cli/commands.h"
 #include "util/error.h"
@@ -48,6 +49,14 @@ void add_demo_command(CLI::App& app) {
     s.label = "organism";
     s.corpus.format = CorpusFormat::kText;
     s.mode = RunDirMode::kOverwrite;
+    // Only an earlier demo run (label "organism") may be replaced, not someone's analyze run.
+    if (is_run_dir(s.out)) {
+      const nlohmann::json previous = read_run_json(s.out);
+      const auto label = previous.find("label");
+      if (label == previous.end() || *label != s.label) {
+        throw InputError("--out " + s.out.string() + ": holds another run (not a demo run); choose another --out");
+      }
+    }
     s.precision = resolve_precision(f->precision.precision);
     s.fp32_matmul = resolve_fp32_matmul(f->precision.fp32_matmul);
     apply_thread_count(f->threads);

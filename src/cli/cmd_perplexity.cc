@@ -79,7 +79,7 @@ void add_perplexity_command(CLI::App& app) {
   auto* text = cmd->add_option("--text", o->text_file, "UTF-8 text file");
   auto* tokens = cmd->add_option("--tokens", o->tokens_file, "whitespace-separated token ids (the stream, no BOS)");
   text->excludes(tokens);
-  cmd->add_option("--out", o->out, "write the result (with per-token NLL) as JSON here");
+  cmd->add_option("--out", o->out, "write the result (with per-token NLL) as JSON here")->check(non_empty());
   cmd->add_option("--context", o->context, "tokens per window, including BOS")->check(CLI::Range(2, 1 << 20))->capture_default_str();
   cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--no-bos", o->no_bos, "do not start each window with BOS");

@@ -138,18 +138,31 @@ void add_synth_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember({"four-phase", "uniform", "bimodal", "power-law"}))
       ->capture_default_str();
-  cmd->add_option("--d", settings->dims, "Value dimensions d to sweep")->delimiter(',')->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--d", settings->dims, "Value dimensions d to sweep")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16))
+      ->capture_default_str();
   cmd->add_option("--L", settings->lengths, "Sequence lengths L to sweep (M = L + 1 keys)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
       ->capture_default_str();
-  cmd->add_option("--lambda", settings->lambdas, "Sink compressions nu_0 / nu to sweep")->delimiter(',')->capture_default_str();
-  cmd->add_option("--rho0", settings->rho_0s, "Sink cosines rho_0 to sweep")->delimiter(',')->capture_default_str();
+  // Finite, bounded draws: an infinite or huge norm would only surface as a non-finite value.
+  cmd->add_option("--lambda", settings->lambdas, "Sink compressions nu_0 / nu to sweep")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1e3))
+      ->capture_default_str();
+  cmd->add_option("--rho0", settings->rho_0s, "Sink cosines rho_0 to sweep")
+      ->delimiter(',')
+      ->check(CLI::Range(-1.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--beta", settings->betas, "Content cosine decays beta to sweep (inf: independent directions)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--cv", settings->cvs, "Coefficients of variation of content norms to sweep")->delimiter(',')->capture_default_str();
-  cmd->add_option("--nu", settings->nu, "Mean content value norm")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--cv", settings->cvs, "Coefficients of variation of content norms to sweep")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--nu", settings->nu, "Mean content value norm")->check(CLI::Range(1e-6, 1e6))->capture_default_str();
   cmd->add_option("--n-grid", settings->n_grid, "N values: 'all' (1..M-1) or 'default' (SPEC's grid)")
       ->check(CLI::IsMember({"all", "default"}))
       ->capture_default_str();

@@ -25,6 +25,9 @@ Precision resolve_precision(const std::string& value);
 Fp32Matmul resolve_fp32_matmul(const std::string& value);
 std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags);
 
+// Refuses an empty value (e.g. --out ''), which would otherwise read as "not given".
+CLI::Validator non_empty();
+
 // --threads N (0: all cores) for OpenMP and oneDNN.
 void apply_thread_count(int threads);
 

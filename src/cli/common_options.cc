@@ -17,6 +17,11 @@ void add_precision_options(CLI::App& cmd, PrecisionFlags& flags) {
       ->capture_default_str();
 }
 
+CLI::Validator non_empty() {
+  return {[](const std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); },
+          "NON-EMPTY"};
+}
+
 namespace {
 
 // Before any work starts: without it, the first bf16 product would fail mid-run.

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attngeom: error: %s\n", attngeom::printable_message(e.what()).c_str());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "attngeom: error: out of memory (try a shorter --seq-len or fewer query rows)\n");
+    std::fprintf(stderr, "attngeom: error: out of memory (try a smaller input: a shorter sequence, fewer query rows or values)\n");
     return 2;
   } catch (const std::exception& e) {
     // A library's own failure (oneDNN's dnnl::error, say) that no check foresaw: one line and

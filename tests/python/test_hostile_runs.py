@@ -452,6 +452,33 @@ def perplexity_invalid_utf8(ctx):
     return ["perplexity", "--model", ctx.model, "--text", text, "--out", ctx.out], ["bad.txt"], ["invalid UTF-8"]
 
 
+@case
+def analyze_lengths_trailing_comma(ctx):
+    return ctx.analyze("--lengths", "32,"), ["--lengths"], ["trailing comma"]
+
+
+@case
+def analyze_lengths_twice(ctx):
+    return ctx.analyze("--lengths", "32,48,32"), ["--lengths"], ["appears twice"]
+
+
+@case
+def demo_over_an_analyze_run(ctx):
+    ctx.run_ok(*ctx.analyze())
+    ctx.keep = [ctx.out]
+    return ["demo", "--out", ctx.out, "--seq-len", "64", "--num-seqs", "2"], ["--out"], ["another run"]
+
+
+@case
+def perplexity_empty_out(ctx):
+    return ["perplexity", "--model", ctx.model, "--text", PROMPT, "--out", ""], ["--out"], ["empty"]
+
+
+@case
+def synth_infinite_lambda(ctx):
+    return ["synth", "--out", ctx.out, "--lambda", "inf"], ["--lambda"], ["range"]
+
+
 # --- prune ---
 
 def scores_run(ctx):
