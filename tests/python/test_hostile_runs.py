@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Hostile inputs to analyze, metrics, merge, report and perplexity (docs/robustness.md).
+"""Hostile inputs to analyze, metrics, perplexity and (hostile_output_cases.py) merge, report,
+prune, demo, synth and output paths (docs/robustness.md).
 
   test_hostile_runs.py --list
   test_hostile_runs.py --bin PATH/attngeom --fixtures DIR (--case NAME | --all)
@@ -9,9 +10,7 @@ Every case must end with exit code 2, exactly one line on stderr naming the prob
 unchanged) and no temporary file left behind. The capture cases live in test_bad_inputs.py,
 the disk-full test in test_disk_full.py.
 """
-import csv
 import gzip
-import hashlib
 import json
 import os
 import shutil
@@ -20,60 +19,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from bad_input_lib import case_runner_main, refusal_problems  # noqa: E402
-CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
-PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
-
-
-class Ctx:
-    def __init__(self, binary, fixtures, tmp):
-        self.bin, self.fixtures, self.tmp = binary, fixtures, tmp
-        self.model = os.path.join(fixtures, "llama")  # read only: cases never change a fixture
-        self.out = os.path.join(tmp, "run")          # must not exist afterwards unless listed in keep
-        self.keep = []                               # existing paths that must stay byte-identical
-        self.env = {}                                # added to the environment of the run
-
-    def file(self, name, data):
-        path = os.path.join(self.tmp, name)
-        with open(path, "wb") as f:
-            f.write(data if isinstance(data, bytes) else data.encode())
-        return path
-
-    def analyze(self, *flags, data=CORPUS, seq_len="64", num_seqs="2", threads="1", precision="fp32"):
-        return ["analyze", "--model", self.model, "--data", data, "--out", self.out, "--seq-len", seq_len,
-                "--num-seqs", num_seqs, "--precision", precision, "--threads", threads, *flags]
-
-    def run_ok(self, *argv):
-        proc = subprocess.run([self.bin, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              timeout=300)
-        if proc.returncode != 0:
-            raise RuntimeError(f"setup command failed: {argv}: {proc.stderr.strip()}")
-
-    def capture_dump(self, name="dump.safetensors"):
-        path = os.path.join(self.tmp, name)
-        self.run_ok("capture", "--model", self.model, "--text", PROMPT, "--max-tokens", "40", "--queries", "10,39",
-                    "--out", path)
-        return path
-
-
-def snapshot(path):
-    """{relative path: sha256} of every file under `path` (or of `path` itself)."""
-    if os.path.isfile(path):
-        return {"": hashlib.sha256(open(path, "rb").read()).hexdigest()}
-    out = {}
-    for d, _, files in os.walk(path):
-        for f in files:
-            p = os.path.join(d, f)
-            out[os.path.relpath(p, path)] = hashlib.sha256(open(p, "rb").read()).hexdigest()
-    return out
+from hostile_lib import CASES, CORPUS, PROMPT, Ctx, case, patch_dump, snapshot  # noqa: E402
+import hostile_output_cases  # noqa: E402,F401  (registers the merge, report, prune and output cases)
 
 
 # --- the run directory (--out) ---
@@ -266,18 +215,6 @@ def corpus_too_short_for_a_window(ctx):
 
 # --- metrics (capture dumps) ---
 
-def patch_dump(path, name, edit):
-    """Rewrites tensor `name` of a safetensors dump in place: edit(bytearray of its data)."""
-    raw = bytearray(open(path, "rb").read())
-    n = int.from_bytes(raw[:8], "little")
-    header = json.loads(raw[8:8 + n])
-    b, e = header[name]["data_offsets"]
-    region = raw[8 + n + b:8 + n + e]
-    edit(region)
-    raw[8 + n + b:8 + n + e] = region
-    open(path, "wb").write(bytes(raw))
-
-
 @case
 def metrics_nan_attention(ctx):
     dump = ctx.capture_dump()
@@ -345,81 +282,6 @@ def metrics_out_not_a_run_dir(ctx):
     return ["metrics", "--dump", dump, "--out", ctx.out], ["refusing to write into it"], []
 
 
-# --- merge and report ---
-
-@case
-def merge_malformed_run_json(ctx):
-    shard = os.path.join(ctx.tmp, "shard")
-    os.makedirs(os.path.join(shard, "records"))
-    ctx.file("shard/run.json", json.dumps({"format": "attngeom-run-v1", "complete": True}))
-    return ["merge", shard, "--out", ctx.out], ["run.json"], ["malformed"]
-
-
-@case
-def merge_incomplete_shard(ctx):
-    ctx.run_ok(*ctx.analyze("--shard", "0/2"))  # a complete shard, then pretend it stopped early
-    shard = os.path.join(ctx.tmp, "shard0")
-    os.rename(ctx.out, shard)
-    run = json.load(open(os.path.join(shard, "run.json")))
-    run["complete"] = False
-    json.dump(run, open(os.path.join(shard, "run.json"), "w"))
-    return ["merge", shard, "--out", ctx.out], ["not complete"], []
-
-
-def two_shards(ctx):
-    shards = []
-    for i in range(2):
-        ctx.run_ok(*ctx.analyze("--shard", f"{i}/2", num_seqs="4"))
-        shards.append(os.path.join(ctx.tmp, f"shard{i}"))
-        os.rename(ctx.out, shards[-1])
-    return shards
-
-
-@case
-def merge_shard_missing_a_record(ctx):
-    shards = two_shards(ctx)
-    os.remove(os.path.join(shards[1], "records", "seq-000003.safetensors"))
-    return ["merge", *shards, "--out", ctx.out], ["seq-000003"], ["missing"]
-
-
-@case
-def merge_shard_holding_another_shards_record(ctx):
-    shards = two_shards(ctx)
-    shutil.copy(os.path.join(shards[0], "records", "seq-000002.safetensors"), os.path.join(shards[1], "records"))
-    return ["merge", *shards, "--out", ctx.out], ["seq-000002"], ["does not belong to shard 1/2"]
-
-
-@case
-def merge_truncated_record(ctx):
-    shards = two_shards(ctx)
-    os.truncate(os.path.join(shards[0], "records", "seq-000002.safetensors"), 100)
-    return ["merge", *shards, "--out", ctx.out], ["seq-000002"], []
-
-
-@case
-def merge_not_a_run_dir(ctx):
-    os.mkdir(os.path.join(ctx.tmp, "random"))
-    return ["merge", os.path.join(ctx.tmp, "random"), "--out", ctx.out], ["random"], []
-
-
-@case
-def report_not_a_run_dir(ctx):
-    os.mkdir(os.path.join(ctx.tmp, "random"))
-    ctx.out = os.path.join(ctx.tmp, "report.html")
-    return ["report", os.path.join(ctx.tmp, "random"), "--out", ctx.out], ["random"], []
-
-
-@case
-def report_out_is_a_directory(ctx):
-    ctx.run_ok(*ctx.analyze(num_seqs="1"))
-    run = os.path.join(ctx.tmp, "done")
-    os.rename(ctx.out, run)
-    ctx.out = os.path.join(ctx.tmp, "html_dir")
-    os.mkdir(ctx.out)
-    ctx.keep = [ctx.out, run]
-    return ["report", run, "--out", ctx.out], ["html_dir"], ["is a directory"]
-
-
 # --- perplexity ---
 
 @case
@@ -450,94 +312,6 @@ def perplexity_invalid_utf8(ctx):
     ctx.out = os.path.join(ctx.tmp, "ppl.json")
     text = ctx.file("bad.txt", b"fine text then \xed\xa0\x80 a surrogate")
     return ["perplexity", "--model", ctx.model, "--text", text, "--out", ctx.out], ["bad.txt"], ["invalid UTF-8"]
-
-
-@case
-def analyze_lengths_trailing_comma(ctx):
-    return ctx.analyze("--lengths", "32,"), ["--lengths"], ["trailing comma"]
-
-
-@case
-def analyze_lengths_twice(ctx):
-    return ctx.analyze("--lengths", "32,48,32"), ["--lengths"], ["appears twice"]
-
-
-@case
-def demo_over_an_analyze_run(ctx):
-    ctx.run_ok(*ctx.analyze())
-    ctx.keep = [ctx.out]
-    return ["demo", "--out", ctx.out, "--seq-len", "64", "--num-seqs", "2"], ["--out"], ["another run"]
-
-
-@case
-def perplexity_empty_out(ctx):
-    return ["perplexity", "--model", ctx.model, "--text", PROMPT, "--out", ""], ["--out"], ["empty"]
-
-
-@case
-def synth_infinite_lambda(ctx):
-    return ["synth", "--out", ctx.out, "--lambda", "inf"], ["--lambda"], ["range"]
-
-
-# --- prune ---
-
-def scores_run(ctx):
-    scores = os.path.join(ctx.tmp, "scores")
-    ctx.run_ok("analyze", "--model", ctx.model, "--data", CORPUS, "--out", scores, "--seq-len", "64", "--num-seqs", "2",
-               "--precision", "fp32", "--threads", "1")
-    ctx.keep = [scores]
-    return scores
-
-
-def prune_args(ctx, scores, *flags):
-    return ["prune", "--model", ctx.model, "--data", CORPUS, "--scores", scores, "--out", ctx.out, "--context", "32",
-            "--max-tokens", "64", "--no-topn", *flags]
-
-
-@case
-def prune_order_without_any_finite_score(ctx):
-    scores = scores_run(ctx)
-    rows = list(csv.DictReader(open(os.path.join(scores, "heads.csv"))))
-    for r in rows:
-        r["sink_mass"] = "nan"
-    with open(os.path.join(scores, "heads.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return prune_args(ctx, scores, "--strategies", "type,sink"), ["heads.csv"], ["--strategies sink", "finite"]
-
-
-@case
-def prune_dump_logits_in_a_missing_folder(ctx):
-    scores = scores_run(ctx)
-    return prune_args(ctx, scores, "--strategies", "sink", "--dump-logits", os.path.join(ctx.tmp, "no", "l.npy")), \
-        ["--dump-logits"], ["does not exist"]
-
-
-# --- outputs that would replace inputs or special files ---
-
-@case
-def capture_out_replaces_the_weights(ctx):
-    model = os.path.join(ctx.tmp, "model")
-    shutil.copytree(ctx.model, model)
-    ctx.out = os.path.join(model, "model.safetensors")
-    ctx.keep = [model, ctx.out]
-    return ["capture", "--model", model, "--text", PROMPT, "--out", ctx.out], ["model.safetensors"], ["input"]
-
-
-@case
-def perplexity_out_is_the_text(ctx):
-    ctx.out = ctx.file("text.txt", open(PROMPT).read())
-    ctx.keep = [ctx.out]
-    return ["perplexity", "--model", ctx.model, "--text", ctx.out, "--out", ctx.out], ["text.txt"], ["input of this run"]
-
-
-@case
-def report_out_is_a_fifo(ctx):
-    ctx.out = os.path.join(ctx.tmp, "fifo.html")
-    os.mkfifo(ctx.out)
-    ctx.keep = [ctx.out]
-    return ["report", ctx.tmp, "--out", ctx.out], ["fifo.html"], ["not a regular file"]
 
 
 def run_case(name, binary, fixtures):

@@ -1,0 +1,172 @@
+"""Hostile runs of merge, report, prune, demo, synth and flags, and outputs that would
+replace inputs or special files. Registered into test_hostile_runs.py's CASES; each returns
+(argv, needles_any, needles_all) like the cases there."""
+import csv
+import json
+import os
+import shutil
+
+from hostile_lib import CORPUS, PROMPT, case
+
+
+# --- merge and report ---
+
+@case
+def merge_malformed_run_json(ctx):
+    shard = os.path.join(ctx.tmp, "shard")
+    os.makedirs(os.path.join(shard, "records"))
+    ctx.file("shard/run.json", json.dumps({"format": "attngeom-run-v1", "complete": True}))
+    return ["merge", shard, "--out", ctx.out], ["run.json"], ["malformed"]
+
+
+@case
+def merge_incomplete_shard(ctx):
+    ctx.run_ok(*ctx.analyze("--shard", "0/2"))  # a complete shard, then pretend it stopped early
+    shard = os.path.join(ctx.tmp, "shard0")
+    os.rename(ctx.out, shard)
+    run = json.load(open(os.path.join(shard, "run.json")))
+    run["complete"] = False
+    json.dump(run, open(os.path.join(shard, "run.json"), "w"))
+    return ["merge", shard, "--out", ctx.out], ["not complete"], []
+
+
+def two_shards(ctx):
+    shards = []
+    for i in range(2):
+        ctx.run_ok(*ctx.analyze("--shard", f"{i}/2", num_seqs="4"))
+        shards.append(os.path.join(ctx.tmp, f"shard{i}"))
+        os.rename(ctx.out, shards[-1])
+    return shards
+
+
+@case
+def merge_shard_missing_a_record(ctx):
+    shards = two_shards(ctx)
+    os.remove(os.path.join(shards[1], "records", "seq-000003.safetensors"))
+    return ["merge", *shards, "--out", ctx.out], ["seq-000003"], ["missing"]
+
+
+@case
+def merge_shard_holding_another_shards_record(ctx):
+    shards = two_shards(ctx)
+    shutil.copy(os.path.join(shards[0], "records", "seq-000002.safetensors"), os.path.join(shards[1], "records"))
+    return ["merge", *shards, "--out", ctx.out], ["seq-000002"], ["does not belong to shard 1/2"]
+
+
+@case
+def merge_truncated_record(ctx):
+    shards = two_shards(ctx)
+    os.truncate(os.path.join(shards[0], "records", "seq-000002.safetensors"), 100)
+    return ["merge", *shards, "--out", ctx.out], ["seq-000002"], []
+
+
+@case
+def merge_not_a_run_dir(ctx):
+    os.mkdir(os.path.join(ctx.tmp, "random"))
+    return ["merge", os.path.join(ctx.tmp, "random"), "--out", ctx.out], ["random"], []
+
+
+@case
+def report_not_a_run_dir(ctx):
+    os.mkdir(os.path.join(ctx.tmp, "random"))
+    ctx.out = os.path.join(ctx.tmp, "report.html")
+    return ["report", os.path.join(ctx.tmp, "random"), "--out", ctx.out], ["random"], []
+
+
+@case
+def report_out_is_a_directory(ctx):
+    ctx.run_ok(*ctx.analyze(num_seqs="1"))
+    run = os.path.join(ctx.tmp, "done")
+    os.rename(ctx.out, run)
+    ctx.out = os.path.join(ctx.tmp, "html_dir")
+    os.mkdir(ctx.out)
+    ctx.keep = [ctx.out, run]
+    return ["report", run, "--out", ctx.out], ["html_dir"], ["is a directory"]
+
+
+@case
+def analyze_lengths_trailing_comma(ctx):
+    return ctx.analyze("--lengths", "32,"), ["--lengths"], ["trailing comma"]
+
+
+@case
+def analyze_lengths_twice(ctx):
+    return ctx.analyze("--lengths", "32,48,32"), ["--lengths"], ["appears twice"]
+
+
+@case
+def demo_over_an_analyze_run(ctx):
+    ctx.run_ok(*ctx.analyze())
+    ctx.keep = [ctx.out]
+    return ["demo", "--out", ctx.out, "--seq-len", "64", "--num-seqs", "2"], ["--out"], ["another run"]
+
+
+@case
+def perplexity_empty_out(ctx):
+    return ["perplexity", "--model", ctx.model, "--text", PROMPT, "--out", ""], ["--out"], ["empty"]
+
+
+@case
+def synth_infinite_lambda(ctx):
+    return ["synth", "--out", ctx.out, "--lambda", "inf"], ["--lambda"], ["range"]
+
+
+# --- prune ---
+
+def scores_run(ctx):
+    scores = os.path.join(ctx.tmp, "scores")
+    ctx.run_ok("analyze", "--model", ctx.model, "--data", CORPUS, "--out", scores, "--seq-len", "64", "--num-seqs", "2",
+               "--precision", "fp32", "--threads", "1")
+    ctx.keep = [scores]
+    return scores
+
+
+def prune_args(ctx, scores, *flags):
+    return ["prune", "--model", ctx.model, "--data", CORPUS, "--scores", scores, "--out", ctx.out, "--context", "32",
+            "--max-tokens", "64", "--no-topn", *flags]
+
+
+@case
+def prune_order_without_any_finite_score(ctx):
+    scores = scores_run(ctx)
+    rows = list(csv.DictReader(open(os.path.join(scores, "heads.csv"))))
+    for r in rows:
+        r["sink_mass"] = "nan"
+    with open(os.path.join(scores, "heads.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return prune_args(ctx, scores, "--strategies", "type,sink"), ["heads.csv"], ["--strategies sink", "finite"]
+
+
+@case
+def prune_dump_logits_in_a_missing_folder(ctx):
+    scores = scores_run(ctx)
+    return prune_args(ctx, scores, "--strategies", "sink", "--dump-logits", os.path.join(ctx.tmp, "no", "l.npy")), \
+        ["--dump-logits"], ["does not exist"]
+
+
+# --- outputs that would replace inputs or special files ---
+
+@case
+def capture_out_replaces_the_weights(ctx):
+    model = os.path.join(ctx.tmp, "model")
+    shutil.copytree(ctx.model, model)
+    ctx.out = os.path.join(model, "model.safetensors")
+    ctx.keep = [model, ctx.out]
+    return ["capture", "--model", model, "--text", PROMPT, "--out", ctx.out], ["model.safetensors"], ["input"]
+
+
+@case
+def perplexity_out_is_the_text(ctx):
+    ctx.out = ctx.file("text.txt", open(PROMPT).read())
+    ctx.keep = [ctx.out]
+    return ["perplexity", "--model", ctx.model, "--text", ctx.out, "--out", ctx.out], ["text.txt"], ["input of this run"]
+
+
+@case
+def report_out_is_a_fifo(ctx):
+    ctx.out = os.path.join(ctx.tmp, "fifo.html")
+    os.mkfifo(ctx.out)
+    ctx.keep = [ctx.out]
+    return ["report", ctx.tmp, "--out", ctx.out], ["fifo.html"], ["not a regular file"]
