@@ -207,6 +207,34 @@ void write_length_sweep(const AnalysisSettings& s, const std::vector<std::pair<i
   table.write(s.out / "length_sweep.csv");
 }
 
+// The main length, then the sweep's lengths, each a run directory.
+AnalysisOutcome run_lengths(const AnalysisSettings& s, const Inputs& inputs, const std::vector<LengthPlan>& plans,
+                            const RunControl& control) {
+  AnalysisOutcome outcome = run_one_length(s, inputs, plans.front(), s.mode, control);
+  if (!outcome.complete) return outcome;
+  if (s.lengths.empty()) {
+    write_run_report(s.out);
+    return outcome;
+  }
+  std::vector<std::pair<int, fs::path>> sweep = {{s.seq_len, s.out}};
+  for (std::size_t p = 1; p < plans.size(); ++p) {
+    const LengthPlan& plan = plans[p];
+    // Decided now, after the main directory was created, resumed or emptied (--overwrite).
+    const RunDirMode mode = is_run_dir(plan.out) ? RunDirMode::kResume : RunDirMode::kCreate;
+    const AnalysisOutcome part = run_one_length(s, inputs, plan, mode, control);
+    outcome.sequences_done += part.sequences_done;
+    outcome.sequences_total += part.sequences_total;
+    if (!part.complete) {
+      outcome.complete = false;
+      return outcome;
+    }
+    sweep.push_back({plan.seq_len, plan.out});
+  }
+  write_length_sweep(s, sweep, inputs.checkpoint.config().kv_heads);
+  write_run_report(s.out);
+  return outcome;
+}
+
 }  // namespace
 
 void write_run_report(const fs::path& dir) {
@@ -269,29 +297,16 @@ AnalysisOutcome run_analysis(const AnalysisSettings& s, const RunControl& contro
   }
   if (s.check_resources) preflight(s, inputs, plans);
 
-  AnalysisOutcome outcome = run_one_length(s, inputs, plans.front(), s.mode, control);
-  if (!outcome.complete) return outcome;
-  if (s.lengths.empty()) {
-    write_run_report(s.out);
-    return outcome;
+  // A new run that fails before its first record (e.g. weights that overflow float32) leaves
+  // nothing behind; once records exist they stay for --resume.
+  std::error_code ec;
+  const bool fresh = s.mode == RunDirMode::kCreate && !fs::exists(s.out, ec);
+  try {
+    return run_lengths(s, inputs, plans, control);
+  } catch (...) {
+    if (fresh && (!fs::exists(s.out / "records", ec) || fs::is_empty(s.out / "records", ec))) fs::remove_all(s.out, ec);
+    throw;
   }
-  std::vector<std::pair<int, fs::path>> sweep = {{s.seq_len, s.out}};
-  for (std::size_t p = 1; p < plans.size(); ++p) {
-    const LengthPlan& plan = plans[p];
-    // Decided now, after the main directory was created, resumed or emptied (--overwrite).
-    const RunDirMode mode = is_run_dir(plan.out) ? RunDirMode::kResume : RunDirMode::kCreate;
-    const AnalysisOutcome part = run_one_length(s, inputs, plan, mode, control);
-    outcome.sequences_done += part.sequences_done;
-    outcome.sequences_total += part.sequences_total;
-    if (!part.complete) {
-      outcome.complete = false;
-      return outcome;
-    }
-    sweep.push_back({plan.seq_len, plan.out});
-  }
-  write_length_sweep(s, sweep, checkpoint.config().kv_heads);
-  write_run_report(s.out);
-  return outcome;
 }
 
 }  // namespace attngeom

@@ -1,10 +1,12 @@
 #include "analysis/sequence_analyzer.h"
 
 #include <algorithm>
+#include <string>
 
 #include "analysis/int8_pair_products.h"
 #include "analysis/row_fields.h"
 #include "util/error.h"
+#include "util/half.h"
 
 namespace attngeom {
 
@@ -55,8 +57,18 @@ void SequenceAnalyzer::on_attention(int layer, int head, const float* probs) {
     const auto keys = static_cast<std::size_t>(record_.query_positions[q]) + 1;  // causal: keys 0..q
     const geometry::HeadRowView row{std::span<const float>(probs + q * seq, keys),
                                     std::span<const float>(kv_values, keys * d), d};
-    const geometry::RowAnalysis analysis = shared_ ? geometry::analyze_row(row, shared_values(kv_head, q, row), options_)
-                                                   : geometry::analyze_row(row, options_);
+    geometry::RowAnalysis analysis;
+    try {
+      if (count_nonfinite(DType::kF32, row.alpha.data(), keys).count != 0) {
+        throw InputError("attention probabilities are not finite: the scores overflow float32 (the checkpoint's "
+                         "weights are finite but out of range)");
+      }
+      analysis = shared_ ? geometry::analyze_row(row, shared_values(kv_head, q, row), options_)
+                         : geometry::analyze_row(row, options_);
+    } catch (const InputError& e) {  // e.g. NaN probabilities from scores that overflow float32
+      throw InputError("model.layers." + std::to_string(layer) + " head " + std::to_string(head) + ", query position " +
+                       std::to_string(record_.query_positions[q]) + ": " + e.what());
+    }
     fill_row_fields(schema_, analysis, std::span<double>(record_.per_n).subspan((lh * rows + q) * n_block, n_block),
                     std::span<double>(record_.per_row).subspan((lh * rows + q) * row_block, row_block));
   }

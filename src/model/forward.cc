@@ -12,8 +12,8 @@ namespace attngeom {
 namespace {
 
 // Finite weights can still overflow float32 activations (e.g. a checkpoint scaled by 1e25);
-// NaN would then flow silently into every metric, so a layer's outputs are checked where
-// they are made (a scan, negligible next to the products that made them).
+// NaN would then flow silently into every metric, so each layer's attention output and
+// residual stream are checked (two scans, negligible next to the products that made them).
 void check_finite(const std::vector<float>& x, std::size_t count, const std::string& what) {
   if (count_nonfinite(DType::kF32, x.data(), count).count == 0) return;
   throw InputError(what + " overflow float32 (non-finite values); the checkpoint's weights are finite but out of range");
@@ -86,9 +86,6 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   // q [seq, heads*head_dim]; k, v [seq, kv_heads*head_dim]
   const LinearOutput qkv[] = {{&w.q_proj, s_.q.data()}, {&w.k_proj, s_.k.data()}, {&w.v_proj, s_.v.data()}};
   backend_.linear_products(normed_input(w.attn_norm), qkv);
-  check_finite(s_.q, static_cast<std::size_t>(seq) * c.q_dim(), in_layer(l, "the q projections"));
-  check_finite(s_.k, static_cast<std::size_t>(seq) * c.kv_dim(), in_layer(l, "the k projections"));
-  check_finite(s_.v, static_cast<std::size_t>(seq) * c.kv_dim(), in_layer(l, "the v projections"));
   if (captured) {
     // values [kv_heads, seq, head_dim] from v [seq, kv_heads, head_dim]; RoPE never touches values.
     for (int g = 0; g < c.kv_heads; ++g) {
@@ -122,7 +119,8 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
       [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention, topn,
       backend_.precision());
   timings_.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
-  check_finite(s_.attn_out, static_cast<std::size_t>(seq) * c.q_dim(), in_layer(l, "the attention scores"));
+  // Overflowing q, k or v projections or scores all end up here (NaN probabilities included).
+  check_finite(s_.attn_out, static_cast<std::size_t>(seq) * c.q_dim(), in_layer(l, "the attention outputs"));
   if (!update_residual) return;
 
   // OutputProjection. HF: x = x + o_proj(attn_output)

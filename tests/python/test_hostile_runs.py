@@ -18,9 +18,11 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bad_input_lib import case_runner_main, refusal_problems  # noqa: E402
+from bad_input_lib import L0, ST, case_runner_main, refusal_problems, rewrite  # noqa: E402
 from hostile_lib import CASES, CORPUS, PROMPT, Ctx, case, patch_dump, snapshot  # noqa: E402
 import hostile_output_cases  # noqa: E402,F401  (registers the merge, report, prune and output cases)
 
@@ -206,6 +208,20 @@ def corpus_is_a_fifo(ctx):
     fifo = os.path.join(ctx.tmp, "corpus.fifo")
     os.mkfifo(fifo)
     return ctx.analyze(data=fifo), ["corpus.fifo"], ["not a regular file"]
+
+
+@case
+def analyze_weights_overflowing_scores(ctx):
+    """Finite q/k weights scaled by 1e25: the scores overflow float32 and the probabilities are NaN."""
+    model = os.path.join(ctx.tmp, "model")
+    shutil.copytree(ctx.model, model)
+
+    def scale(ts):
+        for t in (L0 + "self_attn.q_proj.weight", L0 + "self_attn.k_proj.weight"):
+            ts[t] = (ts[t][0], ts[t][1] * np.float32(1e25))
+    rewrite(os.path.join(model, ST), scale)
+    ctx.model = model
+    return ctx.analyze(), ["model.layers.0"], ["not finite"]
 
 
 @case
