@@ -25,8 +25,8 @@ const std::vector<std::string> kTaxonomyMeans = {"sink_magnitude", "last_magnitu
 // Per-N fields with full distributions in selection.csv, then those given as means.
 const std::vector<std::string> kDistributed = {"precision", "recall", "f", "f_best", "r_min", "r_max", "margin"};
 const std::vector<std::string> kMeanOnly = {
-    "a_in_min", "a_out_max", "separated", "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi", "r1_f_lo", "r1_f_hi",
-    "r1_inside", "r1_vacuous", "r2_recall_lo", "r2_fp_hi", "r2_separation_prob", "r2_vacuous", "r3_certified"};
+    "a_in_min", "a_out_max", "separated", "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi",
+    "r1_f_lo", "r1_f_hi", "r1_inside", "r1_vacuous", "r2_recall_lo", "r2_fp_hi", "r2_separation_prob", "r2_vacuous", "r3_certified"};
 
 // A distribution over samples: its column suffixes and values, in one order.
 const std::vector<std::string> kSummaryParts = {"mean", "std", "q10", "q25", "q50", "q75", "q90"};

@@ -6,7 +6,6 @@
 #include "analysis/int8_pair_products.h"
 #include "analysis/row_fields.h"
 #include "util/error.h"
-#include "util/half.h"
 
 namespace attngeom {
 
@@ -59,13 +58,9 @@ void SequenceAnalyzer::on_attention(int layer, int head, const float* probs) {
                                     std::span<const float>(kv_values, keys * d), d};
     geometry::RowAnalysis analysis;
     try {
-      if (count_nonfinite(DType::kF32, row.alpha.data(), keys).count != 0) {
-        throw InputError("attention probabilities are not finite: the scores overflow float32 (the checkpoint's "
-                         "weights are finite but out of range)");
-      }
       analysis = shared_ ? geometry::analyze_row(row, shared_values(kv_head, q, row), options_)
                          : geometry::analyze_row(row, options_);
-    } catch (const InputError& e) {  // e.g. NaN probabilities from scores that overflow float32
+    } catch (const InputError& e) {  // e.g. the row check's NaN probabilities from scores that overflow float32
       throw InputError("model.layers." + std::to_string(layer) + " head " + std::to_string(head) + ", query position " +
                        std::to_string(record_.query_positions[q]) + ": " + e.what());
     }

@@ -92,9 +92,12 @@ float parse_rope_theta(const FieldReader& f, const std::string& source) {
   if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
     throw f.error("rope_scaling", "is not supported yet (only plain RoPE); expected null");
   }
-  if (f.positive_float_or("partial_rotary_factor", 1.0f) != 1.0f) {
-    throw f.error("partial_rotary_factor", "must be 1 (RoPE over the whole head_dim)");
-  }
+  const auto require_full_rotation = [](const FieldReader& r) {
+    if (r.positive_float_or("partial_rotary_factor", 1.0f) != 1.0f) {
+      throw r.error("partial_rotary_factor", "must be 1 (RoPE over the whole head_dim)");
+    }
+  };
+  require_full_rotation(f);
   const float theta = f.positive_float_or("rope_theta", 10000.0f);
   const json* params = f.find("rope_parameters");
   if (params == nullptr || params->is_null()) return theta;
@@ -108,9 +111,7 @@ float parse_rope_theta(const FieldReader& f, const std::string& source) {
       throw p.error(type_key, "'" + type + "' is not supported yet (only plain RoPE: \"default\")");
     }
   }
-  if (p.positive_float_or("partial_rotary_factor", 1.0f) != 1.0f) {
-    throw p.error("partial_rotary_factor", "must be 1 (RoPE over the whole head_dim)");
-  }
+  require_full_rotation(p);
   const float nested = p.positive_float_or("rope_theta", theta);
   if (f.find("rope_theta") != nullptr && !f.find("rope_theta")->is_null() && nested != theta) {
     throw p.error("rope_theta", "disagrees with the top-level rope_theta; expected one value");

@@ -14,13 +14,22 @@ namespace attngeom {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Something the final rename would replace that is not a file: a link, device, FIFO, socket.
+bool is_special(const fs::file_status& status) {
+  return fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
+}
+
+}  // namespace
+
 void check_output_path(const fs::path& out, const std::string& label, const std::string& expected,
                        std::initializer_list<fs::path> inputs) {
   if (out.empty()) throw InputError(label + ": empty path; expected " + expected);
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(out, ec);
   if (fs::is_directory(status)) throw InputError(label + ": is a directory; expected " + expected);
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
+  if (is_special(status)) {
     throw InputError(label + ": exists and is not a regular file (a link, device, FIFO or socket); expected " + expected);
   }
   const fs::path parent = fs::absolute(out).parent_path();
@@ -38,10 +47,9 @@ void check_output_path(const fs::path& out, const std::string& label, const std:
 }
 
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
-  // The final rename would replace whatever sits at the path: only a regular file may.
+  // The final rename would replace whatever sits at the path (a directory makes it fail).
   std::error_code ec;
-  const fs::file_status status = fs::symlink_status(final_path_, ec);
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
+  if (is_special(fs::symlink_status(final_path_, ec))) {
     throw InputError(final_path_.string() + ": exists and is not a regular file; refusing to replace it");
   }
   temp_path_ = final_path_;

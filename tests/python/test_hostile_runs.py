@@ -221,7 +221,7 @@ def analyze_weights_overflowing_scores(ctx):
             ts[t] = (ts[t][0], ts[t][1] * np.float32(1e25))
     rewrite(os.path.join(model, ST), scale)
     ctx.model = model
-    return ctx.analyze(), ["model.layers.0"], ["not finite"]
+    return ctx.analyze(), ["model.layers.0"], ["not a finite weight"]
 
 
 @case
