@@ -154,7 +154,9 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
   const nlohmann::json settings = {{"dumps", files}, {"every_n", s.row.every_n}, {"r2_delta", s.row.r2_delta},
                                    {"r1_eta", s.row.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
                                    {"stats_seed", s.aggregate.seed}};
-  const RunDir run_dir(s.out, settings, s.mode);
+  check_run_dir(s.out, settings, s.mode);
+  const RunDirGuard guard(s.out, s.mode);
+  const RunDir run_dir(s.out, settings, guard.open_mode());
 
   SequenceAnalyzer analyzer(shape, schema, s.row);
   for (std::size_t i = 0; i < dumps.size(); ++i) {

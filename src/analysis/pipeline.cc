@@ -209,8 +209,8 @@ void write_length_sweep(const AnalysisSettings& s, const std::vector<std::pair<i
 
 // The main length, then the sweep's lengths, each a run directory.
 AnalysisOutcome run_lengths(const AnalysisSettings& s, const Inputs& inputs, const std::vector<LengthPlan>& plans,
-                            const RunControl& control) {
-  AnalysisOutcome outcome = run_one_length(s, inputs, plans.front(), s.mode, control);
+                            RunDirMode mode, const RunControl& control) {
+  AnalysisOutcome outcome = run_one_length(s, inputs, plans.front(), mode, control);
   if (!outcome.complete) return outcome;
   if (s.lengths.empty()) {
     write_run_report(s.out);
@@ -297,16 +297,10 @@ AnalysisOutcome run_analysis(const AnalysisSettings& s, const RunControl& contro
   }
   if (s.check_resources) preflight(s, inputs, plans);
 
-  // A new run that fails before its first record (e.g. weights that overflow float32) leaves
-  // nothing behind; once records exist they stay for --resume.
-  std::error_code ec;
-  const bool fresh = s.mode == RunDirMode::kCreate && !fs::exists(s.out, ec);
-  try {
-    return run_lengths(s, inputs, plans, control);
-  } catch (...) {
-    if (fresh && (!fs::exists(s.out / "records", ec) || fs::is_empty(s.out / "records", ec))) fs::remove_all(s.out, ec);
-    throw;
-  }
+  // A run that fails or stops before its first record (e.g. weights that overflow float32)
+  // leaves --out as it was; once records exist they stay for --resume.
+  const RunDirGuard guard(s.out, s.mode);
+  return run_lengths(s, inputs, plans, guard.open_mode(), control);
 }
 
 }  // namespace attngeom

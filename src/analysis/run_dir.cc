@@ -1,5 +1,9 @@
 #include "analysis/run_dir.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
 
 #include "analysis/record.h"
 #include "util/atomic_file.h"
@@ -45,13 +49,9 @@ bool holds_nothing_committed(const fs::path& dir, std::error_code& ec) {
   return true;
 }
 
-// What the constructor does to `path` after the checks.
-struct RunDirPlan {
-  bool empty_first = false;  // an existing run directory under --overwrite
-  bool write_marker = true;  // a new run (also --resume of a directory that holds nothing committed)
-};
-
-RunDirPlan check_run_dir_and_plan(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
+// Whether the constructor writes a new marker after the checks: a new run (also --resume of
+// a directory that holds nothing committed), not a resumed one.
+bool check_run_dir_and_plan(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
   if (ec) throw InputError("--out " + path.string() + ": " + ec.message());
@@ -63,7 +63,7 @@ RunDirPlan check_run_dir_and_plan(const fs::path& path, const nlohmann::json& se
   if (mode == RunDirMode::kResume) {
     if (!ours) {
       // Killed before its marker was committed: nothing to continue, so the run starts.
-      if (empty) return {};
+      if (empty) return true;
       throw InputError("--resume: " + path.string() + " is not an attngeom run directory");
     }
     const nlohmann::json previous = read_run_json(path);
@@ -71,7 +71,7 @@ RunDirPlan check_run_dir_and_plan(const fs::path& path, const nlohmann::json& se
       throw InputError("--resume: " + path.string() +
                        " was started with different settings (model, corpus selection, grid or options)");
     }
-    return {false, false};
+    return false;
   }
   if (exists && !empty) {
     if (!ours) {
@@ -81,9 +81,9 @@ RunDirPlan check_run_dir_and_plan(const fs::path& path, const nlohmann::json& se
     if (mode != RunDirMode::kOverwrite) {
       throw InputError("--out " + path.string() + ": already holds a run; use --resume to continue it or --overwrite");
     }
-    return {true, true};
+    return true;  // RunDirGuard sets the previous run aside before RunDir opens `path`
   }
-  return {};
+  return true;
 }
 
 // Temporaries of a killed run were never committed: drop them.
@@ -94,27 +94,62 @@ void remove_temporaries(const fs::path& dir) {
   }
 }
 
+// Whether the run at `dir` has written a record (a run worth keeping).
+bool holds_a_record(const fs::path& dir) noexcept {
+  try {
+    std::error_code ec;
+    return fs::is_directory(dir / "records", ec) && !list_records(dir / "records").empty();
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace
+
+RunDirGuard::RunDirGuard(const fs::path& out, RunDirMode mode) : out_(out), open_mode_(mode) {
+  std::error_code ec;
+  created_ = mode != RunDirMode::kResume && !fs::exists(out, ec);
+  if (mode != RunDirMode::kOverwrite || !is_run_dir(out)) return;
+  fs::path name = fs::absolute(out).lexically_normal();
+  if (!name.has_filename()) name = name.parent_path();  // "runs/x/"
+  aside_ = name.parent_path() / (name.filename().string() + ".previous." + std::to_string(::getpid()));
+  fs::rename(out, aside_, ec);
+  if (ec) throw InputError("--overwrite " + out.string() + ": cannot set the previous run aside as " + aside_.string() +
+                           ": " + ec.message());
+  open_mode_ = RunDirMode::kCreate;
+}
+
+RunDirGuard::~RunDirGuard() {
+  if (!created_ && aside_.empty()) return;
+  std::error_code ec;
+  if (holds_a_record(out_)) {
+    if (!aside_.empty()) fs::remove_all(aside_, ec);
+    return;
+  }
+  fs::remove_all(out_, ec);
+  if (aside_.empty()) return;
+  fs::rename(aside_, out_, ec);
+  if (ec) {
+    std::fprintf(stderr, "attngeom: could not restore the previous run %s from %s: %s\n", out_.c_str(), aside_.c_str(),
+                 ec.message().c_str());
+  }
+}
 
 void check_run_dir(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
   check_run_dir_and_plan(path, settings, mode);
 }
 
 RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) : path_(path) {
-  std::error_code ec;
-  const RunDirPlan plan = check_run_dir_and_plan(path, settings, mode);
-  if (plan.empty_first) {
-    for (const auto& entry : fs::directory_iterator(path, ec)) {
-      fs::remove_all(entry.path(), ec);
-      if (ec) break;
-    }
-    if (ec) throw InputError("--overwrite " + path.string() + ": cannot empty the previous run: " + ec.message());
+  if (mode == RunDirMode::kOverwrite && is_run_dir(path)) {
+    throw std::logic_error("RunDir: " + path.string() + " still holds the previous run (open it through RunDirGuard)");
   }
+  const bool write_marker = check_run_dir_and_plan(path, settings, mode);
+  std::error_code ec;
   fs::create_directories(path, ec);
   if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
   remove_temporaries(path);
   // The marker goes first, so a run killed at any later point is a resumable run directory.
-  if (plan.write_marker) write_json("run.json", {{"format", "attngeom-run-v1"}, {"settings", settings}});
+  if (write_marker) write_json("run.json", {{"format", "attngeom-run-v1"}, {"settings", settings}});
   fs::create_directories(records_dir(), ec);
   if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
   remove_temporaries(records_dir());

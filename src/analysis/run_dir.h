@@ -17,7 +17,8 @@ class RunDir {
   // kResume: it must be a run directory whose settings equal `settings` (same model,
   //          corpus selection, N grid, ...); finished sequences are kept. A directory that
   //          holds nothing committed starts the run instead.
-  // kOverwrite: like kCreate, but an existing *run* directory is emptied first.
+  // kOverwrite: passes check_run_dir where a previous *run* is there; RunDir itself opens
+  //             only what RunDirGuard::open_mode() gives, after the previous run went aside.
   // Throws InputError with the path and the reason otherwise.
   RunDir(const std::filesystem::path& path, const nlohmann::json& settings, RunDirMode mode);
 
@@ -29,6 +30,25 @@ class RunDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// Makes a run all-or-nothing up to its first record: a run that ends (fails, or is stopped)
+// before `out/records` holds a record leaves `out` as it was found. A new `out` is removed;
+// under kOverwrite the previous run is renamed aside (the sibling `NAME.previous.PID`) and
+// removed only once the new run has a record, else it is renamed back. kResume is left alone.
+class RunDirGuard {
+ public:
+  RunDirGuard(const std::filesystem::path& out, RunDirMode mode);  // call after check_run_dir
+  ~RunDirGuard();
+  RunDirGuard(const RunDirGuard&) = delete;
+  RunDirGuard& operator=(const RunDirGuard&) = delete;
+
+  RunDirMode open_mode() const { return open_mode_; }  // kCreate once a previous run went aside
+
+ private:
+  std::filesystem::path out_, aside_;  // aside_: empty unless a previous run was set aside
+  RunDirMode open_mode_;
+  bool created_ = false;  // `out` did not exist
 };
 
 // The checks of the constructor, without creating or changing anything.

@@ -89,7 +89,7 @@ def edit_json(path, edit):
 def refusal_problems(proc, needles_any, needles_all, tmp):
     """What is wrong with a run that should have been refused: exit status 2, exactly one
     newline-terminated stderr line naming one of needles_any and all of needles_all, and no
-    temporary file (".tmp.") left under tmp."""
+    temporary file (".tmp.") nor run set aside by --overwrite (".previous.") left under tmp."""
     err = proc.stderr
     lines = err.rstrip("\n").split("\n") if err.strip() else []
     problems = []
@@ -102,7 +102,8 @@ def refusal_problems(proc, needles_any, needles_all, tmp):
     missing = [n for n in needles_all if n not in err]
     if missing:
         problems.append(f"message lacks {missing}")
-    leftovers = [os.path.join(d, f) for d, _, fs in os.walk(tmp) for f in fs if ".tmp." in f]
+    leftovers = [os.path.join(d, f) for d, dirs, fs in os.walk(tmp) for f in fs + dirs
+                 if ".tmp." in f or ".previous." in f]
     if leftovers:
         problems.append(f"temporary files left behind: {leftovers}")
     return problems

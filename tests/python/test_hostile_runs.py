@@ -210,9 +210,9 @@ def corpus_is_a_fifo(ctx):
     return ctx.analyze(data=fifo), ["corpus.fifo"], ["not a regular file"]
 
 
-@case
-def analyze_weights_overflowing_scores(ctx):
-    """Finite q/k weights scaled by 1e25: the scores overflow float32 and the probabilities are NaN."""
+def overflowing_model(ctx):
+    """ctx.model becomes a copy whose finite q/k weights are scaled by 1e25: the scores
+    overflow float32 and the probabilities are NaN, which only the forward pass can find."""
     model = os.path.join(ctx.tmp, "model")
     shutil.copytree(ctx.model, model)
 
@@ -221,7 +221,21 @@ def analyze_weights_overflowing_scores(ctx):
             ts[t] = (ts[t][0], ts[t][1] * np.float32(1e25))
     rewrite(os.path.join(model, ST), scale)
     ctx.model = model
+
+
+@case
+def analyze_weights_overflowing_scores(ctx):
+    overflowing_model(ctx)
     return ctx.analyze(), ["model.layers.0"], ["not a finite weight"]
+
+
+@case
+def analyze_overwrite_failing_before_its_first_record(ctx):
+    """--overwrite keeps the previous run until the new one has a record: it is restored."""
+    ctx.run_ok(*ctx.analyze("--no-bounds"))
+    ctx.keep = [ctx.out]
+    overflowing_model(ctx)
+    return ctx.analyze("--overwrite"), ["model.layers.0"], ["not a finite weight"]
 
 
 @case

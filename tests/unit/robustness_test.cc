@@ -312,6 +312,45 @@ TEST_F(TempDir, RunDirKilledBeforeItsMarkerStartsAgainInEveryMode) {
   EXPECT_NE(error_of([&] { RunDir(dir_ / "absent", settings, RunDirMode::kResume); }), "");
 }
 
+// --overwrite keeps the previous run aside until the new one writes a record; a new run
+// that ends before its first record leaves nothing.
+TEST_F(TempDir, RunDirGuardRestoresThePreviousRunUntilTheFirstRecord) {
+  const nlohmann::json settings = {{"k", 1}};
+  const fs::path run = dir_ / "run";
+  const auto entries = [&] { return std::distance(fs::directory_iterator(dir_), fs::directory_iterator()); };
+  {
+    const RunDirGuard guard(run, RunDirMode::kCreate);
+    const RunDir created(run, settings, guard.open_mode());
+  }
+  EXPECT_FALSE(fs::exists(run));  // nothing recorded: removed
+  {
+    const RunDirGuard guard(run, RunDirMode::kCreate);
+    const RunDir created(run, settings, guard.open_mode());
+    write("run/records/seq-000000.safetensors", "old");
+  }
+  ASSERT_TRUE(is_run_dir(run));
+  EXPECT_THROW(RunDir(run, settings, RunDirMode::kOverwrite), std::logic_error);
+
+  {  // fails before its first record: the previous run comes back whole
+    const RunDirGuard guard(run, RunDirMode::kOverwrite);
+    EXPECT_EQ(guard.open_mode(), RunDirMode::kCreate);
+    EXPECT_EQ(entries(), 1);  // only the set-aside sibling
+    const RunDir replaced(run, {{"k", 2}}, guard.open_mode());
+    EXPECT_TRUE(replaced.finished_sequences().empty());
+  }
+  EXPECT_EQ(entries(), 1);
+  EXPECT_EQ(read_file_bytes(run / "records/seq-000000.safetensors", 10, "record"), "old");
+  EXPECT_EQ(read_run_json(run)["settings"], settings);
+
+  {  // writes a record: the previous run is gone
+    const RunDirGuard guard(run, RunDirMode::kOverwrite);
+    const RunDir replaced(run, {{"k", 2}}, guard.open_mode());
+    write("run/records/seq-000001.safetensors", "new");
+  }
+  EXPECT_EQ(entries(), 1);
+  EXPECT_EQ(RunDir(run, {{"k", 2}}, RunDirMode::kResume).finished_sequences(), (std::vector<std::size_t>{1}));
+}
+
 // --- pre-flight resources ---
 
 TEST_F(TempDir, RecordSizeEstimateBoundsTheRealRecord) {
