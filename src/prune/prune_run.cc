@@ -179,18 +179,19 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
   return curve;
 }
 
-// Token-level top-N: geometric vs uniform N per head at equal total kept keys, per budget.
+// Token-level top-N: geometric vs uniform N per head at equal kept (query, key) pairs, per budget.
 Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const HeadGrid& grid,
                  CachedEvaluator& evaluate, const HeldOutEvaluator& evaluator, int sliding_window) {
   Curve curve{CsvTable({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"})};
+  const KeptKeys kept_keys(evaluator.window_lengths(), sliding_window);
   for (const int b : s.topn_budgets) {
-    const std::vector<int> geometric = apportion_keys(base, static_cast<long>(b) * grid.count(), s.context);
+    const std::vector<int> geometric = allocate_topn(base, b, kept_keys);
     const std::vector<int> uniform(static_cast<std::size_t>(grid.count()), b);
     json entry = {{"budget", b}};
     for (const auto& [policy, n] : {std::pair{"geometric", &geometric}, std::pair{"uniform", &uniform}}) {
       const HeldOutScore r = evaluate({}, *n);
       const double mean_n = std::accumulate(n->begin(), n->end(), 0.0) / grid.count();
-      const double kept = kept_key_share(*n, evaluator.window_lengths(), sliding_window);
+      const double kept = kept_keys.share(*n);
       curve.table.add(std::string(policy)).add(b).add(mean_n).add(kept).add(r.ppl).add(r.kl).add(r.top1).end_row();
       json p = {{"mean_n", mean_n}, {"kept_share", kept}};
       p.update(score_json(r));

@@ -50,74 +50,77 @@ std::vector<double> geometric_base_n(const fs::path& run_dir, const HeadTable& t
   return base;
 }
 
-std::vector<int> apportion_keys(std::span<const double> base, long total, int max_n) {
-  const auto count = static_cast<long>(base.size());
-  ATTNGEOM_CHECK(count > 0 && max_n >= 1 && total >= count && total <= count * max_n);
-  for (const double w : base) ATTNGEOM_CHECK(std::isfinite(w) && w > 0);
-  // Water-filling: the scale c with sum_h clamp(c * base_h, 1, max_n) = total.
-  const auto filled = [&](double c) {
-    double sum = 0;
-    for (const double w : base) sum += std::clamp(c * w, 1.0, static_cast<double>(max_n));
-    return sum;
-  };
-  double lo = 0, hi = static_cast<double>(max_n) / *std::min_element(base.begin(), base.end());
-  for (int iter = 0; iter < 200; ++iter) {
-    const double mid = 0.5 * (lo + hi);
-    (filled(mid) < static_cast<double>(total) ? lo : hi) = mid;
-  }
-  std::vector<double> quota(base.size());
-  std::vector<int> n(base.size());
-  long sum = 0;
-  for (std::size_t i = 0; i < base.size(); ++i) {
-    quota[i] = std::clamp(hi * base[i], 1.0, static_cast<double>(max_n));
-    // A quota within rounding of an integer counts as that integer (equal bases stay equal).
-    const double nearest = std::round(quota[i]);
-    if (std::abs(quota[i] - nearest) < 1e-9 * std::max(1.0, nearest)) quota[i] = nearest;
-    n[i] = static_cast<int>(std::floor(quota[i]));
-    sum += n[i];
-  }
-  // Largest remainders first (ties to the lower index) while short; smallest first while over.
-  std::vector<std::size_t> by_remainder(base.size());
-  std::iota(by_remainder.begin(), by_remainder.end(), 0);
-  std::stable_sort(by_remainder.begin(), by_remainder.end(), [&](std::size_t a, std::size_t b) {
-    return quota[a] - std::floor(quota[a]) > quota[b] - std::floor(quota[b]);
-  });
-  while (sum < total) {
-    bool moved = false;
-    for (const std::size_t i : by_remainder) {
-      if (sum == total) break;
-      if (n[i] < max_n) {
-        ++n[i];
-        ++sum;
-        moved = true;
-      }
-    }
-    ATTNGEOM_CHECK(moved);
-  }
-  while (sum > total) {
-    bool moved = false;
-    for (auto it = by_remainder.rbegin(); it != by_remainder.rend() && sum > total; ++it) {
-      if (n[*it] > 1) {
-        --n[*it];
-        --sum;
-        moved = true;
-      }
-    }
-    ATTNGEOM_CHECK(moved);
-  }
-  return n;
-}
-
-double kept_key_share(std::span<const int> topn, std::span<const int> window_lengths, int sliding_window) {
-  double kept = 0, visible = 0;
+KeptKeys::KeptKeys(std::span<const int> window_lengths, int sliding_window) {
+  int most = 0;
+  for (const int length : window_lengths) most = std::max(most, sliding_window > 0 ? std::min(length, sliding_window) : length);
+  // at_least[k]: queries that see at least k keys; each keeps its k-th key once N >= k.
+  std::vector<double> at_least(static_cast<std::size_t>(most) + 1, 0.0);
   for (const int length : window_lengths) {
     for (int i = 0; i < length; ++i) {
       const int keys = sliding_window > 0 ? std::min(i + 1, sliding_window) : i + 1;
-      for (const int n : topn) kept += n > 0 ? std::min(n, keys) : keys;
-      visible += static_cast<double>(keys) * static_cast<double>(topn.size());
+      at_least[static_cast<std::size_t>(keys)] += 1;
     }
   }
+  for (int k = most - 1; k >= 1; --k) at_least[static_cast<std::size_t>(k)] += at_least[static_cast<std::size_t>(k) + 1];
+  kept_.assign(at_least.size(), 0.0);
+  for (std::size_t n = 1; n < kept_.size(); ++n) kept_[n] = kept_[n - 1] + at_least[n];
+}
+
+double KeptKeys::of(int n) const {
+  return n <= 0 || n >= max_visible() ? kept_.back() : kept_[static_cast<std::size_t>(n)];
+}
+
+double KeptKeys::share(std::span<const int> topn) const {
+  double kept = 0;
+  for (const int n : topn) kept += of(n);
+  const double visible = kept_.back() * static_cast<double>(topn.size());
   return visible > 0 ? kept / visible : 1.0;
+}
+
+std::vector<int> allocate_topn(std::span<const double> base, int budget, const KeptKeys& kept) {
+  const int most = kept.max_visible();
+  ATTNGEOM_CHECK(!base.empty() && budget >= 1 && most >= 1);
+  std::vector<int> need(base.size());
+  for (std::size_t h = 0; h < base.size(); ++h) {
+    ATTNGEOM_CHECK(std::isfinite(base[h]) && base[h] > 0);
+    need[h] = static_cast<int>(std::clamp(std::ceil(base[h]), 1.0, static_cast<double>(most)));
+  }
+  // Level 1..most: min(need, level); most+1..2 most: max(need, level - most). Monotone per head.
+  const auto n_at = [&](std::size_t h, int level) {
+    return level <= most ? std::min(need[h], level) : std::max(need[h], level - most);
+  };
+  const auto pairs_at = [&](int level) {
+    double sum = 0;
+    for (std::size_t h = 0; h < need.size(); ++h) sum += kept.of(n_at(h, level));
+    return sum;
+  };
+  const double target = kept.of(std::min(budget, most)) * static_cast<double>(need.size());
+  int lo = 1, hi = 2 * most;  // pairs_at(1) <= target always: the largest level that fits
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (pairs_at(mid) <= target) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  std::vector<int> n(need.size());
+  double spent = 0;
+  for (std::size_t h = 0; h < need.size(); ++h) spent += kept.of(n[h] = n_at(h, lo));
+  if (lo == 2 * most) return n;
+  // One level up while the pairs fit: largest base first (a larger base never gets fewer keys).
+  std::vector<std::size_t> by_base(need.size());
+  std::iota(by_base.begin(), by_base.end(), 0);
+  std::stable_sort(by_base.begin(), by_base.end(), [&](std::size_t a, std::size_t b) { return base[a] > base[b]; });
+  for (const std::size_t h : by_base) {
+    const int up = n_at(h, lo + 1);
+    const double extra = kept.of(up) - kept.of(n[h]);
+    if (up > n[h] && spent + extra <= target) {
+      n[h] = up;
+      spent += extra;
+    }
+  }
+  return n;
 }
 
 }  // namespace attngeom::prune

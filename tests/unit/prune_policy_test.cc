@@ -91,34 +91,83 @@ TEST(PruneOrder, ParsingRejectsUnknownAndDuplicates) {
   EXPECT_EQ(parse_strategies("type,fscore-rev")[1].name(), "fscore-rev");
 }
 
-TEST(TopnBudget, ApportionIsExactBoundedAndProportional) {
-  EXPECT_EQ(apportion_keys(std::vector<double>{3, 3, 3}, 12, 64), (std::vector<int>{4, 4, 4}));  // equal: uniform
-  EXPECT_EQ(apportion_keys(std::vector<double>{1, 2, 4, 1}, 16, 64), (std::vector<int>{2, 4, 8, 2}));
-  EXPECT_EQ(apportion_keys(std::vector<double>{1, 100}, 20, 16), (std::vector<int>{4, 16}));   // cap, rest flows
-  EXPECT_EQ(apportion_keys(std::vector<double>{1, 1000}, 10, 9), (std::vector<int>{1, 9}));    // floor of 1
-  EXPECT_EQ(apportion_keys(std::vector<double>{1, 1, 1}, 4, 8), (std::vector<int>{2, 1, 1}));   // remainder: lower index
-  EXPECT_EQ(apportion_keys(std::vector<double>{2, 5, 7}, 3 * 9, 9), (std::vector<int>{9, 9, 9}));  // budget = max
-  const std::vector<double> base = {2, 3, 64, 5, 1, 12, 12, 128};
-  for (long total = 8; total <= 8 * 40; ++total) {
-    const std::vector<int> n = apportion_keys(base, total, 40);
-    EXPECT_EQ(std::accumulate(n.begin(), n.end(), 0L), total);
-    for (const int x : n) EXPECT_TRUE(x >= 1 && x <= 40);
-    for (std::size_t i = 0; i < base.size(); ++i) {
-      for (std::size_t j = 0; j < base.size(); ++j) {
-        if (base[i] < base[j]) {
-          EXPECT_LE(n[i], n[j]) << "a larger base never gets fewer keys; total " << total;
-        }
-      }
+// Pairs kept by `n` under `kept`, the brute-force way: a query with k visible keys keeps min(n, k).
+double brute_pairs(const std::vector<int>& n, const std::vector<int>& windows, int sliding_window) {
+  double sum = 0;
+  for (const int length : windows) {
+    for (int i = 0; i < length; ++i) {
+      const int keys = sliding_window > 0 ? std::min(i + 1, sliding_window) : i + 1;
+      for (const int x : n) sum += x > 0 ? std::min(x, keys) : keys;
     }
+  }
+  return sum;
+}
+
+TEST(TopnBudget, KeptKeysCountsVisibleKeys) {
+  // One window of 4 tokens: queries see 1, 2, 3, 4 keys; N = 2 keeps 1, 2, 2, 2 of them.
+  const KeptKeys one(std::vector<int>{4}, 0);
+  EXPECT_EQ(one.of(2), 7.0);
+  EXPECT_EQ(one.of(0), 10.0);
+  EXPECT_EQ(one.max_visible(), 4);
+  EXPECT_DOUBLE_EQ(one.share(std::vector<int>{2}), 7.0 / 10.0);
+  // N = 0 keeps all; a sliding window of 2 caps every query at 2 keys.
+  EXPECT_DOUBLE_EQ(KeptKeys(std::vector<int>{4}, 2).share(std::vector<int>{2, 0}), 1.0);
+  EXPECT_DOUBLE_EQ(KeptKeys(std::vector<int>{4, 2}, 0).share(std::vector<int>{1}), 6.0 / 13.0);
+  const std::vector<int> windows = {40, 17, 40, 3};
+  for (const int window : {0, 9, 64}) {
+    const KeptKeys kept(windows, window);
+    for (int n = 0; n <= 45; ++n) EXPECT_EQ(kept.of(n), brute_pairs({n}, windows, window)) << n << " " << window;
   }
 }
 
-TEST(TopnBudget, KeptShareCountsVisibleKeys) {
-  // One window of 4 tokens: queries see 1, 2, 3, 4 keys; N = 2 keeps 1, 2, 2, 2 of them.
-  EXPECT_DOUBLE_EQ(kept_key_share(std::vector<int>{2}, std::vector<int>{4}, 0), 7.0 / 10.0);
-  // N = 0 keeps all; a sliding window of 2 caps every query at 2 keys.
-  EXPECT_DOUBLE_EQ(kept_key_share(std::vector<int>{2, 0}, std::vector<int>{4}, 2), 1.0);
-  EXPECT_DOUBLE_EQ(kept_key_share(std::vector<int>{1}, std::vector<int>{4, 2}, 0), 6.0 / 13.0);
+TEST(TopnBudget, GeometricKeepsUniformsPairsAndServesSmallNeedsFirst) {
+  const std::vector<int> windows = {40, 40, 23};
+  for (const int window : {0, 16}) {
+    const KeptKeys kept(windows, window);
+    const int most = kept.max_visible();
+    const std::vector<double> base = {2, 3, 64, 5, 1, 12, 12, 128};
+    for (int budget = 1; budget <= 45; ++budget) {
+      const std::vector<int> n = allocate_topn(base, budget, kept);
+      const std::vector<int> uniform(base.size(), budget);
+      const double target = brute_pairs(uniform, windows, window);
+      const double spent = brute_pairs(n, windows, window);
+      EXPECT_LE(spent, target) << budget;
+      for (std::size_t h = 0; h < base.size(); ++h) {
+        EXPECT_TRUE(n[h] >= 1 && n[h] <= most);
+        for (std::size_t j = 0; j < base.size(); ++j) {
+          if (base[h] < base[j]) {
+            EXPECT_LE(n[h], n[j]) << "a larger base never gets fewer keys; budget " << budget;
+          }
+        }
+        // No head below its need (or one short of the others' level) could take one more key.
+        if (n[h] < most) {
+          std::vector<int> more = n;
+          ++more[h];
+          const bool starved = n[h] < std::min(static_cast<int>(base[h]), most);
+          if (starved) {
+            EXPECT_GT(brute_pairs(more, windows, window), target) << "head " << h << " budget " << budget;
+          }
+        }
+      }
+      // While some head is short of its need, heads that need little get what they need
+      // once the budget covers it.
+      bool short_somewhere = false;
+      for (std::size_t h = 0; h < base.size(); ++h) short_somewhere |= n[h] < std::min(static_cast<int>(base[h]), most);
+      if (budget >= 5 && short_somewhere) {
+        EXPECT_EQ(n[0], 2);
+        EXPECT_EQ(n[1], 3);
+        EXPECT_EQ(n[4], 1);
+      }
+    }
+    // Equal needs: the uniform N; a budget past the longest row keeps every key.
+    EXPECT_EQ(allocate_topn(std::vector<double>{7, 7, 7}, 5, kept), (std::vector<int>{5, 5, 5}));
+    EXPECT_EQ(allocate_topn(base, most + 3, kept), std::vector<int>(base.size(), most));
+  }
+  // Within one step of one head: 3 heads, one window of 10 tokens, needs {1, 10, 10}, budget 4.
+  // Uniform keeps 3 x 34 = 102 pairs; need-1 head keeps 10, so 92 for the other two: 6 each
+  // (2 x 45 = 90 <= 92), 7 would be 2 x 49 = 98 > 92.
+  EXPECT_EQ(allocate_topn(std::vector<double>{1, 10, 10}, 4, KeptKeys(std::vector<int>{10}, 0)),
+            (std::vector<int>{1, 6, 6}));
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ function topnBudgetSection() {
   if (!data.tables.topn_budget) return;
   const s = section('topn-budget', 'Token-level top-N budget',
     'Each head keeps only its top-N keys per query (renormalised). <strong>Geometric</strong>: N per head from its selection curve; ' +
-    '<strong>uniform</strong>: one N for every head; both keep the same total number of keys (budget = mean N per head). Beyond the paper (SPEC \u00a77).');
+    '<strong>uniform</strong>: one N (the budget) for every head; the geometric N keep the same number of (query, key) pairs as uniform, up to one step of one head. Beyond the paper (SPEC \u00a77).');
   const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: ['Perplexity', 'KL from unpruned', 'Top-1 agreement'] } };
   if (multi) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
   const budget = rows(data.tables.topn_budget);
@@ -83,15 +83,15 @@ function topnBudgetSection() {
       height: 210,
       mark: { type: 'line', strokeWidth: 1.8, point: { filled: true, size: 24 } },
       encoding: {
-        x: { field: 'budget', type: 'quantitative', title: 'keys kept per head and query (mean N)', scale: { type: 'log', base: 2 } },
+        x: { field: 'kept_share', type: 'quantitative', title: 'share of visible (query, key) pairs kept', axis: { format: '.0%' }, scale: { type: 'log', base: 2 } },
         y: { field: 'value', type: 'quantitative', title: 'value', scale: { zero: false } },
         color: { field: 'policy', type: 'nominal', title: 'policy' },
-        tooltip: [{ field: 'run' }, { field: 'policy' }, { field: 'budget', title: 'mean N' }, { field: 'kept_share', title: 'kept share', format: '.1%' },
+        tooltip: [{ field: 'run' }, { field: 'policy' }, { field: 'budget', title: 'budget (uniform N)' }, { field: 'kept_share', title: 'kept share', format: '.1%' },
           { field: 'metric' }, { field: 'value', format: '.4g' }],
       },
     },
     resolve: { scale: { y: 'independent' } },
-  }, 'Perplexity and KL: lower is better; top-1 agreement with the unedited model: higher is better. "kept share" (tooltip): the realised share of visible keys kept.',
+  }, 'Perplexity and KL: lower is better; top-1 agreement with the unedited model: higher is better. x: the realised share of visible (query, key) pairs kept.',
   'The top-N budget table has no defined value.');
 }
 
