@@ -97,6 +97,13 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
   plan.sequences = make_sequences(
       in.corpus, [&](const std::string& text, const std::string& where) { return in.tokenizer.encode_document(text, where); },
       seq_options);
+  const std::size_t made = plan.sequences.sequences.size();
+  if (made < static_cast<std::size_t>(s.num_seqs)) {
+    std::fprintf(stderr,
+                 "attngeom analyze: warning: --num-seqs %d, but the corpus gives %zu sequences of %d tokens "
+                 "(%zu windows, --skip %d; %zu documents shorter than one window)\n",
+                 s.num_seqs, made, seq_len, plan.sequences.candidates, s.skip, plan.sequences.short_documents);
+  }
   plan.rows = resolve_query_rows(parse_query_selection(s.queries, "--queries"), seq_len, "--queries");
   plan.schema = make_record_schema(static_cast<std::size_t>(seq_len), s.row.every_n);
   for (std::size_t i = 0; i < plan.sequences.sequences.size(); ++i) {
@@ -286,6 +293,7 @@ AnalysisOutcome run_analysis(const AnalysisSettings& s, const RunControl& contro
   const Checkpoint checkpoint(s.model_dir);
   const Tokenizer tokenizer(s.model_dir / "tokenizer.model", checkpoint.config().vocab);
   const Corpus corpus = read_corpus(s.data, s.corpus);
+  print_corpus_warnings(corpus, "attngeom analyze");
   const Inputs inputs{checkpoint, tokenizer, corpus};
 
   // Every length is planned (and every input error raised) before anything is written.

@@ -1,6 +1,7 @@
 #include "corpus/documents.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -81,7 +82,12 @@ void split_documents(const std::string& content, const CorpusOptions& options, D
                 "skipped file: invalid UTF-8 at byte " + std::to_string(bad));
       return;
     }
-    sink.add(content, 1);
+    std::string text = text_file_content(content);
+    if (text.empty()) {
+      sink.warn(1, "skipped: empty file (only a line ending)");
+    } else {
+      sink.add(std::move(text), 1);
+    }
     return;
   }
   std::size_t start = 0;
@@ -128,6 +134,14 @@ void split_documents(const std::string& content, const CorpusOptions& options, D
 }
 
 }  // namespace
+
+void print_corpus_warnings(const Corpus& corpus, const std::string& who) {
+  for (const std::string& w : corpus.warnings) std::fprintf(stderr, "%s: warning: %s\n", who.c_str(), w.c_str());
+  if (corpus.warnings_dropped > 0) {
+    std::fprintf(stderr, "%s: warning: %zu more skipped documents (run.json counts them)\n", who.c_str(),
+                 corpus.warnings_dropped);
+  }
+}
 
 void add_documents(const std::string& content, const CorpusOptions& options, std::size_t file, Corpus& corpus) {
   ATTNGEOM_CHECK(file < corpus.files.size());

@@ -53,34 +53,57 @@ std::vector<int> Tokenizer::encode(const std::string& text, const std::string& s
   return ids;
 }
 
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Where the piece [start, end) of `text` ends: just before a single space between two
+// non-space characters within the piece's final 64 KiB (`*at_space` = true), else before a
+// UTF-8 lead byte (never inside a character).
+std::size_t piece_end(const std::string& text, std::size_t start, std::size_t end, bool* at_space) {
+  *at_space = false;
+  if (end >= text.size()) return text.size();
+  const std::size_t floor = end - std::min<std::size_t>(end - start - 1, 1 << 16);
+  for (std::size_t cut = end; cut > floor; --cut) {
+    if (text[cut] == ' ' && !is_space(text[cut - 1]) && cut + 1 < text.size() && !is_space(text[cut + 1])) {
+      *at_space = true;
+      return cut;
+    }
+  }
+  const auto continuation = [&](std::size_t i) { return (static_cast<unsigned char>(text[i]) & 0xc0) == 0x80; };
+  std::size_t cut = end;
+  while (cut > start && continuation(cut)) --cut;
+  if (cut == start) {  // a piece shorter than one character: extend it to the next one
+    cut = end;
+    while (cut < text.size() && continuation(cut)) ++cut;
+  }
+  return cut;
+}
+
+}  // namespace
+
 std::vector<int> Tokenizer::encode_document(const std::string& text, const std::string& source,
                                             std::size_t piece_bytes) const {
   ATTNGEOM_CHECK(piece_bytes >= 1);
   if (text.size() <= piece_bytes) return encode(text, source);
+  // A piece that starts at a space is encoded after an anchor word, whose ids are then
+  // dropped: sentencepiece splits at whitespace, so the space's word gets the ids it has in
+  // the whole text, whatever the tokenizer does with a leading space (dummy prefix, or not).
+  const std::vector<int> anchor = encode("a", source);
   std::vector<int> ids;
   std::size_t start = 0;
+  bool after_space = false;
   while (start < text.size()) {
-    std::size_t end = std::min(text.size(), start + piece_bytes);
-    if (end < text.size()) {
-      // Cut just before the last whitespace of the piece's final 64 KiB, else before a
-      // UTF-8 lead byte (never inside a character).
-      std::size_t cut = end;
-      const std::size_t floor = end - std::min<std::size_t>(end - start - 1, 1 << 16);
-      while (cut > floor && text[cut] != ' ' && text[cut] != '\n' && text[cut] != '\t') --cut;
-      if (cut == floor) {
-        const auto continuation = [&](std::size_t i) { return (static_cast<unsigned char>(text[i]) & 0xc0) == 0x80; };
-        cut = end;
-        while (cut > start && continuation(cut)) --cut;
-        if (cut == start) {  // a piece shorter than one character: extend it to the next one
-          cut = end;
-          while (cut < text.size() && continuation(cut)) ++cut;
-        }
-      }
-      end = cut;
-    }
-    const std::vector<int> piece = encode(text.substr(start, end - start), source);
-    ids.insert(ids.end(), piece.begin(), piece.end());
+    bool at_space = false;
+    const std::size_t end = piece_end(text, start, std::min(text.size(), start + piece_bytes), &at_space);
+    const std::string piece = text.substr(start, end - start);
+    const std::vector<int> piece_ids = after_space ? encode("a" + piece, source) : encode(piece, source);
+    const std::size_t skip = after_space ? anchor.size() : 0;
+    ATTNGEOM_CHECK(piece_ids.size() >= skip && std::equal(anchor.begin(), anchor.begin() + static_cast<long>(skip),
+                                                          piece_ids.begin()));
+    ids.insert(ids.end(), piece_ids.begin() + static_cast<long>(skip), piece_ids.end());
     start = end;
+    after_space = at_space;
   }
   return ids;
 }
@@ -118,12 +141,18 @@ long first_invalid_utf8(const std::string& text) {
   return -1;
 }
 
-std::string read_text_file(const std::filesystem::path& path) {
-  std::string text = read_file_bytes(path, kMaxTextFileBytes, "text file");
-  if (!text.empty() && text.back() == '\n') {
-    text.pop_back();
-    if (!text.empty() && text.back() == '\r') text.pop_back();
+std::string text_file_content(std::string bytes) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (!(bytes[i] == '\r' && i + 1 < bytes.size() && bytes[i + 1] == '\n')) bytes[out++] = bytes[i];
   }
+  bytes.resize(out);
+  if (!bytes.empty() && bytes.back() == '\n') bytes.pop_back();
+  return bytes;
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+  const std::string text = text_file_content(read_file_bytes(path, kMaxTextFileBytes, "text file"));
   if (text.empty()) throw InputError(path.string() + ": empty text file");
   if (const long bad = first_invalid_utf8(text); bad >= 0) {
     throw InputError(path.string() + ": invalid UTF-8 at byte " + std::to_string(bad));

@@ -31,9 +31,10 @@ class Tokenizer {
   std::vector<int> encode(const std::string& text, const std::string& source) const;
 
   // For corpus documents of any length: text longer than kEncodePieceBytes is encoded in
-  // pieces cut just before whitespace (else at a character boundary), which bounds the
-  // tokenizer's memory (sentencepiece takes ~150 bytes per input byte) and keeps its time
-  // linear. Tokens next to a cut may differ from a whole-text encoding.
+  // pieces, which bounds the tokenizer's memory (sentencepiece takes ~150 bytes per input
+  // byte) and keeps its time linear. Pieces are cut just before a single space between
+  // words and then give exactly the whole-text ids; a piece without one in its last 64 KiB
+  // is cut at a character boundary, where the tokens next to the cut may differ.
   static constexpr std::size_t kEncodePieceBytes = std::size_t{1} << 20;
   std::vector<int> encode_document(const std::string& text, const std::string& source,
                                    std::size_t piece_bytes = kEncodePieceBytes) const;
@@ -51,9 +52,14 @@ long first_invalid_utf8(const std::string& text);
 // Largest --text file read whole (capture, perplexity): sentencepiece encodes it at once.
 inline constexpr std::size_t kMaxTextFileBytes = std::size_t{16} << 20;
 
-// Reads a whole text file; throws InputError if missing, empty, too large or not UTF-8.
-// Exactly one final line ending ("\n" or "\r\n") is dropped: by POSIX convention it
-// ends the last line rather than being content (and `echo text > f` adds one).
+// A text file's bytes as one document: "\r\n" becomes "\n" (as Python's text mode reads
+// it, and as the lines/jsonl formats strip it), and exactly one final line ending is
+// dropped: by POSIX convention it ends the last line rather than being content (and
+// `echo text > f` adds one). perplexity, capture and the corpus `text` format share it.
+std::string text_file_content(std::string bytes);
+
+// Reads a whole text file (text_file_content); throws InputError if missing, empty, too
+// large or not UTF-8.
 std::string read_text_file(const std::filesystem::path& path);
 
 // Reads whitespace-separated token ids, each in [0, vocab).

@@ -31,7 +31,7 @@ namespace {
 // The held-out text as token streams, one per document, at most `max_tokens` in all.
 std::vector<std::vector<int>> held_out_documents(const PruneSettings& s, const Tokenizer& tokenizer, Corpus& corpus) {
   corpus = read_corpus(s.data, s.corpus);
-  for (const std::string& w : corpus.warnings) std::fprintf(stderr, "attngeom prune: warning: %s\n", w.c_str());
+  print_corpus_warnings(corpus, "attngeom prune");
   std::vector<std::vector<int>> documents;
   std::size_t total = 0;
   for (const Document& d : corpus.documents) {

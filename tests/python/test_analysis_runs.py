@@ -298,7 +298,9 @@ def check_second_signal(args, tmp, failures):
     proc.send_signal(signal.SIGINT)
     err = proc.communicate(timeout=120)[1]
     waited = time.monotonic() - sent
-    records = os.listdir(os.path.join(out, "records"))
+    # A first signal that lands before the first sequence stops the run there, and a run
+    # stopped before its first record removes its new --out (RunDirGuard).
+    records = os.listdir(os.path.join(out, "records")) if os.path.isdir(out) else []
     if proc.returncode != 130 or records or waited > 2.0:
         failures.append(f"second_signal: exit {proc.returncode}, {len(records)} records, exited {waited:.2f} s after "
                         f"the second signal; stderr {err.strip()[-200:]!r}")
