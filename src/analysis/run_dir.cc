@@ -9,6 +9,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/file_read.h"
+#include "util/json_parse.h"
 
 namespace attngeom {
 
@@ -30,7 +31,7 @@ nlohmann::json read_run_json(const fs::path& dir) {
   const fs::path path = dir / "run.json";
   const std::string text = read_file_bytes(path, kMaxRunJsonBytes, "run.json (is it an attngeom run directory?)");
   try {
-    return nlohmann::json::parse(text);
+    return parse_json(text, path.string());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path.string() + ": malformed JSON (" + std::string(e.what()) + ")");
   }

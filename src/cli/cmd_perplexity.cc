@@ -66,8 +66,8 @@ void run_perplexity(const PerplexityOptions& o) {
     file.write_at(0, text.data(), text.size());
     file.commit();
   }
-  std::printf("perplexity %.6f over %zu tokens (mean NLL %.6f nats; context %d, %s)\n", r.perplexity, r.tokens,
-              r.mean_nll, o.context, protocol.bos ? "BOS per window" : "no BOS");
+  std::printf("perplexity %.6f over %zu tokens (mean NLL %.6f nats; context %d, stride %zu, %s)\n", r.perplexity,
+              r.tokens, r.mean_nll, o.context, protocol.effective_stride(), protocol.bos ? "BOS per window" : "no BOS");
 }
 
 }  // namespace

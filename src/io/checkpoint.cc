@@ -9,6 +9,7 @@
 #include "io/config_json.h"
 #include "util/error.h"
 #include "util/file_read.h"
+#include "util/json_parse.h"
 
 namespace attngeom {
 namespace {
@@ -70,7 +71,7 @@ void bind_weight(const WeightSlot& slot, const SafetensorsEntry& entry, const fs
 ShardIndex parse_shard_index(const std::string& json_text, const std::string& source) {
   nlohmann::json index;
   try {
-    index = nlohmann::json::parse(json_text);
+    index = parse_json(json_text, source);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(source + ": malformed JSON (" + std::string(e.what()) + ")");
   }

@@ -8,6 +8,7 @@
 
 #include "util/error.h"
 #include "util/file_read.h"
+#include "util/json_parse.h"
 
 namespace attngeom {
 namespace {
@@ -141,7 +142,7 @@ ArchitectureDefaults defaults_of(Architecture architecture) {
 ModelConfig parse_model_config(const std::string& json_text, const std::string& source) {
   json root;
   try {
-    root = json::parse(json_text);
+    root = parse_json(json_text, source);
   } catch (const json::exception& e) {
     throw InputError(source + ": malformed JSON (" + std::string(e.what()) + ")");
   }

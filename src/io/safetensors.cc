@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.h"
+#include "util/json_parse.h"
 
 namespace attngeom {
 namespace {
@@ -114,7 +115,7 @@ SafetensorsHeader parse_safetensors(std::span<const std::uint8_t> bytes, const s
 
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(header_bytes.begin(), header_bytes.end());
+    header = parse_json(std::string_view(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()), source);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(source + ": malformed safetensors header JSON (" + std::string(e.what()) + ")");
   }

@@ -11,8 +11,29 @@ namespace attngeom {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Inside a run directory the report may only be RUN/report.html: any other path there is
+// one of the run's own files (heads.csv, run.json, a record) or a folder of them.
+void check_not_a_run_file(const fs::path& out, const std::vector<fs::path>& run_dirs) {
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(out), ec);
+  for (const fs::path& dir : run_dirs) {
+    const fs::path run = fs::weakly_canonical(fs::absolute(dir), ec);
+    const fs::path inside = target.lexically_relative(run);
+    if (inside.empty() || *inside.begin() == "..") continue;
+    if (inside != "report.html") {
+      throw InputError("report --out " + out.string() + ": lies inside the run directory " + dir.string() +
+                       "; only " + (dir / "report.html").string() + " may be written there");
+    }
+  }
+}
+
+}  // namespace
+
 void write_report(const std::vector<fs::path>& run_dirs, const fs::path& out, const ReportOptions& options) {
   check_output_path(out, out.empty() ? "report --out" : out.string(), "an .html file path");
+  check_not_a_run_file(out, run_dirs);
 
   const std::vector<report::RunData> runs = report::load_runs(run_dirs);
   report::DataOptions data_options{.title = options.title, .generator = options.generator, .generated = utc_timestamp()};

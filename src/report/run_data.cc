@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "util/error.h"
+#include "util/json_parse.h"
 
 namespace attngeom::report {
 
@@ -17,9 +19,10 @@ constexpr const char* kRunFormat = "attngeom-run-v1";
 nlohmann::json read_run_json(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string() + ": missing or unreadable (is this a run directory?)");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = parse_json(text, path.string());
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path.string() + ": invalid JSON: " + e.what());
   }
@@ -115,11 +118,13 @@ RunData load_run(const fs::path& dir) {
 std::vector<RunData> load_runs(const std::vector<fs::path>& dirs) {
   if (dirs.empty()) throw InputError("report: at least one run directory is required");
   std::vector<RunData> runs;
-  std::map<std::string, int> seen;
+  std::set<std::string> taken;
   for (const auto& d : dirs) {
     runs.push_back(load_run(d));
-    const int n = ++seen[runs.back().label];
-    if (n > 1) runs.back().label += " (" + std::to_string(n) + ")";
+    std::string& label = runs.back().label;
+    // The first free " (k)": a run may already be labelled "run (2)".
+    const std::string base = label;
+    for (int k = 2; !taken.insert(label).second; ++k) label = base + " (" + std::to_string(k) + ")";
   }
   return runs;
 }

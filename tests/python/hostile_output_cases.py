@@ -85,6 +85,27 @@ def report_out_is_a_directory(ctx):
 
 
 @case
+def report_out_is_a_run_file(ctx):
+    ctx.run_ok(*ctx.analyze(num_seqs="1"))
+    ctx.keep = [ctx.out]
+    heads = os.path.join(ctx.out, "heads.csv")
+    return ["report", ctx.out, "--out", heads], ["heads.csv"], ["inside the run directory", "report.html"]
+
+
+@case
+def report_run_json_nested_too_deep(ctx):
+    ctx.run_ok(*ctx.analyze(num_seqs="1"))
+    run_json = os.path.join(ctx.out, "run.json")
+    with open(run_json) as f:
+        text = json.dumps(json.load(f))
+    with open(run_json, "w") as f:  # 200 KB, nested 100,000 deep: the dump used to overflow the stack
+        f.write(text[:-1] + ', "deep": ' + "[" * 100000 + "]" * 100000 + "}")
+    ctx.keep = [ctx.out]
+    report = os.path.join(ctx.tmp, "r.html")
+    return ["report", ctx.out, "--out", report], ["run.json"], ["nested deeper"]
+
+
+@case
 def analyze_lengths_trailing_comma(ctx):
     return ctx.analyze("--lengths", "32,"), ["--lengths"], ["trailing comma"]
 

@@ -107,7 +107,12 @@ def main():
     # Good cases: no optional files; the same run twice (labels made unique); --title.
     minimal = work / "minimal"
     make_run(minimal, "--minimal", "--layers", "2", "--heads", "2", "--seq-len", "32")
-    for args in ([str(minimal)], [str(good), str(good)]):
+    relabelled = work / "relabelled"  # labelled like the second copy's made-up label
+    shutil.copytree(good, relabelled)
+    run_json = json.loads((relabelled / "run.json").read_text())
+    run_json["label"] = "organism (2)"
+    (relabelled / "run.json").write_text(json.dumps(run_json))
+    for args in ([str(minimal)], [str(good), str(good), str(relabelled)]):
         p = subprocess.run([a.attngeom, "report"] + args + ["--out", str(out), "--title", "A <b>title</b> & more"],
                            capture_output=True, text=True)
         if p.returncode != 0 or not out.exists():
@@ -118,7 +123,7 @@ def main():
             failures.append("the title is not escaped in <title>")
         data = json.loads(html.split('id="attngeom-data">', 1)[1].split("</script>", 1)[0])
         labels = [r["label"] for r in data["runs"]]
-        if len(args) == 2 and labels != ["organism", "organism (2)"]:
+        if len(args) == 3 and labels != ["organism", "organism (2)", "organism (2) (2)"]:
             failures.append("duplicate labels not made unique: %s" % labels)
         if len(args) == 1 and any(k in data["tables"] for k in ("length_sweep", "pruning")):
             failures.append("optional tables present for a run without them: %s" % list(data["tables"]))

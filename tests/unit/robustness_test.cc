@@ -34,6 +34,7 @@
 #include "util/error.h"
 #include "util/file_read.h"
 #include "util/half.h"
+#include "util/json_parse.h"
 
 namespace attngeom {
 namespace {
@@ -196,6 +197,18 @@ TEST(NonFinite, CountsNanAndInfInEveryFloatDtype) {
   EXPECT_EQ(count_nonfinite(DType::kBF16, bf16.data(), bf16.size()).first, 3u);
   bf16[3] = 0x7f7f;  // the largest finite BF16
   EXPECT_EQ(count_nonfinite(DType::kBF16, bf16.data(), bf16.size()).count, 0u);
+}
+
+// --- JSON nesting ---
+
+TEST(JsonParse, NestingBeyondTheLimitIsAnInputErrorNotAStackOverflowLater) {
+  const auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  EXPECT_EQ(parse_json(nested(kMaxJsonDepth), "ok.json").dump().size(), 2u * kMaxJsonDepth);
+  EXPECT_NE(error_of([&] { parse_json(nested(100000), "deep.json"); }).find("deep.json: JSON nested deeper than"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_json(R"({"a": {"b": )" + nested(kMaxJsonDepth) + "}}", "run.json"); }).find("run.json"),
+            std::string::npos);
+  EXPECT_THROW(parse_json("{\"a\": ", "cut.json"), nlohmann::json::parse_error);
 }
 
 // --- tokenizer pieces ---
