@@ -54,6 +54,9 @@ std::string gunzip(const std::string& in, std::size_t max_bytes, const std::stri
     refill();
     if (rc == Z_STREAM_END) {
       if (!input_left()) break;
+      // Zero bytes after the last member are padding (tape blocks), as GNU gzip reads them.
+      const std::size_t next = consumed - zs.avail_in;
+      if (in.find_first_not_of('\0', next) == std::string::npos) break;
       // Concatenated gzip members (as `cat a.gz b.gz` makes): continue with the next one.
       if (inflateReset(&zs) != Z_OK) throw InputError(source + ": corrupt gzip data");
       continue;

@@ -89,7 +89,8 @@ SequenceSet make_sequences(const Corpus& corpus, const EncodeFn& encode, const S
   if (result.sequences.empty()) {
     throw InputError("corpus: no sequence of " + std::to_string(o.seq_len) + " tokens available (" +
                      std::to_string(result.candidates) + " windows, --skip " + std::to_string(o.skip) + ", " +
-                     std::to_string(result.short_documents) + " documents too short; try --pack or a smaller --seq-len)");
+                     std::to_string(result.short_documents) + " documents too short; try " +
+                     (o.pack ? "" : "--pack or ") + "a smaller --seq-len or --skip, or more text)");
   }
   return result;
 }

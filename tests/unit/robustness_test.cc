@@ -91,6 +91,9 @@ TEST(Decompress, CapsBombsAndRejectsTruncationAndTrailingGarbage) {
             std::string::npos);
   const std::string gz = gzip_compress("hello\n");
   EXPECT_EQ(decompress_bytes(gz + gz, 1 << 20, "two.gz").bytes, "hello\nhello\n");  // concatenated members
+  EXPECT_EQ(decompress_bytes(gz + gz + std::string(512, '\0'), 1 << 20, "pad.gz").bytes, "hello\nhello\n");  // padding
+  EXPECT_NE(error_of([&] { decompress_bytes(gz + std::string(8, '\0') + "x", 1 << 20, "z.gz"); }).find("z.gz: corrupt"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { decompress_bytes(gz.substr(0, gz.size() - 3), 1 << 20, "t.gz"); }).find("t.gz: truncated"),
             std::string::npos);
   EXPECT_NE(error_of([&] { decompress_bytes(gz + "garbage!", 1 << 20, "g.gz"); }).find("g.gz: corrupt"),
