@@ -22,12 +22,44 @@
 #include "report/report.h"
 #include "util/error.h"
 #include "util/machine.h"
+#include "util/sha256.h"
 
 namespace attngeom {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// The options that shape every record (part of the settings a resumed run must share).
+nlohmann::json record_options_json(const AnalysisSettings& s) {
+  const auto& r = s.row;
+  return {{"every_n", r.every_n},
+          {"recency_window", r.mass.recency_window},
+          {"top_k", r.mass.top_k},
+          {"normalised_radii", r.selection.normalised_radii},
+          {"max_lag", r.lag.max_lag},
+          {"bounds", r.bounds},
+          {"r1_eta", r.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
+          {"r2_delta", r.r2_delta},
+          {"stats_seed", s.aggregate.seed},
+          {"bootstrap", s.aggregate.bootstrap.resamples}};
+}
+
+// run.json "options": the record options, and the tables' own (taxonomy thresholds, flags),
+// which a resumed run may change since the tables are rewritten from the records.
+nlohmann::json options_json(const AnalysisSettings& s) {
+  const geometry::TaxonomyOptions& t = s.aggregate.taxonomy;
+  nlohmann::json options = record_options_json(s);
+  options["taxonomy"] = {{"small_n_max", t.small_n_max},
+                         {"large_n_fraction", t.large_n_fraction},
+                         {"retriever_min_cos_last", t.retriever_min_cos_last},
+                         {"reset_min_sink_share", t.reset_min_sink_share},
+                         {"reset_max_small_cos_last", t.reset_max_small_cos_last},
+                         {"mixer_min_small_cos_sink", t.mixer_min_small_cos_sink},
+                         {"mixer_min_sink_shift", t.mixer_min_sink_shift}};
+  options["flat_precision_range"] = s.aggregate.flat_precision_range;
+  return options;
+}
 
 // What stays the same across the lengths of a sweep: model, tokenizer, corpus.
 struct Inputs {
@@ -153,14 +185,17 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
                         {"model", model_provenance(in.checkpoint)},
                         {"precision", std::string(precision_name(s.precision))},
                         {"matmul", std::string(backend->kernel())},
-                        {"tokenizer", {{"file", "tokenizer.model"}, {"bos", true}, {"bos_token_id", c.bos_token_id}}},
+                        {"tokenizer", {{"file", "tokenizer.model"}, {"sha256", sha256_file(s.model_dir / "tokenizer.model")},
+                                       {"bos", true}, {"bos_token_id", c.bos_token_id}}},
                         {"seq_len", seq_len},
                         {"n_grid", schema.n_grid},
                         {"queries", s.queries},
                         {"corpus", corpus_provenance(in.corpus, sequences)},
+                        {"options", options_json(s)},
                         {"shard", {{"index", s.shard_index}, {"count", s.shard_count}}},
                         {"settings", plan.settings}};
   if (!s.lengths.empty() && out == s.out) run["lengths"] = s.lengths;
+  for (const char* key : {"format", "text_field", "pack", "num_seqs", "skip", "seed"}) run["corpus"][key] = plan.settings[key];
   run["sequences_done"] = run_dir.finished_sequences().size();
   run_dir.write_json("run.json", run);
 
@@ -252,31 +287,23 @@ void write_run_report(const fs::path& dir) {
 }
 
 nlohmann::json settings_json(const AnalysisSettings& s) {
-  const auto& r = s.row;
-  return {{"model_dir", fs::absolute(s.model_dir).string()},
-          {"data", s.data},
-          {"format", s.corpus.format == CorpusFormat::kText ? "text" : s.corpus.format == CorpusFormat::kLines ? "lines" : "jsonl"},
-          {"text_field", s.corpus.text_field},
-          {"max_document_bytes", s.corpus.max_document_bytes},
-          {"seq_len", s.seq_len},
-          {"lengths", s.lengths},
-          {"num_seqs", s.num_seqs},
-          {"skip", s.skip},
-          {"seed", s.shuffle_seed ? nlohmann::json(*s.shuffle_seed) : nlohmann::json(nullptr)},
-          {"pack", s.pack},
-          {"queries", s.queries},
-          {"every_n", s.row.every_n},
-          {"shard", {s.shard_index, s.shard_count}},
-          {"precision", std::string(precision_name(s.precision))},
-          {"recency_window", r.mass.recency_window},
-          {"top_k", r.mass.top_k},
-          {"normalised_radii", r.selection.normalised_radii},
-          {"max_lag", r.lag.max_lag},
-          {"bounds", r.bounds},
-          {"r1_eta", r.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
-          {"r2_delta", r.r2_delta},
-          {"stats_seed", s.aggregate.seed},
-          {"bootstrap", s.aggregate.bootstrap.resamples}};
+  nlohmann::json settings = {
+      {"model_dir", fs::absolute(s.model_dir).string()},
+      {"data", s.data},
+      {"format", s.corpus.format == CorpusFormat::kText ? "text" : s.corpus.format == CorpusFormat::kLines ? "lines" : "jsonl"},
+      {"text_field", s.corpus.text_field},
+      {"max_document_bytes", s.corpus.max_document_bytes},
+      {"seq_len", s.seq_len},
+      {"lengths", s.lengths},
+      {"num_seqs", s.num_seqs},
+      {"skip", s.skip},
+      {"seed", s.shuffle_seed ? nlohmann::json(*s.shuffle_seed) : nlohmann::json(nullptr)},
+      {"pack", s.pack},
+      {"queries", s.queries},
+      {"shard", {s.shard_index, s.shard_count}},
+      {"precision", std::string(precision_name(s.precision))}};
+  settings.update(record_options_json(s));
+  return settings;
 }
 
 RunAggregate finish_run_dir(const fs::path& dir, int kv_heads, const AggregateOptions& options, bool per_sequence) {

@@ -22,6 +22,7 @@ every_n      `analyze --every-n` with one short query row (fewer keys than most 
 """
 import argparse
 import csv
+import hashlib
 import json
 import math
 import os
@@ -238,11 +239,12 @@ def check_brute_force(args, tmp, failures):
 
 
 def check_last_row(args, tmp, failures):
-    base = analyze_args(args.bin, args.fixtures, num_seqs=3)
+    base = analyze_args(args.bin, args.fixtures, num_seqs=3) + ["--retriever-min-cos-last", "0.65"]
     tables = {}
     for rows in ("last", "all"):
         subprocess.run(base + ["--queries", rows, "--out", os.path.join(tmp, rows)], check=True, capture_output=True)
         tables[rows] = read_csv(os.path.join(tmp, rows, "heads.csv"))
+    check_provenance(args, os.path.join(tmp, "last"), failures)
     features = ["label", "sink_magnitude", "last_magnitude", "rest_magnitude", "cos_sink_small", "cos_sink_large",
                 "cos_last_small", "cos_last_large"]
     differ = 0
@@ -256,6 +258,25 @@ def check_last_row(args, tmp, failures):
         failures.append("last_row: sink_mass equal in every head: the all-rows run did not pool its rows")
     print(f"last_row: {len(tables['last'])} heads, types and features equal; sink_mass (all rows) differs in {differ}")
     check_head_stats(os.path.join(tmp, "all"), failures)
+
+
+def check_provenance(args, run, failures):
+    """run.json records what the report's provenance shows: the thresholds, the corpus
+    selection and the tokenizer's hash (docs/run_format.md)."""
+    with open(os.path.join(run, "run.json")) as f:
+        r = json.load(f)
+    with open(os.path.join(args.fixtures, "mistral", "tokenizer.model"), "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    wanted = {("options", "taxonomy", "retriever_min_cos_last"): 0.65, ("options", "bootstrap"): 2000,
+              ("corpus", "num_seqs"): 3, ("corpus", "format"): "text", ("corpus", "pack"): False,
+              ("tokenizer", "sha256"): sha}
+    for path, value in wanted.items():
+        got = r
+        for key in path:
+            got = got.get(key) if isinstance(got, dict) else None
+        if got != value:
+            failures.append(f"provenance: run.json {'/'.join(path)} = {got!r}, expected {value!r}")
+    print(f"provenance: run.json holds {len(wanted)} checked fields")
 
 
 def check_head_stats(run, failures):
