@@ -320,6 +320,7 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
                         {"dir", std::filesystem::absolute(run.dir).lexically_normal().string()},
                         {"provenance", provenance_rows(run)},
                         {"options", run.run.value("options", json::object())},
+                        {"prune_protocol", run.prune_protocol},
                         {"summary", summary_numbers}});
   }
 

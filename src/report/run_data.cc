@@ -16,22 +16,39 @@ namespace {
 
 constexpr const char* kRunFormat = "attngeom-run-v1";
 
-nlohmann::json read_run_json(const fs::path& path) {
+// A JSON file of the run; `hint` follows the path when it cannot be read.
+nlohmann::json read_json_file(const fs::path& path, const std::string& hint) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": missing or unreadable (is this a run directory?)");
+  if (!in) throw InputError(path.string() + ": missing or unreadable" + hint);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  nlohmann::json j;
   try {
-    j = parse_json(text, path.string());
+    return parse_json(text, path.string());
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path.string() + ": invalid JSON: " + e.what());
   }
+}
+
+nlohmann::json read_run_json(const fs::path& path) {
+  const nlohmann::json j = read_json_file(path, " (is this a run directory?)");
   if (!j.is_object()) throw InputError(path.string() + ": expected a JSON object");
   const auto format = j.find("format");
   if (format == j.end() || !format->is_string() || format->get<std::string>() != kRunFormat) {
     throw InputError(path.string() + ": 'format' must be \"" + std::string(kRunFormat) + "\"");
   }
   return j;
+}
+
+// The perplexity protocol behind pruning.csv / topn_budget.csv (SPEC section 7 asks for it
+// beside the numbers): prune.json's "protocol" and "reference"; null without prune.json.
+nlohmann::json read_prune_protocol(const fs::path& path) {
+  if (!fs::exists(path)) return nullptr;
+  const nlohmann::json j = read_json_file(path, "");
+  const auto protocol = j.is_object() ? j.find("protocol") : j.end();
+  const auto reference = j.is_object() ? j.find("reference") : j.end();
+  if (protocol == j.end() || !protocol->is_object() || reference == j.end() || !reference->is_object()) {
+    throw InputError(path.string() + ": expected an object with 'protocol' and 'reference' (attngeom prune's output)");
+  }
+  return {{"protocol", *protocol}, {"reference", *reference}};
 }
 
 CsvTable read_required(const fs::path& path, const std::vector<std::string>& columns) {
@@ -94,6 +111,7 @@ RunData load_run(const fs::path& dir) {
             .length_sweep = read_optional(dir / "length_sweep.csv", kLengthSweepColumns),
             .pruning = read_optional(dir / "pruning.csv", kPruningColumns),
             .topn_budget = read_optional(dir / "topn_budget.csv", kTopnBudgetColumns),
+            .prune_protocol = read_prune_protocol(dir / "prune.json"),
             .synth = {}};
   check_labels(r.heads);
   const auto label = r.run.find("label");

@@ -30,6 +30,7 @@ struct RunData {
   std::optional<CsvTable> length_sweep;
   std::optional<CsvTable> pruning;
   std::optional<CsvTable> topn_budget;  // attngeom prune's token-level top-N curve
+  nlohmann::json prune_protocol;  // prune.json's "protocol" and "reference" (null without prune.json)
   std::vector<SynthTable> synth;  // every synth/*.csv, sorted by name
 };
 

@@ -81,6 +81,7 @@ PAGE_STATE = """JSON.stringify({
   flaggedRows: document.querySelectorAll('#flags tbody tr').length,
   provenanceColumns: document.querySelectorAll('#provenance thead th').length,
   footer: document.getElementById('footer').textContent,
+  protocol: [...document.querySelectorAll('#pruning p.intro')].map(p => p.textContent).join('|'),
 })"""
 
 
@@ -160,6 +161,9 @@ def main():
                     fail("figure %s does not name run %s in its legend" % (fig, label))
     if gen_args is not None and state["flaggedRows"] == 0:
         fail("the synthetic run flags heads, but the failure-signature table is empty")
+    if "pruning" in state["sections"] and "stride 255, BOS per window; unedited perplexity 20.0000 over 4321" \
+            not in state["protocol"]:
+        fail("the pruning section does not state prune.json's protocol: %r" % state["protocol"])
     if "Vega-Lite" not in state["footer"]:
         fail("footer does not name the inlined libraries: %r" % state["footer"])
     print("tooltips on heads: %s" % ", ".join(tooltips))

@@ -257,6 +257,9 @@ def main():
                 rows.append([policy, budget, budget, min(1.0, budget / 64), 20 * math.exp(kl), kl, 1 - kl / (1 + kl)])
         write_csv(os.path.join(a.out, "topn_budget.csv"),
                   ["policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"], rows)
+        with open(os.path.join(a.out, "prune.json"), "w") as f:  # the protocol the report shows
+            json.dump({"format": "attngeom-prune-v1", "protocol": {"context": 256, "stride": 255, "bos": True},
+                       "reference": {"tokens": 4321, "ppl": 20.0, "mean_nll": math.log(20.0)}}, f)
         os.makedirs(os.path.join(a.out, "synth"), exist_ok=True)
         rows = []
         for prof_name in ("four_phase", "uniform", "bimodal", "power_law"):

@@ -31,6 +31,7 @@ function pruningSection() {
   const s = section('pruning', 'Head pruning',
     'Heads masked in an importance order, for growing fractions of all heads, and the effect on held-out text. ' +
     'The seed: type-guided beats random, but not consistently the strong single-metric heuristics.');
+  protocolNote(s);
   const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: ['Perplexity', 'KL from unpruned', 'Top-1 agreement'] } };
   if (multi) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
   const color = { field: 'strategy', type: 'nominal', title: 'order' };
@@ -66,11 +67,24 @@ function pruningSection() {
   'The pruning table has no defined value.');
 }
 
+// SPEC section 7: perplexity is reported with its protocol, from each run's prune.json.
+function protocolNote(parent) {
+  for (const r of data.runs) {
+    const p = r.prune_protocol;
+    if (!p) continue;
+    const ref = p.reference;
+    parent.append(el('p', { class: 'intro', text: 'Protocol' + (multi ? ' (' + r.label + ')' : '') + ': windows of ' +
+      p.protocol.context + ' tokens, stride ' + p.protocol.stride + ', ' + (p.protocol.bos ? 'BOS per window' : 'no BOS') +
+      '; unedited perplexity ' + Number(ref.ppl).toPrecision(6) + ' over ' + ref.tokens + ' scored tokens.' }));
+  }
+}
+
 function topnBudgetSection() {
   if (!data.tables.topn_budget) return;
   const s = section('topn-budget', 'Token-level top-N budget',
     'Each head keeps only its top-N keys per query (renormalised). <strong>Geometric</strong>: N per head from its selection curve; ' +
     '<strong>uniform</strong>: one N (the budget) for every head; the geometric N keep the same number of (query, key) pairs as uniform, up to one step of one head. Beyond the paper (SPEC \u00a77).');
+  if (!data.tables.pruning) protocolNote(s);
   const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: ['Perplexity', 'KL from unpruned', 'Top-1 agreement'] } };
   if (multi) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
   const budget = rows(data.tables.topn_budget);
