@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "report/run_checks.h"
 #include "util/error.h"
 #include "util/json_parse.h"
 
@@ -114,6 +115,7 @@ RunData load_run(const fs::path& dir) {
             .prune_protocol = read_prune_protocol(dir / "prune.json"),
             .synth = {}};
   check_labels(r.heads);
+  check_run_tables(r);
   const auto label = r.run.find("label");
   if (label != r.run.end() && label->is_string() && !label->get<std::string>().empty()) {
     r.label = label->get<std::string>();

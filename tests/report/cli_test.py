@@ -68,6 +68,23 @@ BAD_RUNS = {
                                      "pruning.csv: missing column(s) 'kl'"),
     "corrupt optional length_sweep.csv": (lambda d: rewrite(d / "length_sweep.csv", lambda t: replace_cell(t, 2, "n", "x")),
                                           "length_sweep.csv:2: column 'n'"),
+    # Well-formed but impossible for the run (run_checks.h).
+    "head outside the model": (lambda d: rewrite(d / "heads.csv", lambda t: replace_cell(t, 2, "layer", "99")),
+                               "heads.csv:2: column 'layer': 99 is outside the run's 2 layers"),
+    "duplicated head": (lambda d: rewrite(d / "heads.csv", lambda t: replace_cell(t, 3, "head", "0")),
+                        "heads.csv:3: column 'layer, head': a second row"),
+    "N outside the grid": (lambda d: rewrite(d / "selection.csv", lambda t: replace_cell(t, 2, "n", "1000")),
+                           "selection.csv:2: column 'n': 1000 is not an N of the run's grid"),
+    "precision above 1": (lambda d: rewrite(d / "selection.csv", lambda t: replace_cell(t, 3, "precision_mean", "1.5")),
+                          "selection.csv:3: column 'precision_mean': 1.5 is outside [0, 1]"),
+    "estimate outside its interval": (
+        lambda d: rewrite(d / "sink_recall.csv", lambda t: replace_cell(replace_cell(replace_cell(
+            t, 2, "pearson", "0.99"), 2, "pearson_lo", "0.1"), 2, "pearson_hi", "0.5")),
+        "sink_recall.csv:2: column 'pearson': the estimate lies outside its own interval"),
+    "type shares above 1": (lambda d: rewrite(d / "layers.csv", lambda t: replace_cell(replace_cell(
+        t, 2, "retriever_share", "0.7"), 2, "mixer_share", "0.7")), "layers.csv:2: column 'retriever_share': the four"),
+    "run.json without the model's shape": (
+        lambda d: rewrite(d / "run.json", lambda t: t.replace('"layers"', '"stories"', 1)), "'model.layers' must be"),
 }
 
 
