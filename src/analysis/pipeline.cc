@@ -125,7 +125,7 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
   plan.seq_len = seq_len;
   plan.out = out;
   plan.settings = length_settings_json(s, seq_len);
-  const SequenceOptions seq_options{seq_len, s.pack, s.num_seqs, s.skip, s.shuffle_seed, c.bos_token_id};
+  const SequenceOptions seq_options{seq_len, s.pack, s.num_seqs, s.skip, s.shuffle_seed, c.bos_token_id, s.pack_bos};
   plan.sequences = make_sequences(
       in.corpus, [&](const std::string& text, const std::string& where) { return in.tokenizer.encode_document(text, where); },
       seq_options);
@@ -195,7 +195,9 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
                         {"shard", {{"index", s.shard_index}, {"count", s.shard_count}}},
                         {"settings", plan.settings}};
   if (!s.lengths.empty() && out == s.out) run["lengths"] = s.lengths;
-  for (const char* key : {"format", "text_field", "pack", "num_seqs", "skip", "seed"}) run["corpus"][key] = plan.settings[key];
+  for (const char* key : {"format", "text_field", "pack", "pack_separator", "num_seqs", "skip", "seed"}) {
+    if (plan.settings.contains(key)) run["corpus"][key] = plan.settings[key];
+  }
   run["sequences_done"] = run_dir.finished_sequences().size();
   run_dir.write_json("run.json", run);
 
@@ -302,6 +304,8 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
       {"queries", s.queries},
       {"shard", {s.shard_index, s.shard_count}},
       {"precision", std::string(precision_name(s.precision))}};
+  // Only packed runs have a separator (so unpacked runs keep resuming from older run.json).
+  if (s.pack) settings["pack_separator"] = s.pack_bos ? "bos" : "none";
   settings.update(record_options_json(s));
   return settings;
 }

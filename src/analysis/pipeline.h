@@ -30,6 +30,7 @@ struct AnalysisSettings {
   int skip = 0;
   std::optional<std::uint64_t> shuffle_seed;
   bool pack = false;
+  bool pack_bos = true;  // --pack-separator bos (default) or none
   std::string queries = "last";
   bool per_sequence = false;
   RunDirMode mode = RunDirMode::kCreate;

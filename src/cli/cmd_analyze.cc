@@ -115,7 +115,11 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--text-field", s.corpus.text_field, "JSONL field holding the text")->capture_default_str();
   cmd->add_option("--skip", s.skip, "skip this many candidate sequences first")->check(CLI::Range(0, 1 << 30));
   auto* seed = cmd->add_option("--seed", f->seed, "shuffle candidate sequences with this seed (default: corpus order)");
-  cmd->add_flag("--pack", s.pack, "concatenate short documents instead of skipping them");
+  cmd->add_flag("--pack", s.pack, "concatenate all documents into one stream (short ones are no longer skipped)");
+  cmd->add_option_function<std::string>(
+         "--pack-separator", [&s](const std::string& v) { s.pack_bos = v == "bos"; },
+         "with --pack: bos (each document after the first starts with BOS, as Hugging Face packs) or none")
+      ->check(CLI::IsMember({"bos", "none"}))->default_str("bos");
   cmd->add_option("--lengths", f->lengths, "also run these sequence lengths (a length sweep), e.g. 128,256,512");
   cmd->add_option("--label", s.label, "run label in reports (default: the directory name)");
   cmd->add_flag("--resume", f->resume, "continue an interrupted run in --out");

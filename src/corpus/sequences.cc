@@ -46,7 +46,10 @@ SequenceSet make_sequences(const Corpus& corpus, const EncodeFn& encode, const S
     const std::string where = corpus.files[doc.file].path.string() + ":" + std::to_string(doc.line);
     std::vector<int> ids = encode(doc.text, where);
     if (o.pack) {
+      // A document boundary the model can see, as Hugging Face packs BOS-prefixed documents:
+      // the BOS is the document's first token.
       stream_docs[0].push_back({d, streams[0].size()});
+      if (o.pack_bos && !streams[0].empty()) streams[0].push_back(o.bos_token_id);
       streams[0].insert(streams[0].end(), ids.begin(), ids.end());
     } else if (ids.size() < content) {
       ++result.short_documents;

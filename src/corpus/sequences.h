@@ -23,6 +23,7 @@ struct SequenceOptions {
   int skip = 0;
   std::optional<std::uint64_t> shuffle_seed;  // unset: corpus order
   int bos_token_id = 1;
+  bool pack_bos = true;  // packed documents after the first start with BOS (each as it was tokenized)
 };
 
 struct Sequence {

@@ -56,8 +56,9 @@ struct ValueModelSpec {
   double beta = 0.05;     // content cosines exp(-beta |i - l|); +infinity: independent directions
 };
 
-// Directions have exactly the model's cosine matrix as covariance: u = F z with F F^T = C
-// and z Gaussian, normalised. F is computed once here (O(M^3)); each sample is then one
+// Directions are u = F z normalised, with F F^T = C and z Gaussian: F z has exactly the
+// model's covariance, and u its cosines in expectation for large d (at small d the
+// normalisation shrinks them; docs/geometry.md gives the measured gap). F is computed once here (O(M^3)); each sample is then one
 // GEMM. beta = +infinity with rho_0 = 0 gives directions uniform on the sphere.
 class ValueSampler {
  public:

@@ -142,12 +142,24 @@ TEST(Sequences, WindowsAreBosPlusContentAndShortDocumentsSkipOrPack) {
   EXPECT_EQ(plain.sequences[2].documents, (std::vector<std::size_t>{2}));
 
   o.pack = true;
+  o.pack_bos = false;
   const SequenceSet packed = make_sequences(c, word_ids, o);
   // Stream: 1 2 3 4 5 | 1 | 2 2 | 1 2 3  (11 tokens) -> 5 windows of 2.
   ASSERT_EQ(packed.sequences.size(), 5u);
   EXPECT_EQ(packed.sequences[2].tokens, (std::vector<int>{99, 5, 1}));
   EXPECT_EQ(packed.sequences[2].documents, (std::vector<std::size_t>{0, 1}));
   EXPECT_EQ(packed.sequences[3].documents, (std::vector<std::size_t>{2}));
+
+  // --pack-separator bos (default): 1 2 3 4 5 | 99 1 | 99 2 2 | 99 1 2 3 (14 tokens) -> 7 windows.
+  o.pack_bos = true;
+  const SequenceSet separated = make_sequences(c, word_ids, o);
+  ASSERT_EQ(separated.sequences.size(), 7u);
+  EXPECT_EQ(separated.sequences[2].tokens, (std::vector<int>{99, 5, 99}));
+  EXPECT_EQ(separated.sequences[2].documents, (std::vector<std::size_t>{0, 1}));  // a BOS opens its document
+  EXPECT_EQ(separated.sequences[3].tokens, (std::vector<int>{99, 1, 99}));
+  EXPECT_EQ(separated.sequences[3].documents, (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(separated.sequences[5].tokens, (std::vector<int>{99, 99, 1}));
+  EXPECT_EQ(separated.sequences[5].documents, (std::vector<std::size_t>{3}));
 }
 
 TEST(Sequences, SkipTakeAndSeededShuffleAreDeterministic) {
