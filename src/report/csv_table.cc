@@ -36,15 +36,23 @@ CsvTable CsvTable::read(const std::filesystem::path& path) {
   CsvTable table;
   table.path_ = path;
   std::string line;
-  std::size_t line_no = 0;
+  std::size_t line_no = 0, blank = 0;
   while (std::getline(in, line)) {
     ++line_no;
+    if (line_no == 1 && line.rfind("\xef\xbb\xbf", 0) == 0) line.erase(0, 3);  // a UTF-8 BOM (spreadsheets)
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;  // a trailing blank line is harmless
+    if (line.empty()) {  // trailing blank lines are harmless; inside, they would shift every line number
+      if (blank == 0) blank = line_no;
+      continue;
+    }
+    if (blank != 0) throw InputError(path.string() + ":" + std::to_string(blank) + ": blank line inside the table");
     std::vector<std::string> fields = split_fields(line);
     if (table.header_.empty()) {
-      for (auto& f : fields) {
-        if (f.empty()) throw InputError(path.string() + ":1: empty column name in header");
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].empty()) throw InputError(path.string() + ":1: empty column name in header");
+        for (std::size_t j = 0; j < i; ++j) {
+          if (fields[j] == fields[i]) throw InputError(path.string() + ":1: column '" + fields[i] + "' appears twice");
+        }
       }
       table.header_ = std::move(fields);
       continue;

@@ -163,15 +163,22 @@ void check_profile(const RunData& run, const RunShape& s) {
 
 void check_optional(const RunData& run) {
   if (run.pruning) {
-    for (std::size_t i = 0; i < run.pruning->rows(); ++i) {
-      in_range(*run.pruning, i, "fraction", 0, 1);
-      in_range(*run.pruning, i, "top1", 0, 1);
+    const CsvTable& t = *run.pruning;
+    std::set<std::tuple<std::string, long, std::string>> seen;  // a repeat would count as another seed
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      unique(seen, {t.text(i, t.column("strategy")), t.integer(i, t.column("seed")), t.text(i, t.column("fraction"))}, t,
+             i, "strategy, seed, fraction");
+      in_range(t, i, "fraction", 0, 1);
+      in_range(t, i, "top1", 0, 1);
     }
   }
   if (run.topn_budget) {
-    for (std::size_t i = 0; i < run.topn_budget->rows(); ++i) {
-      in_range(*run.topn_budget, i, "kept_share", 0, 1);
-      in_range(*run.topn_budget, i, "top1", 0, 1);
+    const CsvTable& t = *run.topn_budget;
+    std::set<std::pair<std::string, long>> seen;
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      unique(seen, {t.text(i, t.column("policy")), t.integer(i, t.column("budget"))}, t, i, "policy, budget");
+      in_range(t, i, "kept_share", 0, 1);
+      in_range(t, i, "top1", 0, 1);
     }
   }
 }

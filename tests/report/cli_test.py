@@ -83,6 +83,8 @@ BAD_RUNS = {
         "sink_recall.csv:2: column 'pearson': the estimate lies outside its own interval"),
     "type shares above 1": (lambda d: rewrite(d / "layers.csv", lambda t: replace_cell(replace_cell(
         t, 2, "retriever_share", "0.7"), 2, "mixer_share", "0.7")), "layers.csv:2: column 'retriever_share': the four"),
+    "repeated pruning row": (lambda d: rewrite(d / "pruning.csv", lambda t: t + t.splitlines()[1] + "\n"),
+                             "column 'strategy, seed, fraction': a second row"),
     "run.json without the model's shape": (
         lambda d: rewrite(d / "run.json", lambda t: t.replace('"layers"', '"stories"', 1)), "'model.layers' must be"),
 }

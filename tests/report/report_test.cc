@@ -71,6 +71,12 @@ TEST(CsvTable, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(error_of([&] { t.column("zzz"); }).find("bad.csv: missing column 'zzz'"), std::string::npos);
   EXPECT_NE(error_of([&] { t.require_columns({"a", "c", "d"}); }).find("missing column(s) 'c', 'd'"), std::string::npos);
   EXPECT_NE(error_of([&] { CsvTable::read(dir.write("empty.csv", "")); }).find("empty file"), std::string::npos);
+  // A blank line inside would shift every later line number; a repeated column would hide one.
+  EXPECT_NE(error_of([&] { CsvTable::read(dir.write("gap.csv", "a\n1\n\n2\n")); }).find("gap.csv:3: blank line"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { CsvTable::read(dir.write("twice.csv", "a,b,a\n1,2,3\n")); }).find("'a' appears twice"),
+            std::string::npos);
+  EXPECT_EQ(CsvTable::read(dir.write("bom.csv", "\xef\xbb\xbf" "a,b\n1,2\n")).column("a"), 0u);  // spreadsheet BOM
   EXPECT_NE(error_of([&] { CsvTable::read(fs::path("/nonexistent/x.csv")); }).find("/nonexistent/x.csv: missing"),
             std::string::npos);
 }
