@@ -113,8 +113,10 @@ json provenance_rows(const RunData& run) {
     add("Corpus warnings", text);
   }
   const json* seqs = find_path(r, "corpus/sequences");
+  const json* complete = find_path(r, "complete");
   add("Sequences", show(r, "sequences_done") + " done" +
-                       (seqs != nullptr && seqs->is_array() ? ", " + std::to_string(seqs->size()) + " selected" : ""));
+                       (seqs != nullptr && seqs->is_array() ? ", " + std::to_string(seqs->size()) + " selected" : "") +
+                       (complete != nullptr && *complete == true ? "" : " (run not complete: --resume finishes it)"));
   if (const json* s = find_path(r, "shard"); s != nullptr) {
     add("Shard", show(r, "shard/index") + " of " + show(r, "shard/count"));
   }

@@ -131,6 +131,18 @@ def main():
     run_json = json.loads((relabelled / "run.json").read_text())
     run_json["label"] = "organism (2)"
     (relabelled / "run.json").write_text(json.dumps(run_json))
+    unfinished = work / "unfinished"  # a run whose run.json says it is not complete
+    shutil.copytree(good, unfinished)
+    run_json = json.loads((unfinished / "run.json").read_text())
+    run_json["complete"] = False
+    (unfinished / "run.json").write_text(json.dumps(run_json))
+    p = subprocess.run([a.attngeom, "report", str(unfinished), "--out", str(out)], capture_output=True, text=True)
+    data = json.loads(out.read_text(encoding="utf-8").split('id="attngeom-data">', 1)[1].split("</script>", 1)[0]) \
+        if p.returncode == 0 else {"runs": []}
+    if not any("run not complete" in dict(r["provenance"])["Sequences"] for r in data["runs"]):
+        failures.append("an incomplete run is not marked in the provenance: exit %d %s" % (p.returncode, p.stderr))
+    if out.exists():
+        out.unlink()
     for args in ([str(minimal)], [str(good), str(good), str(relabelled)]):
         p = subprocess.run([a.attngeom, "report"] + args + ["--out", str(out), "--title", "A <b>title</b> & more"],
                            capture_output=True, text=True)
@@ -142,6 +154,9 @@ def main():
             failures.append("the title is not escaped in <title>")
         data = json.loads(html.split('id="attngeom-data">', 1)[1].split("</script>", 1)[0])
         labels = [r["label"] for r in data["runs"]]
+        sequences = [dict(r["provenance"])["Sequences"] for r in data["runs"]]
+        if any("not complete" in s for s in sequences):
+            failures.append("a complete run is shown as incomplete: %s" % sequences)
         if len(args) == 3 and labels != ["organism", "organism (2)", "organism (2) (2)"]:
             failures.append("duplicate labels not made unique: %s" % labels)
         if len(args) == 1 and any(k in data["tables"] for k in ("length_sweep", "pruning")):

@@ -302,6 +302,7 @@ def main():
         "options": {"recency_window": 16, "topk": 5, "bootstrap": 1000, "seed": 0},
         "shard": {"index": 0, "count": 1},
         "sequences_done": a.num_seqs,
+        "complete": True,
     }
     if lengths:
         run["lengths"] = lengths
