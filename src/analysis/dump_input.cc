@@ -155,7 +155,7 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
                                    {"r1_eta", s.row.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
                                    {"stats_seed", s.aggregate.seed}};
   check_run_dir(s.out, settings, s.mode);
-  const RunDirGuard guard(s.out, s.mode);
+  const RunDirGuard guard(s.out, s.mode, s.dumps);
   const RunDir run_dir(s.out, settings, guard.open_mode());
 
   SequenceAnalyzer analyzer(shape, schema, s.row);

@@ -141,6 +141,11 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
   for (std::size_t i = 0; i < plan.sequences.sequences.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(s.shard_count)) == s.shard_index) plan.mine.push_back(i);
   }
+  if (plan.mine.empty()) {  // an empty shard could never be aggregated, nor merged
+    throw InputError("--shard " + std::to_string(s.shard_index) + "/" + std::to_string(s.shard_count) + ": no sequence " +
+                     "falls to this shard (the corpus gives " + std::to_string(made) + " at --seq-len " +
+                     std::to_string(seq_len) + "); use at most " + std::to_string(made) + " shards");
+  }
   return plan;
 }
 
@@ -338,7 +343,9 @@ AnalysisOutcome run_analysis(const AnalysisSettings& s, const RunControl& contro
 
   // A run that fails or stops before its first record (e.g. weights that overflow float32)
   // leaves --out as it was; once records exist they stay for --resume.
-  const RunDirGuard guard(s.out, s.mode);
+  std::vector<fs::path> input_paths = {s.model_dir};
+  input_paths.insert(input_paths.end(), s.data.begin(), s.data.end());
+  const RunDirGuard guard(s.out, s.mode, input_paths);
   return run_lengths(s, inputs, plans, guard.open_mode(), control);
 }
 

@@ -107,10 +107,17 @@ bool holds_a_record(const fs::path& dir) noexcept {
 
 }  // namespace
 
-RunDirGuard::RunDirGuard(const fs::path& out, RunDirMode mode) : out_(out), open_mode_(mode) {
+RunDirGuard::RunDirGuard(const fs::path& out, RunDirMode mode, const std::vector<fs::path>& inputs)
+    : out_(out), open_mode_(mode) {
   std::error_code ec;
   created_ = mode != RunDirMode::kResume && !fs::exists(out, ec);
   if (mode != RunDirMode::kOverwrite || !is_run_dir(out)) return;
+  for (const fs::path& input : inputs) {
+    if (lies_within(input, out)) {
+      throw InputError("--overwrite " + out.string() + ": the input " + input.string() +
+                       " lies inside it and would be deleted with the previous run");
+    }
+  }
   fs::path name = fs::absolute(out).lexically_normal();
   if (!name.has_filename()) name = name.parent_path();  // "runs/x/"
   aside_ = name.parent_path() / (name.filename().string() + ".previous." + std::to_string(::getpid()));

@@ -38,7 +38,9 @@ class RunDir {
 // removed only once the new run has a record, else it is renamed back. kResume is left alone.
 class RunDirGuard {
  public:
-  RunDirGuard(const std::filesystem::path& out, RunDirMode mode);  // call after check_run_dir
+  // Call after check_run_dir. Under kOverwrite an input (model, corpus, dump) inside `out`
+  // would be deleted with the previous run: InputError.
+  RunDirGuard(const std::filesystem::path& out, RunDirMode mode, const std::vector<std::filesystem::path>& inputs);
   ~RunDirGuard();
   RunDirGuard(const RunDirGuard&) = delete;
   RunDirGuard& operator=(const RunDirGuard&) = delete;

@@ -107,7 +107,8 @@ double sink_similarity(const UnitRows& u) {
     sum += dot(sink.data(), content.data(), u.dim);
     ++pairs;
   }
-  return pairs > 0 ? sum / static_cast<double>(pairs) : 0.0;
+  // A mean of unit-vector cosines lies in [-1, 1]; identical values round to 1 + 2e-16.
+  return pairs > 0 ? std::clamp(sum / static_cast<double>(pairs), -1.0, 1.0) : 0.0;
 }
 
 ExpDecayFit fit_exp_decay(const std::vector<double>& curve, const ExpDecayFitOptions& options) {

@@ -16,13 +16,11 @@ namespace {
 // Inside a run directory the report may only be RUN/report.html: any other path there is
 // one of the run's own files (heads.csv, run.json, a record) or a folder of them.
 void check_not_a_run_file(const fs::path& out, const std::vector<fs::path>& run_dirs) {
-  std::error_code ec;
-  const fs::path target = fs::weakly_canonical(fs::absolute(out), ec);
+  const fs::path parent = fs::absolute(out).parent_path();
   for (const fs::path& dir : run_dirs) {
-    const fs::path run = fs::weakly_canonical(fs::absolute(dir), ec);
-    const fs::path inside = target.lexically_relative(run);
-    if (inside.empty() || *inside.begin() == "..") continue;
-    if (inside != "report.html") {
+    std::error_code ec;
+    const bool the_report = out.filename() == "report.html" && fs::equivalent(parent, dir, ec);
+    if (lies_within(out, dir) && !the_report) {
       throw InputError("report --out " + out.string() + ": lies inside the run directory " + dir.string() +
                        "; only " + (dir / "report.html").string() + " may be written there");
     }

@@ -69,10 +69,14 @@ long n_in(const CsvTable& t, std::size_t row, const RunShape& s) {
   return n;
 }
 
-// A value that must lie in [lo, hi]; NaN (undefined) passes.
+// Rounding allowed past a bound: a capture dump's rows may sum to 1 within 1e-3 (the
+// row check's tolerance), and float32 probabilities put a uniform row's entropy at 1 + 1e-8.
+constexpr double kBoundSlack = 1e-3;
+
+// A value that must lie in [lo, hi] up to kBoundSlack; NaN (undefined) passes.
 void in_range(const CsvTable& t, std::size_t row, const char* column, double lo, double hi) {
   const double v = t.number(row, t.column(column));
-  if (!std::isnan(v) && !(v >= lo && v <= hi)) {
+  if (!std::isnan(v) && !(v >= lo - kBoundSlack && v <= hi + kBoundSlack)) {
     char bounds[64];
     std::snprintf(bounds, sizeof bounds, "[%g, %g]", lo, hi);
     bad_cell(t, row, column, t.text(row, t.column(column)) + " is outside " + bounds);

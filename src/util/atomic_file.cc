@@ -46,6 +46,13 @@ void check_output_path(const fs::path& out, const std::string& label, const std:
   }
 }
 
+bool lies_within(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path inside =
+      fs::weakly_canonical(fs::absolute(path), ec).lexically_relative(fs::weakly_canonical(fs::absolute(dir), ec));
+  return !inside.empty() && *inside.begin() != "..";
+}
+
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
   // The final rename would replace whatever sits at the path (a directory makes it fail).
   std::error_code ec;

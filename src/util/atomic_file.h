@@ -37,6 +37,9 @@ class AtomicFile {
 void check_output_path(const std::filesystem::path& out, const std::string& label, const std::string& expected,
                        std::initializer_list<std::filesystem::path> inputs = {});
 
+// Whether `path` is `dir` or lies anywhere below it (links resolved where they exist).
+bool lies_within(const std::filesystem::path& path, const std::filesystem::path& dir);
+
 // Copies `from` to `to` through an AtomicFile: `to` appears whole or not at all.
 void copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to);
 

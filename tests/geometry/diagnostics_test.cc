@@ -91,6 +91,17 @@ TEST(LagCurve, AlternatingDirectionsGiveNegativeShares) {
   EXPECT_EQ(sink_similarity(row.view()), 0.0);
 }
 
+// Identical values (a repeated token in layer 0): each cosine rounds to 1 + 2e-16, and the
+// bound model refuses |rho_0| > 1, so the mean is clamped to [-1, 1].
+TEST(SinkSimilarity, IdenticalValuesGiveExactlyOne) {
+  const std::vector<float> v = {0.1f, -0.7f, 0.3f};
+  std::vector<float> values;
+  for (int k = 0; k < 40; ++k) values.insert(values.end(), v.begin(), v.end());
+  const testing::OwnedRow row{std::vector<float>(40, 1.0f / 40), values, 3};
+  EXPECT_LE(sink_similarity(row.view()), 1.0);
+  EXPECT_NEAR(sink_similarity(row.view()), 1.0, 1e-15);
+}
+
 // An explicit tau_max beyond a short row (early rows of --queries all) is clipped to the
 // lags the row has, L - 1, instead of failing the run.
 TEST(LagCurve, ExplicitMaxLagIsClippedToTheRowsLags) {

@@ -230,6 +230,12 @@ def analyze_weights_overflowing_scores(ctx):
 
 
 @case
+def analyze_shard_without_a_sequence(ctx):
+    """Two sequences over three shards: shard 2 would be empty, and could never be merged."""
+    return ctx.analyze("--shard", "2/3"), ["--shard 2/3"], ["no sequence", "at most 2 shards"]
+
+
+@case
 def analyze_overwrite_failing_before_its_first_record(ctx):
     """--overwrite keeps the previous run until the new one has a record: it is restored."""
     ctx.run_ok(*ctx.analyze("--no-bounds"))

@@ -342,12 +342,12 @@ TEST_F(TempDir, RunDirGuardRestoresThePreviousRunUntilTheFirstRecord) {
   const fs::path run = dir_ / "run";
   const auto entries = [&] { return std::distance(fs::directory_iterator(dir_), fs::directory_iterator()); };
   {
-    const RunDirGuard guard(run, RunDirMode::kCreate);
+    const RunDirGuard guard(run, RunDirMode::kCreate, {});
     const RunDir created(run, settings, guard.open_mode());
   }
   EXPECT_FALSE(fs::exists(run));  // nothing recorded: removed
   {
-    const RunDirGuard guard(run, RunDirMode::kCreate);
+    const RunDirGuard guard(run, RunDirMode::kCreate, {});
     const RunDir created(run, settings, guard.open_mode());
     write("run/records/seq-000000.safetensors", "old");
   }
@@ -355,7 +355,7 @@ TEST_F(TempDir, RunDirGuardRestoresThePreviousRunUntilTheFirstRecord) {
   EXPECT_THROW(RunDir(run, settings, RunDirMode::kOverwrite), std::logic_error);
 
   {  // fails before its first record: the previous run comes back whole
-    const RunDirGuard guard(run, RunDirMode::kOverwrite);
+    const RunDirGuard guard(run, RunDirMode::kOverwrite, {});
     EXPECT_EQ(guard.open_mode(), RunDirMode::kCreate);
     EXPECT_EQ(entries(), 1);  // only the set-aside sibling
     const RunDir replaced(run, {{"k", 2}}, guard.open_mode());
@@ -366,12 +366,19 @@ TEST_F(TempDir, RunDirGuardRestoresThePreviousRunUntilTheFirstRecord) {
   EXPECT_EQ(read_run_json(run)["settings"], settings);
 
   {  // writes a record: the previous run is gone
-    const RunDirGuard guard(run, RunDirMode::kOverwrite);
+    const RunDirGuard guard(run, RunDirMode::kOverwrite, {});
     const RunDir replaced(run, {{"k", 2}}, guard.open_mode());
     write("run/records/seq-000001.safetensors", "new");
   }
   EXPECT_EQ(entries(), 1);
   EXPECT_EQ(RunDir(run, {{"k", 2}}, RunDirMode::kResume).finished_sequences(), (std::vector<std::size_t>{1}));
+
+  // An input inside the run would go with it: refused, nothing moved.
+  write("run/corpus.txt", "text");
+  EXPECT_NE(error_of([&] { RunDirGuard(run, RunDirMode::kOverwrite, {dir_ / "model", run / "corpus.txt"}); })
+                .find("corpus.txt lies inside it"),
+            std::string::npos);
+  EXPECT_TRUE(fs::exists(run / "corpus.txt"));
 }
 
 // --- pre-flight resources ---
