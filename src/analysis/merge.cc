@@ -66,10 +66,9 @@ std::vector<fs::path> shard_records(const nlohmann::json& run, const fs::path& d
   return records;
 }
 
-}  // namespace
-
-void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const AggregateOptions& options,
-                bool per_sequence) {
+// One run directory from its shards; returns the merged run.json. `report` writes its
+// report.html (a length sweep's lengths/L runs have none).
+nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& out, bool per_sequence, bool report) {
   if (shards.empty()) throw InputError("merge: no shard directories given");
   nlohmann::json merged;
   nlohmann::json common;  // settings without the shard
@@ -92,8 +91,9 @@ void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const 
       merged = run;
       common = settings;
       count = n;
-    } else if (settings != common || n != count) {
-      throw InputError(dir.string() + ": settings differ from " + shards.front().string() + " (not shards of one run)");
+    } else if (settings != common || n != count || run.value("options", nlohmann::json()) != merged.value("options", nlohmann::json())) {
+      throw InputError(dir.string() + ": settings or options differ from " + shards.front().string() +
+                       " (not shards of one run)");
     }
     if (!seen.insert(index).second) throw InputError(dir.string() + ": shard " + std::to_string(index) + " given twice");
     for (fs::path& record : shard_records(run, dir, shard)) records.push_back(std::move(record));
@@ -101,25 +101,61 @@ void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, const 
   if (static_cast<int>(seen.size()) != count) {
     throw InputError("merge: " + std::to_string(seen.size()) + " of " + std::to_string(count) + " shards given");
   }
+  // The shards' own aggregation options (stats seed, bootstrap, taxonomy thresholds).
+  const AggregateOptions options = aggregate_options_of_run(merged, shards.front());
   common["shard"] = {0, 1};
   const RunDir run_dir(out, common, RunDirMode::kCreate);
-  // The folder held nothing committed before this merge: a failure (e.g. a truncated
-  // record) removes it rather than leave a partial run.
+  for (const fs::path& record : records) copy_file_atomic(record, run_dir.records_dir() / record.filename());
+  const int kv_heads = merged.at("model").at("kv_heads").get<int>();
+  finish_run_dir(out, kv_heads, options, per_sequence);
+  merged["settings"] = common;
+  merged["shard"] = {{"index", 0}, {"count", 1}};
+  merged["merged_from"] = nlohmann::json::array();
+  for (const fs::path& dir : shards) merged["merged_from"].push_back(fs::absolute(dir).string());
+  merged["sequences_done"] = records.size();
+  // A label the shards were given (--label) stays; their default, the shard folder's name, becomes out's.
+  if (merged.value("label", "") == fs::absolute(shards.front()).lexically_normal().filename().string()) {
+    merged["label"] = fs::absolute(out).lexically_normal().filename().string();
+  }
+  run_dir.write_json("run.json", merged);
+  if (report) write_run_report(out);
+  return merged;
+}
+
+}  // namespace
+
+void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, bool per_sequence) {
+  check_run_dir(out, nlohmann::json::object(), RunDirMode::kCreate);
+  std::error_code ec;
+  const bool existed = fs::exists(out, ec);
+  // `out` held nothing committed before this merge: a failure (e.g. a truncated record, or a
+  // shard that is not one) leaves it as it was rather than a partial run.
   try {
-    for (const fs::path& record : records) copy_file_atomic(record, run_dir.records_dir() / record.filename());
-    const std::size_t sequences = records.size();
-    finish_run_dir(out, merged.at("model").at("kv_heads").get<int>(), options, per_sequence);
-    merged["settings"] = common;
-    merged["shard"] = {{"index", 0}, {"count", 1}};
-    merged["merged_from"] = nlohmann::json::array();
-    for (const fs::path& dir : shards) merged["merged_from"].push_back(fs::absolute(dir).string());
-    merged["sequences_done"] = sequences;
-    merged["label"] = fs::absolute(out).filename().string();
-    run_dir.write_json("run.json", merged);
+    nlohmann::json merged = merge_one(shards, out, per_sequence, false);
+    // A length sweep: each lengths/L folder is itself sharded; merged alike, then the sweep table.
+    const nlohmann::json lengths = merged.value("lengths", nlohmann::json::array());
+    if (lengths.is_array() && !lengths.empty()) {
+      const int seq_len = merged.at("seq_len").get<int>();
+      std::vector<std::pair<int, fs::path>> sweep = {{seq_len, out}};
+      for (const nlohmann::json& length : lengths) {
+        if (!length.is_number_integer()) throw InputError("merge: run.json 'lengths' must hold integers");
+        const int l = length.get<int>();
+        if (l == seq_len) continue;
+        std::vector<fs::path> parts;
+        for (const fs::path& dir : shards) parts.push_back(dir / "lengths" / std::to_string(l));
+        merge_one(parts, out / "lengths" / std::to_string(l), per_sequence, false);
+        sweep.push_back({l, out / "lengths" / std::to_string(l)});
+      }
+      write_length_sweep(out, aggregate_options_of_run(merged, shards.front()), sweep,
+                         merged.at("model").at("kv_heads").get<int>());
+    }
     write_run_report(out);
   } catch (...) {
-    std::error_code ec;
-    fs::remove_all(out, ec);
+    if (existed) {
+      for (const auto& entry : fs::directory_iterator(out, ec)) fs::remove_all(entry.path(), ec);
+    } else {
+      fs::remove_all(out, ec);
+    }
     throw;
   }
 }

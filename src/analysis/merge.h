@@ -8,7 +8,8 @@
 
 namespace attngeom {
 
-void merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out,
-                const AggregateOptions& options, bool per_sequence);
+// The tables use the shards' own aggregation options (run.json); a length sweep's
+// lengths/L folders are merged alike and length_sweep.csv rewritten.
+void merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out, bool per_sequence);
 
 }  // namespace attngeom

@@ -238,24 +238,6 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
   return outcome;
 }
 
-void write_length_sweep(const AnalysisSettings& s, const std::vector<std::pair<int, fs::path>>& runs, int kv_heads) {
-  CsvTable table({"seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated_mean"});
-  for (const auto& [seq_len, dir] : runs) {
-    const std::vector<fs::path> records = list_records(dir / "records");
-    const RunAggregate run = aggregate_records(records, kv_heads, s.aggregate);
-    for (std::size_t g = 0; g < run.schema.n_grid.size(); ++g) {
-      table.add(seq_len).add(run.schema.n_grid[g]).add(run.heads_table.size());
-      for (const char* field : {"precision", "recall", "f", "margin", "separated"}) {
-        double sum = 0;
-        for (const HeadAggregate& h : run.heads_table) sum += run.n_stat(h, g, field).mean;
-        table.add(sum / static_cast<double>(run.heads_table.size()));
-      }
-      table.end_row();
-    }
-  }
-  table.write(s.out / "length_sweep.csv");
-}
-
 // The main length, then the sweep's lengths, each a run directory.
 AnalysisOutcome run_lengths(const AnalysisSettings& s, const Inputs& inputs, const std::vector<LengthPlan>& plans,
                             RunDirMode mode, const RunControl& control) {
@@ -279,7 +261,7 @@ AnalysisOutcome run_lengths(const AnalysisSettings& s, const Inputs& inputs, con
     }
     sweep.push_back({plan.seq_len, plan.out});
   }
-  write_length_sweep(s, sweep, inputs.checkpoint.config().kv_heads);
+  write_length_sweep(s.out, s.aggregate, sweep, inputs.checkpoint.config().kv_heads);
   write_run_report(s.out);
   return outcome;
 }
@@ -313,6 +295,54 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
   if (s.pack) settings["pack_separator"] = s.pack_bos ? "bos" : "none";
   settings.update(record_options_json(s));
   return settings;
+}
+
+void write_length_sweep(const fs::path& out, const AggregateOptions& options,
+                        const std::vector<std::pair<int, fs::path>>& runs, int kv_heads) {
+  CsvTable table({"seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated_mean"});
+  for (const auto& [seq_len, dir] : runs) {
+    const std::vector<fs::path> records = list_records(dir / "records");
+    const RunAggregate run = aggregate_records(records, kv_heads, options);
+    for (std::size_t g = 0; g < run.schema.n_grid.size(); ++g) {
+      table.add(seq_len).add(run.schema.n_grid[g]).add(run.heads_table.size());
+      for (const char* field : {"precision", "recall", "f", "margin", "separated"}) {
+        double sum = 0;
+        for (const HeadAggregate& h : run.heads_table) sum += run.n_stat(h, g, field).mean;
+        table.add(sum / static_cast<double>(run.heads_table.size()));
+      }
+      table.end_row();
+    }
+  }
+  table.write(out / "length_sweep.csv");
+}
+
+AggregateOptions aggregate_options_of_run(const nlohmann::json& run, const fs::path& dir) {
+  const auto bad = [&](const std::string& key) {
+    return InputError((dir / "run.json").string() + ": '" + key + "' must be a number");
+  };
+  // The number at `object[key]` into `to`, when present.
+  const auto read = [&](const nlohmann::json& object, const char* key, auto& to, const std::string& where) {
+    if (!object.is_object() || !object.contains(key)) return;
+    if (!object[key].is_number()) throw bad(where + key);
+    to = object[key].get<std::remove_reference_t<decltype(to)>>();
+  };
+  AggregateOptions o;
+  const nlohmann::json settings = run.value("settings", nlohmann::json::object());
+  read(settings, "stats_seed", o.seed, "settings.");
+  read(settings, "bootstrap", o.bootstrap.resamples, "settings.");
+  const nlohmann::json options = run.value("options", nlohmann::json::object());
+  read(options, "flat_precision_range", o.flat_precision_range, "options.");
+  const nlohmann::json taxonomy = options.is_object() ? options.value("taxonomy", nlohmann::json::object())
+                                                      : nlohmann::json::object();
+  geometry::TaxonomyOptions& t = o.taxonomy;
+  read(taxonomy, "small_n_max", t.small_n_max, "options.taxonomy.");
+  read(taxonomy, "large_n_fraction", t.large_n_fraction, "options.taxonomy.");
+  read(taxonomy, "retriever_min_cos_last", t.retriever_min_cos_last, "options.taxonomy.");
+  read(taxonomy, "reset_min_sink_share", t.reset_min_sink_share, "options.taxonomy.");
+  read(taxonomy, "reset_max_small_cos_last", t.reset_max_small_cos_last, "options.taxonomy.");
+  read(taxonomy, "mixer_min_small_cos_sink", t.mixer_min_small_cos_sink, "options.taxonomy.");
+  read(taxonomy, "mixer_min_sink_shift", t.mixer_min_sink_shift, "options.taxonomy.");
+  return o;
 }
 
 RunAggregate finish_run_dir(const fs::path& dir, int kv_heads, const AggregateOptions& options, bool per_sequence) {

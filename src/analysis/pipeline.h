@@ -64,6 +64,15 @@ AnalysisOutcome run_analysis(const AnalysisSettings& settings, const RunControl&
 // Writes RUN_DIR/report.html from the run's tables.
 void write_run_report(const std::filesystem::path& dir);
 
+// RUN_DIR `out`/length_sweep.csv from a length sweep's run directories, (seq_len, dir) each.
+void write_length_sweep(const std::filesystem::path& out, const AggregateOptions& options,
+                        const std::vector<std::pair<int, std::filesystem::path>>& runs, int kv_heads);
+
+// The aggregation options a run was made with, from its run.json: the stats seed and
+// bootstrap of `settings`, the taxonomy thresholds and flags of `options` (defaults where
+// an older run lacks them). Throws InputError for a value that is not a number.
+AggregateOptions aggregate_options_of_run(const nlohmann::json& run, const std::filesystem::path& dir);
+
 // Aggregates whatever records `dir` holds and (re)writes its tables.
 RunAggregate finish_run_dir(const std::filesystem::path& dir, int kv_heads, const AggregateOptions& options,
                             bool per_sequence);

@@ -21,7 +21,6 @@ struct MergeFlags {
   std::vector<std::string> shards;
   std::string out;
   bool per_sequence = false;
-  AnalysisSettings analysis;  // for the shared aggregation options
 };
 
 }  // namespace
@@ -56,7 +55,7 @@ void add_merge_command(CLI::App& app) {
   cmd->add_flag("--per-sequence", f->per_sequence, "also write selection_per_seq.csv");
   cmd->callback([f] {
     std::vector<std::filesystem::path> shards(f->shards.begin(), f->shards.end());
-    merge_runs(shards, f->out, f->analysis.aggregate, f->per_sequence);
+    merge_runs(shards, f->out, f->per_sequence);
     std::printf("wrote %s (merged %zu shards)\n", f->out.c_str(), shards.size());
   });
 }

@@ -127,7 +127,9 @@ def check_resume(args, tmp, failures):
 
 
 def check_shards(args, tmp, failures):
-    base = analyze_args(args.bin, args.fixtures)
+    # Non-default aggregation options and a length sweep: merge must take both from the shards.
+    base = analyze_args(args.bin, args.fixtures) + ["--stats-seed", "7", "--bootstrap", "300",
+                                                    "--retriever-min-cos-last", "0.3", "--lengths", "48"]
     reference = os.path.join(tmp, "single")
     subprocess.run(base + ["--out", reference], check=True, capture_output=True)
     shards = []
@@ -137,7 +139,11 @@ def check_shards(args, tmp, failures):
     merged = os.path.join(tmp, "merged")
     subprocess.run([args.bin, "merge", *shards, "--out", merged], check=True, capture_output=True)
     worst = compare_tables(reference, merged, failures)
-    print(f"shards: 3 shards merged vs single run: max relative difference {worst:.1e}")
+    worst = max(worst, compare_tables(os.path.join(reference, "lengths", "48"), os.path.join(merged, "lengths", "48"),
+                                      failures))
+    if read_csv(os.path.join(reference, "length_sweep.csv")) != read_csv(os.path.join(merged, "length_sweep.csv")):
+        failures.append("shards: merged length_sweep.csv differs from the single run's")
+    print(f"shards: 3 shards merged vs single run (and its length 48): max relative difference {worst:.1e}")
 
 
 def f_score(p, r):
