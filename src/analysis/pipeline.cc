@@ -181,7 +181,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
   const SequenceSet& sequences = plan.sequences;
   const RecordSchema& schema = plan.schema;
 
-  auto backend = make_backend(s.precision, s.fp32_matmul);
+  auto backend = make_backend(s.precision, s.fp32_matmul, in.checkpoint.dominant_dtype());
   nlohmann::json run = {{"format", "attngeom-run-v1"},
                         {"label", s.label.empty() ? fs::absolute(out).filename().string() : s.label},
                         {"attngeom", tool_provenance()},

@@ -121,7 +121,7 @@ void add_bench_command(CLI::App& app) {
     const Checkpoint checkpoint(f->model_dir);
     const ModelConfig& c = checkpoint.config();
     if (f->seq_len > c.max_positions) throw InputError("--seq-len exceeds max_position_embeddings");
-    TimedBackend backend(make_backend(f->precision));
+    TimedBackend backend(make_backend(f->precision, checkpoint.dominant_dtype()));
     Transformer model(c, checkpoint.weights(), backend);
     std::mt19937 rng(7);
     std::uniform_int_distribution<int> token(0, c.vocab - 1);

@@ -86,7 +86,7 @@ void run_capture(const CaptureOptions& o) {
     for (int i = 0; i < seq; ++i) request.logit_rows.push_back(i);
   }
 
-  auto backend = make_backend(o.precision);
+  auto backend = make_backend(o.precision, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
                   dump_metadata(o, checkpoint, *backend));

@@ -48,7 +48,7 @@ void run_perplexity(const PerplexityOptions& o) {
   }
   const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos, c.bos_token_id};
   check_stride(protocol);
-  auto backend = make_backend(o.precision);
+  auto backend = make_backend(o.precision, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   const PerplexityResult r = evaluate_perplexity(model, stream, protocol, {}, nullptr, nullptr);
   if (r.tokens == 0) throw InputError(input + ": no token could be scored (text too short)");

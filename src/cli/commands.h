@@ -23,7 +23,7 @@ void add_precision_options(CLI::App& cmd, PrecisionFlags& flags);
 // auto: bf16 when oneDNN can use AMX on this CPU, else fp32.
 Precision resolve_precision(const std::string& value);
 Fp32Matmul resolve_fp32_matmul(const std::string& value);
-std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags);
+std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags, DType weights);
 
 // Refuses an empty value (e.g. --out ''), which would otherwise read as "not given".
 CLI::Validator non_empty();

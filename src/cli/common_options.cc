@@ -48,8 +48,8 @@ Fp32Matmul resolve_fp32_matmul(const std::string& value) {
   return Fp32Matmul::kBf16x3;
 }
 
-std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags) {
-  return make_backend(resolve_precision(flags.precision), resolve_fp32_matmul(flags.fp32_matmul));
+std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags, DType weights) {
+  return make_backend(resolve_precision(flags.precision), resolve_fp32_matmul(flags.fp32_matmul), weights);
 }
 
 void apply_thread_count(int threads) {

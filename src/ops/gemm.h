@@ -83,7 +83,9 @@ std::unique_ptr<LinearBackend> make_bf16x3_backend();
 void split_into_bf16_terms(const float* x, std::int64_t count, std::uint16_t* lo, std::uint16_t* mid,
                            std::uint16_t* hi);
 
-std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32_matmul);
+// `weights`: the checkpoint's dtype. bf16x3 on F32/F16 weights would run sgemm for every
+// product, so it is sgemm from the start (and recorded as such).
+std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32_matmul, DType weights);
 
 // Whether oneDNN will use AMX on this CPU (what `--precision auto` keys on).
 bool cpu_has_amx();

@@ -75,9 +75,9 @@ bool cpu_has_bf16_matmul() {
 
 std::unique_ptr<LinearBackend> make_bf16_backend() { return std::make_unique<Bf16Backend>(); }
 
-std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32_matmul) {
+std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32_matmul, DType weights) {
   if (precision == Precision::kBf16) return make_bf16_backend();
-  return fp32_matmul == Fp32Matmul::kBf16x3 ? make_bf16x3_backend() : make_fp32_backend();
+  return fp32_matmul == Fp32Matmul::kBf16x3 && weights == DType::kBF16 ? make_bf16x3_backend() : make_fp32_backend();
 }
 
 }  // namespace attngeom

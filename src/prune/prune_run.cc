@@ -264,7 +264,7 @@ void run_prune(const PruneSettings& s) {
   }
 
   // The unedited model first: the reference of every evaluation.
-  auto backend = make_backend(s.precision, s.fp32_matmul);
+  auto backend = make_backend(s.precision, s.fp32_matmul, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, mask);
   const fs::path scores_out = out / "head_scores";

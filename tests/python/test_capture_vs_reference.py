@@ -208,16 +208,17 @@ class Fixture:
             label = self.check_tokens("tokens", dump, {"verbatim": self.ids[:150]})
             if label and self.compare("tokens", dump, ids, range(len(ids)), False):
                 notes.append(f"--tokens {label}")
-        # Both fp32 kernels, named in the dump; bf16x3 runs its three-term split only on
-        # bf16 weights (the gemma fixture) and sgemm on the others.
+        # Both fp32 kernels, named in the dump as they ran: bf16x3 runs its three-term split
+        # only on bf16 weights (the gemma fixture); on the others it is sgemm, and says so.
         for kernel in ("sgemm", "bf16x3"):
             tag = f"fp32-{kernel}"
             path = self.run(tag, "--queries", "all", "--logits", "--precision", "fp32", "--fp32-matmul", kernel)
             loaded = path and self.load(tag, path, None, True)
             if loaded:
                 recorded = st_reader.read(path)[1].get("matmul")
-                if recorded != f"onednn-{kernel}":
-                    self.fail(f"[{tag}] metadata matmul {recorded!r}, expected 'onednn-{kernel}'")
+                ran = kernel if self.cfg.get("torch_dtype") == "bfloat16" else "sgemm"
+                if recorded != f"onednn-{ran}":
+                    self.fail(f"[{tag}] metadata matmul {recorded!r}, expected 'onednn-{ran}'")
                 self.compare(tag, loaded[0], loaded[1], range(len(loaded[1])), True)
         self.row["notes"] = ", ".join(notes)
 

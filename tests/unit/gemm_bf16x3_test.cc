@@ -76,10 +76,13 @@ TEST(Bf16x3, NonBf16WeightsTakeTheSgemmPath) {
   expect_fp32_accurate(*backend, DType::kF32);
 }
 
-TEST(Bf16x3, MakeBackendHonoursTheFp32Choice) {
-  EXPECT_EQ(make_backend(Precision::kFp32, Fp32Matmul::kBf16x3)->kernel(), "onednn-bf16x3");
-  EXPECT_EQ(make_backend(Precision::kFp32, Fp32Matmul::kSgemm)->kernel(), "onednn-sgemm");
-  EXPECT_EQ(make_backend(Precision::kBf16, Fp32Matmul::kBf16x3)->kernel(), "onednn-bf16");
+TEST(Bf16x3, MakeBackendHonoursTheFp32ChoiceAndRecordsWhatRuns) {
+  EXPECT_EQ(make_backend(Precision::kFp32, Fp32Matmul::kBf16x3, DType::kBF16)->kernel(), "onednn-bf16x3");
+  EXPECT_EQ(make_backend(Precision::kFp32, Fp32Matmul::kSgemm, DType::kBF16)->kernel(), "onednn-sgemm");
+  EXPECT_EQ(make_backend(Precision::kBf16, Fp32Matmul::kBf16x3, DType::kBF16)->kernel(), "onednn-bf16");
+  // F32/F16 weights: bf16x3 would run sgemm for every product, and says so.
+  EXPECT_EQ(make_backend(Precision::kFp32, Fp32Matmul::kBf16x3, DType::kF32)->kernel(), "onednn-sgemm");
+  EXPECT_EQ(make_backend(Precision::kFp32, Fp32Matmul::kBf16x3, DType::kF16)->kernel(), "onednn-sgemm");
 }
 
 }  // namespace
