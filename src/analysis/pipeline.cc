@@ -118,7 +118,8 @@ struct LengthPlan {
 LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::path& out, int seq_len) {
   const ModelConfig& c = in.checkpoint.config();
   if (seq_len > c.max_positions && !s.force) {
-    throw InputError("--seq-len " + std::to_string(seq_len) + " exceeds the model's max_position_embeddings " +
+    throw InputError(std::string(seq_len == s.seq_len ? "--seq-len " : "--lengths: ") + std::to_string(seq_len) +
+                     " exceeds the model's max_position_embeddings " +
                      std::to_string(c.max_positions) + " (use --force to run anyway)");
   }
   LengthPlan plan;
