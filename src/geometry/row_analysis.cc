@@ -38,6 +38,7 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
                      " keys, the row has M = " + std::to_string(keys));
   }
   RowAnalysis a;
+  a.keys = keys;
   a.n_values = options.every_n ? every_n(keys) : default_n_grid(keys);
   a.norms = values.norms;
   a.rho_0 = values.rho_0;

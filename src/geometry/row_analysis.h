@@ -40,6 +40,7 @@ struct RowAnalysisOptions {
 };
 
 struct RowAnalysis {
+  std::size_t keys = 0;  // M, the row's keys 0..L
   std::vector<std::size_t> n_values;
   std::vector<SelectionMetrics> selection;  // [n_values.size()]
   NormStats norms;

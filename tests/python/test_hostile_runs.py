@@ -81,7 +81,7 @@ def analyze_seq_len_beyond_max_positions(ctx):
 @case
 def analyze_sweep_length_beyond_max_positions(ctx):
     """A --lengths entry beyond the model fails before the first length is written."""
-    return ctx.analyze("--lengths", "32,3000"), ["--seq-len 3000"], ["--force"]
+    return ctx.analyze("--lengths", "32,3000"), ["--lengths: 3000"], ["--force"]
 
 
 @case
