@@ -91,7 +91,8 @@ nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& ou
       merged = run;
       common = settings;
       count = n;
-    } else if (settings != common || n != count || run.value("options", nlohmann::json()) != merged.value("options", nlohmann::json())) {
+    } else if (settings != common || n != count ||
+               run.value("options", nlohmann::json()) != merged.value("options", nlohmann::json())) {
       throw InputError(dir.string() + ": settings or options differ from " + shards.front().string() +
                        " (not shards of one run)");
     }

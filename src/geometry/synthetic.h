@@ -58,8 +58,9 @@ struct ValueModelSpec {
 
 // Directions are u = F z normalised, with F F^T = C and z Gaussian: F z has exactly the
 // model's covariance, and u its cosines in expectation for large d (at small d the
-// normalisation shrinks them; docs/geometry.md gives the measured gap). F is computed once here (O(M^3)); each sample is then one
-// GEMM. beta = +infinity with rho_0 = 0 gives directions uniform on the sphere.
+// normalisation shrinks them; docs/geometry.md gives the measured gap). F is computed once
+// here (O(M^3)); each sample is then one GEMM. beta = +infinity with rho_0 = 0 gives
+// directions uniform on the sphere.
 class ValueSampler {
  public:
   // InputError when the model's cosine matrix is not positive semi-definite (for long rows

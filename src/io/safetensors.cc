@@ -115,7 +115,8 @@ SafetensorsHeader parse_safetensors(std::span<const std::uint8_t> bytes, const s
 
   nlohmann::json header;
   try {
-    header = parse_json(std::string_view(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()), source);
+    const std::string_view text(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size());
+    header = parse_json(text, source);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(source + ": malformed safetensors header JSON (" + std::string(e.what()) + ")");
   }

@@ -52,7 +52,9 @@ std::vector<double> geometric_base_n(const fs::path& run_dir, const HeadTable& t
 
 KeptKeys::KeptKeys(std::span<const int> window_lengths, int sliding_window) {
   int most = 0;
-  for (const int length : window_lengths) most = std::max(most, sliding_window > 0 ? std::min(length, sliding_window) : length);
+  for (const int length : window_lengths) {
+    most = std::max(most, sliding_window > 0 ? std::min(length, sliding_window) : length);
+  }
   // at_least[k]: queries that see at least k keys; each keeps its k-th key once N >= k.
   std::vector<double> at_least(static_cast<std::size_t>(most) + 1, 0.0);
   for (const int length : window_lengths) {
