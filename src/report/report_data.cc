@@ -262,7 +262,7 @@ json selection_summary(const RunData& run) {
     t.add({run.label, key.first, kSelectionMetrics[key.second].name, number_or_null(finite_mean(a.mean)),
            number_or_null(finite_quantile(a.mean, 0.25)), number_or_null(finite_quantile(a.mean, 0.75)),
            number_or_null(finite_mean(a.lo)), number_or_null(finite_mean(a.hi)), number_or_null(finite_mean(a.inside)),
-           a.mean.size()});
+           std::ranges::count_if(a.mean, [](double v) { return std::isfinite(v); })});  // heads it is defined for
   }
   return std::move(t).build();
 }
