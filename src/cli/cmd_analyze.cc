@@ -113,7 +113,9 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--format", f->format, "text (a file is one document), lines (one per line) or jsonl")
       ->check(CLI::IsMember({"text", "lines", "jsonl"}))->capture_default_str();
   cmd->add_option("--text-field", s.corpus.text_field, "JSONL field holding the text")->capture_default_str();
-  cmd->add_option("--skip", s.skip, "skip this many candidate sequences first")->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--skip", s.skip, "skip this many candidate sequences first")
+      ->check(CLI::Range(0, 1 << 30))
+      ->capture_default_str();
   auto* seed = cmd->add_option("--seed", f->seed, "shuffle candidate sequences with this seed (default: corpus order)");
   cmd->add_flag("--pack", s.pack, "concatenate all documents into one stream (short ones are no longer skipped)");
   cmd->add_option_function<std::string>(

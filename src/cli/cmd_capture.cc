@@ -110,7 +110,7 @@ void add_capture_command(CLI::App& app) {
   cmd->add_option("--out", options->out, "output .safetensors path")->required();
   cmd->add_option("--queries", options->queries, "query rows: last, all, or positions i,j,k")->capture_default_str();
   cmd->add_flag("--logits", options->logits, "also write logits [T, vocab]");
-  cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens (default: all)")->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text");
   cmd->add_flag("--force", options->force, "allow sequences longer than max_position_embeddings");
   cmd->add_option("--threads", options->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));

@@ -83,7 +83,7 @@ void add_perplexity_command(CLI::App& app) {
   cmd->add_option("--context", o->context, "tokens per window, including BOS")->check(CLI::Range(2, 1 << 20))->capture_default_str();
   cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--no-bos", o->no_bos, "do not start each window with BOS");
-  cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text")->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text (default: all)")->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
   add_precision_options(*cmd, o->precision);
   cmd->callback([o, text, tokens] {
