@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/resources.h"
 #include "util/error.h"
 
 namespace attngeom::prune {
@@ -22,6 +23,20 @@ std::vector<int> protocol_window_lengths(std::size_t n, const PerplexityProtocol
     if (end == n) break;
   }
   return lengths;
+}
+
+std::uint64_t reference_distribution_bytes(std::size_t tokens, std::int64_t vocab) {
+  const double bytes = 4.0 * static_cast<double>(tokens) * static_cast<double>(vocab);
+  return bytes >= 0x1p64 ? UINT64_MAX : static_cast<std::uint64_t>(bytes);
+}
+
+void check_reference_fits(std::size_t tokens, std::int64_t vocab, std::optional<std::uint64_t> available) {
+  const std::uint64_t need = reference_distribution_bytes(tokens, vocab);
+  if (!available || need <= *available) return;
+  const std::uint64_t fits = *available / (4 * static_cast<std::uint64_t>(vocab));
+  throw InputError("prune: the unedited model's distributions over " + std::to_string(tokens) +
+                   " held-out tokens take " + human_bytes(need) + " but only " + human_bytes(*available) +
+                   " of memory is available; use --max-tokens (at most " + std::to_string(fits) + ")");
 }
 
 HeldOutEvaluator::HeldOutEvaluator(Transformer& model, std::vector<std::vector<int>> documents,

@@ -4,6 +4,8 @@
 // of the held-out text is its own token stream (windows never cross documents); the
 // NLL, KL and top-1 agreement are pooled over every scored token of every document.
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -43,6 +45,14 @@ class HeldOutEvaluator {
   HeldOutScore reference_;
   std::vector<int> window_lengths_;
 };
+
+// Bytes the reference log-probabilities of `tokens` held-out tokens take ([tokens, vocab]
+// floats; an upper bound, as unscored tokens keep none).
+std::uint64_t reference_distribution_bytes(std::size_t tokens, std::int64_t vocab);
+
+// Throws InputError naming --max-tokens (and how many tokens would fit) when those bytes
+// exceed `available`; an unknown availability passes.
+void check_reference_fits(std::size_t tokens, std::int64_t vocab, std::optional<std::uint64_t> available);
 
 // The forward passes the protocol makes over one stream: the token count of each
 // window that scores at least one token (BOS included).

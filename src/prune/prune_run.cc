@@ -12,7 +12,6 @@
 #include "analysis/csv.h"
 #include "analysis/pipeline.h"
 #include "analysis/provenance.h"
-#include "analysis/resources.h"
 #include "analysis/run_dir.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
@@ -254,14 +253,7 @@ void run_prune(const PruneSettings& s) {
   std::size_t tokens = 0;
   for (const auto& d : documents) tokens += d.size();
   // The unedited model's log-probabilities stay in memory for every KL: checked up front.
-  const double reference_bytes = 4.0 * static_cast<double>(tokens) * c.vocab;
-  if (const auto available = available_memory_bytes(); available && reference_bytes > static_cast<double>(*available)) {
-    const auto fits = static_cast<std::size_t>(static_cast<double>(*available) / (4.0 * c.vocab));
-    throw InputError("prune: the unedited model's distributions over " + std::to_string(tokens) +
-                     " held-out tokens take " + human_bytes(static_cast<std::uint64_t>(reference_bytes)) + " but only " +
-                     human_bytes(*available) + " of memory is available; use --max-tokens (fewer than " +
-                     std::to_string(fits) + ")");
-  }
+  check_reference_fits(tokens, c.vocab, available_memory_bytes());
 
   // The unedited model first: the reference of every evaluation.
   auto backend = make_backend(s.precision, s.fp32_matmul, checkpoint.dominant_dtype());
@@ -271,7 +263,7 @@ void run_prune(const PruneSettings& s) {
   make_directory(out, s.out.empty() ? "--scores " : "--out ");
   if (table) make_directory(scores_out, "");
   std::fprintf(stderr, "attngeom prune: %zu held-out tokens in %zu documents; the unedited distributions take %.1f MiB\n",
-               tokens, documents.size(), reference_bytes / (1 << 20));
+               tokens, documents.size(), static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
   const PerplexityProtocol protocol = protocol_of(s, c);
   HeldOutEvaluator evaluator(model, std::move(documents), protocol);
   const HeldOutScore& ref = evaluator.reference();

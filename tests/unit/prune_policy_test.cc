@@ -4,12 +4,15 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "prune/held_out.h"
 #include "prune/strategy.h"
 #include "prune/topn_policy.h"
+#include "util/error.h"
 
 namespace attngeom::prune {
 namespace {
@@ -168,6 +171,23 @@ TEST(TopnBudget, GeometricKeepsUniformsPairsAndServesSmallNeedsFirst) {
   // (2 x 45 = 90 <= 92), 7 would be 2 x 49 = 98 > 92.
   EXPECT_EQ(allocate_topn(std::vector<double>{1, 10, 10}, 4, KeptKeys(std::vector<int>{10}, 0)),
             (std::vector<int>{1, 6, 6}));
+}
+
+
+// The held-out reference distributions ([tokens, vocab] floats) must fit before any forward.
+TEST(HeldOutMemory, ReferenceThatDoesNotFitNamesMaxTokensAndHowManyFit) {
+  EXPECT_EQ(reference_distribution_bytes(1000, 32000), 128000000u);
+  EXPECT_NO_THROW(check_reference_fits(1000, 32000, std::nullopt));    // unknown: passes
+  EXPECT_NO_THROW(check_reference_fits(1000, 32000, 128000000u));      // exactly fits
+  try {
+    check_reference_fits(1000, 32000, 127999999u);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("1000 held-out tokens"), std::string::npos) << what;
+    EXPECT_NE(what.find("--max-tokens (at most 999)"), std::string::npos) << what;
+  }
+  EXPECT_EQ(reference_distribution_bytes(std::size_t{1} << 62, 256000), UINT64_MAX);  // saturates
 }
 
 }  // namespace
