@@ -89,6 +89,27 @@ PerplexityProtocol protocol_of(const PruneSettings& s, const ModelConfig& c) {
   return {s.context, s.stride, s.bos, c.bos_token_id};
 }
 
+// --out is new, empty, an attngeom run or a previous prune output, and outside every input:
+// prune never mixes its files into a foreign folder.
+void check_out_dir(const PruneSettings& s) {
+  const std::string flag = "--out " + s.out.string();
+  std::error_code ec;
+  std::vector<fs::path> inputs = {s.model_dir, s.mask_file};
+  inputs.insert(inputs.end(), s.data.begin(), s.data.end());
+  for (const fs::path& input : inputs) {
+    if (!input.empty() && fs::exists(input, ec) && (lies_within(s.out, input) || lies_within(input, s.out))) {
+      throw InputError(flag + ": overlaps the input " + input.string() + "; expected a directory of its own");
+    }
+  }
+  const fs::file_status status = fs::symlink_status(s.out, ec);
+  if (!fs::exists(status)) return;
+  if (!fs::is_directory(status)) throw InputError(flag + ": exists and is not a directory");
+  if (!fs::is_empty(s.out, ec) && !is_run_dir(s.out) && !fs::exists(s.out / "prune.json", ec)) {
+    throw InputError(flag + ": is not empty and holds neither an attngeom run nor a previous prune output; "
+                     "expected a new or empty directory");
+  }
+}
+
 void check_settings(const PruneSettings& s, const ModelConfig& c) {
   if (s.context < 2) throw InputError("--context must be at least 2");
   if (s.context > c.max_positions && !s.force) {
@@ -112,8 +133,12 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
   if (s.out.empty() && s.scores_dir.empty()) throw InputError("--out is required without --scores");
   // Checked before any forward pass: the logits are written after the model has run.
   if (!s.dump_logits.empty()) {
-    check_output_path(s.dump_logits, "--dump-logits " + s.dump_logits.string(), "an .npy file path", {s.model_dir});
+    std::vector<fs::path> inputs = {s.model_dir, s.mask_file};
+    if (!s.scores_dir.empty()) inputs.push_back(s.scores_dir / "heads.csv");
+    inputs.insert(inputs.end(), s.data.begin(), s.data.end());
+    check_output_path(s.dump_logits, "--dump-logits " + s.dump_logits.string(), "an .npy file path", inputs);
   }
+  if (!s.out.empty()) check_out_dir(s);
 }
 
 // The protocol's first window of the first document, every position's logits
@@ -136,12 +161,13 @@ void dump_first_window_logits(Transformer& model, const std::vector<int>& docume
 struct Curve {
   CsvTable table;
   json rows = json::array();
+  std::vector<std::pair<std::string, std::vector<double>>> head_scores;  // (file name, [layers * heads])
 };
 
-// Head masking: one row per (strategy, seed, fraction), then the --mask file's row.
-// Writes each order's importance into `scores_dir`.
+// Head masking: one row per (strategy, seed, fraction), then the --mask file's row, and
+// each order's importance.
 Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::vector<float>& mask, const HeadGrid& grid,
-                     CachedEvaluator& evaluate, const fs::path& scores_dir) {
+                     CachedEvaluator& evaluate) {
   Curve curve{CsvTable({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"})};
   const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction, const std::vector<float>& gates) {
     const HeldOutScore r = evaluate(gates, {});
@@ -166,8 +192,8 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
     for (const std::uint64_t seed : seeds) {
       const std::vector<double> score = importance(strategy, *table, s.type_order, seed);
       const std::string file = strategy.seeded() ? strategy.name() + "-seed" + std::to_string(seed) : strategy.name();
-      write_head_scores(scores_dir, file, score, grid);
       const std::vector<int> order = masking_order(score);
+      curve.head_scores.emplace_back(file, score);
       for (const double fraction : s.fractions) {
         add_row(strategy.name(), seed, fraction, gates_masking_first(order, heads_for_fraction(fraction, grid.count())));
       }
@@ -259,9 +285,6 @@ void run_prune(const PruneSettings& s) {
   auto backend = make_backend(s.precision, s.fp32_matmul, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, mask);
-  const fs::path scores_out = out / "head_scores";
-  make_directory(out, s.out.empty() ? "--scores " : "--out ");
-  if (table) make_directory(scores_out, "");
   std::fprintf(stderr, "attngeom prune: %zu held-out tokens in %zu documents; the unedited distributions take %.1f MiB\n",
                tokens, documents.size(), static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
   const PerplexityProtocol protocol = protocol_of(s, c);
@@ -272,15 +295,19 @@ void run_prune(const PruneSettings& s) {
                ref.tokens, s.context, stride, s.bos ? "BOS per window" : "no BOS");
   CachedEvaluator evaluate(evaluator);
 
-  Curve pruning = pruning_curves(s, table ? &*table : nullptr, mask, grid, evaluate, scores_out);
+  Curve pruning = pruning_curves(s, table ? &*table : nullptr, mask, grid, evaluate);
   Curve topn = topn_curve(s, topn_base, grid, evaluate, evaluator, c.sliding_window);
 
-  // Outputs.
-  if (!pruning.rows.empty()) pruning.table.write(out / "pruning.csv");
-  if (!topn.rows.empty()) {
-    topn.table.write(out / "topn_budget.csv");
-    write_head_scores(scores_out, "topn_base_n", topn_base, grid);
+  // Outputs, only once every evaluation is done: a failed or stopped prune writes nothing.
+  make_directory(out, s.out.empty() ? "--scores " : "--out ");
+  if (!topn.rows.empty()) pruning.head_scores.emplace_back("topn_base_n", topn_base);
+  if (!pruning.head_scores.empty()) {
+    const fs::path scores_out = out / "head_scores";
+    make_directory(scores_out, "");
+    for (const auto& [name, score] : pruning.head_scores) write_head_scores(scores_out, name, score, grid);
   }
+  if (!pruning.rows.empty()) pruning.table.write(out / "pruning.csv");
+  if (!topn.rows.empty()) topn.table.write(out / "topn_budget.csv");
   json files = json::array();
   for (const CorpusFile& f : corpus.files) {
     files.push_back({{"path", fs::absolute(f.path).string()}, {"sha256", f.sha256}, {"documents", f.documents}});

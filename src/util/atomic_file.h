@@ -4,8 +4,8 @@
 // so a failed run never leaves a half-written output behind.
 #include <cstddef>
 #include <filesystem>
-#include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace attngeom {
 
@@ -32,10 +32,10 @@ class AtomicFile {
 
 // Checked before any work: `out` (named `label`, e.g. "--out x.json") must be a path in an
 // existing directory, new or a regular file (not a directory, device, FIFO, socket or
-// link, which the final rename would replace), and not one of `inputs` nor inside an input
-// directory. `expected` says what it should be ("a .json file path"). Throws InputError.
+// link, which the final rename would replace), and not one of `inputs` nor anywhere below an
+// input directory. `expected` says what it should be ("a .json file path"). Throws InputError.
 void check_output_path(const std::filesystem::path& out, const std::string& label, const std::string& expected,
-                       std::initializer_list<std::filesystem::path> inputs = {});
+                       const std::vector<std::filesystem::path>& inputs = {});
 
 // Whether `path` is `dir` or lies anywhere below it (links resolved where they exist).
 bool lies_within(const std::filesystem::path& path, const std::filesystem::path& dir);

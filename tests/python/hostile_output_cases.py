@@ -167,6 +167,45 @@ def prune_dump_logits_in_a_missing_folder(ctx):
         ["--dump-logits"], ["does not exist"]
 
 
+@case
+def prune_dump_logits_is_the_held_out_text(ctx):
+    scores = scores_run(ctx)
+    text = ctx.file("held_out.txt", open(CORPUS).read())
+    ctx.keep.append(text)
+    argv = prune_args(ctx, scores, "--strategies", "sink", "--dump-logits", text)
+    argv[argv.index(CORPUS)] = text
+    return argv, ["--dump-logits"], ["input of this run"]
+
+
+@case
+def prune_dump_logits_is_the_mask(ctx):
+    scores = scores_run(ctx)
+    mask = ctx.file("mask.tsv", "\n".join(["1 " * 3] * 2) + "\n")  # any content: refused before it is read
+    ctx.keep.append(mask)
+    return prune_args(ctx, scores, "--mask", mask, "--dump-logits", mask), ["--dump-logits"], ["input of this run"]
+
+
+@case
+def prune_out_is_a_foreign_folder(ctx):
+    scores = scores_run(ctx)
+    os.makedirs(ctx.out)
+    ctx.file("run/notes.txt", "a user's file")
+    ctx.keep.append(ctx.out)
+    return prune_args(ctx, scores, "--strategies", "sink"), ["--out"], ["neither an attngeom run nor a previous prune"]
+
+
+@case
+def prune_out_inside_the_model(ctx):
+    scores = scores_run(ctx)
+    model = os.path.join(ctx.tmp, "model")
+    shutil.copytree(ctx.model, model)
+    ctx.keep.append(model)
+    argv = prune_args(ctx, scores, "--strategies", "sink")
+    argv[argv.index(ctx.model)] = model
+    argv[argv.index(ctx.out)] = os.path.join(model, "pruned")
+    return argv, ["--out"], ["overlaps the input"]
+
+
 # --- outputs that would replace inputs or special files ---
 
 @case

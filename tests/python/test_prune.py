@@ -20,6 +20,8 @@ strategies     all orders on an analyze run of a fixture: CSV layout, masked set
                = the unmasked model, the top-N allocations and budget curve (budget =
                context is the unmodified model, top-N perplexity matches the reference),
                and the regenerated report.
+interrupted    a prune stopped (SIGTERM) during its evaluations leaves nothing: no new
+               --out folder, and a --scores run directory byte-identical to before.
 bad_inputs     wrong mask shape, ragged TSV, unknown strategy, budget > context, fraction
                > 1, scores of another model, bad type order, --out a file: exit 2 with
                one line naming the problem, and no pruning.csv left behind.
@@ -28,7 +30,9 @@ import argparse
 import csv
 import json
 import math
+import hashlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -426,6 +430,41 @@ def expected_base_n(scores, fx, tau):
     return base
 
 
+def tree_digest(path):
+    out = {}
+    for d, _, files in os.walk(path):
+        for f in files:
+            p = os.path.join(d, f)
+            out[os.path.relpath(p, path)] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+    return out
+
+
+def check_interrupted(binary, fx, tmp):
+    scores = analyze_run(binary, fx, tmp)
+    before = tree_digest(scores)
+    # ~60 evaluations over the whole corpus: seconds of work left when the signal lands.
+    work = ["--strategies", "random,sink", "--seeds", "20", "--no-topn", "--threads", "1"]
+    for out in (os.path.join(tmp, "new"), None):
+        args = [binary, "prune", "--model", fx.dir, "--data", CORPUS, "--scores", scores, "--context", "48", *work]
+        if out:
+            args += ["--out", out]
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for line in proc.stderr:  # the unedited model has run: the evaluations have begun
+            if "unedited model" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        proc.stderr.read()
+        rc = proc.wait(timeout=300)
+        if rc != -signal.SIGTERM:
+            fail(f"{fx.name}: prune ended with {rc} before the signal could stop it; give it more work")
+        elif out and os.path.exists(out):
+            fail(f"{fx.name}: a stopped prune left {sorted(os.listdir(out))} in its new --out")
+        elif tree_digest(scores) != before:
+            fail(f"{fx.name}: a stopped prune changed the --scores run directory")
+        else:
+            print(f"{fx.name}: stopped with {rc} ({'--out' if out else '--scores'}): nothing written")
+
+
 def check_bad_inputs(binary, fx, tmp):
     scores = analyze_run(binary, fx, tmp)
     data = write_text(os.path.join(tmp, "held.txt"), corpus_lines(1)[0])
@@ -463,6 +502,7 @@ CHECKS = {
     "perplexity": (check_perplexity, ["llama", "mistral"]),
     "random_seeds": (check_random_seeds, ["llama"]),
     "strategies": (check_strategies, ["llama"]),
+    "interrupted": (check_interrupted, ["llama"]),
     "bad_inputs": (check_bad_inputs, ["llama"]),
 }
 
