@@ -46,15 +46,18 @@ CsvTable CsvTable::read(const std::filesystem::path& path) {
       continue;
     }
     if (blank != 0) throw InputError(path.string() + ":" + std::to_string(blank) + ": blank line inside the table");
+    if (table.header_.empty() && line.front() == '#') continue;
     std::vector<std::string> fields = split_fields(line);
     if (table.header_.empty()) {
+      const std::string at = path.string() + ":" + std::to_string(line_no);
       for (std::size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i].empty()) throw InputError(path.string() + ":1: empty column name in header");
+        if (fields[i].empty()) throw InputError(at + ": empty column name in header");
         for (std::size_t j = 0; j < i; ++j) {
-          if (fields[j] == fields[i]) throw InputError(path.string() + ":1: column '" + fields[i] + "' appears twice");
+          if (fields[j] == fields[i]) throw InputError(at + ": column '" + fields[i] + "' appears twice");
         }
       }
       table.header_ = std::move(fields);
+      table.header_line_ = line_no;
       continue;
     }
     if (fields.size() != table.header_.size()) {
@@ -91,8 +94,7 @@ void CsvTable::require_columns(const std::vector<std::string>& names) const {
 }
 
 void CsvTable::fail_cell(std::size_t row, std::size_t col, const char* expected) const {
-  // Line numbers count the header as line 1 (blank lines are not expected in our files).
-  throw InputError(path_.string() + ":" + std::to_string(row + 2) + ": column '" + header_[col] + "': expected " +
+  throw InputError(path_.string() + ":" + std::to_string(line_of(row)) + ": column '" + header_[col] + "': expected " +
                    expected + ", found '" + text(row, col) + "'");
 }
 

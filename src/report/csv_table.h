@@ -1,7 +1,8 @@
 #pragma once
 // A run-directory CSV file (docs/run_format.md): one header row, comma-separated,
 // no quoting, `nan` for undefined values. Read whole and validated as it is read:
-// every row has the header's field count. Every error names the file and line.
+// every row has the header's field count. Every error names the file and line. Lines
+// starting with '#' before the header are comments (`attngeom synth` writes one).
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -25,6 +26,9 @@ class CsvTable {
   // Throws InputError unless every named column is present (names all missing ones).
   void require_columns(const std::vector<std::string>& names) const;
 
+  // The file's line number of a data row (1-based), for messages.
+  std::size_t line_of(std::size_t row) const { return header_line_ + 1 + row; }
+
   const std::string& text(std::size_t row, std::size_t col) const { return cells_[row * header_.size() + col]; }
   // The cell as a number (`nan`, `inf` accepted); throws InputError with file:line.
   double number(std::size_t row, std::size_t col) const;
@@ -38,6 +42,7 @@ class CsvTable {
 
   std::filesystem::path path_;
   std::vector<std::string> header_;
+  std::size_t header_line_ = 1;
   std::vector<std::string> cells_;  // [rows, columns], row-major
 };
 

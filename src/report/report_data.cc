@@ -76,7 +76,7 @@ void head_rows(const RunData& run, TableBuilder& t) {
     for (std::size_t c : flags) {
       const long f = h.integer(i, c);
       if (f != 0 && f != 1) {
-        throw InputError(h.path().string() + ":" + std::to_string(i + 2) + ": column '" + h.header()[c] +
+        throw InputError(h.path().string() + ":" + std::to_string(h.line_of(i)) + ": column '" + h.header()[c] +
                          "': must be 0 or 1, found '" + h.text(i, c) + "'");
       }
       row.push_back(f);

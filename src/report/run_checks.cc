@@ -24,7 +24,7 @@ long run_int(const RunData& run, const json& object, const char* key, const std:
 }
 
 [[noreturn]] void bad_cell(const CsvTable& t, std::size_t row, const char* column, const std::string& what) {
-  throw InputError(t.path().string() + ":" + std::to_string(row + 2) + ": column '" + column + "': " + what);
+  throw InputError(t.path().string() + ":" + std::to_string(t.line_of(row)) + ": column '" + column + "': " + what);
 }
 
 // The model's shape and the N a run measures, from run.json.

@@ -90,7 +90,7 @@ void check_labels(const CsvTable& heads) {
     const std::size_t c = heads.column(column);
     for (std::size_t i = 0; i < heads.rows(); ++i) {
       if (std::find(kLabels.begin(), kLabels.end(), heads.text(i, c)) == kLabels.end()) {
-        throw InputError(heads.path().string() + ":" + std::to_string(i + 2) + ": column '" + column +
+        throw InputError(heads.path().string() + ":" + std::to_string(heads.line_of(i)) + ": column '" + column +
                          "': unknown label '" + heads.text(i, c) + "' (expected retriever, mixer, reset or unclassified)");
       }
     }

@@ -81,6 +81,21 @@ TEST(CsvTable, ErrorsNameFileLineAndColumn) {
             std::string::npos);
 }
 
+// `attngeom synth` opens each CSV with a '#' provenance line; line numbers stay the file's.
+TEST(CsvTable, CommentLinesBeforeTheHeaderAreSkippedAndCounted) {
+  TempDir dir;
+  const CsvTable t = CsvTable::read(dir.write("s.csv", "# attngeom synth --seed 1, --d 16\n#\nprofile,n\nuniform,2\nx,y\n"));
+  EXPECT_EQ(t.header(), (std::vector<std::string>{"profile", "n"}));
+  ASSERT_EQ(t.rows(), 2u);
+  EXPECT_EQ(t.line_of(0), 4u);
+  EXPECT_NE(error_of([&] { (void)t.integer(1, 1); }).find("s.csv:5: column 'n'"), std::string::npos);
+  EXPECT_NE(error_of([&] { CsvTable::read(dir.write("h.csv", "# c\na,a\n")); }).find("h.csv:2: column 'a' appears twice"),
+            std::string::npos);
+  // After the header, '#' is data like any other text.
+  EXPECT_NE(error_of([&] { CsvTable::read(dir.write("late.csv", "a,b\n# c\n")); }).find("late.csv:2: expected 2"),
+            std::string::npos);
+}
+
 TEST(CsvTable, IntegerRejectsFractions) {
   TempDir dir;
   const CsvTable t = CsvTable::read(dir.write("i.csv", "n\n3.0\n3.5\nnan\n"));
