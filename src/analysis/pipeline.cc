@@ -94,11 +94,12 @@ class Progress {
   Clock::time_point start_ = Clock::now();
 };
 
-// The settings of one length's run directory: the run's, with that seq_len and no sweep.
+// The settings of one length's run directory: the run's, with that seq_len. Only the main
+// directory keeps the sweep's lengths, so that --resume with other --lengths is refused.
 nlohmann::json length_settings_json(const AnalysisSettings& s, int seq_len) {
   AnalysisSettings length_settings = s;
   length_settings.seq_len = seq_len;
-  length_settings.lengths.clear();
+  if (seq_len != s.seq_len) length_settings.lengths.clear();
   return settings_json(length_settings);
 }
 

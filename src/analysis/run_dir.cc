@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 
 #include "analysis/record.h"
 #include "util/atomic_file.h"
@@ -52,6 +53,27 @@ bool holds_nothing_committed(const fs::path& dir, std::error_code& ec) {
 
 // Whether the constructor writes a new marker after the checks: a new run (also --resume of
 // a directory that holds nothing committed), not a resumed one.
+// "seq_len: 64 then, 48 now; lengths: [32] then, [48] now": the top-level settings that differ.
+std::string settings_difference(const nlohmann::json& before, const nlohmann::json& now) {
+  if (!before.is_object()) return "run.json holds none";
+  const auto shown = [](const nlohmann::json& v) {
+    const std::string text = v.dump();
+    return text.size() <= 80 ? text : text.substr(0, 77) + "...";
+  };
+  std::string out;
+  for (const auto& [key, value] : now.items()) {
+    const auto it = before.find(key);
+    const nlohmann::json old_value = it == before.end() ? nlohmann::json() : *it;
+    if (old_value == value) continue;
+    if (!out.empty()) out += "; ";
+    out += key + ": " + (it == before.end() ? std::string("absent") : shown(old_value)) + " then, " + shown(value) + " now";
+  }
+  for (const auto& [key, value] : before.items()) {
+    if (!now.contains(key)) out += (out.empty() ? "" : "; ") + key + ": " + shown(value) + " then, absent now";
+  }
+  return out;
+}
+
 bool check_run_dir_and_plan(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
@@ -68,9 +90,10 @@ bool check_run_dir_and_plan(const fs::path& path, const nlohmann::json& settings
       throw InputError("--resume: " + path.string() + " is not an attngeom run directory");
     }
     const nlohmann::json previous = read_run_json(path);
-    if (!previous.is_object() || previous.value("settings", nlohmann::json()) != settings) {
-      throw InputError("--resume: " + path.string() +
-                       " was started with different settings (model, corpus selection, grid or options)");
+    const nlohmann::json before = previous.is_object() ? previous.value("settings", nlohmann::json()) : nlohmann::json();
+    if (before != settings) {
+      throw InputError("--resume: " + path.string() + " was started with different settings (" +
+                       settings_difference(before, settings) + "); resume with the same ones, or use --overwrite");
     }
     return false;
   }

@@ -56,6 +56,7 @@ std::vector<int> parse_lengths(const std::string& text) {
     }
     lengths.push_back(value);
   }
+  std::sort(lengths.begin(), lengths.end());  // one order in run.json, whatever the flag's
   return lengths;
 }
 

@@ -62,7 +62,14 @@ def analyze_resume_other_settings(ctx):
     ctx.run_ok(*ctx.analyze(num_seqs="1"))
     ctx.keep = [ctx.out]
     argv = ctx.analyze("--resume")
-    return argv, ["different settings"], []
+    return argv, ["different settings"], ["num_seqs: 1 then, 2 now"]
+
+
+@case
+def analyze_resume_other_lengths(ctx):
+    ctx.run_ok(*ctx.analyze("--lengths", "32", num_seqs="1"))
+    ctx.keep = [ctx.out]
+    return ctx.analyze("--lengths", "48", "--resume", num_seqs="1"), ["--resume"], ["lengths: [32] then, [48] now"]
 
 
 @case
