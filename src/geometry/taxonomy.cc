@@ -87,7 +87,10 @@ TaxonomyFeatures taxonomy_features(const HeadMagnitudes& magnitudes, std::span<c
     f.last_share = magnitudes.last / total;
     f.rest_share = magnitudes.rest / total;
   }
-  if (grid.empty()) return f;
+  if (grid.empty()) {
+    f.cos_sink_small = f.cos_sink_large = f.cos_last_small = f.cos_last_large = std::nan("");
+    return f;
+  }
   // Averages over SPEC's default N grid whatever N the row was analysed at: every N would
   // weight the large-N end far more and change the features with --every-n.
   const std::vector<std::size_t> default_grid = default_n_grid(keys);
@@ -134,15 +137,21 @@ ClusterCrossCheck kmeans_cross_check(std::span<const TaxonomyFeatures> features,
     std::copy(a.begin(), a.end(), points.begin() + static_cast<std::ptrdiff_t>(h * kFeatureCount));
   }
   for (std::size_t f = 0; f < kFeatureCount; ++f) {
-    double mean = 0.0;
-    for (std::size_t h = 0; h < heads; ++h) mean += points[h * kFeatureCount + f];
-    mean /= static_cast<double>(heads);
-    double var = 0.0;
-    for (std::size_t h = 0; h < heads; ++h) var += (points[h * kFeatureCount + f] - mean) * (points[h * kFeatureCount + f] - mean);
-    const double sd = std::sqrt(var / static_cast<double>(heads));
+    double mean = 0.0, var = 0.0;
+    std::size_t defined = 0;
+    for (std::size_t h = 0; h < heads; ++h) {
+      const double x = points[h * kFeatureCount + f];
+      if (std::isfinite(x)) mean += x, ++defined;
+    }
+    mean /= static_cast<double>(std::max<std::size_t>(defined, 1));
+    for (std::size_t h = 0; h < heads; ++h) {
+      const double x = points[h * kFeatureCount + f];
+      if (std::isfinite(x)) var += (x - mean) * (x - mean);
+    }
+    const double sd = std::sqrt(var / static_cast<double>(std::max<std::size_t>(defined, 1)));
     for (std::size_t h = 0; h < heads; ++h) {
       double& x = points[h * kFeatureCount + f];
-      x = sd > 0.0 ? (x - mean) / sd : 0.0;
+      x = sd > 0.0 && std::isfinite(x) ? (x - mean) / sd : 0.0;
     }
   }
   const KMeansResult clusters = kmeans(points, heads, kFeatureCount, kTypes, options.restarts, options.max_iterations, seed);

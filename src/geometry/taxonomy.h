@@ -49,7 +49,9 @@ struct TaxonomyFeatures {
 };
 
 // grid: selection metrics of this row over an N grid (e.g. default_n_grid). A missing small
-// (large) N set falls back to the smallest (largest) N of the grid; an empty grid gives 0.
+// (large) N set falls back to the smallest (largest) N of the grid; an empty grid (a row
+// with one key: nothing to select) leaves the four cosines NaN, and classify() then
+// matches no rule (unclassified).
 TaxonomyFeatures taxonomy_features(const HeadMagnitudes& magnitudes, std::span<const SelectionMetrics> grid,
                                    std::size_t keys, const TaxonomyOptions& options = {});
 // Field-wise mean, to aggregate a head's features over sequences before classifying.
@@ -75,7 +77,8 @@ struct ClusterCrossCheck {
   std::size_t compared = 0;  // heads with a rule label other than unclassified
   double agreement = 0.0;    // share of the compared heads whose cluster maps to their rule label
 };
-// k-means with k = 3 on the standardised features (each field z-scored; a constant field is 0).
+// k-means with k = 3 on the standardised features (each field z-scored over its finite
+// values; a constant field, and an undefined (NaN) value, is 0: the field's mean).
 ClusterCrossCheck kmeans_cross_check(std::span<const TaxonomyFeatures> features, std::span<const HeadType> rule_labels,
                                      const KMeansOptions& options, std::uint64_t seed);
 

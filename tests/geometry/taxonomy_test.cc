@@ -1,5 +1,6 @@
 // Taxonomy: planted Retriever / Mixer / Reset heads are labelled by the rules, the k-means
 // cross-check agrees, and the helpers behave on small inputs.
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -94,9 +95,41 @@ TEST(Taxonomy, MagnitudesAndDegenerateRows) {
   EXPECT_EQ(single.sink, 5.0);
   EXPECT_EQ(single.last, 5.0);
   EXPECT_EQ(single.rest, 0.0);
+  // One key: nothing to select, so the alignments are undefined and no rule can match
+  // (before, zeros made every such head a Reset).
   const TaxonomyFeatures f = taxonomy_features(single, {}, 1);
-  EXPECT_EQ(f.cos_sink_small, 0.0);
+  EXPECT_TRUE(std::isnan(f.cos_sink_small) && std::isnan(f.cos_sink_large));
+  EXPECT_TRUE(std::isnan(f.cos_last_small) && std::isnan(f.cos_last_large));
   EXPECT_NEAR(f.sink_share + f.last_share + f.rest_share, 1.0, 1e-12);
+  EXPECT_EQ(classify(f).label, HeadType::kUnclassified);
+}
+
+// An undefined feature sits at its field's mean: the defined heads cluster as without it,
+// and every head gets a cluster.
+TEST(Taxonomy, KMeansPlacesUndefinedFeaturesAtTheFieldMean) {
+  // The three types differ only in the alignments, which the undefined head lacks.
+  const TaxonomyFeatures a{0.4, 0.3, 0.3, 0.9, 0.9, 0.1, 0.1}, b{0.4, 0.3, 0.3, 0.1, 0.1, 0.9, 0.9},
+      c{0.4, 0.3, 0.3, 0.9, 0.2, 0.2, 0.3};
+  std::vector<TaxonomyFeatures> features = {a, a, b, b, c, c};
+  const std::vector<HeadType> labels = {HeadType::kReset, HeadType::kReset, HeadType::kRetriever,
+                                        HeadType::kRetriever, HeadType::kMixer, HeadType::kMixer};
+  const ClusterCrossCheck defined = kmeans_cross_check(features, labels, {}, 3);
+  EXPECT_DOUBLE_EQ(defined.agreement, 1.0);
+  TaxonomyFeatures undefined = a;
+  undefined.cos_sink_small = undefined.cos_sink_large = undefined.cos_last_small = undefined.cos_last_large = NAN;
+  features.push_back(undefined);
+  std::vector<HeadType> with = labels;
+  with.push_back(HeadType::kUnclassified);
+  const ClusterCrossCheck check = kmeans_cross_check(features, with, {}, 3);
+  ASSERT_EQ(check.cluster.size(), 7u);
+  EXPECT_LT(check.cluster[6], 3u);
+  EXPECT_EQ(check.compared, 6u);
+  EXPECT_DOUBLE_EQ(check.agreement, 1.0);
+  // Every feature undefined for every head: no NaN reaches k-means.
+  const std::vector<TaxonomyFeatures> none(4, TaxonomyFeatures{NAN, NAN, NAN, NAN, NAN, NAN, NAN});
+  const ClusterCrossCheck empty = kmeans_cross_check(none, std::vector<HeadType>(4, HeadType::kUnclassified), {}, 3);
+  for (const std::size_t k : empty.cluster) EXPECT_LT(k, 3u);
+  EXPECT_EQ(empty.compared, 0u);
 }
 
 TEST(Taxonomy, LayerSharesAndMeanFeatures) {
