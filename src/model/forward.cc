@@ -16,7 +16,8 @@ namespace {
 // residual stream are checked (two scans, negligible next to the products that made them).
 void check_finite(const std::vector<float>& x, std::size_t count, const std::string& what) {
   if (count_nonfinite(DType::kF32, x.data(), count).count == 0) return;
-  throw InputError(what + " overflow float32 (non-finite values); the checkpoint's weights are finite but out of range");
+  throw InputError(what + " overflow float32 (non-finite values); the checkpoint's weights (or head gates) are finite "
+                   "but out of range");
 }
 
 std::string in_layer(int layer, const char* what) { return "model.layers." + std::to_string(layer) + ": " + what; }

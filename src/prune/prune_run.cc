@@ -266,8 +266,9 @@ void run_prune(const PruneSettings& s) {
   std::vector<float> mask;
   if (!s.mask_file.empty()) {
     for (const double g : read_head_matrix(s.mask_file, grid)) {
-      if (!std::isfinite(g)) throw InputError(s.mask_file.string() + ": every gate must be a finite number");
-      mask.push_back(static_cast<float>(g));
+      const auto gate = static_cast<float>(g);  // a double beyond float32 would become inf here
+      if (!std::isfinite(gate)) throw InputError(s.mask_file.string() + ": every gate must be a finite float32 number");
+      mask.push_back(gate);
     }
   }
   const std::vector<double> topn_base =

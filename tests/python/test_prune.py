@@ -22,7 +22,7 @@ strategies     all orders on an analyze run of a fixture: CSV layout, masked set
                and the regenerated report.
 interrupted    a prune stopped (SIGTERM) during its evaluations leaves nothing: no new
                --out folder, and a --scores run directory byte-identical to before.
-bad_inputs     wrong mask shape, ragged TSV, unknown strategy, budget > context, fraction
+bad_inputs     wrong mask shape, ragged TSV, a gate beyond float32, unknown strategy, budget > context, fraction
                > 1, scores of another model, bad type order, --out a file: exit 2 with
                one line naming the problem, and no pruning.csv left behind.
 """
@@ -470,12 +470,17 @@ def check_bad_inputs(binary, fx, tmp):
     data = write_text(os.path.join(tmp, "held.txt"), corpus_lines(1)[0])
     wrong = write_mask(os.path.join(tmp, "wrong.npy"), np.ones((fx.L + 1, fx.H), dtype=np.float32))
     ragged = write_text(os.path.join(tmp, "ragged.tsv"), "1\t1\n1\n")
+    huge_gates = np.ones((fx.L, fx.H))
+    huge_gates[0, 0] = 1e39  # a finite double, but no float32
+    huge = write_mask(os.path.join(tmp, "huge.npy"), huge_gates)
     other = "mistral" if fx.name != "mistral" else "llama"
     cases = [
         ("mask shape", [binary, "prune", "--model", fx.dir, "--data", data, "--mask", wrong, "--out", tmp + "/x"],
          "wrong.npy"),
         ("ragged tsv", [binary, "prune", "--model", fx.dir, "--data", data, "--mask", ragged, "--out", tmp + "/x"],
          "ragged.tsv"),
+        ("gate beyond float32", [binary, "prune", "--model", fx.dir, "--data", data, "--mask", huge, "--out",
+                                 tmp + "/x"], "finite float32"),
         ("strategy", prune_args(binary, fx, data, scores, tmp + "/x", "--strategies", "entropy,bogus"), "bogus"),
         ("budget", prune_args(binary, fx, data, scores, tmp + "/x", "--topn-budgets", "4,49"), "--topn-budgets"),
         ("fraction", prune_args(binary, fx, data, scores, tmp + "/x", "--fractions", "0,1.5"), "--fractions"),
