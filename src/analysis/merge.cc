@@ -82,6 +82,10 @@ nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& ou
     if (complete == run.end() || *complete != true) {
       throw InputError(dir.string() + ": shard is not complete (finish it with analyze --resume first)");
     }
+    if (run.value("queries", nlohmann::json()) == "from dumps") {
+      throw InputError(dir.string() + ": is a metrics run (from capture dumps), not a shard; merge combines the runs of "
+                       "analyze --shard i/n (metrics takes several --dump files at once instead)");
+    }
     const ShardOf shard = shard_of(run, dir);
     const int index = shard.index;
     const int n = shard.count;

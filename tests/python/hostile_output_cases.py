@@ -67,6 +67,15 @@ def merge_not_a_run_dir(ctx):
 
 
 @case
+def merge_a_metrics_run(ctx):
+    dump = ctx.capture_dump()
+    metrics_run = os.path.join(ctx.tmp, "metrics")
+    ctx.run_ok("metrics", "--dump", dump, "--out", metrics_run)
+    ctx.keep = [metrics_run]
+    return ["merge", metrics_run, "--out", ctx.out], ["metrics"], ["is a metrics run", "not a shard"]
+
+
+@case
 def report_not_a_run_dir(ctx):
     os.mkdir(os.path.join(ctx.tmp, "random"))
     ctx.out = os.path.join(ctx.tmp, "report.html")
