@@ -23,6 +23,8 @@ TEST(Correlation, KnownValues) {
   EXPECT_NEAR(spearman(x, reversed), -1.0, 1e-12);
   const std::vector<double> ties = {1, 1, 2, 2, 3};
   EXPECT_NEAR(spearman(ties, ties), 1.0, 1e-12);
+  // Ties take their mid-rank: ranks (1, 2.5, 2.5, 4) against (1, 2, 3, 4) give 3 / sqrt(10).
+  EXPECT_NEAR(spearman(std::vector<double>{1, 2, 2, 3}, std::vector<double>{1, 2, 3, 4}), 3.0 / std::sqrt(10.0), 1e-12);
   EXPECT_EQ(pearson(x, std::vector<double>(5, 3.0)), 0.0);  // constant: documented 0
   EXPECT_THROW(pearson(x, std::vector<double>{1, 2}), InputError);
 }

@@ -142,6 +142,25 @@ TEST(ValueDiagnostics, DegenerateRowsGiveDocumentedValues) {
   EXPECT_EQ(lag_curve(zeros.view(), too_long).mean_cosine.size(), 1u);  // clipped to L - 1 = 1
 }
 
+// Closed forms on orthogonal values of chosen norms: sink norm 10, content norms 1, 2, 3.
+// nu = 2 (the sink left out), sample std 1, so CV = 0.5 and lambda = 10 / 2 = 5.
+TEST(ValueDiagnostics, NormStatsOfKnownNorms) {
+  const testing::OwnedRow row{std::vector<float>(4, 0.25f), {10, 0, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3}, 4};
+  const NormStats n = norm_stats(row.view());
+  EXPECT_DOUBLE_EQ(n.sink_norm, 10.0);
+  EXPECT_DOUBLE_EQ(n.mean_norm, 2.0);
+  EXPECT_DOUBLE_EQ(n.cv, 0.5);
+  EXPECT_DOUBLE_EQ(n.lambda, 5.0);
+}
+
+// SPEC's tau_max = min(64, L / 4) with L = M - 1.
+TEST(LagCurve, DefaultMaxLagIsAQuarterOfTheContentLength) {
+  EXPECT_EQ(default_max_lag(128), 31u);   // L = 127
+  EXPECT_EQ(default_max_lag(129), 32u);   // L = 128
+  EXPECT_EQ(default_max_lag(1000), 64u);  // capped
+  EXPECT_EQ(default_max_lag(4), 0u);
+}
+
 TEST(MassStats, KnownRow) {
   const std::vector<float> alpha = {0.5f, 0.1f, 0.1f, 0.05f, 0.25f};
   const MassStats m = mass_stats(alpha, {2, 2});  // window 2, top 2

@@ -66,6 +66,30 @@ TEST(Taxonomy, FeaturesDoNotDependOnTheAnalysedNList) {
   }
 }
 
+// The small and large N sets by hand: metrics with cos_sink = N and cos_last = -N on every
+// N. small = the default grid's N <= 4; large = its N >= 0.25 (M - 1), the bound included.
+TEST(Taxonomy, SmallAndLargeNSetsIncludeTheirBounds) {
+  for (const std::size_t keys : {64u, 65u}) {  // 0.25 (M - 1) = 15.75, then exactly 16 (a grid N)
+    std::vector<SelectionMetrics> grid;
+    for (const std::size_t n : default_n_grid(keys)) {
+      SelectionMetrics m;
+      m.n = n;
+      m.cos_sink = static_cast<double>(n);
+      m.cos_last = -static_cast<double>(n);
+      grid.push_back(m);
+    }
+    double large_sum = 0.0, large_count = 0.0;
+    for (const std::size_t n : default_n_grid(keys)) {
+      if (4.0 * static_cast<double>(n) >= static_cast<double>(keys - 1)) large_sum += static_cast<double>(n), ++large_count;
+    }
+    const TaxonomyFeatures f = taxonomy_features(HeadMagnitudes{1, 1, 1}, grid, keys);
+    EXPECT_DOUBLE_EQ(f.cos_sink_small, 2.5) << keys;  // N = 1..4
+    EXPECT_DOUBLE_EQ(f.cos_last_small, -2.5) << keys;
+    EXPECT_DOUBLE_EQ(f.cos_sink_large, large_sum / large_count) << keys;
+    EXPECT_DOUBLE_EQ(f.cos_last_large, -large_sum / large_count) << keys;
+  }
+}
+
 TEST(Taxonomy, RulesMatchTheirOwnDescriptionsAndConflictsAreUnclassified) {
   TaxonomyFeatures retriever{0.05, 0.85, 0.1, 0.1, 0.1, 0.95, 0.9};
   EXPECT_EQ(classify(retriever).label, HeadType::kRetriever);
