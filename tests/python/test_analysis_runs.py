@@ -14,8 +14,10 @@ brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture d
 second_signal  SIGINT while a long sequence runs, then SIGINT again: the run exits at once
              with code 130 instead of finishing the sequence, and leaves a resumable run.
 last_row     the head types and their features (heads.csv) of a `--queries all` run equal
-             the `--queries last` run's: SPEC section 6 reads the last query row; and
-             head_stats.csv equals numpy's mean, std and quantiles of the records' rows.
+             the `--queries last` run's: SPEC section 6 reads the last query row;
+             head_stats.csv equals numpy's mean, std and quantiles of the records' rows; and
+             heads.csv's kv_head (GQA), f_small and peak_f_n (ties: the smallest N, which
+             the model organism's F = 1 plateaus exercise) follow from the other tables.
 every_n      `analyze --every-n` with one short query row (fewer keys than most N) finishes,
              has every N in 1..T-1 for every head with finite P/R/F, counts only the rows
              long enough at each N, and equals the default-grid run at the grid's N.
@@ -41,6 +43,7 @@ import st_reader  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "data", "fixture_corpus.txt")
 PROMPT = os.path.join(HERE, "..", "data", "fixture_prompt.txt")
+ORGANISM = os.path.join(HERE, "..", "..", "models", "organism")
 TABLES = ["heads.csv", "selection.csv", "sink_recall.csv", "layers.csv", "profile_fit.csv"]
 
 
@@ -264,6 +267,12 @@ def check_last_row(args, tmp, failures):
         failures.append("last_row: sink_mass equal in every head: the all-rows run did not pool its rows")
     print(f"last_row: {len(tables['last'])} heads, types and features equal; sink_mass (all rows) differs in {differ}")
     check_head_stats(os.path.join(tmp, "all"), failures)
+    check_head_columns(os.path.join(tmp, "last"), failures)
+    # The model organism's retrievers reach F = 1 at several N: peak_f_n's tie rule shows.
+    organism = os.path.join(tmp, "organism")
+    subprocess.run([args.bin, "analyze", "--model", ORGANISM, "--data", CORPUS, "--seq-len", "128", "--num-seqs", "4",
+                    "--threads", "1", "--out", organism], check=True, capture_output=True)
+    check_head_columns(organism, failures)
 
 
 def check_provenance(args, run, failures):
@@ -309,11 +318,50 @@ def check_head_stats(run, failures):
     # needs two lags): NaN, so that the means above skip them, and defined on the last row.
     positions = records[0][0]["query_positions"]
     if positions[0] == 0:
-        for name in ("nu", "cv", "lambda", "rho0", "beta", "beta_mae", "beta_r2"):
+        for name in ("nu", "cv", "lambda", "rho0", "beta", "beta_mae", "beta_r2", "cos_sink_small", "cos_sink_large",
+                     "cos_last_small", "cos_last_large"):
             k = fields.index(name)
             if not np.isnan(per_row[:, :, :, 0, k]).all() or not np.isfinite(per_row[:, :, :, -1, k]).all():
                 failures.append(f"head_stats: {name} is not NaN on query 0 and finite on the last row")
-        print("head_stats: A1/A2/decay fields NaN on query 0, finite on the last row")
+        # A sample std needs two content keys: CV is NaN on query 1 (M = 2), defined from query 2.
+        cv = fields.index("cv")
+        if list(positions[1:3]) != [1, 2] or not np.isnan(per_row[:, :, :, 1, cv]).all() or \
+                not np.isfinite(per_row[:, :, :, 2, cv]).all():
+            failures.append("head_stats: cv is not NaN on query 1 (two keys) and finite on query 2")
+        print("head_stats: A1/A2/decay/alignment fields NaN on query 0 (cv also on query 1), finite on the last row")
+
+
+def check_head_columns(run, failures):
+    """heads.csv's derived columns from the other tables: kv_head = head // (heads / kv_heads)
+    in every table (GQA), f_small = mean F over N = 2..4, peak_f_n = the smallest N >= 2 with the
+    highest mean F (0 if none) -- both from selection.csv's f_mean."""
+    with open(os.path.join(run, "run.json")) as f:
+        model = json.load(f)["model"]
+    group = model["heads"] // model["kv_heads"]
+    checked = 0
+    for table in ("heads.csv", "head_stats.csv", "selection.csv"):
+        for row in read_csv(os.path.join(run, table)):
+            checked += 1
+            if int(row["kv_head"]) != int(row["head"]) // group:
+                failures.append(f"{table}: head {row['head']} has kv_head {row['kv_head']}, expected "
+                                f"{int(row['head']) // group} ({model['heads']} heads, {model['kv_heads']} kv heads)")
+    curves = {}
+    for row in read_csv(os.path.join(run, "selection.csv")):
+        curves.setdefault((row["layer"], row["head"]), []).append((int(row["n"]), float(row["f_mean"])))
+    for head in read_csv(os.path.join(run, "heads.csv")):
+        curve = [(n, f) for n, f in curves[(head["layer"], head["head"])] if n >= 2 and math.isfinite(f)]
+        small = [f for n, f in curve if n <= 4]
+        want_small = sum(small) / len(small) if small else float("nan")
+        best = max((f for _, f in curve), default=None)
+        want_peak = min(n for n, f in curve if f == best) if curve else 0
+        got_small = float(head["f_small"])
+        if not (abs(got_small - want_small) <= 1e-12 or math.isnan(got_small) and math.isnan(want_small)):
+            failures.append(f"heads.csv: layer {head['layer']} head {head['head']} f_small {got_small} vs {want_small}")
+        if int(float(head["peak_f_n"])) != want_peak:
+            failures.append(f"heads.csv: layer {head['layer']} head {head['head']} peak_f_n {head['peak_f_n']} "
+                            f"vs {want_peak}")
+    print(f"head columns: kv_head in {checked} rows ({model['heads']} heads / {model['kv_heads']} kv heads), "
+          f"f_small and peak_f_n of {len(curves)} heads from selection.csv")
 
 
 def check_second_signal(args, tmp, failures):
