@@ -48,7 +48,10 @@ bool psd_factor(std::span<const double> matrix, std::size_t n, double tolerance,
   if (ldlt.info() != Eigen::Success) return false;
   const double scale = std::max(1.0, a.diagonal().cwiseAbs().maxCoeff());
   Eigen::VectorXd d = ldlt.vectorD();
-  if (d.minCoeff() < -tolerance * scale) return false;
+  // Pivots of a PSD matrix are Schur-complement diagonals, so they lie in [0, max diagonal].
+  // An indefinite one can instead pass a pivot through ~0 and blow the next ones up, leaving
+  // only a rounding-sized negative (rho_0 = 0.2, L = 63: pivots -4e-15 and 2e14).
+  if (!d.allFinite() || d.minCoeff() < -tolerance * scale || d.maxCoeff() > (1.0 + tolerance) * scale) return false;
   d = d.cwiseMax(0.0).cwiseSqrt();
   // matrix = P^T L D L^T P, so factor = P^T L D^(1/2).
   Eigen::MatrixXd lower = ldlt.matrixL();

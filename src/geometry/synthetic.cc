@@ -117,9 +117,15 @@ ValueSampler::ValueSampler(const ValueModelSpec& spec, std::size_t keys) : spec_
   // Round-off in C alone never needs more than this tolerance.
   constexpr double kPsdTolerance = 1e-9;
   if (!psd_factor(cosines, keys, kPsdTolerance, factor_)) {
+    // With independent directions (beta = inf) C is the identity bordered by rho_0: PSD
+    // exactly when L rho_0^2 <= 1.
+    const std::string fix = std::isinf(spec.beta)
+                                ? "lower |rho_0| to at most 1/sqrt(L) = " +
+                                      std::to_string(1.0 / std::sqrt(static_cast<double>(keys - 1)))
+                                : "lower rho_0 or raise beta";
     throw InputError("synthetic: the cosine model (rho_0 = " + std::to_string(spec.rho_0) +
                      ", beta = " + std::to_string(spec.beta) + ", M = " + std::to_string(keys) +
-                     ") is not positive semi-definite: lower rho_0 or raise beta");
+                     ") is not positive semi-definite: " + fix);
   }
 }
 

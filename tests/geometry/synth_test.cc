@@ -1,4 +1,5 @@
 // The synth sweep and its CSV files: reproducible, complete, NaN-free.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "geometry/linalg.h"
 #include "geometry/synth_csv.h"
 #include "geometry/synth_sweep.h"
 #include "util/error.h"
@@ -57,6 +59,44 @@ TEST(SynthSweep, RejectsEmptyListsAndInfeasibleModels) {
   infeasible.rho_0s = {0.95};
   infeasible.lengths = {1023};
   EXPECT_THROW(run_synth_sweep(infeasible, 1), InputError);
+  // Independent directions (beta = inf) with rho_0 above 1/sqrt(L): the hint is the bound,
+  // not "raise beta"; at the bound the model is feasible.
+  SynthSweep independent = small_sweep();
+  independent.betas = {std::numeric_limits<double>::infinity()};
+  independent.rho_0s = {0.2};  // L = 63: 1/sqrt(63) = 0.126
+  try {
+    run_synth_sweep(independent, 1);
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 1/sqrt(L) = 0.125988"), std::string::npos) << e.what();
+  }
+  independent.rho_0s = {0.125};
+  EXPECT_NO_THROW(run_synth_sweep(independent, 1));
+}
+
+// The sink-bordered identity [[1, r 1^T], [r 1, I_L]] is PSD exactly when L r^2 <= 1. At
+// r = 0.2, L = 63 (1/r^2 = 25 <= L) the pivoted LDL^T passes a pivot through ~0, which once
+// slipped through as "PSD" with a garbage factor.
+TEST(PsdFactor, BorderedIdentityIsRefusedExactlyWhenIndefinite) {
+  constexpr std::size_t kL = 63, kN = kL + 1;
+  const double bound = 1.0 / std::sqrt(static_cast<double>(kL));
+  for (const double r : {0.05, 0.12, bound * (1 - 1e-9), 0.13, 0.2, 0.25, 0.5}) {
+    std::vector<double> a(kN * kN, 0.0), factor(kN * kN);
+    for (std::size_t i = 0; i < kN; ++i) a[i * kN + i] = 1.0;
+    for (std::size_t i = 1; i < kN; ++i) a[i] = a[i * kN] = r;
+    const bool psd = psd_factor(a, kN, 1e-9, factor);
+    EXPECT_EQ(psd, r <= bound) << "r = " << r;
+    if (!psd) continue;
+    double worst = 0.0;  // factor * factor^T against a
+    for (std::size_t i = 0; i < kN; ++i) {
+      for (std::size_t j = 0; j < kN; ++j) {
+        double sum = 0.0;
+        for (std::size_t k = 0; k < kN; ++k) sum += factor[i * kN + k] * factor[j * kN + k];
+        worst = std::max(worst, std::abs(sum - a[i * kN + j]));
+      }
+    }
+    EXPECT_LT(worst, 1e-9) << "r = " << r;
+  }
 }
 
 TEST(SynthCsv, FilesHoldEveryRowAndNoNaN) {
