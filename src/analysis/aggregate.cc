@@ -12,6 +12,9 @@ namespace {
 
 using geometry::HeadType;
 
+// flag_no_sink's relative margin below 1 / T: float rounding of a uniform row's mean.
+constexpr double kNoSinkSlack = 1e-6;
+
 std::vector<std::unique_ptr<RecordReader>> open_records(const std::vector<std::filesystem::path>& files) {
   if (files.empty()) throw InputError("no finished sequences to aggregate (records/ is empty)");
   std::vector<std::unique_ptr<RecordReader>> readers;
@@ -117,7 +120,8 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
       h.f_small = f_small_count ? f_small_sum / static_cast<double>(f_small_count) : NAN;
       h.flag_negative_margin = non_trivial > 0 && negative == non_trivial;
       h.flag_flat_precision = non_trivial > 1 && p_hi - p_lo < options.flat_precision_range;
-      h.flag_no_sink = run.row_stat(h, "sink_mass").mean < 1.0 / static_cast<double>(run.seq_len);
+      // Below a uniform row's share; exactly uniform heads (float noise around 1/T) are not flagged.
+      h.flag_no_sink = run.row_stat(h, "sink_mass").mean < (1.0 - kNoSinkSlack) / static_cast<double>(run.seq_len);
 
       features.push_back(h.features);
       labels.push_back(h.rules.label);

@@ -137,6 +137,12 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
   if (s.dumps.empty()) throw InputError("metrics: at least one --dump is required");
   std::vector<Dump> dumps;
   nlohmann::json files = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.dumps.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {  // one sequence counted twice would bias every mean
+      std::error_code ec;
+      if (fs::equivalent(s.dumps[j], s.dumps[i], ec)) throw InputError("--dump " + s.dumps[i].string() + ": given twice");
+    }
+  }
   for (const fs::path& path : s.dumps) {
     dumps.push_back(read_dump(path));
     files.push_back({{"path", fs::absolute(path).string()}, {"sha256", sha256_file(path)}});

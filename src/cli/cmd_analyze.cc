@@ -92,7 +92,9 @@ void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
       ->check(CLI::Range(1e-9, 0.5))->capture_default_str();
   cmd.add_option("--bootstrap", s.aggregate.bootstrap.resamples, "bootstrap resamples for correlation CIs")
       ->check(CLI::Range(10, 1000000))->capture_default_str();
-  cmd.add_option("--stats-seed", s.aggregate.seed, "seed of the bootstrap and k-means")->capture_default_str();
+  cmd.add_option("--stats-seed", s.aggregate.seed, "seed of the bootstrap and k-means")
+      ->check(seed_value())
+      ->capture_default_str();
   cmd.add_option("--retriever-min-cos-last", s.aggregate.taxonomy.retriever_min_cos_last,
                  "taxonomy: Retriever needs cos(s_N, v_L) at least this at small and large N")
       ->check(CLI::Range(-1.0, 1.0))->capture_default_str();
@@ -117,7 +119,8 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--skip", s.skip, "skip this many candidate sequences first")
       ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
-  auto* seed = cmd->add_option("--seed", f->seed, "shuffle candidate sequences with this seed (default: corpus order)");
+  auto* seed = cmd->add_option("--seed", f->seed, "shuffle candidate sequences with this seed (default: corpus order)")
+                   ->check(seed_value());
   cmd->add_flag("--pack", s.pack, "concatenate all documents into one stream (short ones are no longer skipped)");
   cmd->add_option_function<std::string>(
          "--pack-separator", [&s](const std::string& v) { s.pack_bos = v == "bos"; },

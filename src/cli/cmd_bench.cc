@@ -120,7 +120,10 @@ void add_bench_command(CLI::App& app) {
     if (stages.empty()) throw InputError("--stages: empty; expected a subset of forward, capture, analyze");
     const Checkpoint checkpoint(f->model_dir);
     const ModelConfig& c = checkpoint.config();
-    if (f->seq_len > c.max_positions) throw InputError("--seq-len exceeds max_position_embeddings");
+    if (f->seq_len > c.max_positions) {
+      throw InputError("--seq-len " + std::to_string(f->seq_len) + " exceeds max_position_embeddings " +
+                       std::to_string(c.max_positions) + " of " + f->model_dir);
+    }
     TimedBackend backend(make_backend(f->precision, checkpoint.dominant_dtype()));
     Transformer model(c, checkpoint.weights(), backend);
     std::mt19937 rng(7);

@@ -108,7 +108,7 @@ void add_capture_command(CLI::App& app) {
   auto* ids = cmd->add_option("--tokens", options->tokens_file, "file of whitespace-separated token ids, used verbatim");
   text->excludes(ids);
   cmd->add_option("--out", options->out, "output .safetensors path")->required();
-  cmd->add_option("--queries", options->queries, "query rows: last, all, or positions i,j,k")->capture_default_str();
+  cmd->add_option("--queries", options->queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
   cmd->add_flag("--logits", options->logits, "also write logits [T, vocab]");
   cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens (default: all)")->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text");

@@ -64,7 +64,9 @@ void add_prune_command(CLI::App& app) {
   cmd->add_option("--fractions", f->fractions, "fractions of all heads to mask")->capture_default_str();
   cmd->add_option("--seeds", s.seeds, "seeded orders (random, type): number of seeds")
       ->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--seed", s.seed, "seeded orders: the first seed (then seed+1, ...)")->capture_default_str();
+  cmd->add_option("--seed", s.seed, "seeded orders: the first seed (then seed+1, ...)")
+      ->check(seed_value())
+      ->capture_default_str();
   cmd->add_option("--type-order", f->type_order, "type strategy: head types in masking order")->capture_default_str();
   cmd->add_option("--context", s.context, "tokens per window, including BOS")->check(CLI::Range(2, 1 << 20))->capture_default_str();
   cmd->add_option("--stride", s.stride, "tokens advanced per window (default: context - 1, no overlap)")->check(CLI::Range(1, 1 << 20));

@@ -133,7 +133,7 @@ void add_synth_command(CLI::App& app) {
       "synth", "Synthetic heads (SPEC section 8): sweep attention profiles and value-model parameters; write the measured "
                "metrics, the reconstructed envelopes, their coverage and vacuity as CSV");
   cmd->add_option("--out", settings->out, "Directory for the CSV files (created if missing)")->required();
-  cmd->add_option("--seed", settings->seed, "Seed of every random draw")->capture_default_str();
+  cmd->add_option("--seed", settings->seed, "Seed of every random draw")->check(seed_value())->capture_default_str();
   cmd->add_option("--profiles", settings->profiles, "Attention profiles: four-phase, uniform, bimodal, power-law")
       ->delimiter(',')
       ->check(CLI::IsMember({"four-phase", "uniform", "bimodal", "power-law"}))

@@ -28,6 +28,9 @@ std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags, DType w
 // Refuses an empty value (e.g. --out ''), which would otherwise read as "not given".
 CLI::Validator non_empty();
 
+// A seed: an integer in [0, 2^53), which run.json's readers (JavaScript too) hold exactly.
+CLI::Validator seed_value();
+
 // --threads N (0: all cores) for OpenMP and oneDNN.
 void apply_thread_count(int threads);
 

@@ -1,3 +1,5 @@
+#include <cstdint>
+
 #include <omp.h>
 
 #include "cli/commands.h"
@@ -20,6 +22,17 @@ void add_precision_options(CLI::App& cmd, PrecisionFlags& flags) {
 CLI::Validator non_empty() {
   return {[](const std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); },
           "NON-EMPTY"};
+}
+
+CLI::Validator seed_value() {
+  return {[](const std::string& value) {
+            const bool digits = !value.empty() && value.size() <= 16 &&
+                                value.find_first_not_of("0123456789") == std::string::npos;
+            return digits && std::stoull(value) < (std::uint64_t{1} << 53)
+                       ? std::string()
+                       : std::string("expected an integer in [0, 2^53), found '" + value + "'");
+          },
+          "SEED"};
 }
 
 namespace {

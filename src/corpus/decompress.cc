@@ -17,7 +17,7 @@ constexpr std::size_t kChunk = 1 << 16;
 
 [[noreturn]] void over_limit(std::size_t max_bytes, const std::string& source) {
   throw InputError(source + ": decompressed size exceeds the " + std::to_string(max_bytes) +
-                   "-byte limit per corpus file");
+                   "-byte limit per corpus file (--max-corpus-bytes)");
 }
 
 // Frees the decoder on every exit path, exceptions included.

@@ -26,6 +26,9 @@ MassStats mass_stats(std::span<const float> alpha, const MassOptions& options) {
   const std::size_t top = std::min(options.top_k, keys);
   std::partial_sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(top), sorted.end(), std::greater<>());
   for (std::size_t k = 0; k < top; ++k) out.top_k_mass += sorted[k];
+  // Shares of a distribution: a float row summing to 1 + 4e-8 must not report more than all.
+  out.recency_mass = std::min(out.recency_mass, 1.0);
+  out.top_k_mass = std::min(out.top_k_mass, 1.0);
   return out;
 }
 

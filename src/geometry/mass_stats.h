@@ -14,8 +14,8 @@ struct MassStats {
   double sink_mass = 0.0;           // a_0 = alpha_0
   double last_mass = 0.0;           // a_L = alpha_{M-1} (the query itself under causal attention)
   double normalised_entropy = 0.0;  // -sum alpha log alpha / log M; 0 when M = 1
-  double recency_mass = 0.0;        // sum of alpha over the last min(w, M) keys
-  double top_k_mass = 0.0;          // sum of the min(k, M) largest alpha
+  double recency_mass = 0.0;        // sum of alpha over the last min(w, M) keys, at most 1
+  double top_k_mass = 0.0;          // sum of the min(k, M) largest alpha, at most 1
 };
 
 // alpha: [M], a validated softmax row.

@@ -310,6 +310,19 @@ def metrics_zero_heads(ctx):
 
 
 @case
+def metrics_same_dump_twice(ctx):
+    dump = ctx.capture_dump()
+    ctx.keep = [dump]
+    return ["metrics", "--dump", dump, "--dump", os.path.join(ctx.tmp, ".", "dump.safetensors"), "--out", ctx.out], \
+        ["--dump"], ["given twice"]
+
+
+@case
+def analyze_negative_seed(ctx):
+    return ctx.analyze("--seed", "-1"), ["--seed"], ["[0, 2^53)"]
+
+
+@case
 def metrics_truncated_dump(ctx):
     dump = ctx.capture_dump()
     os.truncate(dump, os.path.getsize(dump) - 100)
