@@ -30,7 +30,6 @@ import argparse
 import csv
 import json
 import math
-import hashlib
 import os
 import signal
 import subprocess
@@ -41,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+from hostile_lib import snapshot  # noqa: E402
 import reference_forward as rf  # noqa: E402
 from perplexity_reference import reference_scores, summary  # noqa: E402
 import st_reader  # noqa: E402
@@ -430,18 +430,9 @@ def expected_base_n(scores, fx, tau):
     return base
 
 
-def tree_digest(path):
-    out = {}
-    for d, _, files in os.walk(path):
-        for f in files:
-            p = os.path.join(d, f)
-            out[os.path.relpath(p, path)] = hashlib.sha256(open(p, "rb").read()).hexdigest()
-    return out
-
-
 def check_interrupted(binary, fx, tmp):
     scores = analyze_run(binary, fx, tmp)
-    before = tree_digest(scores)
+    before = snapshot(scores)
     # ~60 evaluations over the whole corpus: seconds of work left when the signal lands.
     work = ["--strategies", "random,sink", "--seeds", "20", "--no-topn", "--threads", "1"]
     for out in (os.path.join(tmp, "new"), None):
@@ -459,7 +450,7 @@ def check_interrupted(binary, fx, tmp):
             fail(f"{fx.name}: prune ended with {rc} before the signal could stop it; give it more work")
         elif out and os.path.exists(out):
             fail(f"{fx.name}: a stopped prune left {sorted(os.listdir(out))} in its new --out")
-        elif tree_digest(scores) != before:
+        elif snapshot(scores) != before:
             fail(f"{fx.name}: a stopped prune changed the --scores run directory")
         else:
             print(f"{fx.name}: stopped with {rc} ({'--out' if out else '--scores'}): nothing written")
