@@ -51,8 +51,6 @@ bool holds_nothing_committed(const fs::path& dir, std::error_code& ec) {
   return true;
 }
 
-// Whether the constructor writes a new marker after the checks: a new run (also --resume of
-// a directory that holds nothing committed), not a resumed one.
 // "seq_len: 64 then, 48 now; lengths: [32] then, [48] now": the top-level settings that differ.
 std::string settings_difference(const nlohmann::json& before, const nlohmann::json& now) {
   if (!before.is_object()) return "run.json holds none";
@@ -74,6 +72,8 @@ std::string settings_difference(const nlohmann::json& before, const nlohmann::js
   return out;
 }
 
+// Whether the constructor writes a new marker after the checks: a new run (also --resume of
+// a directory that holds nothing committed), not a resumed one.
 bool check_run_dir_and_plan(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
   std::error_code ec;
   const bool exists = fs::exists(path, ec);

@@ -27,7 +27,9 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
       }
       if (ec) throw InputError(input + ": cannot list corpus folder: " + ec.message());
       std::sort(inside.begin(), inside.end());
-      if (inside.empty()) throw InputError(input + ": corpus folder has no files");
+      if (inside.empty()) {
+        throw InputError(input + ": corpus folder has no files (its regular, non-hidden files are read; not its subfolders)");
+      }
       files.insert(files.end(), inside.begin(), inside.end());
     } else if (fs::is_regular_file(path, ec)) {
       files.push_back(path);

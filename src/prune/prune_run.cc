@@ -89,14 +89,19 @@ PerplexityProtocol protocol_of(const PruneSettings& s, const ModelConfig& c) {
   return {s.context, s.stride, s.bos, c.bos_token_id};
 }
 
+// The files and folders prune reads: the model, the mask, the held-out text.
+std::vector<fs::path> prune_inputs(const PruneSettings& s) {
+  std::vector<fs::path> inputs = {s.model_dir, s.mask_file};
+  inputs.insert(inputs.end(), s.data.begin(), s.data.end());
+  return inputs;
+}
+
 // --out is new, empty, an attngeom run or a previous prune output, and outside every input:
 // prune never mixes its files into a foreign folder.
 void check_out_dir(const PruneSettings& s) {
   const std::string flag = "--out " + s.out.string();
   std::error_code ec;
-  std::vector<fs::path> inputs = {s.model_dir, s.mask_file};
-  inputs.insert(inputs.end(), s.data.begin(), s.data.end());
-  for (const fs::path& input : inputs) {
+  for (const fs::path& input : prune_inputs(s)) {
     if (!input.empty() && fs::exists(input, ec) && (lies_within(s.out, input) || lies_within(input, s.out))) {
       throw InputError(flag + ": overlaps the input " + input.string() + "; expected a directory of its own");
     }
@@ -133,9 +138,8 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
   if (s.out.empty() && s.scores_dir.empty()) throw InputError("--out is required without --scores");
   // Checked before any forward pass: the logits are written after the model has run.
   if (!s.dump_logits.empty()) {
-    std::vector<fs::path> inputs = {s.model_dir, s.mask_file};
+    std::vector<fs::path> inputs = prune_inputs(s);
     if (!s.scores_dir.empty()) inputs.push_back(s.scores_dir / "heads.csv");
-    inputs.insert(inputs.end(), s.data.begin(), s.data.end());
     check_output_path(s.dump_logits, "--dump-logits " + s.dump_logits.string(), "an .npy file path", inputs);
   }
   if (!s.out.empty()) check_out_dir(s);

@@ -100,6 +100,19 @@ TEST_F(CorpusTest, FolderContributesSortedFilesAndHashes) {
   EXPECT_EQ(c.files[0].path.filename(), "a.txt");
   // SHA-256("abc"), the FIPS 180-2 test vector.
   EXPECT_EQ(c.files[0].sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // Only the folder's own regular, non-hidden files: a subfolder and a dot file are not read.
+  fs::create_directories(dir_ / "f" / "sub");
+  std::ofstream(dir_ / "f" / "sub" / "c.txt") << "sea";
+  std::ofstream(dir_ / "f" / ".hidden") << "no";
+  EXPECT_EQ(read_corpus({(dir_ / "f").string()}, {}).files.size(), 2u);
+  fs::create_directories(dir_ / "nested" / "sub");
+  std::ofstream(dir_ / "nested" / "sub" / "d.txt") << "dee";
+  try {
+    read_corpus({(dir_ / "nested").string()}, {});
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not its subfolders"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
