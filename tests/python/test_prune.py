@@ -43,10 +43,10 @@ import harness  # noqa: E402
 from hostile_lib import snapshot  # noqa: E402
 import reference_forward as rf  # noqa: E402
 from perplexity_reference import reference_scores, summary  # noqa: E402
+from prune_lib import (CORPUS, Fixture, analyze_run, corpus_lines, fail, failures, prune_args, read_csv,  # noqa: E402
+                       run, spm_ids_lines, write_mask, write_text)
 import st_reader  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = os.path.join(HERE, "..", "data", "fixture_corpus.txt")
 LOGITS_TOL = 1e-4   # relative to max |logit|, as test_capture_vs_reference.py
 # Perplexity: an fp32 engine against float64. Each NLL inherits the log-softmax error of
 # the fp32 logits (measured <= 5e-7 x max|logit|, |logit| ~ 1-10 here), so ~1e-6 nats
@@ -57,66 +57,8 @@ PRUNE_COLUMNS = ["strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "t
 BUDGET_COLUMNS = ["policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"]
 TYPE_ORDER = ["unclassified", "mixer", "reset", "retriever"]
 
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL", msg)
-
-
-def run(args, expect=0, timeout=600):
-    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
-    if proc.returncode != expect:
-        raise SystemExit(f"exit {proc.returncode} (expected {expect}): {' '.join(args)}\n{proc.stderr[-3000:]}")
-    return proc
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def corpus_lines(n, min_chars=200):
-    """The first n non-empty corpus lines of at least min_chars characters."""
-    with open(CORPUS) as f:
-        lines = [l.strip() for l in f if len(l.strip()) >= min_chars]
-    return lines[:n]
-
-
-def write_text(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
-def spm_ids_lines(tokenizer, lines, tmp):
-    """sentencepiece's ids of each line (no BOS), via harness.spm_ids on one-line files."""
-    out = []
-    for i, line in enumerate(lines):
-        out.append(harness.spm_ids(tokenizer, write_text(os.path.join(tmp, f"line{i}.txt"), line)))
-    return out
-
-
-def write_mask(path, mask):
-    if path.endswith(".npy"):
-        np.save(path, mask)
-    else:
-        np.savetxt(path, mask, delimiter="\t", fmt="%.9g")
-    return path
-
-
-class Fixture:
-    def __init__(self, root, name):
-        self.name = name
-        self.dir = os.path.join(root, name)
-        self.cfg = harness.load_config(self.dir)
-        self.model = rf.Model(self.dir)
-        self.L, self.H = self.model.layers, self.model.heads
-        self.tokenizer = os.path.join(self.dir, "tokenizer.model")
-
-
 # ---- checks ---------------------------------------------------------------------------
+
 
 def check_ones_bitwise(binary, fx, tmp):
     text = write_text(os.path.join(tmp, "one.txt"), corpus_lines(1)[0])
@@ -233,18 +175,6 @@ def check_perplexity(binary, fx, tmp):
         if abs(got1["top1"] - ref1["top1"]) * ref0["tokens"] > 1:
             fail(f"{fx.name} context {context}: top1 {got1['top1']} vs reference {ref1['top1']}")
     print(f"{fx.name}: worst |mean NLL - reference| {worst:.2e} nats (tol {NLL_TOL})")
-
-
-def analyze_run(binary, fx, tmp):
-    out = os.path.join(tmp, "run")
-    run([binary, "analyze", "--model", fx.dir, "--data", CORPUS, "--seq-len", "96", "--num-seqs", "8",
-         "--out", out, "--precision", "fp32"])
-    return out
-
-
-def prune_args(binary, fx, data, scores, out, *extra):
-    return [binary, "prune", "--model", fx.dir, "--data", data, "--scores", scores, "--out", out,
-            "--context", "48", "--max-tokens", "120"] + list(extra)
 
 
 def check_random_seeds(binary, fx, tmp):
