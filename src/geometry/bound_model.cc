@@ -100,8 +100,10 @@ void ModelSweep::advance_to(std::size_t n) {
       const double y = alpha[p] * norms[p];
       const double sum = weighted_sum + sign * y;
       const double sq_sum = weighted_sq_sum + sign * y * y;
-      rounding[p] = kRoundingAllowance * (weighted_sum + y) * (weighted_sum + y);
       support[p] = alpha[p] != 0.0 ? weighted_support : nonzero;
+      // Support 0: p_k is s_N itself (N = 1, say), so D^2 = 0 exactly, with nothing to round.
+      rounding[p] = support[p] == 0 ? 0.0 : kRoundingAllowance * (weighted_sum + y) * (weighted_sum + y);
+      if (support[p] == 0) mu[p] = 0.0;
       // With fewer than two weights there is no off-diagonal pair: exactly 0, not a rounding residue.
       spread[p] = support[p] < 2 ? 0.0 : std::max(0.0, sum * sum - sq_sum);
     }

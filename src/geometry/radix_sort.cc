@@ -13,7 +13,12 @@ constexpr std::size_t kMaxBuckets = std::size_t{1} << kMaxDigitBits;
 // Buckets up to this size are left to one final insertion sort over the nearly sorted array.
 constexpr std::size_t kInsertionSortUpTo = 16;
 
-std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
+// Orders like the value: a negative double's bits count down as it grows, so they are
+// flipped; a non-negative one gets the sign bit, which puts it above every negative one.
+std::uint64_t bits(double x) {
+  const std::uint64_t u = std::bit_cast<std::uint64_t>(x);
+  return (u >> 63) != 0 ? ~u : u | (std::uint64_t{1} << 63);
+}
 
 void insertion_sort(double* first, double* last) {
   for (double* i = first + 1; i < last; ++i) {

@@ -1,7 +1,8 @@
 #pragma once
-// Exact ascending sort of non-negative doubles in near-linear time, for the thousands of short
-// arrays the exact F_best sorts per row. For x >= 0 the IEEE-754 bit pattern, read as an
-// unsigned integer, orders exactly like the value. This is a most-significant-digit radix
+// Exact ascending sort of doubles in near-linear time, for the thousands of short arrays the
+// exact F_best sorts per row. The IEEE-754 bit pattern, read as an unsigned integer, orders
+// like the value once negative patterns are flipped and non-negative ones get the sign bit
+// (-0.0 then sorts before +0.0, which compare equal). This is a most-significant-digit radix
 // sort that buckets by the highest bits which differ within the range being sorted (up to 8,
 // about two keys per bucket), then recurses into crowded buckets. Clustered distances (most points at about ||s_N||, a few far
 // below) therefore split in one or two passes, where equal-width value buckets would pile up
@@ -14,7 +15,7 @@ namespace attngeom::geometry {
 
 class RadixSorter {
  public:
-  // values: each >= 0 (+0.0 included, -0.0 excluded), none NaN. Partial sort: afterwards
+  // values: none NaN. Partial sort: afterwards
   // values[first..] hold the largest values in ascending order, and everything before `first`
   // is no larger (in no particular order); first = 0 sorts them all.
   void sort_from(std::span<double> values, std::size_t first);

@@ -60,7 +60,7 @@ SelectionEvaluator::SelectionEvaluator(const PositionedRow& row, std::span<const
     : row_(row),
       normalised_radii_(normalised_radii),
       weighted_norm_min_(row.keys),
-      distance_(row.keys),
+      offset_(row.keys),
       selected_sorted_(row.keys),
       tally_(row.keys) {
   double running = std::numeric_limits<double>::infinity();
@@ -70,31 +70,39 @@ SelectionEvaluator::SelectionEvaluator(const PositionedRow& row, std::span<const
   }
 }
 
-void SelectionEvaluator::compute_distances(double s_norm2, std::span<const double> dots, std::span<const double> s) {
+void SelectionEvaluator::compute_offsets(double s_norm2, std::span<const double> dots, std::span<const double> s) {
   const std::size_t keys = row_.keys;
   const std::size_t dim = row_.dim;
   std::size_t cancelling = 0;
   for (std::size_t p = 0; p < keys; ++p) {
     const double a = row_.alpha[p];
-    const double d2 = squared_distance(a, row_.sq_norms[p], s_norm2, dots[p]);
-    distance_[p] = d2;
-    cancelling += d2 < kCancellationRatio * (s_norm2 + a * a * row_.sq_norms[p]);
+    const double e = a * (a * row_.sq_norms[p] - 2.0 * dots[p]);
+    offset_[p] = e;
+    cancelling += s_norm2 + e < kCancellationRatio * (s_norm2 + a * a * row_.sq_norms[p]);
   }
   recomputed_.clear();
+  recomputed_d2_.clear();
   for (std::size_t p = 0; cancelling > 0 && p < keys; ++p) {
     const double a = row_.alpha[p];
-    if (distance_[p] >= kCancellationRatio * (s_norm2 + a * a * row_.sq_norms[p])) continue;
+    if (s_norm2 + offset_[p] >= kCancellationRatio * (s_norm2 + a * a * row_.sq_norms[p])) continue;
     const float* v = row_.value(p);
     double sum = 0.0;
     for (std::size_t t = 0; t < dim; ++t) {
       const double diff = a * v[t] - s[t];
       sum += diff * diff;
     }
-    distance_[p] = sum;
+    offset_[p] = sum - s_norm2;  // rounding is monotone: the order of the D^2 is kept
     recomputed_.push_back(p);
+    recomputed_d2_.push_back(sum);
     --cancelling;
   }
-  for (double& d : distance_) d = std::sqrt(d);
+}
+
+double SelectionEvaluator::radius_of(double offset, double s_norm2) const {
+  for (std::size_t i = 0; i < recomputed_.size(); ++i) {
+    if (offset_[recomputed_[i]] == offset) return std::sqrt(recomputed_d2_[i]);
+  }
+  return std::sqrt(std::max(0.0, s_norm2 + offset));
 }
 
 SelectionMetrics SelectionEvaluator::evaluate(std::size_t n, std::span<const double> dots, std::span<const double> s) {
@@ -105,20 +113,22 @@ SelectionMetrics SelectionEvaluator::evaluate(std::size_t n, std::span<const dou
   // grown norm loses when the terms of s_N cancel.
   double s_norm2 = 0.0;
   for (const double x : s) s_norm2 += x * x;
-  compute_distances(s_norm2, dots, s);
-  const std::span<const double> selected(distance_.data(), n);
-  const std::span<const double> unselected(distance_.data() + n, keys - n);
+  compute_offsets(s_norm2, dots, s);
+  const std::span<const double> selected(offset_.data(), n);
+  const std::span<const double> unselected(offset_.data() + n, keys - n);
 
   SelectionMetrics m;
   m.n = n;
   m.s_norm = std::sqrt(s_norm2);
-  m.r_max = max_of(selected);
-  m.r_min = min_of(unselected);
+  const double e_max = max_of(selected);    // r_max^2 - ||s_N||^2
+  const double e_min = min_of(unselected);  // r_min^2 - ||s_N||^2
+  m.r_max = radius_of(e_max, s_norm2);
+  m.r_min = radius_of(e_min, s_norm2);
   m.margin = m.r_min - m.r_max;
   m.a_in_min = row_.alpha[n - 1];
   m.a_out_max = row_.alpha[n];
-  m.unselected_inside_r_max = count_at_most(unselected, m.r_max);
-  m.selected_inside_r_min = count_at_most(selected, m.r_min);
+  m.unselected_inside_r_max = count_at_most(unselected, e_max);
+  m.selected_inside_r_min = count_at_most(selected, e_min);
   m.precision = static_cast<double>(n) / static_cast<double>(n + m.unselected_inside_r_max);
   m.recall = static_cast<double>(m.selected_inside_r_min) / static_cast<double>(n);
   m.f_score = f_score(m.precision, m.recall);
@@ -145,8 +155,8 @@ SelectionMetrics SelectionEvaluator::evaluate(std::size_t n, std::span<const dou
 
   m.cos_sink = cosine(dots[row_.sink_position], row_.sq_norms[row_.sink_position], s_norm2);
   m.cos_last = cosine(dots[row_.last_position], row_.sq_norms[row_.last_position], s_norm2);
-  fill_best_f(n, m);
-  fill_radius_curve(n, m);
+  fill_best_f(n, s_norm2, m);
+  fill_radius_curve(n, s_norm2, m);
   return m;
 }
 
@@ -158,11 +168,11 @@ SelectionMetrics SelectionEvaluator::evaluate(std::size_t n, std::span<const dou
 // below the smallest remaining candidate) leaves few candidates, and only they are sorted. An
 // unselected point at or below r_max counts against every candidate radius at or above it, so
 // it is tallied at the first such candidate (a binary search) rather than sorted.
-void SelectionEvaluator::fill_best_f(std::size_t n, SelectionMetrics& m) {
+void SelectionEvaluator::fill_best_f(std::size_t n, double s_norm2, SelectionMetrics& m) {
   const std::size_t c = m.unselected_inside_r_max;
   const auto min_candidate_tp = [n, c](std::size_t fp) { return (n * (n + fp) + (n + c) - 1) / (n + c); };
   const std::span<double> selected(selected_sorted_.data(), n);
-  std::copy(distance_.begin(), distance_.begin() + static_cast<std::ptrdiff_t>(n), selected.begin());
+  std::copy(offset_.begin(), offset_.begin() + static_cast<std::ptrdiff_t>(n), selected.begin());
   const std::size_t first = min_candidate_tp(0) - 1;  // index of the smallest candidate, >= 0
   sorter_.sort_from(selected, first);
   const std::span<const double> candidates = selected.subspan(first);  // ascending, the last is r_max
@@ -170,10 +180,10 @@ void SelectionEvaluator::fill_best_f(std::size_t n, SelectionMetrics& m) {
   std::fill(tally_.begin(), tally_.begin() + static_cast<std::ptrdiff_t>(candidates.size()), 0);
   std::size_t fp_below = 0;  // unselected points strictly below the smallest candidate
   for (std::size_t p = n; p < row_.keys; ++p) {
-    const double d = distance_[p];
+    const double d = offset_[p];
     if (d < candidates.front()) {
       ++fp_below;
-    } else if (d <= m.r_max) {
+    } else if (d <= candidates.back()) {
       ++tally_[static_cast<std::size_t>(std::lower_bound(candidates.begin(), candidates.end(), d) - candidates.begin())];
     }
   }
@@ -189,18 +199,20 @@ void SelectionEvaluator::fill_best_f(std::size_t n, SelectionMetrics& m) {
     const double f = 2.0 * static_cast<double>(tp) / static_cast<double>(n + tp + fp);
     if (f > m.f_best) {
       m.f_best = f;
-      m.f_best_radius = r;
+      m.f_best_radius = radius_of(r, s_norm2);
     }
   }
 }
 
-void SelectionEvaluator::fill_radius_curve(std::size_t n, SelectionMetrics& m) const {
-  const std::span<const double> selected(distance_.data(), n);
-  const std::span<const double> unselected(distance_.data() + n, row_.keys - n);
+void SelectionEvaluator::fill_radius_curve(std::size_t n, double s_norm2, SelectionMetrics& m) const {
+  const std::span<const double> selected(offset_.data(), n);
+  const std::span<const double> unselected(offset_.data() + n, row_.keys - n);
   m.at_normalised_radius.resize(normalised_radii_.size());
   for (std::size_t g = 0; g < normalised_radii_.size(); ++g) {
-    const double r = normalised_radii_[g] * m.s_norm;
-    m.at_normalised_radius[g] = ball_scores(count_at_most(selected, r), count_at_most(unselected, r), n);
+    // D <= rho ||s_N||  <=>  D^2 - ||s_N||^2 <= (rho^2 - 1) ||s_N||^2, exactly 0 at rho = 1.
+    const double rho = normalised_radii_[g];
+    const double e = (rho * rho - 1.0) * s_norm2;
+    m.at_normalised_radius[g] = ball_scores(count_at_most(selected, e), count_at_most(unselected, e), n);
   }
 }
 

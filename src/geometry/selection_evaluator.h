@@ -5,11 +5,15 @@
 // and J_N is [N, M), and every pass is a contiguous loop. O(M) per N plus the exact F_best,
 // which sorts only the selected distances that can still win (see fill_best_f).
 //
-// D_p^2 = ||s_N||^2 + alpha_p (alpha_p ||v_p||^2 - 2 <v_p, s_N>) cancels when p_p sits near s_N
-// (a dominant selected key, a duplicate): its absolute error is a few ulps of the largest term,
-// so a distance near 0 would come out near sqrt(eps) * ||s_N||. Such points (result below
-// kCancellationRatio of the terms) are recomputed directly as ||p_p - s_N|| in O(d); there are
-// at most a handful per N, because points that nearly equal s_N must carry most of it.
+// Balls are compared through offsets e_p = D_p^2 - ||s_N||^2 = alpha_p (alpha_p ||v_p||^2 -
+// 2 <v_p, s_N>), never through D_p itself: a key of tiny alpha has D_p^2 within an ulp of
+// ||s_N||^2, so its rounded distance would equal ||s_N|| whatever the sign of e_p, and every
+// such key would sit on the radius (inside every closed ball there). D_p^2 = ||s_N||^2 + e_p
+// cancels instead when p_p sits near s_N (a dominant selected key, a duplicate): its absolute
+// error is a few ulps of the largest term, so a distance near 0 would come out near
+// sqrt(eps) * ||s_N||. Such points (result below kCancellationRatio of the terms) are
+// recomputed directly as ||p_p - s_N|| in O(d), their offset as that square less ||s_N||^2;
+// there are at most a handful per N, because points that nearly equal s_N must carry most of it.
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -46,16 +50,19 @@ class SelectionEvaluator {
                             std::span<const double> s);    // [d] s_N
 
  private:
-  void compute_distances(double s_norm2, std::span<const double> dots, std::span<const double> s);
-  void fill_best_f(std::size_t n, SelectionMetrics& m);
-  void fill_radius_curve(std::size_t n, SelectionMetrics& m) const;
+  void compute_offsets(double s_norm2, std::span<const double> dots, std::span<const double> s);
+  // The radius whose offset is `offset`: from the vectors where that key was recomputed.
+  double radius_of(double offset, double s_norm2) const;
+  void fill_best_f(std::size_t n, double s_norm2, SelectionMetrics& m);
+  void fill_radius_curve(std::size_t n, double s_norm2, SelectionMetrics& m) const;
 
   const PositionedRow& row_;
   std::span<const double> normalised_radii_;
   std::vector<double> weighted_norm_min_;  // [M] min_{q <= p} alpha_q ||v_q||, fixed for the row
-  std::vector<double> distance_;              // [M] D by position
+  std::vector<double> offset_;                // [M] D^2 - ||s_N||^2 by position
   std::vector<std::size_t> recomputed_;       // positions whose D came from the vectors, ascending
-  std::vector<double> selected_sorted_;       // [M] scratch: D_i, i in I_N, ascending
+  std::vector<double> recomputed_d2_;         // their D^2
+  std::vector<double> selected_sorted_;       // [M] scratch: offsets of I_N, ascending
   std::vector<std::size_t> tally_;            // [M] scratch: unselected points whose first candidate radius is i
   RadixSorter sorter_;
 };

@@ -51,9 +51,8 @@ std::vector<std::filesystem::path> write_synth_csv(const std::filesystem::path& 
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) throw InputError("synth: cannot create " + directory.string() + ": " + error.message());
-  const std::vector<std::filesystem::path> paths = {directory / "points.csv", directory / "metrics.csv",
-                                                    directory / "envelopes.csv", directory / "separation.csv",
-                                                    directory / "coverage.csv"};
+  std::vector<std::filesystem::path> paths;
+  for (const std::string_view name : kSynthCsvFiles) paths.push_back(directory / name);
   CsvFile point_file(paths[0], settings,
                      "point,profile,d,L,lambda,rho_0,beta,cv,seed,measured_nu,measured_cv,measured_lambda,measured_rho_0,"
                      "fitted_beta,beta_fit_mae,beta_fit_r2,negative_pair_share,negative_lag_share,eta_max_deviation,"

@@ -1,6 +1,7 @@
 #pragma once
 // CSV files of a synth sweep, the only I/O of the geometry module. Each file starts with one
 // "# " line holding the caller's resolved settings; columns are documented in docs/geometry.md.
+#include <array>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -10,6 +11,10 @@
 #include "geometry/synth_sweep.h"
 
 namespace attngeom::geometry {
+
+// The files a sweep writes, in this order.
+inline constexpr std::array<std::string_view, 5> kSynthCsvFiles = {"points.csv", "metrics.csv", "envelopes.csv",
+                                                                   "separation.csv", "coverage.csv"};
 
 // Writes points.csv, metrics.csv, envelopes.csv, separation.csv and coverage.csv into
 // `directory` (created if missing) and returns their paths. InputError when a file cannot be

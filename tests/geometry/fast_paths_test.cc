@@ -323,5 +323,21 @@ TEST(ReconstructedEnvelopes, R1HoldsOnExactTiesWithZeroEta) {
   }
 }
 
+// At N = 1 the selected point is s_1 itself: D^2 = 0 exactly, so SPEC's R1 interval for it is
+// [0, 0] whatever eta is, and R(1) = 1 is certain. A rounding allowance on it once let any
+// unselected key whose interval reached 0 pull the recall's lower end to 0.
+TEST(ReconstructedEnvelopes, R1RecallIsCertainAtNEqualsOne) {
+  std::mt19937_64 rng(7);
+  const testing::OwnedRow row = testing::random_row(rng, 64, 16, {});
+  const UnitRows units = unit_rows(row.view());
+  const BoundInputs inputs{row.alpha, units.norms, CosineModel{0.5, 0.2}};
+  const std::vector<std::size_t> one = {1};
+  for (const double eta : {0.0, 0.5, 2.0}) {
+    const EnvelopePoint r1 = deterministic_envelope(inputs, one, eta).front();
+    EXPECT_EQ(r1.recall.lower, 1.0) << "eta = " << eta;
+    EXPECT_EQ(r1.recall.upper, 1.0) << "eta = " << eta;
+  }
+}
+
 }  // namespace
 }  // namespace attngeom::geometry

@@ -164,6 +164,32 @@ TEST(SelectionDegenerate, MaskedKeysSitExactlyAtTheRepresentativeNorm) {
   }
 }
 
+// A key of tiny alpha lies within an ulp of ||s_N||^2 in D^2, so only the sign of its offset
+// D^2 - ||s_N||^2 = alpha (alpha ||v||^2 - 2 <v, s_N>) says which side of a ball it is on.
+// alpha = (1, 2e-17, 1e-17, 1e-17) (the sum is 1 in float), v = (1,0), (0,1), (-1,0), (1,0).
+// N = 2: s = (1, 2e-17); offsets -1, -4e-34 (r_max: key 1), +2e-17 (key 2, outside), -2e-17
+// (key 3, r_min, inside r_max). So P = 2/3, R = 1/2 (key 1 lies beyond r_min), F = 4/7; at r = ||s_N||
+// both selected keys and key 3 are inside (P = 2/3, R = 1); F_best = 4/5 at r_max. Rounded
+// distances would put all four tiny keys at exactly ||s_N|| (P = 1/2, R = 1).
+TEST(SelectionClosedForm, TinyWeightsAreJudgedByTheSignOfTheirOffset) {
+  const OwnedRow row{{1.0f, 2e-17f, 1e-17f, 1e-17f}, {1, 0, 0, 1, -1, 0, 1, 0}, 2};
+  for (const ProjectionMethod method : {ProjectionMethod::kGram, ProjectionMethod::kDirect}) {
+    const SelectionMetrics m = at(row, 2, method);
+    EXPECT_EQ(m.unselected_inside_r_max, 1u);
+    EXPECT_EQ(m.selected_inside_r_min, 1u);
+    EXPECT_DOUBLE_EQ(m.precision, 2.0 / 3.0);
+    EXPECT_DOUBLE_EQ(m.recall, 0.5);
+    EXPECT_DOUBLE_EQ(m.f_score, 4.0 / 7.0);
+    EXPECT_DOUBLE_EQ(m.f_best, 0.8);
+    EXPECT_DOUBLE_EQ(m.f_best_radius, m.r_max);
+    EXPECT_NEAR(m.r_min, 1.0, 1e-12);
+    const BallScores at_one = m.at_normalised_radius[3];  // rho = 1
+    ASSERT_EQ(SelectionOptions().normalised_radii[3], 1.0);
+    EXPECT_EQ(at_one.selected_inside, 2u);
+    EXPECT_EQ(at_one.unselected_inside, 1u);
+  }
+}
+
 TEST(SelectionInputErrors, RejectBadRowsAndBadN) {
   const OwnedRow good{{0.5f, 0.5f}, {1, 2}, 1};
   const std::vector<std::size_t> one = {1};
