@@ -23,6 +23,7 @@
 #include "util/error.h"
 #include "util/machine.h"
 #include "util/sha256.h"
+#include "util/plural.h"
 
 namespace attngeom {
 namespace {
@@ -134,11 +135,14 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
   const std::size_t made = plan.sequences.sequences.size();
   if (made < static_cast<std::size_t>(s.num_seqs)) {
     std::fprintf(stderr,
-                 "attngeom analyze: warning: --num-seqs %d, but the corpus gives %zu sequences of %d tokens "
-                 "(%zu windows, --skip %d; %zu documents shorter than one window)\n",
-                 s.num_seqs, made, seq_len, plan.sequences.candidates, s.skip, plan.sequences.short_documents);
+                 "attngeom analyze: warning: --num-seqs %d, but the corpus gives %s of %d tokens "
+                 "(%s, --skip %d; %s shorter than one window)\n",
+                 s.num_seqs, count_of(made, "sequence").c_str(), seq_len,
+                 count_of(plan.sequences.candidates, "window").c_str(), s.skip,
+                 count_of(plan.sequences.short_documents, "document").c_str());
   }
-  plan.rows = resolve_query_rows(parse_query_selection(s.queries, "--queries"), seq_len, "--queries");
+  const std::string at_length = seq_len == s.seq_len ? "" : " (at --lengths " + std::to_string(seq_len) + ")";
+  plan.rows = resolve_query_rows(parse_query_selection(s.queries, "--queries"), seq_len, "--queries" + at_length);
   plan.schema = make_record_schema(static_cast<std::size_t>(seq_len), s.row.every_n);
   for (std::size_t i = 0; i < plan.sequences.sequences.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(s.shard_count)) == s.shard_index) plan.mine.push_back(i);
@@ -146,7 +150,7 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
   if (plan.mine.empty()) {  // an empty shard could never be aggregated, nor merged
     throw InputError("--shard " + std::to_string(s.shard_index) + "/" + std::to_string(s.shard_count) + ": no sequence " +
                      "falls to this shard (the corpus gives " + std::to_string(made) + " at --seq-len " +
-                     std::to_string(seq_len) + "); use at most " + std::to_string(made) + " shards");
+                     std::to_string(seq_len) + "); use at most " + count_of(made, "shard"));
   }
   return plan;
 }
@@ -196,7 +200,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
                                        {"bos", true}, {"bos_token_id", c.bos_token_id}}},
                         {"seq_len", seq_len},
                         {"n_grid", schema.n_grid},
-                        {"queries", s.queries},
+                        {"queries", plan.settings["queries"]},
                         {"corpus", corpus_provenance(in.corpus, sequences)},
                         {"options", options_json(s)},
                         {"shard", {{"index", s.shard_index}, {"count", s.shard_count}}},
@@ -290,10 +294,12 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
       {"skip", s.skip},
       {"seed", s.shuffle_seed ? nlohmann::json(*s.shuffle_seed) : nlohmann::json(nullptr)},
       {"pack", s.pack},
-      {"queries", s.queries},
+      {"queries", parse_query_selection(s.queries, "--queries").text},
       {"shard", {s.shard_index, s.shard_count}},
       {"precision", std::string(precision_name(s.precision))}};
-  // Only packed runs have a separator (so unpacked runs keep resuming from older run.json).
+  // Only bf16x3 runs name their fp32 kernel, and only packed runs their separator (so other
+  // runs keep resuming from older run.json).
+  if (s.precision == Precision::kFp32 && s.fp32_matmul == Fp32Matmul::kBf16x3) settings["fp32_matmul"] = "bf16x3";
   if (s.pack) settings["pack_separator"] = s.pack_bos ? "bos" : "none";
   settings.update(record_options_json(s));
   return settings;

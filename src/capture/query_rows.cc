@@ -34,20 +34,29 @@ QuerySelection parse_query_selection(const std::string& text, const std::string&
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    std::size_t used = 0;
-    long value = -1;
-    try {
-      value = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || value < 0 || value > (1 << 30)) {
+    const bool digits = !item.empty() && item.size() <= 10 && item.find_first_not_of("0123456789") == std::string::npos;
+    const long value = digits ? std::stol(item) : -1;
+    if (value < 0 || value > (1 << 30)) {
       throw InputError(flag + " '" + text + "': expected last, all, stride:K, or comma-separated positions >= 0; got '" +
                        item + "'");
     }
     selection.positions.push_back(static_cast<int>(value));
   }
-  if (selection.positions.empty()) throw InputError(flag + ": expected last, all, or a list of positions");
+  if (selection.positions.empty() || text.back() == ',') {
+    throw InputError(flag + " '" + text + "': expected last, all, stride:K, or comma-separated positions >= 0");
+  }
+  // Ascending, each once, and recorded that way: "63,1" and "1,63" are one selection to --resume and merge.
+  std::sort(selection.positions.begin(), selection.positions.end());
+  const auto twice = std::adjacent_find(selection.positions.begin(), selection.positions.end());
+  if (twice != selection.positions.end()) {
+    throw InputError(flag + " '" + text + "': position " + std::to_string(*twice) + " appears twice");
+  }
+  if (selection.positions.back() == 0) {
+    throw InputError(flag + " '" + text + "': position 0 sees one key (BOS), where no metric is defined; "
+                     "expected at least one position >= 1");
+  }
+  selection.text.clear();
+  for (const int p : selection.positions) selection.text += (selection.text.empty() ? "" : ",") + std::to_string(p);
   return selection;
 }
 
@@ -68,8 +77,6 @@ std::vector<int> resolve_query_rows(const QuerySelection& selection, int seq, co
       break;
     case QuerySelection::Kind::kList:
       rows = selection.positions;
-      std::sort(rows.begin(), rows.end());
-      rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
       if (rows.back() >= seq) {
         throw InputError(flag + ": position " + std::to_string(rows.back()) + " is outside the " +
                          std::to_string(seq) + "-token sequence (valid: 0.." + std::to_string(seq - 1) + ")");

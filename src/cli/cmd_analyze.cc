@@ -10,6 +10,7 @@
 #include "analysis/pipeline.h"
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/plural.h"
 
 namespace attngeom::cli {
 namespace {
@@ -74,36 +75,36 @@ void parse_shard(const std::string& text, AnalysisSettings& s) {
 
 // Flags shared by analyze and demo: the analysis and geometry options.
 void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
-  cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")->check(CLI::Range(2, 1 << 20))->capture_default_str();
-  cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")->check(integer_in(2, 1LL << 20))->capture_default_str();
+  cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")->check(integer_in(1, 1LL << 24))->capture_default_str();
   cmd.add_option("--queries", s.queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
   cmd.add_flag("--every-n", s.row.every_n, "metrics at every N in 1..M-1 instead of the default grid");
   cmd.add_flag("--per-sequence", s.per_sequence, "also write selection_per_seq.csv");
   cmd.add_option("--recency-window", s.row.mass.recency_window, "keys counted in the recency mass")
-      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  cmd.add_option("--top-k", s.row.mass.top_k, "k of the top-k mass")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+      ->check(integer_in(1, 1LL << 20))->capture_default_str();
+  cmd.add_option("--top-k", s.row.mass.top_k, "k of the top-k mass")->check(integer_in(1, 1LL << 20))->capture_default_str();
   cmd.add_option("--max-lag", s.row.lag.max_lag, "tau_max of the lag curve (0: min(64, L/4); at most L - 1 in each row)")
-      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
-  cmd.add_flag_callback(
+      ->check(integer_in(0, 1LL << 20))->capture_default_str();
+  auto* no_bounds = cmd.add_flag_callback(
       "--no-bounds", [&s] { s.row.bounds = false; },
       "skip the reconstructed envelopes R1/R2 (their O(M^2 d) cosine Gram is most of the geometry's cost at "
       "large M); R3 and every metric remain");
   cmd.add_option("--r2-delta", s.row.r2_delta, "stated violation probability of the R2 envelope")
-      ->check(CLI::Range(1e-9, 0.5))->capture_default_str();
+      ->check(number_in(1e-9, 0.5))->excludes(no_bounds)->capture_default_str();
   cmd.add_option("--bootstrap", s.aggregate.bootstrap.resamples, "bootstrap resamples for correlation CIs")
-      ->check(CLI::Range(10, 1000000))->capture_default_str();
+      ->check(integer_in(10, 1000000))->capture_default_str();
   cmd.add_option("--stats-seed", s.aggregate.seed, "seed of the bootstrap and k-means")
       ->check(seed_value())
       ->capture_default_str();
   cmd.add_option("--retriever-min-cos-last", s.aggregate.taxonomy.retriever_min_cos_last,
                  "taxonomy: Retriever needs cos(s_N, v_L) at least this at small and large N")
-      ->check(CLI::Range(-1.0, 1.0))->capture_default_str();
+      ->check(number_in(-1.0, 1.0))->capture_default_str();
   cmd.add_option("--reset-min-sink-share", s.aggregate.taxonomy.reset_min_sink_share,
                  "taxonomy: Reset needs this share of the magnitude on the sink")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(number_in(0.0, 1.0))->capture_default_str();
   cmd.add_option("--mixer-min-sink-shift", s.aggregate.taxonomy.mixer_min_sink_shift,
                  "taxonomy: Mixer needs cos(s_N, v_0) to fall at least this much from small to large N")
-      ->check(CLI::Range(0.0, 2.0))->capture_default_str();
+      ->check(number_in(0.0, 2.0))->capture_default_str();
 }
 
 void add_analyze_command(CLI::App& app) {
@@ -113,19 +114,17 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--model", f->model_dir, "Hugging Face model directory")->required();
   cmd->add_option("--data", s.data, "corpus files or folders (text, gzip or zstd)")->required();
   cmd->add_option("--out", f->out, "run directory to create")->required();
-  cmd->add_option("--format", f->format, "text (a file is one document), lines (one per line) or jsonl")
-      ->check(CLI::IsMember({"text", "lines", "jsonl"}))->capture_default_str();
-  cmd->add_option("--text-field", s.corpus.text_field, "JSONL field holding the text")->capture_default_str();
+  add_corpus_format_options(*cmd, f->format, s.corpus.text_field);
   cmd->add_option("--skip", s.skip, "skip this many candidate sequences first")
-      ->check(CLI::Range(0, 1 << 30))
+      ->check(integer_in(0, 1LL << 30))
       ->capture_default_str();
   auto* seed = cmd->add_option("--seed", f->seed, "shuffle candidate sequences with this seed (default: corpus order)")
                    ->check(seed_value());
-  cmd->add_flag("--pack", s.pack, "concatenate all documents into one stream (short ones are no longer skipped)");
+  auto* pack = cmd->add_flag("--pack", s.pack, "concatenate all documents into one stream (short ones are no longer skipped)");
   cmd->add_option_function<std::string>(
          "--pack-separator", [&s](const std::string& v) { s.pack_bos = v == "bos"; },
          "with --pack: bos (each document after the first starts with BOS, as Hugging Face packs) or none")
-      ->check(CLI::IsMember({"bos", "none"}))->default_str("bos");
+      ->check(CLI::IsMember({"bos", "none"}))->needs(pack)->default_str("bos");
   cmd->add_option("--lengths", f->lengths, "also run these sequence lengths (a length sweep), e.g. 128,256,512");
   cmd->add_option("--label", s.label, "run label in reports (default: the directory name)");
   cmd->add_flag("--resume", f->resume, "continue an interrupted run in --out");
@@ -137,25 +136,26 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_flag("--no-resource-check", f->no_resource_check,
                 "skip the pre-flight check of memory (MemAvailable) and free disk against the run's estimate");
   cmd->add_option("--max-document-bytes", s.corpus.max_document_bytes, "skip (with a warning) longer documents")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))->capture_default_str();
+      ->check(integer_in(1, 1LL << 40))->capture_default_str();
   cmd->add_option("--max-corpus-bytes", s.corpus.max_file_bytes, "refuse corpus files larger than this, decompressed")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 50))->capture_default_str();
-  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+      ->check(integer_in(1, 1LL << 50))->capture_default_str();
+  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);
-  cmd->callback([f, seed] {
+  cmd->get_option("--r1-eta")->excludes("--no-bounds");
+  cmd->callback([f, seed, cmd] {
     AnalysisSettings& s = f->settings;
     if (f->resume && f->overwrite) throw InputError("--resume and --overwrite cannot be combined");
     s.model_dir = f->model_dir;
     s.out = f->out;
-    s.corpus.format = parse_corpus_format(f->format);
+    s.corpus.format = resolve_corpus_format(*cmd, f->format);
     if (seed->count() > 0) s.shuffle_seed = f->seed;
     if (!f->lengths.empty()) s.lengths = parse_lengths(f->lengths);
     if (!f->shard.empty()) parse_shard(f->shard, s);
     s.check_resources = !f->no_resource_check;
     s.mode = f->resume ? RunDirMode::kResume : f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
     s.precision = resolve_precision(f->precision.precision);
-    s.fp32_matmul = resolve_fp32_matmul(f->precision.fp32_matmul);
+    s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
     s.row.r1_eta = f->r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
     apply_thread_count(f->threads);
 
@@ -168,7 +168,8 @@ void add_analyze_command(CLI::App& app) {
                    outcome.sequences_done, outcome.sequences_total);
       throw StoppedEarly();
     }
-    std::printf("wrote %s (%zu sequences)\n", s.out.c_str(), outcome.sequences_done);
+    const std::string lengths = s.lengths.empty() ? "" : " over " + count_of(s.lengths.size() + 1, "length");
+    std::printf("wrote %s (%s%s)\n", s.out.c_str(), count_of(outcome.sequences_done, "sequence").c_str(), lengths.c_str());
   });
 }
 

@@ -101,11 +101,11 @@ void add_bench_command(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand("bench", "Time forward, capture and analyze on random tokens (prints JSON)");
   cmd->add_option("--model", f->model_dir, "Hugging Face model directory")->required();
-  cmd->add_option("--seq-len", f->seq_len, "tokens per sequence")->check(CLI::Range(2, 1 << 20))->capture_default_str();
+  cmd->add_option("--seq-len", f->seq_len, "tokens per sequence")->check(integer_in(2, 1LL << 20))->capture_default_str();
   cmd->add_option("--repeats", f->repeats, "timed sequences per stage (after one warm-up forward)")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(integer_in(1, 1000))->capture_default_str();
   cmd->add_option("--stages", f->stages, "comma-separated subset of forward,capture,analyze")->capture_default_str();
-  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
   cmd->callback([f] {
     apply_thread_count(f->threads);

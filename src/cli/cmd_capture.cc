@@ -14,6 +14,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/version.h"
+#include "util/plural.h"
 
 namespace attngeom::cli {
 namespace {
@@ -54,14 +55,14 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
   return tokens;
 }
 
-std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint,
-                                                 const LinearBackend& backend) {
+std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const QuerySelection& queries,
+                                                 const Checkpoint& checkpoint, const LinearBackend& backend) {
   const ModelConfig& c = checkpoint.config();
   const nlohmann::json model = {{"dir", fs::absolute(o.model_dir).string()}, {"model_type", c.model_type},
                                 {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kv_heads},
                                 {"head_dim", c.head_dim}, {"hidden", c.hidden}, {"vocab", c.vocab},
                                 {"sliding_window", c.sliding_window}, {"weights_dtype", dtype_name(checkpoint.dominant_dtype())}};
-  const nlohmann::json settings = {{"queries", o.queries}, {"bos", !o.no_bos && o.tokens_file.empty()},
+  const nlohmann::json settings = {{"queries", queries.text}, {"bos", !o.no_bos && o.tokens_file.empty()},
                                    {"input", o.text_file.empty() ? o.tokens_file : o.text_file},
                                    {"max_tokens", o.max_tokens}, {"logits", o.logits}};
   return {{"format", "attngeom-capture-v1"}, {"model", model.dump()}, {"precision", std::string(precision_name(backend.precision()))},
@@ -89,13 +90,13 @@ void run_capture(const CaptureOptions& o) {
   auto backend = make_backend(o.precision, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
-                  dump_metadata(o, checkpoint, *backend));
+                  dump_metadata(o, selection, checkpoint, *backend));
   std::vector<float> logits;
   model.forward(tokens, request, &dump, &logits);
   if (o.logits) dump.write_logits(logits);
   dump.commit();
-  std::printf("wrote %s: %d tokens, %zu query rows, %d layers\n", o.out.c_str(), seq, request.capture_rows.size(),
-              c.layers);
+  std::printf("wrote %s: %s, %s, %s\n", o.out.c_str(), count_of(tokens.size(), "token").c_str(),
+              count_of(request.capture_rows.size(), "query row").c_str(), count_of(c.layers, "layer").c_str());
 }
 
 }  // namespace
@@ -110,10 +111,10 @@ void add_capture_command(CLI::App& app) {
   cmd->add_option("--out", options->out, "output .safetensors path")->required();
   cmd->add_option("--queries", options->queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
   cmd->add_flag("--logits", options->logits, "also write logits [T, vocab]");
-  cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens (default: all)")->check(CLI::Range(1, 1 << 24));
-  cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text");
+  cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens (default: all)")->check(integer_in(1, 1LL << 24));
+  cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text")->excludes(ids);
   cmd->add_flag("--force", options->force, "allow sequences longer than max_position_embeddings");
-  cmd->add_option("--threads", options->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--threads", options->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, options->precision);
   cmd->callback([options, text, ids] {
     if (text->count() + ids->count() != 1) throw InputError("capture: exactly one of --text or --tokens is required");

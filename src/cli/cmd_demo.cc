@@ -34,11 +34,12 @@ void add_demo_command(CLI::App& app) {
   s.seq_len = 256;
   s.num_seqs = 24;
   s.lengths = {64, 128};
-  CLI::App* cmd = app.add_subcommand("demo", "Analyse the bundled model organism end to end (the embedded default)");
+  CLI::App* cmd = app.add_subcommand("demo", "Analyse the bundled model organism end to end (the embedded default): --seq-len, a length sweep "
+                                     "at 64 and 128 tokens, and the synthetic ablation");
   cmd->add_option("--model", f->model_dir, "model directory")->capture_default_str();
   cmd->add_option("--data", f->data, "held-out text")->capture_default_str();
   cmd->add_option("--out", f->out, "run directory (a previous demo run there is replaced)")->capture_default_str();
-  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);
   cmd->callback([f] {
@@ -49,16 +50,18 @@ void add_demo_command(CLI::App& app) {
     s.label = "organism";
     s.corpus.format = CorpusFormat::kText;
     s.mode = RunDirMode::kOverwrite;
-    // Only an earlier demo run (label "organism") may be replaced, not someone's analyze run.
+    // Only an earlier demo run (label "organism" and a synth/ section, which analyze never
+    // writes) may be replaced, not someone's analyze run.
     if (is_run_dir(s.out)) {
       const nlohmann::json previous = read_run_json(s.out);
       const auto label = previous.find("label");
-      if (label == previous.end() || *label != s.label) {
+      std::error_code ec;
+      if (label == previous.end() || *label != s.label || !fs::exists(s.out / "synth" / "summary.csv", ec)) {
         throw InputError("--out " + s.out.string() + ": holds another run (not a demo run); choose another --out");
       }
     }
     s.precision = resolve_precision(f->precision.precision);
-    s.fp32_matmul = resolve_fp32_matmul(f->precision.fp32_matmul);
+    s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
     apply_thread_count(f->threads);
     const RunControl control{nullptr, ::isatty(STDERR_FILENO) != 0};
     run_analysis(s, control);

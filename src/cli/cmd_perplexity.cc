@@ -11,6 +11,7 @@
 #include "io/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/plural.h"
 
 namespace attngeom::cli {
 namespace {
@@ -39,6 +40,11 @@ void run_perplexity(const PerplexityOptions& o) {
     stream = tokenizer.encode(read_text_file(o.text_file), o.text_file);
   } else {
     stream = read_token_file(o.tokens_file, c.vocab);
+    if (!o.no_bos && !stream.empty() && stream.front() == c.bos_token_id) {
+      std::fprintf(stderr, "attngeom perplexity: warning: %s starts with BOS (id %d), and each window starts with BOS "
+                   "too, so the first window has two; drop the leading BOS or use --no-bos\n",
+                   o.tokens_file.c_str(), c.bos_token_id);
+    }
   }
   const std::string input = o.text_file.empty() ? o.tokens_file : o.text_file;
   if (o.max_tokens > 0 && static_cast<int>(stream.size()) > o.max_tokens) stream.resize(static_cast<std::size_t>(o.max_tokens));
@@ -66,8 +72,8 @@ void run_perplexity(const PerplexityOptions& o) {
     file.write_at(0, text.data(), text.size());
     file.commit();
   }
-  std::printf("perplexity %.6f over %zu tokens (mean NLL %.6f nats; context %d, stride %zu, %s)\n", r.perplexity,
-              r.tokens, r.mean_nll, o.context, protocol.effective_stride(), protocol.bos ? "BOS per window" : "no BOS");
+  std::printf("perplexity %.6f over %s (mean NLL %.6f nats; context %d, stride %zu, %s)\n", r.perplexity,
+              count_of(r.tokens, "token").c_str(), r.mean_nll, o.context, protocol.effective_stride(), protocol.bos ? "BOS per window" : "no BOS");
 }
 
 }  // namespace
@@ -80,11 +86,11 @@ void add_perplexity_command(CLI::App& app) {
   auto* tokens = cmd->add_option("--tokens", o->tokens_file, "whitespace-separated token ids (the stream, no BOS)");
   text->excludes(tokens);
   cmd->add_option("--out", o->out, "write the result (with per-token NLL) as JSON here")->check(non_empty());
-  cmd->add_option("--context", o->context, "tokens per window, including BOS")->check(CLI::Range(2, 1 << 20))->capture_default_str();
-  cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--context", o->context, "tokens per window, including BOS")->check(integer_in(2, 1LL << 20))->capture_default_str();
+  cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")->check(integer_in(1, 1LL << 20));
   cmd->add_flag("--no-bos", o->no_bos, "do not start each window with BOS");
-  cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text (default: all)")->check(CLI::Range(1, 1 << 30));
-  cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text (default: all)")->check(integer_in(1, 1LL << 30));
+  cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, o->precision);
   cmd->callback([o, text, tokens] {
     if (text->count() + tokens->count() != 1) throw InputError("perplexity: exactly one of --text or --tokens is required");

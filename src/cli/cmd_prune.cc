@@ -1,5 +1,6 @@
 // attngeom prune: head masking orders and token-level top-N budgets, judged by
 // held-out perplexity, KL and top-1 agreement against the unedited model (SPEC section 7).
+#include <algorithm>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -38,10 +39,29 @@ std::vector<T> parse_numbers(const std::string& flag, const std::string& text) {
     T value{};
     char tail = 0;
     if (!(field >> value) || (field >> tail)) throw InputError(flag + " '" + text + "': '" + item + "' is not a number");
+    if (std::find(values.begin(), values.end(), value) != values.end()) {
+      throw InputError(flag + " '" + text + "': " + item + " appears twice");
+    }
     values.push_back(value);
   }
   if (values.empty() || text.back() == ',') throw InputError(flag + " '" + text + "': expected a comma-separated list");
   return values;
+}
+
+// Options of orders that will not run are refused rather than ignored.
+void check_order_options(const CLI::App& cmd, const std::vector<prune::Strategy>& strategies) {
+  const auto runs = [&](auto wanted) { return std::any_of(strategies.begin(), strategies.end(), wanted); };
+  if (!runs([](const prune::Strategy& o) { return o.seeded(); })) {
+    for (const char* flag : {"--seeds", "--seed"}) {
+      if (cmd.get_option(flag)->count() > 0) {
+        throw InputError(std::string(flag) + ": applies only to the seeded orders (random, type), and none runs");
+      }
+    }
+  }
+  if (cmd.get_option("--type-order")->count() > 0 &&
+      !runs([](const prune::Strategy& o) { return o.kind == prune::StrategyKind::kType; })) {
+    throw InputError("--type-order: applies only to the type order, which does not run");
+  }
 }
 
 }  // namespace
@@ -53,9 +73,7 @@ void add_prune_command(CLI::App& app) {
       "prune", "Head masking orders and token-level top-N vs held-out perplexity, KL and top-1 (docs/prune.md)");
   cmd->add_option("--model", f->model_dir, "Hugging Face model directory")->required();
   cmd->add_option("--data", s.data, "held-out text: files or folders (text, gzip or zstd)")->required();
-  cmd->add_option("--format", f->format, "text (a file is one document), lines (one per line) or jsonl")
-      ->check(CLI::IsMember({"text", "lines", "jsonl"}))->capture_default_str();
-  cmd->add_option("--text-field", s.corpus.text_field, "JSONL field holding the text")->capture_default_str();
+  add_corpus_format_options(*cmd, f->format, s.corpus.text_field);
   cmd->add_option("--scores", f->scores, "analyze run directory whose heads.csv / selection.csv rank the heads");
   cmd->add_option("--out", f->out, "output directory (default: the --scores run directory, whose report is rewritten)");
   auto* strategies = cmd->add_option("--strategies", f->strategies,
@@ -63,51 +81,59 @@ void add_prune_command(CLI::App& app) {
                          ->capture_default_str();
   cmd->add_option("--fractions", f->fractions, "fractions of all heads to mask")->capture_default_str();
   cmd->add_option("--seeds", s.seeds, "seeded orders (random, type): number of seeds")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(integer_in(1, 1000))->capture_default_str();
   cmd->add_option("--seed", s.seed, "seeded orders: the first seed (then seed+1, ...)")
       ->check(seed_value())
       ->capture_default_str();
   cmd->add_option("--type-order", f->type_order, "type strategy: head types in masking order")->capture_default_str();
-  cmd->add_option("--context", s.context, "tokens per window, including BOS")->check(CLI::Range(2, 1 << 20))->capture_default_str();
-  cmd->add_option("--stride", s.stride, "tokens advanced per window (default: context - 1, no overlap)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--context", s.context, "tokens per window, including BOS")->check(integer_in(2, 1LL << 20))->capture_default_str();
+  cmd->add_option("--stride", s.stride, "tokens advanced per window (default: context - 1, no overlap)")->check(integer_in(1, 1LL << 20));
   cmd->add_flag("--no-bos", f->no_bos, "do not start each window with BOS");
   cmd->add_option("--max-tokens", s.max_tokens, "score at most the first N tokens of the held-out text (default: all)")
-      ->check(CLI::Range(1, 1 << 30));
+      ->check(integer_in(1, 1LL << 30));
   cmd->add_option("--mask", f->mask, "also evaluate this [layers, heads] gate matrix (.npy, or TSV: one line per layer)");
   auto* budgets = cmd->add_option("--topn-budgets", f->budgets,
                                   "token-level top-N: mean keys kept per head and query (default: those <= --context)")
                       ->capture_default_str();
-  cmd->add_flag("--no-topn", f->no_topn, "skip the token-level top-N curve");
+  auto* no_topn = cmd->add_flag("--no-topn", f->no_topn, "skip the token-level top-N curve")->excludes(budgets);
   cmd->add_option("--topn-rule", f->topn_rule, "geometric N per head: tau (smallest N with mean F >= tau) or peak (peak_f_n)")
-      ->check(CLI::IsMember({"tau", "peak"}))->capture_default_str();
-  cmd->add_option("--topn-tau", s.topn_rule.tau, "tau of the tau rule")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--dump-logits", f->dump_logits, "write the first window's logits [tokens, vocab] under --mask to this .npy");
+      ->check(CLI::IsMember({"tau", "peak"}))->excludes(no_topn)->capture_default_str();
+  cmd->add_option("--topn-tau", s.topn_rule.tau, "tau of the tau rule")->check(number_in(0.0, 1.0))->excludes(no_topn)->capture_default_str();
+  cmd->add_option("--dump-logits", f->dump_logits, "write the first window's logits [tokens, vocab] under --mask (unedited without it) to this .npy");
   cmd->add_flag("--force", s.force, "allow --context beyond max_position_embeddings");
-  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
-  cmd->callback([f, strategies, budgets] {
+  cmd->callback([f, cmd, strategies, budgets] {
     prune::PruneSettings& s = f->settings;
     s.model_dir = f->model_dir;
     s.scores_dir = f->scores;
     s.out = f->out;
     s.mask_file = f->mask;
     s.dump_logits = f->dump_logits;
-    s.corpus.format = parse_corpus_format(f->format);
+    s.corpus.format = resolve_corpus_format(*cmd, f->format);
     s.bos = !f->no_bos;
     // Without an explicit --strategies, --mask alone (or no --scores) evaluates no order.
     if (strategies->count() > 0 || (!f->scores.empty() && f->mask.empty())) {
       s.strategies = prune::parse_strategies(f->strategies);
     }
+    check_order_options(*cmd, s.strategies);
+    if (f->topn_rule == "peak" && cmd->get_option("--topn-tau")->count() > 0) {
+      throw InputError("--topn-tau: applies only to --topn-rule tau");
+    }
     s.fractions = parse_numbers<double>("--fractions", f->fractions);
     s.type_order = prune::parse_type_order(f->type_order);
+    const std::vector<int> all_budgets = parse_numbers<int>("--topn-budgets", f->budgets);
+    if (budgets->count() > 0 && f->scores.empty()) {
+      throw InputError("--topn-budgets: the geometric N per head comes from --scores RUN_DIR, which is missing");
+    }
     if (!f->scores.empty() && !f->no_topn) {
-      for (const int b : parse_numbers<int>("--topn-budgets", f->budgets)) {
+      for (const int b : all_budgets) {
         if (budgets->count() > 0 || b <= s.context) s.topn_budgets.push_back(b);  // explicit ones are checked
       }
     }
     s.topn_rule.rule = f->topn_rule == "peak" ? prune::TopnRule::kPeak : prune::TopnRule::kTau;
     s.precision = resolve_precision(f->precision.precision);
-    s.fp32_matmul = resolve_fp32_matmul(f->precision.fp32_matmul);
+    s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
     apply_thread_count(f->threads);
     prune::run_prune(s);
   });

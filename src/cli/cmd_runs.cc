@@ -5,6 +5,7 @@
 #include "analysis/merge.h"
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/plural.h"
 
 namespace attngeom::cli {
 namespace {
@@ -43,7 +44,7 @@ void add_metrics_command(CLI::App& app) {
     s.mode = f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
     s.row.r1_eta = f->r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
     run_dump_analysis(s);
-    std::printf("wrote %s (%zu dumps)\n", s.out.string().c_str(), s.dumps.size());
+    std::printf("wrote %s (%s)\n", s.out.string().c_str(), count_of(s.dumps.size(), "dump").c_str());
   });
 }
 
@@ -56,7 +57,7 @@ void add_merge_command(CLI::App& app) {
   cmd->callback([f] {
     std::vector<std::filesystem::path> shards(f->shards.begin(), f->shards.end());
     merge_runs(shards, f->out, f->per_sequence);
-    std::printf("wrote %s (merged %zu shards)\n", f->out.c_str(), shards.size());
+    std::printf("wrote %s (merged %s)\n", f->out.c_str(), count_of(shards.size(), "shard").c_str());
   });
 }
 

@@ -1,6 +1,9 @@
 // attngeom synth: the synthetic ablation of SPEC section 8 (profiles x value-model parameters),
 // written as CSV. The numbers come from geometry/synth_sweep.h; this file only maps flags.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <fstream>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -9,10 +12,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/run_dir.h"
 #include "cli/commands.h"
-#include "util/version.h"
 #include "geometry/synth_csv.h"
 #include "geometry/synth_sweep.h"
+#include "util/error.h"
+#include "util/version.h"
+#include "util/plural.h"
 
 namespace attngeom::cli {
 namespace {
@@ -109,13 +115,41 @@ void print_summary(const geometry::SynthPoint& p) {
              a.r2_coverage.all, a.r3_coverage.all);
 }
 
+// --out is new, empty, a previous synth output (its five CSVs and nothing else) or a run's
+// synth/ folder, which the run's report draws: synth never mixes its files into a foreign folder.
+void check_synth_out(const std::filesystem::path& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(out, ec);
+  if (!fs::exists(status)) return;
+  const std::string flag = "--out " + out.string();
+  if (!fs::is_directory(status)) throw InputError(flag + ": exists and is not a directory");
+  fs::path dir = out.lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // "run/synth/"
+  if (dir.filename() == "synth" && is_run_dir(dir.parent_path())) return;
+  for (const auto& entry : fs::directory_iterator(out, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::ifstream file(entry.path());
+    std::string first_line;
+    std::getline(file, first_line);
+    if (std::find(geometry::kSynthCsvFiles.begin(), geometry::kSynthCsvFiles.end(), name) ==
+            geometry::kSynthCsvFiles.end() ||
+        !first_line.starts_with("# attngeom synth ")) {
+      throw InputError(flag + ": holds " + name + ", so it is neither empty nor a previous synth output nor a run's "
+                       "synth/ folder; expected a new or empty directory");
+    }
+  }
+  if (ec) throw InputError(flag + ": cannot list: " + ec.message());
+}
+
 void run_synth(const SynthSettings& settings) {
+  check_synth_out(settings.out);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<geometry::SynthPoint> points = geometry::run_synth_sweep(to_sweep(settings), settings.seed);
   const std::vector<std::filesystem::path> files = geometry::write_synth_csv(settings.out, points, settings_line(settings));
   for (const geometry::SynthPoint& p : points) print_summary(p);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("wrote {} files to {} ({} points, {:.1f} s)\n", files.size(), settings.out, points.size(), seconds);
+  fmt::print("wrote {} files to {} ({}, {:.1f} s)\n", files.size(), settings.out, count_of(points.size(), "point"), seconds);
 }
 
 }  // namespace
@@ -140,29 +174,30 @@ void add_synth_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--d", settings->dims, "Value dimensions d to sweep")
       ->delimiter(',')
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16))
+      ->check(integer_in(1, 1LL << 16))
       ->capture_default_str();
   cmd->add_option("--L", settings->lengths, "Sequence lengths L to sweep (M = L + 1 keys)")
       ->delimiter(',')
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->check(integer_in(1, 1LL << 20))
       ->capture_default_str();
   // Finite, bounded draws: an infinite or huge norm would only surface as a non-finite value.
   cmd->add_option("--lambda", settings->lambdas, "Sink compressions nu_0 / nu to sweep")
       ->delimiter(',')
-      ->check(CLI::Range(0.0, 1e3))
+      ->check(number_in(0.0, 1e3))
       ->capture_default_str();
   cmd->add_option("--rho0", settings->rho_0s, "Sink cosines rho_0 to sweep")
       ->delimiter(',')
-      ->check(CLI::Range(-1.0, 1.0))
+      ->check(number_in(-1.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--beta", settings->betas, "Content cosine decays beta to sweep (inf: independent directions)")
       ->delimiter(',')
+      ->check(number_in(0.0, INFINITY))
       ->capture_default_str();
   cmd->add_option("--cv", settings->cvs, "Coefficients of variation of content norms to sweep")
       ->delimiter(',')
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(number_in(0.0, 10.0))
       ->capture_default_str();
-  cmd->add_option("--nu", settings->nu, "Mean content value norm")->check(CLI::Range(1e-6, 1e6))->capture_default_str();
+  cmd->add_option("--nu", settings->nu, "Mean content value norm")->check(number_in(1e-6, 1e6))->capture_default_str();
   cmd->add_option("--n-grid", settings->n_grid, "N values: 'all' (1..M-1) or 'default' (SPEC's grid)")
       ->check(CLI::IsMember({"all", "default"}))
       ->capture_default_str();
@@ -170,13 +205,22 @@ void add_synth_command(CLI::App& app) {
       ->check(CLI::IsMember({"max-deviation", "lag-fit-mae"}))
       ->capture_default_str();
   cmd->add_option("--r2-delta", settings->r2_delta, "Stated violation probability of R2 at each N")
-      ->check(CLI::Range(1e-12, 1.0 - 1e-12))
+      ->check(number_in(1e-12, 1.0 - 1e-12))
       ->capture_default_str();
-  cmd->add_option("--four-phase-sink", settings->four_phase_sink, "Four-phase profile: sink mass")->capture_default_str();
-  cmd->add_option("--four-phase-recency", settings->four_phase_recency, "Four-phase profile: recency-tail mass")->capture_default_str();
-  cmd->add_option("--bimodal-sink", settings->bimodal_sink, "Bimodal profile: sink mass")->capture_default_str();
-  cmd->add_option("--bimodal-last", settings->bimodal_last, "Bimodal profile: last-token mass")->capture_default_str();
+  cmd->add_option("--four-phase-sink", settings->four_phase_sink, "Four-phase profile: sink mass")
+      ->check(number_in(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--four-phase-recency", settings->four_phase_recency, "Four-phase profile: recency-tail mass")
+      ->check(number_in(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--bimodal-sink", settings->bimodal_sink, "Bimodal profile: sink mass")
+      ->check(number_in(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--bimodal-last", settings->bimodal_last, "Bimodal profile: last-token mass")
+      ->check(number_in(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--power-law-gamma", settings->power_law_gamma, "Power-law profile: exponent gamma of (i+1)^-gamma")
+      ->check(number_in(0.0, 1e3))
       ->capture_default_str();
   cmd->callback([settings] { run_synth(*settings); });
 }

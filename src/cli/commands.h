@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "corpus/documents.h"
 #include "ops/gemm.h"
 
 namespace attngeom {
@@ -22,14 +23,25 @@ struct PrecisionFlags {
 void add_precision_options(CLI::App& cmd, PrecisionFlags& flags);
 // auto: bf16 when oneDNN can use AMX on this CPU, else fp32.
 Precision resolve_precision(const std::string& value);
-Fp32Matmul resolve_fp32_matmul(const std::string& value);
+// The fp32 path's kernel; bf16x3 beside an explicit --precision bf16 is refused.
+Fp32Matmul resolve_fp32_matmul(const PrecisionFlags& flags, Precision precision);
 std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags, DType weights);
+
+// --format text|lines|jsonl and --text-field, shared by the commands that read a corpus;
+// resolve_corpus_format refuses --text-field beside another format.
+void add_corpus_format_options(CLI::App& cmd, std::string& format, std::string& text_field);
+CorpusFormat resolve_corpus_format(const CLI::App& cmd, const std::string& format);
 
 // Refuses an empty value (e.g. --out ''), which would otherwise read as "not given".
 CLI::Validator non_empty();
 
 // A seed: an integer in [0, 2^53), which run.json's readers (JavaScript too) hold exactly.
 CLI::Validator seed_value();
+
+// A number in [lo, hi], parsed whole. Unlike CLI::Range it refuses NaN and names its bounds
+// exactly (CLI::Range prints them with %f: 1e-9 reads as 0.000000).
+CLI::Validator number_in(double lo, double hi);
+CLI::Validator integer_in(long long lo, long long hi);
 
 // --threads N (0: all cores) for OpenMP and oneDNN.
 void apply_thread_count(int threads);

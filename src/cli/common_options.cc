@@ -1,8 +1,14 @@
+#include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
+#include <fmt/format.h>
 #include <omp.h>
 
 #include "cli/commands.h"
+#include "corpus/documents.h"
 #include "util/error.h"
 
 namespace attngeom::cli {
@@ -19,6 +25,20 @@ void add_precision_options(CLI::App& cmd, PrecisionFlags& flags) {
       ->capture_default_str();
 }
 
+void add_corpus_format_options(CLI::App& cmd, std::string& format, std::string& text_field) {
+  cmd.add_option("--format", format, "text (a file is one document), lines (one per line) or jsonl")
+      ->check(CLI::IsMember({"text", "lines", "jsonl"}))
+      ->capture_default_str();
+  cmd.add_option("--text-field", text_field, "JSONL field holding the text")->capture_default_str();
+}
+
+CorpusFormat resolve_corpus_format(const CLI::App& cmd, const std::string& format) {
+  if (format != "jsonl" && cmd.get_option("--text-field")->count() > 0) {
+    throw InputError("--text-field: applies only to --format jsonl, and --format is " + format);
+  }
+  return parse_corpus_format(format);
+}
+
 CLI::Validator non_empty() {
   return {[](const std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); },
           "NON-EMPTY"};
@@ -33,6 +53,30 @@ CLI::Validator seed_value() {
                        : std::string("expected an integer in [0, 2^53), found '" + value + "'");
           },
           "SEED"};
+}
+
+CLI::Validator number_in(double lo, double hi) {
+  return {[lo, hi](const std::string& value) {
+            char* end = nullptr;
+            const double x = value.empty() ? NAN : std::strtod(value.c_str(), &end);
+            const bool whole = !value.empty() && end == value.c_str() + value.size();
+            return whole && x >= lo && x <= hi  // false for NaN
+                       ? std::string()
+                       : fmt::format("expected a number in [{}, {}], found '{}'", lo, hi, value);
+          },
+          fmt::format("[{}, {}]", lo, hi)};
+}
+
+CLI::Validator integer_in(long long lo, long long hi) {
+  return {[lo, hi](const std::string& value) {
+            long long x = 0;
+            const char* end = value.data() + value.size();
+            const auto [stop, error] = std::from_chars(value.data(), end, x);
+            return error == std::errc() && stop == end && x >= lo && x <= hi
+                       ? std::string()
+                       : fmt::format("expected an integer in [{}, {}], found '{}'", lo, hi, value);
+          },
+          fmt::format("[{}, {}]", lo, hi)};
 }
 
 namespace {
@@ -55,14 +99,24 @@ Precision resolve_precision(const std::string& value) {
   return Precision::kFp32;
 }
 
-Fp32Matmul resolve_fp32_matmul(const std::string& value) {
-  if (value != "bf16x3") return Fp32Matmul::kSgemm;
+Fp32Matmul resolve_fp32_matmul(const PrecisionFlags& flags, Precision precision) {
+  if (flags.fp32_matmul != "bf16x3") return Fp32Matmul::kSgemm;
+  if (precision == Precision::kBf16) {
+    // The bf16 path has no fp32 products: a kernel asked for by name must not be dropped silently.
+    if (flags.precision == "bf16") {
+      throw InputError("--fp32-matmul bf16x3: chooses the fp32 path's kernel, but --precision bf16 runs bf16 "
+                       "products; use --precision fp32");
+    }
+    std::fprintf(stderr, "attngeom: warning: --fp32-matmul bf16x3 has no effect: --precision auto chose bf16 (AMX)\n");
+    return Fp32Matmul::kSgemm;
+  }
   require_bf16_matmul("--fp32-matmul bf16x3", "--fp32-matmul sgemm");
   return Fp32Matmul::kBf16x3;
 }
 
 std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags, DType weights) {
-  return make_backend(resolve_precision(flags.precision), resolve_fp32_matmul(flags.fp32_matmul), weights);
+  const Precision precision = resolve_precision(flags.precision);
+  return make_backend(precision, resolve_fp32_matmul(flags, precision), weights);
 }
 
 void apply_thread_count(int threads) {

@@ -5,10 +5,13 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/unknown_args.h"
 #include "util/version.h"
 #include "util/error.h"
 
@@ -38,7 +41,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "attngeom: error: %s (see --help)\n", attngeom::printable_message(e.what()).c_str());
+    const std::optional<std::string> unknown = attngeom::cli::unknown_argument(app, argc, argv);
+    std::fprintf(stderr, "attngeom: error: %s\n",
+                 attngeom::printable_message(unknown ? *unknown : std::string(e.what()) + " (see --help)").c_str());
     return 2;
   } catch (const attngeom::cli::StoppedEarly&) {
     return 130;

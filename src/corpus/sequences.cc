@@ -3,6 +3,7 @@
 #include <random>
 
 #include "util/error.h"
+#include "util/plural.h"
 
 namespace attngeom {
 namespace {
@@ -91,8 +92,8 @@ SequenceSet make_sequences(const Corpus& corpus, const EncodeFn& encode, const S
   }
   if (result.sequences.empty()) {
     throw InputError("corpus: no sequence of " + std::to_string(o.seq_len) + " tokens available (" +
-                     std::to_string(result.candidates) + " windows, --skip " + std::to_string(o.skip) + ", " +
-                     std::to_string(result.short_documents) + " documents too short; try " +
+                     count_of(result.candidates, "window") + ", --skip " + std::to_string(o.skip) + ", " +
+                     count_of(result.short_documents, "document") + " too short; try " +
                      (o.pack ? "" : "--pack or ") + "a smaller --seq-len or --skip, or more text)");
   }
   return result;

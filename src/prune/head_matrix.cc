@@ -12,6 +12,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/npy.h"
+#include "util/plural.h"
 
 namespace attngeom::prune {
 
@@ -170,12 +171,12 @@ std::vector<double> read_text_matrix(const fs::path& path, const HeadGrid& grid)
       ++cols;
     }
     if (cols != grid.heads) {
-      throw InputError(where + std::to_string(cols) + " values, expected one per head (" + std::to_string(grid.heads) + ")");
+      throw InputError(where + count_of(cols, "value") + ", expected one per head (" + std::to_string(grid.heads) + ")");
     }
     if (++rows > grid.layers) throw InputError(where + "more than one line per layer (" + std::to_string(grid.layers) + ")");
   }
   if (rows != grid.layers) {
-    throw InputError(path.string() + ": " + std::to_string(rows) + " lines of values, expected one per layer (" +
+    throw InputError(path.string() + ": " + count_of(rows, "line") + " of values, expected one per layer (" +
                      std::to_string(grid.layers) + ")");
   }
   return out;

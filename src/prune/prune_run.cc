@@ -21,6 +21,7 @@
 #include "util/error.h"
 #include "util/machine.h"
 #include "util/npy.h"
+#include "util/plural.h"
 
 namespace attngeom::prune {
 
@@ -96,7 +97,7 @@ std::vector<fs::path> prune_inputs(const PruneSettings& s) {
   return inputs;
 }
 
-// --out is new, empty, an attngeom run or a previous prune output, and outside every input:
+// --out is new, empty, the --scores run or a previous prune output, and outside every input:
 // prune never mixes its files into a foreign folder.
 void check_out_dir(const PruneSettings& s) {
   const std::string flag = "--out " + s.out.string();
@@ -109,6 +110,11 @@ void check_out_dir(const PruneSettings& s) {
   const fs::file_status status = fs::symlink_status(s.out, ec);
   if (!fs::exists(status)) return;
   if (!fs::is_directory(status)) throw InputError(flag + ": exists and is not a directory");
+  // Prune rewrites a run's report: only the --scores run's, whose heads ranked the masks.
+  if (is_run_dir(s.out) && (s.scores_dir.empty() || !fs::equivalent(s.out, s.scores_dir, ec))) {
+    throw InputError(flag + ": is an attngeom run other than --scores; prune writes into a run only when it is the "
+                     "--scores run (whose report is rewritten); expected that run, or a new or empty directory");
+  }
   if (!fs::is_empty(s.out, ec) && !is_run_dir(s.out) && !fs::exists(s.out / "prune.json", ec)) {
     throw InputError(flag + ": is not empty and holds neither an attngeom run nor a previous prune output; "
                      "expected a new or empty directory");
@@ -183,8 +189,8 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
     row["masked"] = masked;
     curve.rows.push_back(std::move(row));
     char what[160];
-    std::snprintf(what, sizeof what, "%s seed %llu fraction %g (%zu heads)", strategy.c_str(),
-                  static_cast<unsigned long long>(seed), fraction, masked.size());
+    std::snprintf(what, sizeof what, "%s seed %llu fraction %g (%s)", strategy.c_str(),
+                  static_cast<unsigned long long>(seed), fraction, count_of(masked.size(), "head").c_str());
     log_score(what, r);
   };
   for (const Strategy& strategy : s.strategies) {
@@ -290,8 +296,8 @@ void run_prune(const PruneSettings& s) {
   auto backend = make_backend(s.precision, s.fp32_matmul, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, mask);
-  std::fprintf(stderr, "attngeom prune: %zu held-out tokens in %zu documents; the unedited distributions take %.1f MiB\n",
-               tokens, documents.size(), static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
+  std::fprintf(stderr, "attngeom prune: %s held-out tokens in %s; the unedited distributions take %.1f MiB\n",
+               std::to_string(tokens).c_str(), count_of(documents.size(), "document").c_str(), static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
   const PerplexityProtocol protocol = protocol_of(s, c);
   HeldOutEvaluator evaluator(model, std::move(documents), protocol);
   const HeldOutScore& ref = evaluator.reference();
@@ -339,8 +345,9 @@ void run_prune(const PruneSettings& s) {
       {"evaluations", evaluate.runs()}};
   write_text(out / "prune.json", record.dump(1) + "\n");
   if (is_run_dir(out)) write_run_report(out);
-  std::printf("prune: %d evaluations over %zu tokens (unedited ppl %.6g) -> %s\n", evaluate.runs(), ref.tokens, ref.ppl,
-              out.string().c_str());
+  std::printf("prune: %s over %s (unedited ppl %.6g) -> %s\n",
+              count_of(static_cast<std::size_t>(evaluate.runs()), "evaluation").c_str(),
+              count_of(ref.tokens, "token").c_str(), ref.ppl, out.string().c_str());
 }
 
 }  // namespace attngeom::prune

@@ -132,13 +132,20 @@ def demo_over_an_analyze_run(ctx):
 
 
 @case
+def demo_over_an_analyze_run_labelled_organism(ctx):
+    ctx.run_ok(*ctx.analyze("--label", "organism"))  # demo's label, but no synth/ section
+    ctx.keep = [ctx.out]
+    return ["demo", "--out", ctx.out, "--seq-len", "64", "--num-seqs", "2"], ["--out"], ["another run"]
+
+
+@case
 def perplexity_empty_out(ctx):
     return ["perplexity", "--model", ctx.model, "--text", PROMPT, "--out", ""], ["--out"], ["empty"]
 
 
 @case
 def synth_infinite_lambda(ctx):
-    return ["synth", "--out", ctx.out, "--lambda", "inf"], ["--lambda"], ["range"]
+    return ["synth", "--out", ctx.out, "--lambda", "inf"], ["--lambda"], ["expected a number in [0, 1000]"]
 
 
 # --- prune ---

@@ -25,6 +25,7 @@ sys.path.insert(0, HERE)
 from bad_input_lib import L0, ST, case_runner_main, refusal_problems, rewrite  # noqa: E402
 from hostile_lib import CASES, CORPUS, PROMPT, Ctx, case, patch_dump, snapshot  # noqa: E402
 import hostile_output_cases  # noqa: E402,F401  (registers the merge, report, prune and output cases)
+import hostile_flag_cases  # noqa: E402,F401  (registers the contradictory-flag and mistyped-word cases)
 
 
 # --- the run directory (--out) ---
