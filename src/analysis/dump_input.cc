@@ -178,7 +178,7 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
     }
     write_record(record_path(run_dir.records_dir(), i), schema, analyzer.record());
   }
-  finish_run_dir(s.out, shape.kv_heads, s.aggregate, s.per_sequence);
+  const RunAggregate aggregate = finish_run_dir(s.out, shape.kv_heads, s.aggregate, s.per_sequence);
   const nlohmann::json run = {
       {"format", "attngeom-run-v1"},
       {"label", s.label.empty() ? fs::absolute(s.out).filename().string() : s.label},
@@ -195,7 +195,8 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
       {"shard", {{"index", 0}, {"count", 1}}},
       {"sequences_done", dumps.size()},
       {"complete", true},
-      {"settings", settings}};
+      {"settings", settings},
+      {"taxonomy", taxonomy_json(aggregate)}};
   run_dir.write_json("run.json", run);
   write_run_report(s.out);
 }

@@ -112,7 +112,7 @@ nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& ou
   const RunDir run_dir(out, common, RunDirMode::kCreate);
   for (const fs::path& record : records) copy_file_atomic(record, run_dir.records_dir() / record.filename());
   const int kv_heads = merged.at("model").at("kv_heads").get<int>();
-  finish_run_dir(out, kv_heads, options, per_sequence);
+  merged["taxonomy"] = taxonomy_json(finish_run_dir(out, kv_heads, options, per_sequence));
   merged["settings"] = common;
   merged["shard"] = {{"index", 0}, {"count", 1}};
   merged["merged_from"] = nlohmann::json::array();

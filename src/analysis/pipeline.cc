@@ -237,7 +237,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
   outcome.complete = done == mine.size();
   run["sequences_done"] = done;
   if (outcome.complete) {
-    finish_run_dir(out, c.kv_heads, s.aggregate, s.per_sequence);
+    run["taxonomy"] = taxonomy_json(finish_run_dir(out, c.kv_heads, s.aggregate, s.per_sequence));
     run["complete"] = true;
   }
   run_dir.write_json("run.json", run);
@@ -351,6 +351,12 @@ AggregateOptions aggregate_options_of_run(const nlohmann::json& run, const fs::p
   read(taxonomy, "mixer_min_small_cos_sink", t.mixer_min_small_cos_sink, "options.taxonomy.");
   read(taxonomy, "mixer_min_sink_shift", t.mixer_min_sink_shift, "options.taxonomy.");
   return o;
+}
+
+nlohmann::json taxonomy_json(const RunAggregate& run) {
+  const geometry::ClusterCrossCheck& k = run.kmeans;
+  return {{"kmeans_agreement", k.compared > 0 ? nlohmann::json(k.agreement) : nlohmann::json(nullptr)},
+          {"kmeans_compared", k.compared}};
 }
 
 RunAggregate finish_run_dir(const fs::path& dir, int kv_heads, const AggregateOptions& options, bool per_sequence) {

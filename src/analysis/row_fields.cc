@@ -81,8 +81,8 @@ const std::vector<std::pair<std::string, PerRowGetter>>& per_row_fields() {
       {"recency_mass", [](const RowAnalysis& a) { return a.mass.recency_mass; }},
       {"topk_mass", [](const RowAnalysis& a) { return a.mass.top_k_mass; }},
       // Undefined on short rows (early queries of --queries all): NaN, which the means skip,
-      // not the 0 the diagnostics return there. A1/A2 need a content key, cv two, and the
-      // decay fit at least two lags.
+      // not the 0 the diagnostics return there. A1/A2 need a content key, cv two, the
+      // negative share one lag and the decay fit two.
       {"nu", [](const RowAnalysis& a) { return a.keys < 2 ? kNaN : a.norms.mean_norm; }},
       {"cv", [](const RowAnalysis& a) { return a.keys < 3 ? kNaN : a.norms.cv; }},
       {"lambda", [](const RowAnalysis& a) { return a.keys < 2 ? kNaN : a.norms.lambda; }},
@@ -90,7 +90,8 @@ const std::vector<std::pair<std::string, PerRowGetter>>& per_row_fields() {
       {"beta", [](const RowAnalysis& a) { return a.lag.mean_cosine.size() < 2 ? kNaN : a.lag.fit.beta; }},
       {"beta_mae", [](const RowAnalysis& a) { return a.lag.mean_cosine.size() < 2 ? kNaN : a.lag.fit.mae; }},
       {"beta_r2", [](const RowAnalysis& a) { return a.lag.mean_cosine.size() < 2 ? kNaN : a.lag.fit.r_squared; }},
-      {"negative_cos_share", [](const RowAnalysis& a) { return a.lag.negative_pair_share; }},
+      {"negative_cos_share",
+       [](const RowAnalysis& a) { return a.lag.mean_cosine.empty() ? kNaN : a.lag.negative_pair_share; }},
       // Not measured without the bounds (--no-bounds): NaN, not a 0 that reads as exact.
       {"sigma2", [](const RowAnalysis& a) { return a.r1.empty() ? kNaN : a.deviation.sigma2; }},
       {"eta", [](const RowAnalysis& a) { return a.r1.empty() ? kNaN : a.r1_eta; }},

@@ -328,7 +328,13 @@ def check_head_stats(run, failures):
         if list(positions[1:3]) != [1, 2] or not np.isnan(per_row[:, :, :, 1, cv]).all() or \
                 not np.isfinite(per_row[:, :, :, 2, cv]).all():
             failures.append("head_stats: cv is not NaN on query 1 (two keys) and finite on query 2")
-        print("head_stats: A1/A2/decay/alignment fields NaN on query 0 (cv also on query 1), finite on the last row")
+        # The negative-cosine share needs one lag: tau_max = floor(q / 4) is 0 up to query 3.
+        neg = fields.index("negative_cos_share")
+        if list(positions[:5]) != [0, 1, 2, 3, 4] or not np.isnan(per_row[:, :, :, :4, neg]).all() or \
+                not np.isfinite(per_row[:, :, :, 4, neg]).all():
+            failures.append("head_stats: negative_cos_share is not NaN on queries 0-3 (no lag) and finite on query 4")
+        print("head_stats: A1/A2/decay/alignment fields NaN on query 0 (cv also on query 1, the negative share up to "
+              "query 3), finite on the last row")
 
 
 def check_head_columns(run, failures):
@@ -360,8 +366,20 @@ def check_head_columns(run, failures):
         if int(float(head["peak_f_n"])) != want_peak:
             failures.append(f"heads.csv: layer {head['layer']} head {head['head']} peak_f_n {head['peak_f_n']} "
                             f"vs {want_peak}")
+    # run.json's k-means agreement: the share of rule-labelled heads whose cluster maps to their label.
+    heads = read_csv(os.path.join(run, "heads.csv"))
+    labelled = [h for h in heads if h["label"] != "unclassified"]
+    with open(os.path.join(run, "run.json")) as f:
+        taxonomy = json.load(f).get("taxonomy", {})
+    agree = sum(h["kmeans_label"] == h["label"] for h in labelled)
+    want = agree / len(labelled) if labelled else None
+    got = taxonomy.get("kmeans_agreement", "absent")
+    if taxonomy.get("kmeans_compared") != len(labelled) or \
+            not (got == want or isinstance(got, float) and want is not None and abs(got - want) <= 1e-12):
+        failures.append(f"run.json taxonomy {taxonomy} vs {agree} of {len(labelled)} labelled heads in heads.csv")
     print(f"head columns: kv_head in {checked} rows ({model['heads']} heads / {model['kv_heads']} kv heads), "
-          f"f_small and peak_f_n of {len(curves)} heads from selection.csv")
+          f"f_small and peak_f_n of {len(curves)} heads from selection.csv; k-means agrees on {agree} of "
+          f"{len(labelled)} labelled heads")
 
 
 def check_second_signal(args, tmp, failures):
