@@ -113,7 +113,7 @@ void add_analyze_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("analyze", "Checkpoint + corpus -> tables, tensors and report in a run directory");
   cmd->add_option("--model", f->model_dir, "Hugging Face model directory")->required();
   cmd->add_option("--data", s.data, "corpus files or folders (text, gzip or zstd)")->required();
-  cmd->add_option("--out", f->out, "run directory to create")->required();
+  cmd->add_option("--out", f->out, "run directory to create")->check(non_empty())->required();
   add_corpus_format_options(*cmd, f->format, s.corpus.text_field);
   cmd->add_option("--skip", s.skip, "skip this many candidate sequences first")
       ->check(integer_in(0, 1LL << 30))

@@ -115,9 +115,14 @@ void add_bench_command(CLI::App& app) {
       if (stage != "forward" && stage != "capture" && stage != "analyze") {
         throw InputError("--stages: unknown stage '" + stage + "' (forward, capture, analyze)");
       }
+      if (std::find(stages.begin(), stages.end(), stage) != stages.end()) {
+        throw InputError("--stages: '" + stage + "' appears twice");
+      }
       stages.push_back(stage);
     }
-    if (stages.empty()) throw InputError("--stages: empty; expected a subset of forward, capture, analyze");
+    if (stages.empty() || f->stages.back() == ',') {
+      throw InputError("--stages '" + f->stages + "': expected a comma-separated subset of forward, capture, analyze");
+    }
     const Checkpoint checkpoint(f->model_dir);
     const ModelConfig& c = checkpoint.config();
     if (f->seq_len > c.max_positions) {

@@ -108,7 +108,7 @@ void add_capture_command(CLI::App& app) {
   auto* text = cmd->add_option("--text", options->text_file, "UTF-8 text file to tokenize (BOS prepended)");
   auto* ids = cmd->add_option("--tokens", options->tokens_file, "file of whitespace-separated token ids, used verbatim");
   text->excludes(ids);
-  cmd->add_option("--out", options->out, "output .safetensors path")->required();
+  cmd->add_option("--out", options->out, "output .safetensors path")->check(non_empty())->required();
   cmd->add_option("--queries", options->queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
   cmd->add_flag("--logits", options->logits, "also write logits [T, vocab]");
   cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens (default: all)")->check(integer_in(1, 1LL << 24));

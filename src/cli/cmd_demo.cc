@@ -38,7 +38,7 @@ void add_demo_command(CLI::App& app) {
                                      "at 64 and 128 tokens, and the synthetic ablation");
   cmd->add_option("--model", f->model_dir, "model directory")->capture_default_str();
   cmd->add_option("--data", f->data, "held-out text")->capture_default_str();
-  cmd->add_option("--out", f->out, "run directory (a previous demo run there is replaced)")->capture_default_str();
+  cmd->add_option("--out", f->out, "run directory (a previous demo run there is replaced)")->check(non_empty())->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);

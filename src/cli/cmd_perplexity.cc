@@ -24,6 +24,7 @@ struct PerplexityOptions {
   int context = 256;
   int stride = 0;
   bool no_bos = false;
+  bool force = false;
   int max_tokens = 0;
   int threads = 0;
   PrecisionFlags precision{"fp32"};
@@ -48,9 +49,9 @@ void run_perplexity(const PerplexityOptions& o) {
   }
   const std::string input = o.text_file.empty() ? o.tokens_file : o.text_file;
   if (o.max_tokens > 0 && static_cast<int>(stream.size()) > o.max_tokens) stream.resize(static_cast<std::size_t>(o.max_tokens));
-  if (o.context > c.max_positions) {
+  if (o.context > c.max_positions && !o.force) {
     throw InputError("--context " + std::to_string(o.context) + " exceeds max_position_embeddings " +
-                     std::to_string(c.max_positions));
+                     std::to_string(c.max_positions) + " (--force allows it)");
   }
   const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos, c.bos_token_id};
   check_stride(protocol);
@@ -89,6 +90,7 @@ void add_perplexity_command(CLI::App& app) {
   cmd->add_option("--context", o->context, "tokens per window, including BOS")->check(integer_in(2, 1LL << 20))->capture_default_str();
   cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")->check(integer_in(1, 1LL << 20));
   cmd->add_flag("--no-bos", o->no_bos, "do not start each window with BOS");
+  cmd->add_flag("--force", o->force, "allow --context beyond max_position_embeddings");
   cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text (default: all)")->check(integer_in(1, 1LL << 30));
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, o->precision);

@@ -75,7 +75,7 @@ void add_prune_command(CLI::App& app) {
   cmd->add_option("--data", s.data, "held-out text: files or folders (text, gzip or zstd)")->required();
   add_corpus_format_options(*cmd, f->format, s.corpus.text_field);
   cmd->add_option("--scores", f->scores, "analyze run directory whose heads.csv / selection.csv rank the heads");
-  cmd->add_option("--out", f->out, "output directory (default: the --scores run directory, whose report is rewritten)");
+  cmd->add_option("--out", f->out, "output directory (default: the --scores run directory, whose report is rewritten)")->check(non_empty());
   auto* strategies = cmd->add_option("--strategies", f->strategies,
                                      "masking orders: type, random, entropy, sink, last, fscore (-rev reverses one)")
                          ->capture_default_str();

@@ -26,7 +26,7 @@ void add_report_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("report", "Render one self-contained HTML report from one or more run directories");
   cmd->add_option("run_dirs", o->run_dirs, "run directories written by `attngeom analyze` (several: overlaid, labelled by run)")
       ->required();
-  cmd->add_option("--out", o->out, "output .html file")->required();
+  cmd->add_option("--out", o->out, "output .html file")->check(non_empty())->required();
   cmd->add_option("--title", o->title, "report heading (default: \"attngeom report:\" and the run labels)");
   cmd->callback([o] {
     ReportOptions options;

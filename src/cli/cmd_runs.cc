@@ -30,7 +30,7 @@ void add_metrics_command(CLI::App& app) {
   auto f = std::make_shared<MetricsFlags>();
   CLI::App* cmd = app.add_subcommand("metrics", "Analyse capture dumps (ours or any tool's) into a run directory");
   cmd->add_option("--dump", f->dumps, "capture dump .safetensors (repeat for several sequences)")->required();
-  cmd->add_option("--out", f->out, "run directory to create")->required();
+  cmd->add_option("--out", f->out, "run directory to create")->check(non_empty())->required();
   cmd->add_option("--label", f->settings.label, "run label in reports (default: the directory name)");
   cmd->add_flag("--every-n", f->settings.row.every_n, "metrics at every N in 1..M-1 instead of the default grid");
   cmd->add_flag("--per-sequence", f->settings.per_sequence, "also write selection_per_seq.csv");
@@ -52,7 +52,7 @@ void add_merge_command(CLI::App& app) {
   auto f = std::make_shared<MergeFlags>();
   CLI::App* cmd = app.add_subcommand("merge", "Merge shard run directories (analyze --shard i/n) into one run");
   cmd->add_option("shards", f->shards, "shard run directories")->required();
-  cmd->add_option("--out", f->out, "merged run directory to create")->required();
+  cmd->add_option("--out", f->out, "merged run directory to create")->check(non_empty())->required();
   cmd->add_flag("--per-sequence", f->per_sequence, "also write selection_per_seq.csv");
   cmd->callback([f] {
     std::vector<std::filesystem::path> shards(f->shards.begin(), f->shards.end());

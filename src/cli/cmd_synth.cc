@@ -35,7 +35,7 @@ struct SynthSettings {
   std::vector<double> cvs;
   double nu = 1.0;
   std::string n_grid = "all";
-  std::string r1_eta = "max-deviation";
+  std::string r1_eta = "max";
   double r2_delta = 0.05;
   double four_phase_sink = 0.3;
   double four_phase_recency = 0.3;
@@ -60,7 +60,7 @@ geometry::SynthSweep to_sweep(const SynthSettings& s) {
   sweep.shapes.bimodal = {s.bimodal_sink, s.bimodal_last};
   sweep.shapes.power_law_exponent = s.power_law_gamma;
   sweep.analysis.every_n = s.n_grid == "all";
-  sweep.analysis.r1_eta = s.r1_eta == "max-deviation" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
+  sweep.analysis.r1_eta = s.r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
   sweep.analysis.r2_delta = s.r2_delta;
   return sweep;
 }
@@ -166,7 +166,7 @@ void add_synth_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "synth", "Synthetic heads (SPEC section 8): sweep attention profiles and value-model parameters; write the measured "
                "metrics, the reconstructed envelopes, their coverage and vacuity as CSV");
-  cmd->add_option("--out", settings->out, "Directory for the CSV files (created if missing)")->required();
+  cmd->add_option("--out", settings->out, "Directory for the CSV files (created if missing)")->check(non_empty())->required();
   cmd->add_option("--seed", settings->seed, "Seed of every random draw")->check(seed_value())->capture_default_str();
   cmd->add_option("--profiles", settings->profiles, "Attention profiles: four-phase, uniform, bimodal, power-law")
       ->delimiter(',')
@@ -201,8 +201,8 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--n-grid", settings->n_grid, "N values: 'all' (1..M-1) or 'default' (SPEC's grid)")
       ->check(CLI::IsMember({"all", "default"}))
       ->capture_default_str();
-  cmd->add_option("--r1-eta", settings->r1_eta, "Cosine deviation bound of R1: 'max-deviation' (provable) or 'lag-fit-mae'")
-      ->check(CLI::IsMember({"max-deviation", "lag-fit-mae"}))
+  cmd->add_option("--r1-eta", settings->r1_eta, "R1's cosine-deviation bound: max (provable) or mae (typical), as in analyze")
+      ->check(CLI::IsMember({"max", "mae"}))
       ->capture_default_str();
   cmd->add_option("--r2-delta", settings->r2_delta, "Stated violation probability of R2 at each N")
       ->check(number_in(1e-12, 1.0 - 1e-12))

@@ -27,11 +27,34 @@ void check_not_a_run_file(const fs::path& out, const std::vector<fs::path>& run_
   }
 }
 
+// Each run once, and no report written into a run it does not draw (whose own report.html
+// or files it would replace).
+void check_runs_and_out(const fs::path& out, const std::vector<fs::path>& run_dirs) {
+  std::error_code ec;
+  const auto drawn = [&](const fs::path& dir, std::size_t before) {
+    for (std::size_t i = 0; i < before; ++i) {
+      if (fs::equivalent(dir, run_dirs[i], ec)) return true;
+    }
+    return false;
+  };
+  for (std::size_t i = 0; i < run_dirs.size(); ++i) {
+    if (drawn(run_dirs[i], i)) throw InputError("report: " + run_dirs[i].string() + ": run directory given twice");
+  }
+  for (fs::path dir = fs::absolute(out).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / "run.json", ec) && !drawn(dir, run_dirs.size())) {
+      throw InputError("report --out " + out.string() + ": lies inside the run directory " + dir.string() +
+                       ", which this report does not draw; expected a path outside it");
+    }
+    if (dir == dir.parent_path()) break;
+  }
+}
+
 }  // namespace
 
 void write_report(const std::vector<fs::path>& run_dirs, const fs::path& out, const ReportOptions& options) {
   check_output_path(out, out.empty() ? "report --out" : out.string(), "an .html file path");
   check_not_a_run_file(out, run_dirs);
+  check_runs_and_out(out, run_dirs);
 
   const std::vector<report::RunData> runs = report::load_runs(run_dirs);
   report::DataOptions data_options{.title = options.title, .generator = options.generator, .generated = utc_timestamp()};

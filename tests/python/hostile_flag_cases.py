@@ -74,7 +74,14 @@ def mistyped_command(ctx):
     return argv, ["analyse"], ["unknown command", "did you mean analyze?"]
 
 
-# --- capture, synth ---
+@case
+def analyze_empty_out(ctx):
+    argv = ctx.analyze()
+    argv[argv.index(ctx.out)] = ""
+    return argv, ["--out"], ["must not be empty"]
+
+
+# --- capture, synth, bench, report ---
 
 @case
 def capture_tokens_with_no_bos(ctx):
@@ -144,3 +151,27 @@ def prune_type_order_without_the_type_order(ctx):
     scores = scores_run(ctx)
     return prune_args(ctx, scores, "--strategies", "sink", "--type-order", "retriever,reset,mixer,unclassified"), \
         ["--type-order"], ["does not run"]
+
+
+@case
+def bench_stage_twice(ctx):
+    return ["bench", "--model", ctx.model, "--seq-len", "16", "--stages", "forward,forward"], ["--stages"], \
+        ["appears twice"]
+
+
+@case
+def report_same_run_twice(ctx):
+    ctx.run_ok(*ctx.analyze(num_seqs="1"))
+    ctx.keep = [ctx.out]
+    report = os.path.join(ctx.tmp, "r.html")
+    return ["report", ctx.out, os.path.join(ctx.out, "."), "--out", report], ["report"], ["given twice"]
+
+
+@case
+def report_out_inside_another_run(ctx):
+    ctx.run_ok(*ctx.analyze(num_seqs="1"))
+    other = os.path.join(ctx.tmp, "other")
+    os.rename(ctx.out, other)
+    ctx.run_ok(*ctx.analyze(num_seqs="1"))
+    ctx.keep = [ctx.out, other]
+    return ["report", ctx.out, "--out", os.path.join(other, "report.html")], ["--out"], ["does not draw"]

@@ -123,7 +123,13 @@ def main():
     if p.returncode != 2:
         failures.append("no run directory: exit %d" % p.returncode)
 
-    # Good cases: no optional files; the same run twice (labels made unique); --title.
+    expect_error("the same run twice", [a.attngeom, "report", str(good), str(good / "."), "--out", str(out)],
+                 "given twice", out)
+
+    # Good cases: no optional files; two copies of a run and a third labelled like the
+    # second's made-up label (labels made unique); --title.
+    copy = work / "copy"
+    shutil.copytree(good, copy)
     minimal = work / "minimal"
     make_run(minimal, "--minimal", "--layers", "2", "--heads", "2", "--seq-len", "32")
     relabelled = work / "relabelled"  # labelled like the second copy's made-up label
@@ -143,7 +149,7 @@ def main():
         failures.append("an incomplete run is not marked in the provenance: exit %d %s" % (p.returncode, p.stderr))
     if out.exists():
         out.unlink()
-    for args in ([str(minimal)], [str(good), str(good), str(relabelled)]):
+    for args in ([str(minimal)], [str(good), str(copy), str(relabelled)]):
         p = subprocess.run([a.attngeom, "report"] + args + ["--out", str(out), "--title", "A <b>title</b> & more"],
                            capture_output=True, text=True)
         if p.returncode != 0 or not out.exists():
