@@ -157,9 +157,8 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
   const ModelConfig& shape = dumps.front().shape;
   const std::size_t seq_len = dumps.front().tokens.size();
   const RecordSchema schema = make_record_schema(seq_len, s.row.every_n);
-  const nlohmann::json settings = {{"dumps", files}, {"every_n", s.row.every_n}, {"r2_delta", s.row.r2_delta},
-                                   {"r1_eta", s.row.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
-                                   {"stats_seed", s.aggregate.seed}};
+  nlohmann::json settings = {{"dumps", files}};
+  settings.update(record_options_json(s.row, s.aggregate));
   check_run_dir(s.out, settings, s.mode);
   const RunDirGuard guard(s.out, s.mode, s.dumps);
   const RunDir run_dir(s.out, settings, guard.open_mode());
@@ -195,6 +194,7 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
       {"shard", {{"index", 0}, {"count", 1}}},
       {"sequences_done", dumps.size()},
       {"complete", true},
+      {"options", options_json(s.row, s.aggregate)},
       {"settings", settings},
       {"taxonomy", taxonomy_json(aggregate)}};
   run_dir.write_json("run.json", run);

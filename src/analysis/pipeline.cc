@@ -22,8 +22,8 @@
 #include "report/report.h"
 #include "util/error.h"
 #include "util/machine.h"
-#include "util/sha256.h"
 #include "util/plural.h"
+#include "util/sha256.h"
 
 namespace attngeom {
 namespace {
@@ -31,9 +31,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// The options that shape every record (part of the settings a resumed run must share).
-nlohmann::json record_options_json(const AnalysisSettings& s) {
-  const auto& r = s.row;
+}  // namespace
+
+nlohmann::json record_options_json(const geometry::RowAnalysisOptions& r, const AggregateOptions& aggregate) {
   return {{"every_n", r.every_n},
           {"recency_window", r.mass.recency_window},
           {"top_k", r.mass.top_k},
@@ -42,15 +42,13 @@ nlohmann::json record_options_json(const AnalysisSettings& s) {
           {"bounds", r.bounds},
           {"r1_eta", r.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
           {"r2_delta", r.r2_delta},
-          {"stats_seed", s.aggregate.seed},
-          {"bootstrap", s.aggregate.bootstrap.resamples}};
+          {"stats_seed", aggregate.seed},
+          {"bootstrap", aggregate.bootstrap.resamples}};
 }
 
-// run.json "options": the record options, and the tables' own (taxonomy thresholds, flags),
-// which a resumed run may change since the tables are rewritten from the records.
-nlohmann::json options_json(const AnalysisSettings& s) {
-  const geometry::TaxonomyOptions& t = s.aggregate.taxonomy;
-  nlohmann::json options = record_options_json(s);
+nlohmann::json options_json(const geometry::RowAnalysisOptions& row, const AggregateOptions& aggregate) {
+  const geometry::TaxonomyOptions& t = aggregate.taxonomy;
+  nlohmann::json options = record_options_json(row, aggregate);
   options["taxonomy"] = {{"small_n_max", t.small_n_max},
                          {"large_n_fraction", t.large_n_fraction},
                          {"retriever_min_cos_last", t.retriever_min_cos_last},
@@ -58,9 +56,11 @@ nlohmann::json options_json(const AnalysisSettings& s) {
                          {"reset_max_small_cos_last", t.reset_max_small_cos_last},
                          {"mixer_min_small_cos_sink", t.mixer_min_small_cos_sink},
                          {"mixer_min_sink_shift", t.mixer_min_sink_shift}};
-  options["flat_precision_range"] = s.aggregate.flat_precision_range;
+  options["flat_precision_range"] = aggregate.flat_precision_range;
   return options;
 }
+
+namespace {
 
 // What stays the same across the lengths of a sweep: model, tokenizer, corpus.
 struct Inputs {
@@ -202,7 +202,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
                         {"n_grid", schema.n_grid},
                         {"queries", plan.settings["queries"]},
                         {"corpus", corpus_provenance(in.corpus, sequences)},
-                        {"options", options_json(s)},
+                        {"options", options_json(s.row, s.aggregate)},
                         {"shard", {{"index", s.shard_index}, {"count", s.shard_count}}},
                         {"settings", plan.settings}};
   if (!s.lengths.empty() && out == s.out) run["lengths"] = s.lengths;
@@ -301,7 +301,7 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
   // runs keep resuming from older run.json).
   if (s.precision == Precision::kFp32 && s.fp32_matmul == Fp32Matmul::kBf16x3) settings["fp32_matmul"] = "bf16x3";
   if (s.pack) settings["pack_separator"] = s.pack_bos ? "bos" : "none";
-  settings.update(record_options_json(s));
+  settings.update(record_options_json(s.row, s.aggregate));
   return settings;
 }
 

@@ -56,6 +56,12 @@ struct AnalysisOutcome {
   std::size_t sequences_total = 0;
 };
 
+// The options that shape every record (part of the settings a resumed run must share).
+nlohmann::json record_options_json(const geometry::RowAnalysisOptions& row, const AggregateOptions& aggregate);
+// run.json "options": the record options, and the tables' own (taxonomy thresholds, flags),
+// which a resumed run may change since the tables are rewritten from the records.
+nlohmann::json options_json(const geometry::RowAnalysisOptions& row, const AggregateOptions& aggregate);
+
 // The resolved settings that must match for --resume (everything that changes results).
 nlohmann::json settings_json(const AnalysisSettings& settings);
 

@@ -29,7 +29,7 @@ extern "C" void request_stop(int) {
 
 struct AnalyzeFlags {
   AnalysisSettings settings;
-  std::string model_dir, out, format = "text", lengths, shard, r1_eta = "max";
+  std::string model_dir, out, format = "text", lengths, shard;
   PrecisionFlags precision;
   std::uint64_t seed = 0;
   bool resume = false, overwrite = false, no_resource_check = false;
@@ -73,38 +73,49 @@ void parse_shard(const std::string& text, AnalysisSettings& s) {
 
 }  // namespace
 
-// Flags shared by analyze and demo: the analysis and geometry options.
+// Flags shared by analyze, demo and metrics: the row geometry and the tables' statistics.
+void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, AggregateOptions& aggregate,
+                          bool& per_sequence) {
+  cmd.add_flag("--every-n", row.every_n, "metrics at every N in 1..M-1 instead of the default grid");
+  cmd.add_flag("--per-sequence", per_sequence, "also write selection_per_seq.csv");
+  cmd.add_option("--recency-window", row.mass.recency_window, "keys counted in the recency mass")
+      ->check(integer_in(1, 1LL << 20))->capture_default_str();
+  cmd.add_option("--top-k", row.mass.top_k, "k of the top-k mass")->check(integer_in(1, 1LL << 20))->capture_default_str();
+  cmd.add_option("--max-lag", row.lag.max_lag, "tau_max of the lag curve (0: min(64, L/4); at most L - 1 in each row)")
+      ->check(integer_in(0, 1LL << 20))->capture_default_str();
+  auto* no_bounds = cmd.add_flag_callback(
+      "--no-bounds", [&row] { row.bounds = false; },
+      "skip the reconstructed envelopes R1/R2 (their O(M^2 d) cosine Gram is most of the geometry's cost at "
+      "large M); R3 and every metric remain");
+  cmd.add_option_function<std::string>(
+         "--r1-eta",
+         [&row](const std::string& v) { row.r1_eta = v == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae; },
+         "R1's cosine-deviation bound: max (provable) or mae (typical)")
+      ->check(CLI::IsMember({"max", "mae"}))->excludes(no_bounds)->default_str("max");
+  cmd.add_option("--r2-delta", row.r2_delta, "stated violation probability of the R2 envelope")
+      ->check(number_in(1e-9, 0.5))->excludes(no_bounds)->capture_default_str();
+  cmd.add_option("--bootstrap", aggregate.bootstrap.resamples, "bootstrap resamples for correlation CIs")
+      ->check(integer_in(10, 1000000))->capture_default_str();
+  cmd.add_option("--stats-seed", aggregate.seed, "seed of the bootstrap and k-means")
+      ->check(seed_value())
+      ->capture_default_str();
+  cmd.add_option("--retriever-min-cos-last", aggregate.taxonomy.retriever_min_cos_last,
+                 "taxonomy: Retriever needs cos(s_N, v_L) at least this at small and large N")
+      ->check(number_in(-1.0, 1.0))->capture_default_str();
+  cmd.add_option("--reset-min-sink-share", aggregate.taxonomy.reset_min_sink_share,
+                 "taxonomy: Reset needs this share of the magnitude on the sink")
+      ->check(number_in(0.0, 1.0))->capture_default_str();
+  cmd.add_option("--mixer-min-sink-shift", aggregate.taxonomy.mixer_min_sink_shift,
+                 "taxonomy: Mixer needs cos(s_N, v_0) to fall at least this much from small to large N")
+      ->check(number_in(0.0, 2.0))->capture_default_str();
+}
+
+// Flags shared by analyze and demo: the sequences and rows, then the geometry.
 void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
   cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")->check(integer_in(2, 1LL << 20))->capture_default_str();
   cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")->check(integer_in(1, 1LL << 24))->capture_default_str();
   cmd.add_option("--queries", s.queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
-  cmd.add_flag("--every-n", s.row.every_n, "metrics at every N in 1..M-1 instead of the default grid");
-  cmd.add_flag("--per-sequence", s.per_sequence, "also write selection_per_seq.csv");
-  cmd.add_option("--recency-window", s.row.mass.recency_window, "keys counted in the recency mass")
-      ->check(integer_in(1, 1LL << 20))->capture_default_str();
-  cmd.add_option("--top-k", s.row.mass.top_k, "k of the top-k mass")->check(integer_in(1, 1LL << 20))->capture_default_str();
-  cmd.add_option("--max-lag", s.row.lag.max_lag, "tau_max of the lag curve (0: min(64, L/4); at most L - 1 in each row)")
-      ->check(integer_in(0, 1LL << 20))->capture_default_str();
-  auto* no_bounds = cmd.add_flag_callback(
-      "--no-bounds", [&s] { s.row.bounds = false; },
-      "skip the reconstructed envelopes R1/R2 (their O(M^2 d) cosine Gram is most of the geometry's cost at "
-      "large M); R3 and every metric remain");
-  cmd.add_option("--r2-delta", s.row.r2_delta, "stated violation probability of the R2 envelope")
-      ->check(number_in(1e-9, 0.5))->excludes(no_bounds)->capture_default_str();
-  cmd.add_option("--bootstrap", s.aggregate.bootstrap.resamples, "bootstrap resamples for correlation CIs")
-      ->check(integer_in(10, 1000000))->capture_default_str();
-  cmd.add_option("--stats-seed", s.aggregate.seed, "seed of the bootstrap and k-means")
-      ->check(seed_value())
-      ->capture_default_str();
-  cmd.add_option("--retriever-min-cos-last", s.aggregate.taxonomy.retriever_min_cos_last,
-                 "taxonomy: Retriever needs cos(s_N, v_L) at least this at small and large N")
-      ->check(number_in(-1.0, 1.0))->capture_default_str();
-  cmd.add_option("--reset-min-sink-share", s.aggregate.taxonomy.reset_min_sink_share,
-                 "taxonomy: Reset needs this share of the magnitude on the sink")
-      ->check(number_in(0.0, 1.0))->capture_default_str();
-  cmd.add_option("--mixer-min-sink-shift", s.aggregate.taxonomy.mixer_min_sink_shift,
-                 "taxonomy: Mixer needs cos(s_N, v_0) to fall at least this much from small to large N")
-      ->check(number_in(0.0, 2.0))->capture_default_str();
+  add_geometry_options(cmd, s.row, s.aggregate, s.per_sequence);
 }
 
 void add_analyze_command(CLI::App& app) {
@@ -130,8 +141,6 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_flag("--resume", f->resume, "continue an interrupted run in --out");
   cmd->add_flag("--overwrite", f->overwrite, "replace an existing run in --out");
   cmd->add_option("--shard", f->shard, "process only shard i of n (i/n); combine with attngeom merge");
-  cmd->add_option("--r1-eta", f->r1_eta, "R1's cosine-deviation bound: max (provable) or mae (typical)")
-      ->check(CLI::IsMember({"max", "mae"}))->capture_default_str();
   cmd->add_flag("--force", s.force, "allow sequences longer than max_position_embeddings");
   cmd->add_flag("--no-resource-check", f->no_resource_check,
                 "skip the pre-flight check of memory (MemAvailable) and free disk against the run's estimate");
@@ -142,7 +151,6 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);
-  cmd->get_option("--r1-eta")->excludes("--no-bounds");
   cmd->callback([f, seed, cmd] {
     AnalysisSettings& s = f->settings;
     if (f->resume && f->overwrite) throw InputError("--resume and --overwrite cannot be combined");
@@ -156,7 +164,6 @@ void add_analyze_command(CLI::App& app) {
     s.mode = f->resume ? RunDirMode::kResume : f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
     s.precision = resolve_precision(f->precision.precision);
     s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
-    s.row.r1_eta = f->r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
     apply_thread_count(f->threads);
 
     std::signal(SIGINT, request_stop);

@@ -13,8 +13,8 @@
 #include "model/forward.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
-#include "util/version.h"
 #include "util/plural.h"
+#include "util/version.h"
 
 namespace attngeom::cli {
 namespace {

@@ -58,6 +58,9 @@ void check_order_options(const CLI::App& cmd, const std::vector<prune::Strategy>
       }
     }
   }
+  if (strategies.empty() && cmd.get_option("--fractions")->count() > 0) {
+    throw InputError("--fractions: applies only to the masking orders (--strategies), and none runs");
+  }
   if (cmd.get_option("--type-order")->count() > 0 &&
       !runs([](const prune::Strategy& o) { return o.kind == prune::StrategyKind::kType; })) {
     throw InputError("--type-order: applies only to the type order, which does not run");

@@ -15,7 +15,6 @@ struct MetricsFlags {
   std::vector<std::string> dumps;
   std::string out;
   bool overwrite = false;
-  std::string r1_eta = "max";
 };
 
 struct MergeFlags {
@@ -32,17 +31,13 @@ void add_metrics_command(CLI::App& app) {
   cmd->add_option("--dump", f->dumps, "capture dump .safetensors (repeat for several sequences)")->required();
   cmd->add_option("--out", f->out, "run directory to create")->check(non_empty())->required();
   cmd->add_option("--label", f->settings.label, "run label in reports (default: the directory name)");
-  cmd->add_flag("--every-n", f->settings.row.every_n, "metrics at every N in 1..M-1 instead of the default grid");
-  cmd->add_flag("--per-sequence", f->settings.per_sequence, "also write selection_per_seq.csv");
   cmd->add_flag("--overwrite", f->overwrite, "replace an existing run in --out");
-  cmd->add_option("--r1-eta", f->r1_eta, "R1's cosine-deviation bound: max (provable) or mae (typical)")
-      ->check(CLI::IsMember({"max", "mae"}))->capture_default_str();
+  add_geometry_options(*cmd, f->settings.row, f->settings.aggregate, f->settings.per_sequence);
   cmd->callback([f] {
     DumpAnalysisSettings& s = f->settings;
     for (const auto& d : f->dumps) s.dumps.emplace_back(d);
     s.out = f->out;
     s.mode = f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
-    s.row.r1_eta = f->r1_eta == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae;
     run_dump_analysis(s);
     std::printf("wrote %s (%s)\n", s.out.string().c_str(), count_of(s.dumps.size(), "dump").c_str());
   });

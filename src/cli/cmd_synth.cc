@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,8 +17,8 @@
 #include "geometry/synth_csv.h"
 #include "geometry/synth_sweep.h"
 #include "util/error.h"
-#include "util/version.h"
 #include "util/plural.h"
+#include "util/version.h"
 
 namespace attngeom::cli {
 namespace {

@@ -9,7 +9,11 @@
 #include "ops/gemm.h"
 
 namespace attngeom {
+struct AggregateOptions;
 struct AnalysisSettings;
+}
+namespace attngeom::geometry {
+struct RowAnalysisOptions;
 }
 
 namespace attngeom::cli {
@@ -46,7 +50,10 @@ CLI::Validator integer_in(long long lo, long long hi);
 // --threads N (0: all cores) for OpenMP and oneDNN.
 void apply_thread_count(int threads);
 
-// The analysis and geometry flags shared by analyze and demo.
+// The geometry and statistics flags shared by analyze, demo and metrics, and (with them)
+// the sequence and row flags shared by analyze and demo.
+void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, AggregateOptions& aggregate,
+                          bool& per_sequence);
 void add_analysis_options(CLI::App& cmd, attngeom::AnalysisSettings& settings);
 
 // Thrown when a run stops early on request (SIGINT/SIGTERM): exit code 130, resumable.

@@ -127,6 +127,14 @@ def prune_fraction_listed_twice(ctx):
 
 
 @case
+def prune_fractions_with_only_a_mask(ctx):
+    mask = ctx.file("mask.tsv", "1 1 1 1\n1 1 1 1\n")
+    argv = ["prune", "--model", ctx.model, "--data", CORPUS, "--mask", mask, "--out", ctx.out, "--context", "32",
+            "--max-tokens", "64", "--fractions", "0.1,0.2"]
+    return argv, ["--fractions"], ["none runs"]
+
+
+@case
 def prune_budgets_without_scores(ctx):
     mask = ctx.file("mask.tsv", "1 1 1 1\n1 1 1 1\n")
     argv = ["prune", "--model", ctx.model, "--data", CORPUS, "--mask", mask, "--out", ctx.out, "--context", "32",

@@ -186,6 +186,23 @@ def brute_force_row(alpha, values, n):
     return p, r, f_score(p, r), r_min, r_max
 
 
+def check_metrics_options(args, dump, tmp, failures):
+    """metrics takes analyze's geometry and taxonomy flags, uses them and records them in run.json."""
+    run = os.path.join(tmp, "metrics_options")
+    subprocess.run([args.bin, "metrics", "--dump", dump, "--out", run, "--no-bounds", "--top-k", "2",
+                    "--retriever-min-cos-last", "0.9", "--stats-seed", "7"], check=True, capture_output=True)
+    with open(os.path.join(run, "run.json")) as f:
+        options = json.load(f).get("options", {})
+    want = {"bounds": False, "top_k": 2, "stats_seed": 7}
+    got = {k: options.get(k) for k in want}
+    if got != want or options.get("taxonomy", {}).get("retriever_min_cos_last") != 0.9:
+        failures.append(f"metrics options: run.json options {options} lack {want} and retriever_min_cos_last 0.9")
+    rows = read_csv(os.path.join(run, "selection.csv"))
+    if not rows or not all(math.isnan(float(r["r1_f_lo"])) for r in rows):
+        failures.append("metrics --no-bounds: selection.csv's r1_f_lo is not NaN everywhere")
+    print(f"metrics options: recorded {got} and honoured --no-bounds in {len(rows)} selection rows")
+
+
 def check_brute_force(args, tmp, failures):
     dump = os.path.join(tmp, "dump.safetensors")
     subprocess.run([args.bin, "capture", "--model", os.path.join(args.fixtures, "gemma"), "--text", PROMPT,
@@ -220,6 +237,7 @@ def check_brute_force(args, tmp, failures):
         checked += 1
     if len(seen) != layers * heads:
         failures.append(f"per-sequence table covers {len(seen)} of {layers * heads} heads")
+    check_metrics_options(args, dump, tmp, failures)
     print(f"brute_force: {checked} (layer, head, query, N) rows over {len(seen)} heads; P/R mismatches "
           f"{count_mismatch}; max relative error of F, r_min, r_max {worst:.1e}")
     record, meta = st_reader.read(os.path.join(run, "records", "seq-000000.safetensors"))[:2]
