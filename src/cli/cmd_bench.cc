@@ -147,7 +147,8 @@ void add_bench_command(CLI::App& app) {
     nlohmann::json out = {{"model", f->model_dir}, {"seq_len", f->seq_len},
                           {"precision", std::string(precision_name(backend.precision()))},
                           {"matmul", std::string(backend.kernel())},
-                          {"weight_bytes", checkpoint.weight_bytes()}};
+                          {"weight_bytes", checkpoint.weight_bytes()},
+                          {"threads", omp_get_max_threads()}, {"repeats", f->repeats}};
     const auto run_stage = [&](const std::string& stage) {
       ForwardObserver* observer = stage == "forward" ? nullptr : stage == "capture" ? static_cast<ForwardObserver*>(&copier)
                                                                                     : &analyzer;

@@ -63,7 +63,7 @@ std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const 
                                 {"head_dim", c.head_dim}, {"hidden", c.hidden}, {"vocab", c.vocab},
                                 {"sliding_window", c.sliding_window}, {"weights_dtype", dtype_name(checkpoint.dominant_dtype())}};
   const nlohmann::json settings = {{"queries", queries.text}, {"bos", !o.no_bos && o.tokens_file.empty()},
-                                   {"input", o.text_file.empty() ? o.tokens_file : o.text_file},
+                                   {"input", fs::absolute(o.text_file.empty() ? o.tokens_file : o.text_file).string()},
                                    {"max_tokens", o.max_tokens}, {"logits", o.logits}};
   return {{"format", "attngeom-capture-v1"}, {"model", model.dump()}, {"precision", std::string(precision_name(backend.precision()))},
           {"matmul", std::string(backend.kernel())},
