@@ -30,6 +30,7 @@ struct Dump {
   std::vector<int> query_positions; // [Q]
   std::vector<std::vector<float>> attn;    // [L][H, Q, T]
   std::vector<std::vector<float>> values;  // [L][H_kv, T, d]
+  std::string precision;  // the capture's metadata ("fp32", "bf16"); empty from other tools
 };
 
 template <typename T>
@@ -81,6 +82,7 @@ Dump read_dump(const fs::path& path) {
     return *e;
   };
   Dump d;
+  if (const auto it = header.metadata.find("precision"); it != header.metadata.end()) d.precision = it->second;
   const auto& tokens = need("tokens", DType::kI32, 1);
   const auto& rows = need("query_positions", DType::kI32, 1);
   d.tokens = copy_tensor<int>(tokens);
@@ -153,6 +155,17 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
       throw InputError(path.string() + ": shape differs from " + s.dumps.front().string() +
                        " (all dumps of one run need the same layers, heads, head_dim and length)");
     }
+    files.back()["precision"] = dumps.back().precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(dumps.back().precision);
+  }
+  // One precision per run, as in analyze: a bf16 dump beside an fp32 one would blend two models' numbers.
+  std::string precision;
+  for (std::size_t i = 0; i < dumps.size(); ++i) {
+    if (dumps[i].precision.empty()) continue;
+    if (!precision.empty() && dumps[i].precision != precision) {
+      throw InputError("--dump " + s.dumps[i].string() + ": captured at precision " + dumps[i].precision +
+                       ", but an earlier dump at " + precision + "; one run holds one precision");
+    }
+    precision = dumps[i].precision;
   }
   const ModelConfig& shape = dumps.front().shape;
   const std::size_t seq_len = dumps.front().tokens.size();
@@ -186,7 +199,7 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
       {"machine", machine_provenance()},
       {"model", {{"dir", "(from capture dumps)"}, {"layers", shape.layers}, {"heads", shape.heads},
                  {"kv_heads", shape.kv_heads}, {"head_dim", shape.head_dim}}},
-      {"precision", "as captured"},
+      {"precision", precision.empty() ? "unknown (not in the dumps' metadata)" : precision},
       {"seq_len", seq_len},
       {"n_grid", schema.n_grid},
       {"queries", "from dumps"},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -29,7 +30,9 @@ bool constant(std::span<const double> x) {
   return std::all_of(x.begin(), x.end(), [&](double v) { return v == x.front(); });
 }
 
-double quantile(std::vector<double>& sorted_values, double q) {
+// NaN when no draw is defined (every resample constant).
+double quantile(const std::vector<double>& sorted_values, double q) {
+  if (sorted_values.empty()) return std::numeric_limits<double>::quiet_NaN();
   const double position = q * static_cast<double>(sorted_values.size() - 1);
   const auto below = static_cast<std::size_t>(std::floor(position));
   const std::size_t above = std::min(below + 1, sorted_values.size() - 1);
@@ -105,6 +108,9 @@ SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std
         for (const std::size_t h : sample) {
           if (usable[h]) x.push_back(rho_0[h]), y.push_back(recall[h * grid + g]);
         }
+        // A resample whose rho_0 or recall is constant has no correlation: it is left out of
+        // the percentiles rather than counted as r = 0, which would pull them towards 0.
+        if (x.size() < 2 || constant(x) || constant(y)) continue;
         pearson_draws.push_back(pearson(x, y));
         spearman_draws.push_back(spearman(x, y));
       }

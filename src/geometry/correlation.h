@@ -39,7 +39,8 @@ struct SinkRecallCorrelation {
 
 // rho_0: [H] one value per head. recall: [H, G] row-major, recall[h * G + g] = R(n_values[g])
 // of head h, NaN where undefined. Resampling draws heads with replacement, the same heads for
-// every N; at each N only the heads with finite values take part.
+// every N; at each N only the heads with finite values take part, and a resample whose values
+// are constant (no correlation) is left out of the percentiles (NaN bounds if all are).
 SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std::span<const double> recall,
                                               std::span<const std::size_t> n_values, const BootstrapOptions& options,
                                               std::uint64_t seed);

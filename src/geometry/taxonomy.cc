@@ -157,9 +157,21 @@ ClusterCrossCheck kmeans_cross_check(std::span<const TaxonomyFeatures> features,
   const KMeansResult clusters = kmeans(points, heads, kFeatureCount, kTypes, options.restarts, options.max_iterations, seed);
 
   ClusterCrossCheck out;
-  out.cluster = clusters.assignment;
+  // Clusters numbered by their first head: a partition gets the same numbers (and, through
+  // the tie rule below, the same types) whichever seed's k-means found it.
+  std::array<std::size_t, kTypes> number;
+  number.fill(kTypes);
+  std::size_t next = 0;
+  for (const std::size_t c : clusters.assignment) {
+    if (number[c] == kTypes) number[c] = next++;
+  }
+  for (std::size_t& c : number) {
+    if (c == kTypes) c = next++;  // an empty cluster
+  }
+  for (const std::size_t c : clusters.assignment) out.cluster.push_back(number[c]);
   for (const HeadType label : rule_labels) out.compared += label != HeadType::kUnclassified;
-  // The cluster -> type map with the most agreement, over all 3! assignments.
+  // The cluster -> type map with the most agreement, over all 3! assignments (ties: the first
+  // in lexicographic order of types by cluster number).
   std::array<HeadType, kTypes> types = {HeadType::kRetriever, HeadType::kMixer, HeadType::kReset};
   std::sort(types.begin(), types.end());
   std::size_t best = 0;

@@ -59,6 +59,21 @@ TEST(SinkRecall, BootstrapIsSeededAndPeaksWhereTheSignalIs) {
   EXPECT_GT(a.points[2].pearson.ci_high, 0.0);
 }
 
+// rho_0 = (0, 0, 1), R = (0, 0.5, 1). A resample without head 2, or of head 2 alone, has a
+// constant rho_0 (a third of the resamples) and no correlation; every other one puts head 2's
+// larger R above the rest, so r > 0. Counting the undefined ones as r = 0 put the lower
+// bound at 0.
+TEST(SinkRecall, ResamplesWithoutACorrelationAreLeftOut) {
+  const std::vector<double> rho_0 = {0.0, 0.0, 1.0};
+  const std::vector<double> recall = {0.0, 0.5, 1.0};
+  const std::vector<std::size_t> n_values = {2};
+  const SinkRecallPoint p = sink_recall_correlation(rho_0, recall, n_values, {.resamples = 400}, 5).points.front();
+  ASSERT_TRUE(p.pearson.defined);
+  EXPECT_GT(p.pearson.ci_low, 0.0);
+  EXPECT_GT(p.spearman.ci_low, 0.0);
+  EXPECT_LE(p.pearson.ci_high, 1.0);
+}
+
 TEST(SinkRecall, TooFewHeadsAreUndefinedNotNaN) {
   const std::vector<std::size_t> n_values = {1};
   const SinkRecallCorrelation r = sink_recall_correlation(std::vector<double>{0.1, 0.2}, std::vector<double>{0.5, 0.7},

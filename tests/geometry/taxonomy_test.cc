@@ -156,6 +156,26 @@ TEST(Taxonomy, KMeansPlacesUndefinedFeaturesAtTheFieldMean) {
   EXPECT_EQ(empty.compared, 0u);
 }
 
+// Three clear groups, of which the rules label only the first: every seed finds the same
+// partition, so it must report the same cluster numbers and the same cluster types (the
+// unlabelled groups' types come from the tie rule, which once followed k-means' numbering).
+TEST(Taxonomy, KMeansLabelsDependOnThePartitionNotTheSeed) {
+  const TaxonomyFeatures a{0.4, 0.3, 0.3, 0.9, 0.9, 0.1, 0.1}, b{0.4, 0.3, 0.3, 0.1, 0.1, 0.9, 0.9},
+      c{0.4, 0.3, 0.3, 0.9, 0.2, 0.2, 0.3};
+  const std::vector<TaxonomyFeatures> features = {b, a, c, a, b, c};
+  const std::vector<HeadType> labels = {HeadType::kUnclassified, HeadType::kReset, HeadType::kUnclassified,
+                                        HeadType::kReset, HeadType::kUnclassified, HeadType::kUnclassified};
+  const ClusterCrossCheck first = kmeans_cross_check(features, labels, {}, 1);
+  EXPECT_EQ(first.cluster, (std::vector<std::size_t>{0, 1, 2, 1, 0, 2}));
+  for (std::uint64_t seed = 2; seed <= 20; ++seed) {
+    const ClusterCrossCheck other = kmeans_cross_check(features, labels, {}, seed);
+    EXPECT_EQ(other.cluster, first.cluster) << "seed " << seed;
+    EXPECT_EQ(other.cluster_type, first.cluster_type) << "seed " << seed;
+  }
+  EXPECT_EQ(first.cluster_type[1], HeadType::kReset);
+  EXPECT_DOUBLE_EQ(first.agreement, 1.0);
+}
+
 TEST(Taxonomy, LayerSharesAndMeanFeatures) {
   const std::vector<HeadType> labels = {HeadType::kRetriever, HeadType::kRetriever, HeadType::kMixer, HeadType::kUnclassified,
                                         HeadType::kReset, HeadType::kReset, HeadType::kReset, HeadType::kMixer};

@@ -110,6 +110,17 @@ def synth_shape_flag_out_of_range(ctx):
     return ["synth", "--out", ctx.out, "--four-phase-sink", "2"], ["--four-phase-sink"], ["expected a number in [0, 1]"]
 
 
+@case
+def metrics_dumps_of_two_precisions(ctx):
+    fp32 = ctx.capture_dump("fp32.safetensors")
+    raw = open(fp32, "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    header = raw[8:8 + n].replace(b'"precision":"fp32"', b'"precision":"bf16"')  # same length
+    assert header != raw[8:8 + n], "the dump's metadata names no fp32 precision"
+    bf16 = ctx.file("bf16.safetensors", raw[:8] + header + raw[8 + n:])
+    return ["metrics", "--dump", fp32, "--dump", bf16, "--out", ctx.out], ["--dump"], ["one run holds one precision"]
+
+
 # --- prune ---
 
 @case
