@@ -4,9 +4,10 @@
 // like the value once negative patterns are flipped and non-negative ones get the sign bit
 // (-0.0 then sorts before +0.0, which compare equal). This is a most-significant-digit radix
 // sort that buckets by the highest bits which differ within the range being sorted (up to 8,
-// about two keys per bucket), then recurses into crowded buckets. Clustered distances (most points at about ||s_N||, a few far
-// below) therefore split in one or two passes, where equal-width value buckets would pile up
-// and comparison sorts would pay a mispredicted branch per comparison.
+// about two keys per bucket), then recurses into crowded buckets. Clustered keys (the ball
+// offsets D^2 - ||s_N||^2: most near 0, a few far below) therefore split in a few passes,
+// where equal-width value buckets would pile up and comparison sorts would pay a
+// mispredicted branch per comparison.
 #include <cstddef>
 #include <span>
 #include <vector>

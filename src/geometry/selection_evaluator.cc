@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "geometry/projection_sweep.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
