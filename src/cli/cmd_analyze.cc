@@ -105,6 +105,12 @@ void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, Aggr
   cmd.add_option("--reset-min-sink-share", aggregate.taxonomy.reset_min_sink_share,
                  "taxonomy: Reset needs this share of the magnitude on the sink")
       ->check(number_in(0.0, 1.0))->capture_default_str();
+  cmd.add_option("--reset-max-small-cos-last", aggregate.taxonomy.reset_max_small_cos_last,
+                 "taxonomy: Reset needs cos(s_N, v_L) at most this at small N")
+      ->check(number_in(-1.0, 1.0))->capture_default_str();
+  cmd.add_option("--mixer-min-small-cos-sink", aggregate.taxonomy.mixer_min_small_cos_sink,
+                 "taxonomy: Mixer needs cos(s_N, v_0) at least this at small N")
+      ->check(number_in(-1.0, 1.0))->capture_default_str();
   cmd.add_option("--mixer-min-sink-shift", aggregate.taxonomy.mixer_min_sink_shift,
                  "taxonomy: Mixer needs cos(s_N, v_0) to fall at least this much from small to large N")
       ->check(number_in(0.0, 2.0))->capture_default_str();

@@ -190,13 +190,16 @@ def check_metrics_options(args, dump, tmp, failures):
     """metrics takes analyze's geometry and taxonomy flags, uses them and records them in run.json."""
     run = os.path.join(tmp, "metrics_options")
     subprocess.run([args.bin, "metrics", "--dump", dump, "--out", run, "--no-bounds", "--top-k", "2",
-                    "--retriever-min-cos-last", "0.9", "--stats-seed", "7"], check=True, capture_output=True)
+                    "--retriever-min-cos-last", "0.9", "--reset-max-small-cos-last", "0.2",
+                    "--mixer-min-small-cos-sink", "0.7", "--stats-seed", "7"], check=True, capture_output=True)
     with open(os.path.join(run, "run.json")) as f:
         options = json.load(f).get("options", {})
     want = {"bounds": False, "top_k": 2, "stats_seed": 7}
     got = {k: options.get(k) for k in want}
-    if got != want or options.get("taxonomy", {}).get("retriever_min_cos_last") != 0.9:
-        failures.append(f"metrics options: run.json options {options} lack {want} and retriever_min_cos_last 0.9")
+    thresholds = {"retriever_min_cos_last": 0.9, "reset_max_small_cos_last": 0.2, "mixer_min_small_cos_sink": 0.7}
+    taxonomy = options.get("taxonomy", {})
+    if got != want or {k: taxonomy.get(k) for k in thresholds} != thresholds:
+        failures.append(f"metrics options: run.json options {options} lack {want} and {thresholds}")
     rows = read_csv(os.path.join(run, "selection.csv"))
     if not rows or not all(math.isnan(float(r["r1_f_lo"])) for r in rows):
         failures.append("metrics --no-bounds: selection.csv's r1_f_lo is not NaN everywhere")
