@@ -12,6 +12,7 @@
 #include "analysis/sequence_analyzer.h"
 #include "geometry/head_row.h"
 #include "io/safetensors.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/machine.h"
 #include "util/mapped_file.h"
@@ -139,11 +140,8 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
   if (s.dumps.empty()) throw InputError("metrics: at least one --dump is required");
   std::vector<Dump> dumps;
   nlohmann::json files = nlohmann::json::array();
-  for (std::size_t i = 0; i < s.dumps.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {  // one sequence counted twice would bias every mean
-      std::error_code ec;
-      if (fs::equivalent(s.dumps[j], s.dumps[i], ec)) throw InputError("--dump " + s.dumps[i].string() + ": given twice");
-    }
+  if (const auto twice = repeated_path(s.dumps)) {  // one sequence counted twice would bias every mean
+    throw InputError("--dump " + s.dumps[twice->second].string() + ": given twice");
   }
   for (const fs::path& path : s.dumps) {
     dumps.push_back(read_dump(path));

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "io/tokenizer.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/sha256.h"
 
@@ -14,21 +14,6 @@ namespace attngeom {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A file read twice (named twice, or as itself and through its folder) would count its
-// sequences twice and narrow every confidence interval.
-void refuse_repeated_files(const std::vector<fs::path>& files) {
-  std::map<fs::path, const fs::path*> seen;
-  for (const fs::path& file : files) {
-    std::error_code ec;
-    const fs::path canonical = fs::canonical(file, ec);
-    const auto [it, inserted] = seen.emplace(ec ? file : canonical, &file);
-    if (!inserted) {
-      const std::string also = *it->second == file ? "" : " (also as " + it->second->string() + ")";
-      throw InputError(file.string() + ": corpus file given twice" + also + "; expected each file once");
-    }
-  }
-}
 
 std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
   std::vector<fs::path> files;
@@ -55,7 +40,14 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
       throw InputError(input + ": corpus file or folder not found" + (ec ? " (" + ec.message() + ")" : std::string()));
     }
   }
-  refuse_repeated_files(files);
+  // A file read twice (named twice, or as itself and through its folder) would count its
+  // sequences twice and narrow every confidence interval.
+  if (const auto twice = repeated_path(files)) {
+    const fs::path& earlier = files[twice->first];
+    const fs::path& file = files[twice->second];
+    const std::string also = earlier == file ? "" : " (also as " + earlier.string() + ")";
+    throw InputError(file.string() + ": corpus file given twice" + also + "; expected each file once");
+  }
   return files;
 }
 

@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include <algorithm>
+
 #include "report/html.h"
 #include "report/report_data.h"
 #include "report/run_data.h"
@@ -30,18 +32,15 @@ void check_not_a_run_file(const fs::path& out, const std::vector<fs::path>& run_
 // Each run once, and no report written into a run it does not draw (whose own report.html
 // or files it would replace).
 void check_runs_and_out(const fs::path& out, const std::vector<fs::path>& run_dirs) {
-  std::error_code ec;
-  const auto drawn = [&](const fs::path& dir, std::size_t before) {
-    for (std::size_t i = 0; i < before; ++i) {
-      if (fs::equivalent(dir, run_dirs[i], ec)) return true;
-    }
-    return false;
-  };
-  for (std::size_t i = 0; i < run_dirs.size(); ++i) {
-    if (drawn(run_dirs[i], i)) throw InputError("report: " + run_dirs[i].string() + ": run directory given twice");
+  if (const auto twice = repeated_path(run_dirs)) {
+    throw InputError("report: " + run_dirs[twice->second].string() + ": run directory given twice");
   }
+  std::error_code ec;
+  const auto drawn = [&](const fs::path& dir) {
+    return std::any_of(run_dirs.begin(), run_dirs.end(), [&](const fs::path& run) { return fs::equivalent(dir, run, ec); });
+  };
   for (fs::path dir = fs::absolute(out).parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    if (fs::is_regular_file(dir / "run.json", ec) && !drawn(dir, run_dirs.size())) {
+    if (fs::is_regular_file(dir / "run.json", ec) && !drawn(dir)) {
       throw InputError("report --out " + out.string() + ": lies inside the run directory " + dir.string() +
                        ", which this report does not draw; expected a path outside it");
     }

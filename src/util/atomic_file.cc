@@ -1,10 +1,12 @@
 #include "util/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "util/error.h"
@@ -51,6 +53,17 @@ bool lies_within(const fs::path& path, const fs::path& dir) {
   const fs::path inside =
       fs::weakly_canonical(fs::absolute(path), ec).lexically_relative(fs::weakly_canonical(fs::absolute(dir), ec));
   return !inside.empty() && *inside.begin() != "..";
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> repeated_path(const std::vector<fs::path>& paths) {
+  std::map<std::pair<dev_t, ino_t>, std::size_t> seen;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    struct stat st {};
+    if (::stat(paths[i].c_str(), &st) != 0) continue;
+    const auto [it, inserted] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), i);
+    if (!inserted) return std::make_pair(it->second, i);
+  }
+  return std::nullopt;
 }
 
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {

@@ -4,7 +4,9 @@
 // so a failed run never leaves a half-written output behind.
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attngeom {
@@ -39,6 +41,11 @@ void check_output_path(const std::filesystem::path& out, const std::string& labe
 
 // Whether `path` is `dir` or lies anywhere below it (links resolved where they exist).
 bool lies_within(const std::filesystem::path& path, const std::filesystem::path& dir);
+
+// The first input that names the same file or folder as an earlier one (the same device and
+// inode: "x", "./x", a link or a hard link to it), as {earlier, repeat}; paths that do not
+// exist are never repeats. O(n log n), for the "given twice" checks of every command.
+std::optional<std::pair<std::size_t, std::size_t>> repeated_path(const std::vector<std::filesystem::path>& paths);
 
 // Copies `from` to `to` through an AtomicFile: `to` appears whole or not at all.
 void copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to);

@@ -271,6 +271,19 @@ TEST_F(TempDir, CopyFileAtomicCopiesBytes) {
 
 // --- run directories ---
 
+TEST_F(TempDir, RepeatedPathSeesThroughSpellingsLinksAndHardLinks) {
+  const fs::path a = write("a.txt", "a");
+  const fs::path b = write("b.txt", "b");
+  fs::create_hard_link(a, dir_ / "hard.txt");
+  fs::create_symlink(b, dir_ / "soft.txt");
+  EXPECT_FALSE(repeated_path({a, b, dir_ / "missing", dir_ / "missing"}));  // absent paths never repeat
+  const auto spelled = repeated_path({a, b, dir_ / "." / "b.txt"});
+  ASSERT_TRUE(spelled);
+  EXPECT_EQ(*spelled, (std::pair<std::size_t, std::size_t>{1, 2}));
+  EXPECT_EQ(repeated_path({dir_ / "hard.txt", b, a}), (std::make_optional(std::pair<std::size_t, std::size_t>{0, 2})));
+  EXPECT_EQ(repeated_path({dir_ / "soft.txt", a, b}), (std::make_optional(std::pair<std::size_t, std::size_t>{0, 2})));
+}
+
 TEST_F(TempDir, RunDirRefusesForeignDirectoriesAndNeverWritesIntoThem) {
   const nlohmann::json settings = {{"k", 1}};
   fs::create_directories(dir_ / "photos");
