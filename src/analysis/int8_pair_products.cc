@@ -1,4 +1,4 @@
-#include "analysis/int8_pair_products.h"
+#include "analysis/screen_products.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,14 +6,12 @@
 #include <string>
 #include <vector>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
+#include "analysis/tile_matmul.h"
 #include "util/error.h"
 
 namespace attngeom {
 namespace {
 
-using dnnl::memory;
 constexpr std::size_t kTile = geometry::LoadedUnits::kTile;
 constexpr std::int32_t kShift = 128;  // u8 = q + 128 holds q in [-127, 127]
 constexpr float kLevels = 127.0f;
@@ -22,40 +20,24 @@ constexpr std::size_t kMaxDim = (std::size_t{1} << 24) / (127 * 127);
 
 class Int8Units final : public geometry::LoadedUnits {
  public:
-  Int8Units(const dnnl::engine& engine, const dnnl::matmul& matmul, const memory::desc& a, const memory::desc& b,
-            const memory::desc& c, const memory::desc& scratchpad, std::span<const float> units, std::size_t count,
-            std::size_t dim)
-      : engine_(engine), stream_(engine), matmul_(matmul), a_(a), b_(b), c_(c), scratchpad_(scratchpad, engine),
-        dim_(dim) {
-    ATTNGEOM_CHECK(units.size() == count * dim);
+  Int8Units(const TileMatmul& product, std::span<const float> units, std::size_t count)
+      : runner_(product), dim_(product.dim()) {
+    ATTNGEOM_CHECK(units.size() == count * dim_);
     const std::size_t padded = (count + kTile - 1) / kTile * kTile;
-    shifted_.assign(padded * dim, static_cast<std::uint8_t>(kShift));
-    quantised_.assign(padded * dim, 0);
+    shifted_.assign(padded * dim_, static_cast<std::uint8_t>(kShift));
+    quantised_.assign(padded * dim_, 0);
     scales_.assign(padded, 0.0f);
     shifts_.assign(padded, 0);
     dots_.resize(kTile * kTile);
-    levels_.resize(dim);
+    levels_.resize(dim_);
     double max_error = 0.0;
-    for (std::size_t k = 0; k < count; ++k) max_error = std::max(max_error, quantise(units.subspan(k * dim, dim), k));
-    // With p_k = s_k q_k and e_k = u_k - p_k (u_k the float units, |u_k| <= n = 1 + 2^-22):
-    //   |<u_i, u_l> - <p_i, p_l>| = |<e_i, u_l> + <p_i, e_l>| <= |e_i| n + (n + |e_i|) |e_l|;
-    // rounding the inputs to float moved <u_i, u_l> by 2u + u^2 at most (as in the fp32 screen),
-    // and float(<q_i, q_l>) * (s_i * s_l) is two float roundings of <p_i, p_l>, at most
-    // (n + max |e|)^2 in size. |e_k| is a double sum, good to far better than the 2^-30 margin.
-    constexpr double u = 0x1p-24, n = 1.0 + 0x1p-22;
-    const double rounding = 2.0 * u + u * u;
-    const double bound =
-        rounding * (1.0 + (n + max_error) * (n + max_error)) + max_error * (2.0 * n + max_error);
-    error_bound_ = bound * (1.0 + 0x1p-30);
+    for (std::size_t k = 0; k < count; ++k) max_error = std::max(max_error, quantise(units.subspan(k * dim_, dim_), k));
+    // p_k = s_k q_k; float(<q_i, q_l>) * (s_i * s_l) is two float roundings of <p_i, p_l>.
+    error_bound_ = screen_error_bound(max_error, 2.0 * 0x1p-24 + 0x1p-48, 0.0);
   }
 
   void tile(std::size_t i0, std::size_t j0, float* out) override {
-    memory a(a_, engine_, shifted_.data() + i0 * dim_);
-    memory b(b_, engine_, quantised_.data() + j0 * dim_);  // rows j0.. read as the [d, kTile] transpose
-    memory c(c_, engine_, dots_.data());
-    matmul_.execute(stream_, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c},
-                              {DNNL_ARG_SCRATCHPAD, scratchpad_}});
-    stream_.wait();
+    runner_.run(shifted_.data() + i0 * dim_, quantised_.data() + j0 * dim_, dots_.data());
     // [kTile, kTile] <q_i + 128, q_l> - 128 sum_t q_lt = <q_i, q_l>, exact in int32 and in float.
     const float* column_scales = scales_.data() + j0;
     const std::int32_t* column_shifts = shifts_.data() + j0;
@@ -106,13 +88,7 @@ class Int8Units final : public geometry::LoadedUnits {
     return std::sqrt(error2);
   }
 
-  const dnnl::engine& engine_;
-  dnnl::stream stream_;  // one per loaded row: streams are not shared across threads
-  const dnnl::matmul& matmul_;
-  const memory::desc &a_, &b_, &c_;
-  // Rows are analysed on many threads at once and one matmul serves them all, so each
-  // loaded row brings its own scratchpad (oneDNN's shared one is not safe concurrently).
-  memory scratchpad_;
+  TileMatmul::Runner runner_;
   std::size_t dim_;
   std::vector<std::uint8_t> shifted_;   // [M rounded up to kTile, d] q + 128, padding q = 0
   std::vector<std::int8_t> quantised_;  // [M rounded up to kTile, d] q
@@ -123,35 +99,19 @@ class Int8Units final : public geometry::LoadedUnits {
   double error_bound_ = 0.0;
 };
 
-dnnl::primitive_attr user_scratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
 class Int8PairProducts final : public geometry::PairProducts {
  public:
   explicit Int8PairProducts(std::size_t dim)
-      : dim_(dim),
-        engine_(dnnl::engine::kind::cpu, 0),
-        a_({kTile, static_cast<memory::dim>(dim)}, memory::data_type::u8, memory::format_tag::ab),
-        b_({static_cast<memory::dim>(dim), kTile}, memory::data_type::s8, memory::format_tag::ba),
-        c_({kTile, kTile}, memory::data_type::s32, memory::format_tag::ab),
-        pd_(dnnl::matmul::desc(a_, b_, c_), user_scratchpad(), engine_),
-        matmul_(pd_) {}
+      : product_(dim, dnnl::memory::data_type::u8, dnnl::memory::data_type::s8, dnnl::memory::data_type::s32) {}
 
   std::unique_ptr<geometry::LoadedUnits> load(std::span<const float> units, std::size_t count,
                                               std::size_t dim) const override {
-    if (dim != dim_) throw InputError("int8 pair products: built for d = " + std::to_string(dim_) + ", got " + std::to_string(dim));
-    return std::make_unique<Int8Units>(engine_, matmul_, a_, b_, c_, pd_.scratchpad_desc(), units, count, dim);
+    check_screen_dim(product_.dim(), dim, "int8");
+    return std::make_unique<Int8Units>(product_, units, count);
   }
 
  private:
-  std::size_t dim_;
-  dnnl::engine engine_;
-  memory::desc a_, b_, c_;
-  dnnl::matmul::primitive_desc pd_;
-  dnnl::matmul matmul_;
+  TileMatmul product_;
 };
 
 bool cpu_has_int8_dot() {

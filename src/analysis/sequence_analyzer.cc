@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "analysis/int8_pair_products.h"
+#include "analysis/screen_products.h"
 #include "analysis/row_fields.h"
 #include "util/error.h"
 
@@ -13,8 +13,8 @@ SequenceAnalyzer::SequenceAnalyzer(const ModelConfig& config, const RecordSchema
                                    const geometry::RowAnalysisOptions& options)
     : config_(config), schema_(schema), options_(options) {
   if (options_.pair_products == nullptr) {
-    pair_products_ = make_int8_pair_products(static_cast<std::size_t>(config.head_dim));
-    options_.pair_products = pair_products_.get();  // stays null (fp32) without int8 dot products
+    pair_products_ = make_screen_pair_products(static_cast<std::size_t>(config.head_dim));
+    options_.pair_products = pair_products_.get();  // stays null (fp32) without either kernel
   }
 }
 

@@ -17,9 +17,9 @@ namespace attngeom {
 
 class SequenceAnalyzer final : public ForwardObserver {
  public:
-  // The bounds' maximum cosine deviation is screened in int8 (int8_pair_products.h) unless
-  // options already name a kernel or the CPU has no int8 dot products; the outputs are the
-  // same with any kernel.
+  // The bounds' maximum cosine deviation is screened in bf16 on AMX, else in int8 with VNNI
+  // (screen_products.h), unless options already name a kernel; with neither, in fp32. The
+  // outputs are the same with any kernel.
   SequenceAnalyzer(const ModelConfig& config, const RecordSchema& schema, const geometry::RowAnalysisOptions& options);
 
   // Prepares the record for one sequence; `rows` are the ascending captured query positions.

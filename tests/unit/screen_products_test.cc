@@ -1,6 +1,6 @@
-// analyze's int8 deviation screen: every tile entry within the loaded units' error bound of the
-// exact cosine, the maximum deviation exact whatever the screen picks, and tiles computed on
-// many threads at once equal to tiles computed alone.
+// analyze's deviation screens (int8 and bf16): every tile entry within the loaded units' error
+// bound of the exact cosine, the maximum deviation exact whatever the screen picks, and tiles
+// computed on many threads at once equal to tiles computed alone.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -9,13 +9,26 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/int8_pair_products.h"
+#include "analysis/screen_products.h"
 #include "geometry/cosine_model.h"
+#include "util/error.h"
 
 namespace attngeom {
 namespace {
 
 constexpr std::size_t kTile = geometry::LoadedUnits::kTile;
+
+struct Kernel {
+  const char* name;
+  std::unique_ptr<geometry::PairProducts> (*make)(std::size_t dim);
+  double bound_limit;          // what a useful screen needs: random directions' deviations spread over +-0.3
+  double outlier_bound_limit;  // the same with one coordinate 30x the others
+};
+
+class ScreenProducts : public testing::TestWithParam<Kernel> {
+ protected:
+  std::unique_ptr<geometry::PairProducts> make(std::size_t dim) const { return GetParam().make(dim); }
+};
 
 struct Row {
   std::vector<float> alpha;   // [M]
@@ -27,8 +40,9 @@ struct Row {
 // Gaussian vectors with one zero vector; with `outlier`, one coordinate 30x the others (as
 // LLM value vectors have), which coarsens every vector's int8 grid; with `spread` > 0, every
 // vector one shared direction plus that much noise, so that many pairs (at 0.2) or nearly all
-// (at 1e-3) sit within the int8 bound of the maximum deviation.
-Row make_row(std::mt19937_64& rng, std::size_t keys, std::size_t dim, bool outlier, float spread) {
+// (at 1e-3) sit within the int8 bound of the maximum deviation; with `tiny`, every vector has
+// coordinates below bf16's smallest normal once it is a unit vector, which bf16 kernels read as 0.
+Row make_row(std::mt19937_64& rng, std::size_t keys, std::size_t dim, bool outlier, float spread, bool tiny = false) {
   std::normal_distribution<float> gauss(0.0f, 1.0f);
   Row row{std::vector<float>(keys, 1.0f / static_cast<float>(keys)), std::vector<float>(keys * dim), dim};
   std::vector<float> shared(dim);
@@ -38,24 +52,24 @@ Row make_row(std::mt19937_64& rng, std::size_t keys, std::size_t dim, bool outli
       float& v = row.values[k * dim + t];
       v = spread > 0.0f ? shared[t] + spread * gauss(rng) : gauss(rng);
       if (outlier && t == 5) v *= 30.0f;
+      if (tiny && t % 3 == 0) v *= 1e-39f;
     }
   }
   if (keys > 3) std::fill_n(row.values.begin() + 3 * static_cast<std::ptrdiff_t>(dim), dim, 0.0f);
   return row;
 }
 
-TEST(Int8PairProducts, EveryTileEntryIsWithinTheBound) {
+TEST_P(ScreenProducts, EveryTileEntryIsWithinTheBound) {
   constexpr std::size_t kDim = 128;
-  const auto products = make_int8_pair_products(kDim);
-  if (!products) GTEST_SKIP() << "no int8 dot products (VNNI) on this CPU";
+  const auto products = make(kDim);
+  if (!products) GTEST_SKIP() << "no " << GetParam().name << " kernel on this CPU";
   std::mt19937_64 rng(3);
   for (const bool outlier : {false, true}) {
-    const Row row = make_row(rng, 300, kDim, outlier, 0.0f);
+    const Row row = make_row(rng, 300, kDim, outlier, 0.0f, /*tiny=*/outlier);
     const geometry::UnitRows units = geometry::unit_rows(row.view());
     const auto loaded = products->load(units.rounded, units.keys(), kDim);
     const double bound = loaded->error_bound();
-    // A bound this loose would still screen: deviations of random directions spread over +-0.3.
-    EXPECT_LT(bound, outlier ? 0.08 : 0.03);
+    EXPECT_LT(bound, outlier ? GetParam().outlier_bound_limit : GetParam().bound_limit);
     std::vector<float> tile(kTile * kTile);
     std::vector<double> u(kDim), v(kDim);
     double worst = 0.0;
@@ -74,14 +88,14 @@ TEST(Int8PairProducts, EveryTileEntryIsWithinTheBound) {
       }
     }
     EXPECT_LE(worst, bound) << "outlier=" << outlier;
-    EXPECT_GT(worst, 0.0);  // int8 does round: the check above is not vacuous
+    EXPECT_GT(worst, 0.0);  // the kernel does round: the check above is not vacuous
   }
 }
 
-TEST(Int8PairProducts, DeviationsEqualThoseOfTheFp32Screen) {
+TEST_P(ScreenProducts, DeviationsEqualThoseOfTheFp32Screen) {
   constexpr std::size_t kDim = 64;
-  const auto products = make_int8_pair_products(kDim);
-  if (!products) GTEST_SKIP() << "no int8 dot products (VNNI) on this CPU";
+  const auto products = make(kDim);
+  if (!products) GTEST_SKIP() << "no " << GetParam().name << " kernel on this CPU";
   std::mt19937_64 rng(7);
   for (const std::size_t keys : {2, 5, 256, 700}) {
     for (const float spread : {0.0f, 0.2f, 1e-3f}) {
@@ -94,12 +108,12 @@ TEST(Int8PairProducts, DeviationsEqualThoseOfTheFp32Screen) {
         const std::string where = "M=" + std::to_string(keys) + " spread=" + std::to_string(spread);
         const geometry::CosineDeviation reference = geometry::cosine_deviation(row.view(), gram, model);
         const geometry::CosineDeviation fp32 = geometry::screened_cosine_deviation(units, model, geometry::fp32_pair_products());
-        const geometry::CosineDeviation int8 = geometry::screened_cosine_deviation(units, model, *products);
-        EXPECT_NEAR(int8.max_abs, reference.max_abs, 1e-14) << where;
+        const geometry::CosineDeviation screened = geometry::screened_cosine_deviation(units, model, *products);
+        EXPECT_NEAR(screened.max_abs, reference.max_abs, 1e-14) << where;
         // Both recompute the same maximum pair in double; sigma2 never reads the products.
-        EXPECT_EQ(int8.max_abs, fp32.max_abs) << where;
-        EXPECT_EQ(int8.sigma2, fp32.sigma2) << where;
-        EXPECT_EQ(int8.pairs, reference.pairs) << where;
+        EXPECT_EQ(screened.max_abs, fp32.max_abs) << where;
+        EXPECT_EQ(screened.sigma2, fp32.sigma2) << where;
+        EXPECT_EQ(screened.pairs, reference.pairs) << where;
       }
     }
   }
@@ -107,10 +121,10 @@ TEST(Int8PairProducts, DeviationsEqualThoseOfTheFp32Screen) {
 
 // analyze screens many rows at once on the attention workers through one kernel: every
 // thread's tiles must equal the tiles computed alone.
-TEST(Int8PairProducts, ConcurrentRowsMatchSequentialTiles) {
+TEST_P(ScreenProducts, ConcurrentRowsMatchSequentialTiles) {
   constexpr std::size_t kDim = 128, kKeys = 512, kRows = 64, kTileFloats = kTile * kTile;
-  const auto products = make_int8_pair_products(kDim);
-  if (!products) GTEST_SKIP() << "no int8 dot products (VNNI) on this CPU";
+  const auto products = make(kDim);
+  if (!products) GTEST_SKIP() << "no " << GetParam().name << " kernel on this CPU";
   std::mt19937_64 rng(5);
   std::vector<geometry::UnitRows> units;
   std::vector<Row> rows;
@@ -136,6 +150,22 @@ TEST(Int8PairProducts, ConcurrentRowsMatchSequentialTiles) {
         ASSERT_EQ(together[off], alone[off]) << "row " << r << " (" << i << "," << kTile + j << ")";
       }
     }
+  }
+}
+
+// int8's grid is per vector, so an outlying coordinate coarsens it; bf16 rounds each
+// coordinate relative to itself, and its bound stays about 2^-8 either way.
+INSTANTIATE_TEST_SUITE_P(Kernels, ScreenProducts,
+                         testing::Values(Kernel{"int8", make_int8_pair_products, 0.03, 0.08},
+                                         Kernel{"bf16", make_bf16_pair_products, 0.01, 0.01}),
+                         [](const testing::TestParamInfo<Kernel>& info) { return std::string(info.param.name); });
+
+TEST(ScreenProducts, WrongDimensionIsRefused) {
+  for (const auto make : {make_int8_pair_products, make_bf16_pair_products}) {
+    const auto products = make(64);
+    if (!products) continue;
+    const std::vector<float> units(4 * 32, 0.0f);
+    EXPECT_THROW(products->load(units, 4, 32), InputError);
   }
 }
 

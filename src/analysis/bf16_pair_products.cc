@@ -1,0 +1,91 @@
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "analysis/screen_products.h"
+#include "analysis/tile_matmul.h"
+#include "ops/gemm.h"
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+constexpr std::size_t kTile = geometry::LoadedUnits::kTile;
+// bf16's smallest normal: AMX and AVX512-BF16 read smaller inputs as zero, so they are zeroed
+// here, where the error they make is measured.
+constexpr float kSmallestNormal = 0x1p-126f;
+
+class Bf16Units final : public geometry::LoadedUnits {
+ public:
+  Bf16Units(const TileMatmul& product, std::span<const float> units, std::size_t count)
+      : runner_(product), dim_(product.dim()) {
+    ATTNGEOM_CHECK(units.size() == count * dim_);
+    rounded_.assign((count + kTile - 1) / kTile * kTile * dim_, 0);  // [M rounded up to kTile, d]
+    double max_error = 0.0;
+    for (std::size_t k = 0; k < count; ++k) max_error = std::max(max_error, round_row(units.data() + k * dim_, k));
+    // Each product of two bf16 is exact in fp32; the d - 1 fp32 additions, in whatever order
+    // the kernel takes, err by gamma_d sum |p_it p_lt| <= gamma_d |p_i| |p_l|; results below
+    // 2^-126 are flushed (the d products and d - 1 sums, 2^-126 each at most).
+    const double relative = geometry::summation_error_factor(dim_, 0x1p-24);
+    error_bound_ = screen_error_bound(max_error, relative, 2.0 * static_cast<double>(dim_) * 0x1p-126);
+  }
+
+  void tile(std::size_t i0, std::size_t j0, float* out) override {
+    runner_.run(rounded_.data() + i0 * dim_, rounded_.data() + j0 * dim_, out);
+  }
+
+  double error_bound() const override { return error_bound_; }
+
+ private:
+  // p_k = bf16(u_k), round to nearest even (units are finite: no NaN case); returns
+  // |u_k - p_k|. Each difference is exact in float (it has at most 16 significant bits).
+  double round_row(const float* x, std::size_t k) {
+    std::uint16_t* p = rounded_.data() + k * dim_;
+    double error2 = 0.0;
+#pragma omp simd reduction(+ : error2)
+    for (std::size_t t = 0; t < dim_; ++t) {
+      const auto bits = std::bit_cast<std::uint32_t>(x[t]);
+      const std::uint32_t nearest = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+      const std::uint32_t kept = std::abs(x[t]) < kSmallestNormal ? 0u : nearest;
+      p[t] = static_cast<std::uint16_t>(kept >> 16);
+      const double error = x[t] - std::bit_cast<float>(kept);
+      error2 += error * error;
+    }
+    return std::sqrt(error2);
+  }
+
+  TileMatmul::Runner runner_;
+  std::size_t dim_;
+  std::vector<std::uint16_t> rounded_;  // [M rounded up to kTile, d] bf16 bits, padding zero
+  double error_bound_ = 0.0;
+};
+
+class Bf16PairProducts final : public geometry::PairProducts {
+ public:
+  explicit Bf16PairProducts(std::size_t dim)
+      : product_(dim, dnnl::memory::data_type::bf16, dnnl::memory::data_type::bf16, dnnl::memory::data_type::f32) {}
+
+  std::unique_ptr<geometry::LoadedUnits> load(std::span<const float> units, std::size_t count,
+                                              std::size_t dim) const override {
+    check_screen_dim(product_.dim(), dim, "bf16");
+    return std::make_unique<Bf16Units>(product_, units, count);
+  }
+
+ private:
+  TileMatmul product_;
+};
+
+}  // namespace
+
+std::unique_ptr<geometry::PairProducts> make_bf16_pair_products(std::size_t dim) {
+  if (!cpu_has_bf16_matmul()) return nullptr;
+  return std::make_unique<Bf16PairProducts>(dim);
+}
+
+std::unique_ptr<geometry::PairProducts> make_screen_pair_products(std::size_t dim) {
+  if (cpu_has_amx()) return make_bf16_pair_products(dim);
+  return make_int8_pair_products(dim);
+}
+
+}  // namespace attngeom
