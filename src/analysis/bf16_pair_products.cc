@@ -61,26 +61,13 @@ class Bf16Units final : public geometry::LoadedUnits {
   double error_bound_ = 0.0;
 };
 
-class Bf16PairProducts final : public geometry::PairProducts {
- public:
-  explicit Bf16PairProducts(std::size_t dim)
-      : product_(dim, dnnl::memory::data_type::bf16, dnnl::memory::data_type::bf16, dnnl::memory::data_type::f32) {}
-
-  std::unique_ptr<geometry::LoadedUnits> load(std::span<const float> units, std::size_t count,
-                                              std::size_t dim) const override {
-    check_screen_dim(product_.dim(), dim, "bf16");
-    return std::make_unique<Bf16Units>(product_, units, count);
-  }
-
- private:
-  TileMatmul product_;
-};
-
 }  // namespace
 
 std::unique_ptr<geometry::PairProducts> make_bf16_pair_products(std::size_t dim) {
   if (!cpu_has_bf16_matmul()) return nullptr;
-  return std::make_unique<Bf16PairProducts>(dim);
+  using dnnl::memory;
+  return std::make_unique<TilePairProducts<Bf16Units>>("bf16", dim, memory::data_type::bf16, memory::data_type::bf16,
+                                                      memory::data_type::f32);
 }
 
 std::unique_ptr<geometry::PairProducts> make_screen_pair_products(std::size_t dim) {

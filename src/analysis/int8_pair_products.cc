@@ -99,21 +99,6 @@ class Int8Units final : public geometry::LoadedUnits {
   double error_bound_ = 0.0;
 };
 
-class Int8PairProducts final : public geometry::PairProducts {
- public:
-  explicit Int8PairProducts(std::size_t dim)
-      : product_(dim, dnnl::memory::data_type::u8, dnnl::memory::data_type::s8, dnnl::memory::data_type::s32) {}
-
-  std::unique_ptr<geometry::LoadedUnits> load(std::span<const float> units, std::size_t count,
-                                              std::size_t dim) const override {
-    check_screen_dim(product_.dim(), dim, "int8");
-    return std::make_unique<Int8Units>(product_, units, count);
-  }
-
- private:
-  TileMatmul product_;
-};
-
 bool cpu_has_int8_dot() {
   const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
   const auto has = [isa](dnnl::cpu_isa feature) { return (isa & static_cast<unsigned>(feature)) == static_cast<unsigned>(feature); };
@@ -124,7 +109,9 @@ bool cpu_has_int8_dot() {
 
 std::unique_ptr<geometry::PairProducts> make_int8_pair_products(std::size_t dim) {
   if (!cpu_has_int8_dot() || dim > kMaxDim) return nullptr;
-  return std::make_unique<Int8PairProducts>(dim);
+  using dnnl::memory;
+  return std::make_unique<TilePairProducts<Int8Units>>("int8", dim, memory::data_type::u8, memory::data_type::s8,
+                                                      memory::data_type::s32);
 }
 
 }  // namespace attngeom

@@ -3,6 +3,8 @@
 // vectors times the transpose of another block, [kTile, kTile] out. One primitive serves
 // every row and thread; each loaded row runs it through its own Runner.
 #include <cstddef>
+#include <memory>
+#include <span>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -51,5 +53,24 @@ double screen_error_bound(double max_error, double relative, double absolute);
 
 // Refuses units of another d than the kernel was built for.
 void check_screen_dim(std::size_t built, std::size_t given, const char* kernel);
+
+// A screen kernel: Units(const TileMatmul&, units, count) loads one row in its format.
+template <class Units>
+class TilePairProducts final : public geometry::PairProducts {
+ public:
+  TilePairProducts(const char* name, std::size_t dim, dnnl::memory::data_type a, dnnl::memory::data_type b,
+                   dnnl::memory::data_type c)
+      : name_(name), product_(dim, a, b, c) {}
+
+  std::unique_ptr<geometry::LoadedUnits> load(std::span<const float> units, std::size_t count,
+                                              std::size_t dim) const override {
+    check_screen_dim(product_.dim(), dim, name_);
+    return std::make_unique<Units>(product_, units, count);
+  }
+
+ private:
+  const char* name_;
+  TileMatmul product_;
+};
 
 }  // namespace attngeom

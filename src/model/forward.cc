@@ -89,6 +89,8 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   backend_.linear_products(normed_input(w.attn_norm), qkv);
   if (captured) {
     // values [kv_heads, seq, head_dim] from v [seq, kv_heads, head_dim]; RoPE never touches values.
+    // A strided copy of T x kv_dim floats per layer: on every thread, as the products are.
+#pragma omp parallel for schedule(static)
     for (int g = 0; g < c.kv_heads; ++g) {
       for (int i = 0; i < seq; ++i) {
         std::copy_n(s_.v.data() + (static_cast<std::size_t>(i) * c.kv_heads + g) * c.head_dim, c.head_dim,
