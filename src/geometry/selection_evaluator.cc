@@ -34,6 +34,21 @@ double max_of(std::span<const double> x) {
   return m;
 }
 
+// std::lower_bound without branches on the data: the offsets of unselected keys land at
+// random among the candidates, so a branching search mispredicts about half its steps.
+// The answer stays within [first, first + n] (first an index): one comparison per halving.
+std::size_t lower_bound_index(std::span<const double> sorted, double x) {
+  const double* data = sorted.data();
+  std::size_t first = 0;
+  std::size_t n = sorted.size();
+  while (n > 1) {
+    const std::size_t half = n / 2;
+    first += data[first + half] < x ? half : 0;
+    n -= half;
+  }
+  return first + (n == 1 && data[first] < x);
+}
+
 double min_of(std::span<const double> x) {
   const double* p = x.data();
   const std::size_t n = x.size();
@@ -183,7 +198,7 @@ void SelectionEvaluator::fill_best_f(std::size_t n, double s_norm2, SelectionMet
     if (d < candidates.front()) {
       ++fp_below;
     } else if (d <= candidates.back()) {
-      ++tally_[static_cast<std::size_t>(std::lower_bound(candidates.begin(), candidates.end(), d) - candidates.begin())];
+      ++tally_[lower_bound_index(candidates, d)];
     }
   }
   // Candidates before this one cannot reach the maximum; their tallies still count further out.
