@@ -33,7 +33,7 @@ class Int8Units final : public geometry::LoadedUnits {
     double max_error = 0.0;
     for (std::size_t k = 0; k < count; ++k) max_error = std::max(max_error, quantise(units.subspan(k * dim_, dim_), k));
     // p_k = s_k q_k; float(<q_i, q_l>) * (s_i * s_l) is two float roundings of <p_i, p_l>.
-    error_bound_ = screen_error_bound(max_error, 2.0 * 0x1p-24 + 0x1p-48, 0.0);
+    error_bound_ = screen_error_bound(max_error, kTwoFloatRoundings, 0.0);
   }
 
   void tile(std::size_t i0, std::size_t j0, float* out) override {

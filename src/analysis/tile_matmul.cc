@@ -40,9 +40,9 @@ void TileMatmul::Runner::run(const void* left, const void* right, void* out) {
 }
 
 double screen_error_bound(double max_error, double relative, double absolute) {
-  constexpr double u = 0x1p-24, n = 1.0 + 0x1p-22;
+  constexpr double n = 1.0 + 0x1p-22;
   const double coarse = n + max_error;  // bounds |p_k|
-  const double bound = (2.0 * u + u * u) + max_error * (2.0 * n + max_error) + relative * coarse * coarse + absolute;
+  const double bound = kTwoFloatRoundings + max_error * (2.0 * n + max_error) + relative * coarse * coarse + absolute;
   return bound * (1.0 + 0x1p-30);
 }
 

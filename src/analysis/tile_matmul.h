@@ -42,12 +42,16 @@ class TileMatmul {
   dnnl::matmul matmul_;
 };
 
+// Relative error of two float roundings in a row: (1 + u)^2 - 1 = 2u + u^2, u = 2^-24.
+inline constexpr double kTwoFloatRoundings = 0x1p-23 + 0x1p-48;
+
 // Bound on |computed <p_i, p_l> - <u_i, u_l>| for the exact unit vectors u of a row, given
 // p_k, the coarse copies the kernel multiplies, within max_error of the float units u_k
 // (|u_k - p_k| <= max_error), and a computed product within relative |p_i| |p_l| + absolute of
 // <p_i, p_l>. With the float units |u_k| <= n = 1 + 2^-22:
 //   |<u_i, u_l> - <p_i, p_l>| = |<e_i, u_l> + <p_i, e_l>| <= |e_i| n + (n + |e_i|) |e_l|;
-// rounding the units to float moved <u_i, u_l> by 2u + u^2 at most (as in the fp32 screen).
+// rounding the units to float moved <u_i, u_l> by kTwoFloatRoundings at most (as in the fp32
+// screen).
 // The |e_k| are double sums, good to far better than the 2^-30 margin.
 double screen_error_bound(double max_error, double relative, double absolute);
 

@@ -1,9 +1,10 @@
 #pragma once
 // Approximate inner products of a row's unit vectors, one tile at a time: the O(M^2 d) part of
 // the maximum cosine deviation (cosine_model.h), behind a seam so that analyze can run it in
-// int8 (oneDNN, VNNI or AMX) while the default stays fp32 (Eigen). The products only screen:
-// error_bound() says how far they may be off, and screened_cosine_deviation recomputes in
-// double every pair that could hold the maximum, so the maximum is exact whatever the kernel.
+// bf16 or int8 through oneDNN (analysis/screen_products.h) while the default stays fp32
+// (Eigen). The products only screen: error_bound() says how far they may be off, and
+// screened_cosine_deviation recomputes in double every pair that could hold the maximum, so
+// the maximum is exact whatever the kernel.
 #include <cstddef>
 #include <memory>
 #include <span>
