@@ -2,13 +2,15 @@
 // M = 1024 keys, d = 128, on SPEC's default N grid: everything, with the maximum cosine
 // deviation screened by the fp32 (Eigen), int8 or bf16 (oneDNN, analyze's) pair products, and
 // without the reconstructed bounds (whose deviations need the O(M^2 d) pairwise products).
-// analyze runs this once per (layer, head, sequence, query row).
+// analyze runs this once per (layer, head, sequence, query row). BM_RowPart times its stages
+// one by one, with analyze's screen for this CPU.
 #include <memory>
 #include <random>
 
 #include <benchmark/benchmark.h>
 
 #include "analysis/screen_products.h"
+#include "geometry/deviation_sums.h"
 #include "geometry/row_analysis.h"
 #include "geometry/synthetic.h"
 
@@ -54,6 +56,39 @@ BENCHMARK(BM_AnalyzeRow)
     ->Arg(kBf16Screen)
     ->Arg(kWithoutBounds)
     ->Unit(benchmark::kMillisecond);
+
+// Each stage of the row above on its own (same row, same options), so that a change to one
+// is measured apart from the rest: what analyze_row spends where.
+enum Part { kUnits, kLagCurve, kScreen, kDeviationSquares, kSelection, kEnvelopes };
+
+void BM_RowPart(benchmark::State& state) {
+  const SyntheticHead& head = bench_head();
+  const HeadRowView row{head.alpha, head.values, kDim};
+  const auto part = static_cast<Part>(state.range(0));
+  const std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);
+  const UnitRows units = unit_rows(row);
+  const LagCurve lag = lag_curve(units);
+  const CosineModel model{lag.fit.beta, sink_similarity(units)};
+  const std::vector<std::size_t> n_values = default_n_grid(row.keys());
+  const CosineDeviation deviation = screened_cosine_deviation(units, model, *screen);
+  const BoundInputs inputs{row.alpha, units.norms, model};
+  for (auto _ : state) {
+    switch (part) {
+      case kUnits: benchmark::DoNotOptimize(unit_rows(row)); break;
+      case kLagCurve: benchmark::DoNotOptimize(lag_curve(units)); break;
+      case kScreen: benchmark::DoNotOptimize(screened_cosine_deviation(units, model, *screen)); break;
+      case kDeviationSquares: benchmark::DoNotOptimize(deviation_square_sum(units, model)); break;
+      case kSelection: benchmark::DoNotOptimize(selection_metrics(row, n_values)); break;
+      case kEnvelopes:
+        benchmark::DoNotOptimize(reconstructed_envelopes(inputs, n_values, deviation.max_abs, {kDim, deviation.sigma2, 0.05}));
+        break;
+    }
+  }
+  static constexpr const char* kLabels[] = {"unit vectors", "lag curve and its fit", "deviation screen (sigma2 included)",
+                                            "sigma2's sums alone", "selection metrics", "R1/R2 envelopes"};
+  state.SetLabel(kLabels[part]);
+}
+BENCHMARK(BM_RowPart)->DenseRange(kUnits, kEnvelopes)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace attngeom::geometry

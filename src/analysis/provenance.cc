@@ -55,7 +55,8 @@ nlohmann::json corpus_provenance(const Corpus& corpus, const SequenceSet& sequen
 nlohmann::json machine_provenance() {
   const MachineInfo m = machine_info();
   return {{"hostname", m.hostname}, {"cpu_model", m.cpu_model}, {"logical_cores", m.logical_cores},
-          {"memory_bytes", m.memory_bytes}, {"has_amx", cpu_has_amx()}};
+          {"memory_bytes", m.memory_bytes}, {"cpu_vendor", cpu_vendor()}, {"has_amx", cpu_has_amx()},
+          {"fast_bf16_matmul", cpu_has_fast_bf16_matmul()}};
 }
 
 nlohmann::json tool_provenance() { return {{"version", kVersion}, {"git_commit", kGitCommit}}; }

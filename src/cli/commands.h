@@ -25,7 +25,7 @@ struct PrecisionFlags {
   std::string fp32_matmul = "sgemm";
 };
 void add_precision_options(CLI::App& cmd, PrecisionFlags& flags);
-// auto: bf16 when oneDNN can use AMX on this CPU, else fp32.
+// auto: bf16 where oneDNN's bf16 matmul outruns its sgemm (cpu_has_fast_bf16_matmul), else fp32.
 Precision resolve_precision(const std::string& value);
 // The fp32 path's kernel; bf16x3 beside an explicit --precision bf16 is refused.
 Fp32Matmul resolve_fp32_matmul(const PrecisionFlags& flags, Precision precision);

@@ -15,7 +15,8 @@ namespace attngeom::cli {
 
 void add_precision_options(CLI::App& cmd, PrecisionFlags& flags) {
   cmd.add_option("--precision", flags.precision,
-                 "matmul precision: fp32 (exact reference path), bf16 (AMX fast path), or auto (bf16 when AMX is present)")
+                 "matmul precision: fp32 (exact reference path), bf16 (fast path), or auto (bf16 where it outruns fp32: "
+                 "AMX, or AVX512-BF16 on AMD)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
       ->capture_default_str();
   cmd.add_option("--fp32-matmul", flags.fp32_matmul,
@@ -95,7 +96,7 @@ Precision resolve_precision(const std::string& value) {
     require_bf16_matmul("--precision bf16", "--precision fp32 or auto");
     return Precision::kBf16;
   }
-  if (value == "auto") return cpu_has_amx() ? Precision::kBf16 : Precision::kFp32;
+  if (value == "auto") return cpu_has_fast_bf16_matmul() ? Precision::kBf16 : Precision::kFp32;
   return Precision::kFp32;
 }
 
@@ -107,7 +108,7 @@ Fp32Matmul resolve_fp32_matmul(const PrecisionFlags& flags, Precision precision)
       throw InputError("--fp32-matmul bf16x3: chooses the fp32 path's kernel, but --precision bf16 runs bf16 "
                        "products; use --precision fp32");
     }
-    std::fprintf(stderr, "attngeom: warning: --fp32-matmul bf16x3 has no effect: --precision auto chose bf16 (AMX)\n");
+    std::fprintf(stderr, "attngeom: warning: --fp32-matmul bf16x3 has no effect: --precision auto chose bf16 (fast on this CPU)\n");
     return Fp32Matmul::kSgemm;
   }
   require_bf16_matmul("--fp32-matmul bf16x3", "--fp32-matmul sgemm");

@@ -87,8 +87,11 @@ void split_into_bf16_terms(const float* x, std::int64_t count, std::uint16_t* lo
 // product, so it is sgemm from the start (and recorded as such).
 std::unique_ptr<LinearBackend> make_backend(Precision precision, Fp32Matmul fp32_matmul, DType weights);
 
-// Whether oneDNN will use AMX on this CPU (what `--precision auto` keys on).
+// Whether oneDNN will use AMX on this CPU (what the deviation screen keys on).
 bool cpu_has_amx();
+// Whether oneDNN's bf16 matmul outruns its sgemm here (what `--precision auto` keys on): with
+// AMX, or with AVX512-BF16 on AMD, whose bf16 dot products run at twice the fp32 FMA's rate.
+bool cpu_has_fast_bf16_matmul();
 // Whether oneDNN has a bf16 matmul on this CPU at all (AVX-512 or later; emulated without
 // AVX512-BF16): what the bf16 and bf16x3 kernels need.
 bool cpu_has_bf16_matmul();

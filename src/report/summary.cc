@@ -74,7 +74,8 @@ json provenance_rows(const RunData& run) {
   add("attngeom", joined(r, "attngeom/version", "attngeom/git_commit"));
   add("Machine", show(r, "machine/hostname") + ": " + show(r, "machine/cpu_model") + ", " +
                      show(r, "machine/logical_cores") + " logical cores, " + gib(find_path(r, "machine/memory_bytes")) +
-                     ", AMX " + show(r, "machine/has_amx"));
+                     ", AMX " + show(r, "machine/has_amx") + ", fast bf16 matmul " +
+                     show(r, "machine/fast_bf16_matmul"));
   add("Model", show(r, "model/dir"));
   add("Architecture", show(r, "model/model_type") + ": " + show(r, "model/layers") + " layers, " +
                           show(r, "model/heads") + " heads, " + show(r, "model/kv_heads") + " kv heads, head_dim " +

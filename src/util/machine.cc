@@ -3,6 +3,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -24,6 +29,20 @@ MachineInfo machine_info() {
   }
   info.memory_bytes = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   return info;
+}
+
+std::string cpu_vendor() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return {};
+  char vendor[12];  // the registers in this order spell it
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  return std::string(vendor, sizeof vendor);
+#else
+  return {};
+#endif
 }
 
 std::string utc_timestamp() {

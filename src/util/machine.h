@@ -16,6 +16,8 @@ struct MachineInfo {
 };
 
 MachineInfo machine_info();
+// The CPU's vendor string from cpuid leaf 0 ("GenuineIntel", "AuthenticAMD"); empty off x86.
+std::string cpu_vendor();
 std::string utc_timestamp();  // ISO 8601, e.g. 2026-11-21T17:30:00Z
 
 // MemAvailable from /proc/meminfo: what can be allocated without swapping. Unset if unknown.

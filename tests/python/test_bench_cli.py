@@ -7,7 +7,9 @@ For each precision and fp32 kernel: every stage reports seconds >= linear + atte
 seconds (other_seconds >= 0), linear FLOPs equal to the model's linear layers' count (capture
 and analyze without the last layer's output projection and MLP), linear TFLOP/s equal to
 those FLOPs over linear_seconds, the kernel named as requested, and a peak RSS at
-least the weights' size. A bad --stages value fails before the model is loaded.
+least the weights' size. `--precision auto` picks what /proc/cpuinfo says it should: bf16
+with AMX, or with AVX512-BF16 on AMD, fp32 otherwise. A bad --stages value fails before the
+model is loaded.
 """
 import argparse
 import json
@@ -35,6 +37,27 @@ def linear_flops(cfg, seq, stage):
     layers = cfg["num_hidden_layers"]
     total = layers * (attention_in + residual_update) - (0 if stage == "forward" else residual_update)
     return 2.0 * seq * total
+
+
+def cpuinfo():
+    """(vendor_id, set of flags) of the first processor in /proc/cpuinfo."""
+    vendor, flags = "", set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "vendor_id" and not vendor:
+                vendor = value.strip()
+            if key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    return vendor, flags
+
+
+def expected_auto_precision():
+    """auto's documented rule, read off the CPU rather than off oneDNN."""
+    vendor, flags = cpuinfo()
+    if "amx_bf16" in flags and "amx_tile" in flags:
+        return "bf16"
+    return "bf16" if vendor == "AuthenticAMD" and "avx512_bf16" in flags else "fp32"
 
 
 def main():
@@ -70,6 +93,15 @@ def main():
                 failures.append(f"{tag} {stage}: linear_tflops {s['linear_tflops']} != FLOPs / linear_seconds "
                                 f"= {expected}")
         print(f"{tag}: " + ", ".join(f"{st} {out[st]['seconds']:.3f} s" for st in ("forward", "capture", "analyze")))
+    proc = subprocess.run([args.bin, "bench", "--model", model, "--seq-len", str(SEQ), "--stages", "forward",
+                           "--threads", "1"], capture_output=True, text=True, timeout=300)
+    expected = expected_auto_precision()
+    if proc.returncode != 0:
+        failures.append(f"auto: {harness.describe(proc)}")
+    elif json.loads(proc.stdout)["precision"] != expected:
+        failures.append(f"auto chose {json.loads(proc.stdout)['precision']}, the CPU ({cpuinfo()[0]}) calls for {expected}")
+    else:
+        print(f"auto: {expected} on {cpuinfo()[0]}")
     proc = subprocess.run([args.bin, "bench", "--model", "/nonexistent", "--stages", "forward,nope"],
                           capture_output=True, text=True, timeout=60)
     if proc.returncode == 0 or "--stages" not in proc.stderr or "nope" not in proc.stderr:
