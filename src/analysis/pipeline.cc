@@ -367,9 +367,27 @@ RunAggregate finish_run_dir(const fs::path& dir, int kv_heads, const AggregateOp
   return run;
 }
 
-AnalysisOutcome run_analysis(const AnalysisSettings& s, const RunControl& control) {
+// The label a resumed run keeps: the one it was started with. A different --label is refused
+// (a run relabelled halfway would name one set of tables two ways); without --label, a label
+// given at the start stays, and a default (the directory's name) stays the default.
+std::string resumed_label(const AnalysisSettings& s) {
+  if (s.mode != RunDirMode::kResume || !is_run_dir(s.out)) return s.label;
+  const nlohmann::json run = read_run_json(s.out);
+  const auto stored = run.find("label");
+  if (stored == run.end() || !stored->is_string()) return s.label;
+  const std::string label = stored->get<std::string>();
+  if (!s.label.empty() && s.label != label) {
+    throw InputError("--label " + s.label + ": the run in " + s.out.string() + " is labelled '" + label +
+                     "'; resume it without --label (it keeps its label) or with --label " + label);
+  }
+  return label == fs::absolute(s.out).filename().string() ? s.label : label;
+}
+
+AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& control) {
   // The cheap checks first: a wrong --out fails before the model or corpus is read.
-  check_run_dir(s.out, length_settings_json(s, s.seq_len), s.mode);
+  check_run_dir(given.out, length_settings_json(given, given.seq_len), given.mode);
+  AnalysisSettings s = given;
+  s.label = resumed_label(given);
   const Checkpoint checkpoint(s.model_dir);
   const Tokenizer tokenizer(s.model_dir / "tokenizer.model", checkpoint.config().vocab);
   const Corpus corpus = read_corpus(s.data, s.corpus);

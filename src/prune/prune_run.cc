@@ -178,7 +178,7 @@ struct Curve {
 // each order's importance.
 Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::vector<float>& mask, const HeadGrid& grid,
                      CachedEvaluator& evaluate) {
-  Curve curve{CsvTable({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"})};
+  Curve curve{CsvTable({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"}), json::array(), {}};
   const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction, const std::vector<float>& gates) {
     const HeldOutScore r = evaluate(gates, {});
     const std::vector<std::string> masked = masked_names(gates, grid);
@@ -219,7 +219,7 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
 // Token-level top-N: geometric vs uniform N per head at equal kept (query, key) pairs, per budget.
 Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const HeadGrid& grid,
                  CachedEvaluator& evaluate, const HeldOutEvaluator& evaluator, int sliding_window) {
-  Curve curve{CsvTable({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"})};
+  Curve curve{CsvTable({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"}), json::array(), {}};
   const KeptKeys kept_keys(evaluator.window_lengths(), sliding_window);
   for (const int b : s.topn_budgets) {
     const std::vector<int> geometric = allocate_topn(base, b, kept_keys);

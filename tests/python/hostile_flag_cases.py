@@ -55,6 +55,13 @@ def analyze_r1_eta_with_no_bounds(ctx):
 
 
 @case
+def analyze_resume_with_another_label(ctx):
+    ctx.run_ok(*ctx.analyze("--label", "first"))
+    ctx.keep = [ctx.out]
+    return ctx.analyze("--resume", "--label", "second"), ["--label second"], ["labelled 'first'"]
+
+
+@case
 def analyze_fp32_kernel_beside_bf16(ctx):
     # Without AVX-512 the refusal names --precision bf16 instead: either way, nothing runs.
     return ctx.analyze("--fp32-matmul", "bf16x3", precision="bf16"), ["--fp32-matmul", "--precision bf16"], []

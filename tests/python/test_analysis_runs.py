@@ -127,6 +127,16 @@ def check_resume(args, tmp, failures):
     worst = compare_tables(reference, run, failures)
     print(f"resume: {kills} kills (SIGKILL/SIGINT at random points), final tables vs uninterrupted run: "
           f"max relative difference {worst:.1e}")
+    # A label given at the start survives a --resume without --label; a default one stays the default.
+    for label in ("given", None):
+        labelled = os.path.join(tmp, "labelled" if label else "unlabelled")
+        one = analyze_args(args.bin, args.fixtures, 1) + ["--out", labelled]
+        subprocess.run(one + (["--label", label] if label else []), check=True, capture_output=True)
+        subprocess.run(one + ["--resume"], check=True, capture_output=True)
+        with open(os.path.join(labelled, "run.json")) as f:
+            kept = json.load(f)["label"]
+        if kept != (label or os.path.basename(labelled)):
+            failures.append(f"--resume without --label relabelled the run {label or 'with no --label'} as {kept!r}")
 
 
 def check_shards(args, tmp, failures):
