@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "util/error.h"
 
@@ -267,8 +268,32 @@ json selection_summary(const RunData& run) {
   return std::move(t).build();
 }
 
+json separation_summary(const RunData& run) {
+  // (column, series name): the measured share first, then the two reconstructed certificates.
+  static constexpr std::pair<const char*, const char*> kSeries[] = {
+      {"separated", "measured: share of samples with margin > 0"},
+      {"r2_separation_prob", "R2: lower bound on Pr(margin > 0)"},
+      {"r3_certified", "R3: share certified by the sufficient condition"},
+  };
+  const CsvTable& s = run.selection;
+  const std::size_t n_col = s.column("n");
+  std::vector<std::size_t> columns;
+  for (const auto& series : kSeries) columns.push_back(s.column(series.first));
+  std::map<std::pair<long, std::size_t>, std::vector<double>> by_n;  // (n, series) -> one value per head
+  for (std::size_t i = 0; i < s.rows(); ++i) {
+    for (std::size_t k = 0; k < columns.size(); ++k) by_n[{s.integer(i, n_col), k}].push_back(s.number(i, columns[k]));
+  }
+  TableBuilder t({"run", "n", "series", "value", "heads"});
+  for (const auto& [key, values] : by_n) {
+    t.add({run.label, key.first, kSeries[key.second].second, number_or_null(finite_mean(values)),
+           std::ranges::count_if(values, [](double v) { return std::isfinite(v); })});
+  }
+  return std::move(t).build();
+}
+
 json build_report_data(const std::vector<RunData>& runs, const DataOptions& options) {
   TableBuilder selection({"run", "n", "metric", "mean", "q25", "q75", "r1_lo", "r1_hi", "r1_inside", "heads"});
+  TableBuilder separation({"run", "n", "series", "value", "heads"});
   TableBuilder sink({"run", "n", "method", "r", "lo", "hi", "heads"});
   TableBuilder scatter({"run", "layer", "head", "label", "n", "rho0", "recall"});
   std::vector<std::string> head_cols = {"run", "layer", "head", "kv_head", "label", "kmeans_label"};
@@ -289,6 +314,8 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   for (const RunData& run : runs) {
     const json summary = selection_summary(run);
     for (const auto& row : summary["rows"]) selection.add(row);
+    const json separated = separation_summary(run);
+    for (const auto& row : separated["rows"]) separation.add(row);
     sink_recall_rows(run, sink);
     const json summary_numbers = run_summary(run);
     sink_scatter_rows(run, summary_numbers, scatter);
@@ -324,7 +351,8 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
                         {"summary", summary_numbers}});
   }
 
-  json tables = {{"selection", std::move(selection).build()}, {"sink_recall", std::move(sink).build()},
+  json tables = {{"selection", std::move(selection).build()}, {"separation", std::move(separation).build()},
+                 {"sink_recall", std::move(sink).build()},
                  {"sink_scatter", std::move(scatter).build()},
                  {"heads", std::move(heads).build()}, {"layer_shares", std::move(shares).build()},
                  {"profile", std::move(profile).build()}};

@@ -33,6 +33,11 @@ std::optional<double> finite_quantile(std::vector<double> values, double q);
 // heads of the reconstructed R1 envelope and of its coverage r1_inside.
 nlohmann::json selection_summary(const RunData& run);
 
+// Per (n, series): the mean over heads of the measured share of separated samples and of
+// what the reconstructed R2 (a lower bound on the probability) and R3 (a sufficient
+// condition) certify of it.
+nlohmann::json separation_summary(const RunData& run);
+
 // Key numbers of one run: where F peaks in N, where corr(rho0, R) peaks, type
 // shares, envelope coverage, flag counts.
 nlohmann::json run_summary(const RunData& run);

@@ -71,7 +71,8 @@ const std::vector<std::string> kHeadColumns = {
     "cos_last_large", "flag_negative_margin", "flag_flat_precision", "flag_no_sink"};
 const std::vector<std::string> kSelectionColumns = {
     "layer", "head", "n", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated",
-    "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi", "r1_f_lo", "r1_f_hi", "r1_inside"};
+    "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi", "r1_f_lo", "r1_f_hi", "r1_inside",
+    "r2_separation_prob", "r3_certified"};
 const std::vector<std::string> kSinkRecallColumns = {"n", "heads", "pearson", "pearson_lo", "pearson_hi",
                                                      "spearman", "spearman_lo", "spearman_hi"};
 const std::vector<std::string> kLayerColumns = {"layer", "heads", "retriever_share", "mixer_share", "reset_share",

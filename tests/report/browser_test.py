@@ -26,7 +26,7 @@ from script_common import fail, fresh_folder, test_arguments  # noqa: E402
 
 ALL_SECTIONS = ["summary", "selection", "sink-recall", "taxonomy", "diagnostics", "flags", "length-sweep",
                 "pruning", "topn-budget", "synth", "provenance"]
-CORE_FIGURES = ["selection", "sink-recall", "sink-scatter", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
+CORE_FIGURES = ["selection", "separation", "sink-recall", "sink-scatter", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
 OPTIONAL_FIGURES = ["length-sweep", "pruning", "topn-budget", "synth-summary-csv"]
 
 # scenario -> (generator argument lists, expected figures, expected absent sections).

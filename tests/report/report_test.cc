@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -149,6 +151,36 @@ TEST(SelectionSummary, ReducesOverHeadsPerNAndMetric) {
       EXPECT_DOUBLE_EQ(row[3].get<double>(), 0.5);
     }
   }
+}
+
+TEST(SeparationSummary, AveragesEachSeriesOverTheHeadsThatDefineIt) {
+  TempDir dir;
+  // Two heads at N = 2 and N = 3; R2 says nothing for the second head at N = 3 (NaN).
+  RunData run;
+  run.label = "r";
+  run.selection = CsvTable::read(dir.write("selection.csv",
+                                           "layer,head,n,separated,r2_separation_prob,r3_certified\n"
+                                           "0,0,2,1.0,0.5,0.75\n"
+                                           "0,1,2,0.5,0.25,0.0\n"
+                                           "0,0,3,0.25,0.125,0.25\n"
+                                           "0,1,3,0.75,nan,0.5\n"));
+  const auto summary = separation_summary(run);
+  ASSERT_EQ(summary["columns"], nlohmann::json({"run", "n", "series", "value", "heads"}));
+  ASSERT_EQ(summary["rows"].size(), 6u);  // three series at each N
+  std::map<std::pair<int, std::string>, std::pair<double, int>> got;  // (n, series prefix) -> (value, heads)
+  for (const auto& row : summary["rows"]) {
+    EXPECT_EQ(row[0], "r");
+    const std::string series = row[2];
+    got[{row[1].get<int>(), series.substr(0, 2)}] = {row[3].get<double>(), row[4].get<int>()};
+  }
+  const std::pair<double, int> want_measured_2{0.75, 2}, want_r2_2{0.375, 2}, want_r3_2{0.375, 2};
+  const std::pair<double, int> want_measured_3{0.5, 2}, want_r2_3{0.125, 1}, want_r3_3{0.375, 2};
+  EXPECT_EQ((got[{2, "me"}]), want_measured_2);
+  EXPECT_EQ((got[{2, "R2"}]), want_r2_2);
+  EXPECT_EQ((got[{2, "R3"}]), want_r3_2);
+  EXPECT_EQ((got[{3, "me"}]), want_measured_3);
+  EXPECT_EQ((got[{3, "R2"}]), want_r2_3);  // the NaN head left out
+  EXPECT_EQ((got[{3, "R3"}]), want_r3_3);
 }
 
 TEST(Html, EscapesTextAndScriptData) {
