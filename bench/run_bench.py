@@ -9,7 +9,7 @@ For each preset it generates (never downloads) a bf16 checkpoint with
 tools/make_random_checkpoint.py, runs `attngeom bench` (forward only, forward + capture,
 full analyze) per length and precision in a fresh process, and, with --torch, the eager
 reference (bench/torch_eager.py, output_attentions semantics) in bf16 (or --torch-dtype
-fp32, the peer of `--precision auto` on a CPU without AMX); then it deletes the
+fp32, the peer of `--precision auto` where it picks fp32); then it deletes the
 checkpoint unless --keep. Results go to a CSV; the speed-up column is measured in the same
 run: torch eager seconds / attngeom forward + capture seconds at the same length. The eager
 run's linear-layer seconds are reported too: in bf16 both sides multiply through the same
