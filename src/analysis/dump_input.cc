@@ -191,7 +191,7 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
   const RunAggregate aggregate = finish_run_dir(s.out, shape.kv_heads, s.aggregate, s.per_sequence);
   const nlohmann::json run = {
       {"format", "attngeom-run-v1"},
-      {"label", s.label.empty() ? fs::absolute(s.out).filename().string() : s.label},
+      {"label", s.label.empty() ? default_run_label(s.out) : s.label},
       {"attngeom", tool_provenance()},
       {"created", utc_timestamp()},
       {"machine", machine_provenance()},

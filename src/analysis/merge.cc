@@ -119,8 +119,8 @@ nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& ou
   for (const fs::path& dir : shards) merged["merged_from"].push_back(fs::absolute(dir).string());
   merged["sequences_done"] = records.size();
   // A label the shards were given (--label) stays; their default, the shard folder's name, becomes out's.
-  if (merged.value("label", "") == fs::absolute(shards.front()).lexically_normal().filename().string()) {
-    merged["label"] = fs::absolute(out).lexically_normal().filename().string();
+  if (merged.value("label", "") == default_run_label(shards.front())) {
+    merged["label"] = default_run_label(out);
   }
   run_dir.write_json("run.json", merged);
   if (report) write_run_report(out);

@@ -189,7 +189,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
 
   auto backend = make_backend(s.precision, s.fp32_matmul, in.checkpoint.dominant_dtype());
   nlohmann::json run = {{"format", "attngeom-run-v1"},
-                        {"label", s.label.empty() ? fs::absolute(out).filename().string() : s.label},
+                        {"label", s.label.empty() ? default_run_label(out) : s.label},
                         {"attngeom", tool_provenance()},
                         {"created", utc_timestamp()},
                         {"machine", machine_provenance()},
@@ -380,7 +380,7 @@ std::string resumed_label(const AnalysisSettings& s) {
     throw InputError("--label " + s.label + ": the run in " + s.out.string() + " is labelled '" + label +
                      "'; resume it without --label (it keeps its label) or with --label " + label);
   }
-  return label == fs::absolute(s.out).filename().string() ? s.label : label;
+  return label == default_run_label(s.out) ? s.label : label;
 }
 
 AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& control) {

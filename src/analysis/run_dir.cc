@@ -16,6 +16,12 @@ namespace attngeom {
 
 namespace fs = std::filesystem;
 
+std::string default_run_label(const fs::path& dir) {
+  fs::path path = fs::absolute(dir).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();  // a trailing separator
+  return path.filename().string();
+}
+
 bool is_run_dir(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_regular_file(dir / "run.json", ec)) return false;

@@ -2,6 +2,7 @@
 // The run directory of `analyze`: created fresh, resumed, or refused. A directory that
 // exists and is not an attngeom run (no run.json of ours) is never written into.
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -58,6 +59,9 @@ void check_run_dir(const std::filesystem::path& path, const nlohmann::json& sett
 
 // Largest run.json we read (real ones are a few kilobytes).
 inline constexpr std::size_t kMaxRunJsonBytes = std::size_t{64} << 20;
+
+// A run's label when none is given: its directory's name ("runs/x/" and "runs/./x" are "x").
+std::string default_run_label(const std::filesystem::path& dir);
 
 // Whether `dir` holds an attngeom run.json.
 bool is_run_dir(const std::filesystem::path& dir);

@@ -269,23 +269,20 @@ json selection_summary(const RunData& run) {
 }
 
 json separation_summary(const RunData& run) {
-  // (column, series name): the measured share first, then the two reconstructed certificates.
-  static constexpr std::pair<const char*, const char*> kSeries[] = {
-      {"separated", "measured: share of samples with margin > 0"},
-      {"r2_separation_prob", "R2: lower bound on Pr(margin > 0)"},
-      {"r3_certified", "R3: share certified by the sufficient condition"},
-  };
+  // Each series is named by its column (web/js/selection.js gives them their legend): the
+  // measured share first, then the two reconstructed certificates.
+  static constexpr const char* kSeries[] = {"separated", "r2_separation_prob", "r3_certified"};
   const CsvTable& s = run.selection;
   const std::size_t n_col = s.column("n");
   std::vector<std::size_t> columns;
-  for (const auto& series : kSeries) columns.push_back(s.column(series.first));
+  for (const char* series : kSeries) columns.push_back(s.column(series));
   std::map<std::pair<long, std::size_t>, std::vector<double>> by_n;  // (n, series) -> one value per head
   for (std::size_t i = 0; i < s.rows(); ++i) {
     for (std::size_t k = 0; k < columns.size(); ++k) by_n[{s.integer(i, n_col), k}].push_back(s.number(i, columns[k]));
   }
   TableBuilder t({"run", "n", "series", "value", "heads"});
   for (const auto& [key, values] : by_n) {
-    t.add({run.label, key.first, kSeries[key.second].second, number_or_null(finite_mean(values)),
+    t.add({run.label, key.first, kSeries[key.second], number_or_null(finite_mean(values)),
            std::ranges::count_if(values, [](double v) { return std::isfinite(v); })});
   }
   return std::move(t).build();

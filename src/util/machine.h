@@ -12,7 +12,6 @@ struct MachineInfo {
   std::string cpu_model;
   int logical_cores = 0;
   std::uint64_t memory_bytes = 0;
-  bool has_amx = false;  // filled by the caller, which knows the GEMM library
 };
 
 MachineInfo machine_info();

@@ -167,20 +167,19 @@ TEST(SeparationSummary, AveragesEachSeriesOverTheHeadsThatDefineIt) {
   const auto summary = separation_summary(run);
   ASSERT_EQ(summary["columns"], nlohmann::json({"run", "n", "series", "value", "heads"}));
   ASSERT_EQ(summary["rows"].size(), 6u);  // three series at each N
-  std::map<std::pair<int, std::string>, std::pair<double, int>> got;  // (n, series prefix) -> (value, heads)
+  std::map<std::pair<int, std::string>, std::pair<double, int>> got;  // (n, series) -> (value, heads)
   for (const auto& row : summary["rows"]) {
     EXPECT_EQ(row[0], "r");
-    const std::string series = row[2];
-    got[{row[1].get<int>(), series.substr(0, 2)}] = {row[3].get<double>(), row[4].get<int>()};
+    got[{row[1].get<int>(), row[2].get<std::string>()}] = {row[3].get<double>(), row[4].get<int>()};
   }
   const std::pair<double, int> want_measured_2{0.75, 2}, want_r2_2{0.375, 2}, want_r3_2{0.375, 2};
   const std::pair<double, int> want_measured_3{0.5, 2}, want_r2_3{0.125, 1}, want_r3_3{0.375, 2};
-  EXPECT_EQ((got[{2, "me"}]), want_measured_2);
-  EXPECT_EQ((got[{2, "R2"}]), want_r2_2);
-  EXPECT_EQ((got[{2, "R3"}]), want_r3_2);
-  EXPECT_EQ((got[{3, "me"}]), want_measured_3);
-  EXPECT_EQ((got[{3, "R2"}]), want_r2_3);  // the NaN head left out
-  EXPECT_EQ((got[{3, "R3"}]), want_r3_3);
+  EXPECT_EQ((got[{2, "separated"}]), want_measured_2);
+  EXPECT_EQ((got[{2, "r2_separation_prob"}]), want_r2_2);
+  EXPECT_EQ((got[{2, "r3_certified"}]), want_r3_2);
+  EXPECT_EQ((got[{3, "separated"}]), want_measured_3);
+  EXPECT_EQ((got[{3, "r2_separation_prob"}]), want_r2_3);  // the NaN head left out
+  EXPECT_EQ((got[{3, "r3_certified"}]), want_r3_3);
 }
 
 TEST(Html, EscapesTextAndScriptData) {

@@ -442,5 +442,12 @@ TEST(Resources, AbsurdShapesSaturateInsteadOfWrapping) {
   EXPECT_EQ(working_memory_bytes(c, work, 64), std::numeric_limits<std::uint64_t>::max());
 }
 
+TEST(RunLabel, TheDefaultIsTheDirectorysNameHoweverThePathIsSpelled) {
+  EXPECT_EQ(default_run_label("/runs/llama2"), "llama2");
+  EXPECT_EQ(default_run_label("/runs/llama2/"), "llama2");  // a trailing separator: not the empty name
+  EXPECT_EQ(default_run_label("/runs/./llama2"), "llama2");
+  EXPECT_EQ(default_run_label("/runs/llama2/../mistral"), "mistral");
+}
+
 }  // namespace
 }  // namespace attngeom

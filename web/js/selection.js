@@ -68,9 +68,13 @@ function selectionSection() {
 
 // Perfect separation (margin > 0) as measured, against what R2 and R3 certify of it.
 function separationFigure(s) {
-  const values = rows(data.tables.separation);
-  const series = ['measured: share of samples with margin > 0', 'R2: lower bound on Pr(margin > 0)',
-    'R3: share certified by the sufficient condition'];
+  const names = {
+    separated: 'measured: share of samples with margin > 0',
+    r2_separation_prob: 'R2: lower bound on Pr(margin > 0)',
+    r3_certified: 'R3: share certified by the sufficient condition',
+  };
+  const values = rows(data.tables.separation).map((r) => ({ ...r, series: names[r.series] }));
+  const series = Object.values(names);
   const y = { field: 'value', type: 'quantitative', title: 'share (mean over heads)', scale: { domain: [0, 1] } };
   const spec = {
     data: { values: values },
