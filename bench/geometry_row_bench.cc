@@ -1,5 +1,5 @@
 // Cost of analyze's per-row geometry (geometry::analyze_row) at a 7B head's size,
-// M = 1024 keys, d = 128, on SPEC's default N grid: everything, with the maximum cosine
+// M = 1024 keys, d = 128, on the default N grid (docs/method.md section 2): everything, with the maximum cosine
 // deviation screened by the fp32 (Eigen), int8 or bf16 (oneDNN, analyze's) pair products, and
 // without the reconstructed bounds (whose deviations need the O(M^2 d) pairwise products).
 // analyze runs this once per (layer, head, sequence, query row). BM_RowPart times its stages

@@ -31,7 +31,7 @@ struct HeadAggregate {
   std::size_t samples = 0;
   std::vector<Summary> per_row;             // [Kr] over samples
   std::vector<Summary> per_n;               // [G, Kn] over samples
-  std::vector<Summary> last_row;            // [Kr] over each sequence's last query row (SPEC section 6)
+  std::vector<Summary> last_row;            // [Kr] over each sequence's last query row (docs/method.md section 6)
   std::vector<double> profile;              // [T] mean last-query row
   geometry::TaxonomyFeatures features;      // means over the last query rows
   geometry::RuleMatch rules;
@@ -59,7 +59,7 @@ struct RunAggregate {
   std::vector<geometry::FourPhaseFit> layer_profile_fit;   // [layers]
 
   const Summary& row_stat(const HeadAggregate& h, const std::string& field) const;
-  // Over each sequence's last query row only: the taxonomy's input (SPEC section 6 reads the
+  // Over each sequence's last query row only: the taxonomy's input (docs/method.md section 6 reads the
   // last-query row); the same as row_stat under --queries last.
   const Summary& last_row_stat(const HeadAggregate& h, const std::string& field) const;
   const Summary& n_stat(const HeadAggregate& h, std::size_t g, const std::string& field) const;

@@ -77,7 +77,7 @@ void write_selection(const RunAggregate& run, const fs::path& dir) {
   t.write(dir / "selection.csv");
 }
 
-// SPEC section 3: each head's diagnostics as distributions over samples (heads.csv has
+// docs/method.md section 3: each head's diagnostics as distributions over samples (heads.csv has
 // their means), one row per (head, field).
 void write_head_stats(const RunAggregate& run, const fs::path& dir) {
   std::vector<std::string> columns = {"layer", "head", "kv_head", "field", "rows", "count"};

@@ -83,8 +83,8 @@ AggregateOptions aggregate_options_of_run(const nlohmann::json& run, const std::
 RunAggregate finish_run_dir(const std::filesystem::path& dir, int kv_heads, const AggregateOptions& options,
                             bool per_sequence);
 
-// run.json's "taxonomy": the k-means cross-check's agreement with the rule labels (SPEC
-// section 6) over the heads the rules label; null agreement when they label none.
+// run.json's "taxonomy": the k-means cross-check's agreement with the rule labels
+// (docs/method.md section 6) over the heads the rules label; null agreement when they label none.
 nlohmann::json taxonomy_json(const RunAggregate& run);
 
 }  // namespace attngeom

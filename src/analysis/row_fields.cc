@@ -61,7 +61,7 @@ const std::vector<std::pair<std::string, PerNGetter>>& per_n_fields() {
       {"r2_vacuous", [](const RowAnalysis& a, std::size_t g) { return a.r2.points[g].vacuous ? 1.0 : 0.0; }},
       {"r3_certified", [](const RowAnalysis& a, std::size_t g) { return a.r3[g].guarantees_separation ? 1.0 : 0.0; }},
     };
-    // F in the closed ball of radius rho ||s_N|| around s_N: SPEC section 2's normalised-radius curves.
+    // F in the closed ball of radius rho ||s_N|| around s_N: docs/method.md section 2's normalised-radius curves.
     const std::vector<std::string> names = normalised_radius_fields();
     for (std::size_t i = 0; i < names.size(); ++i) {
       f.emplace_back(names[i], [i](const RowAnalysis& a, std::size_t g) {

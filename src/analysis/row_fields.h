@@ -11,7 +11,7 @@
 
 namespace attngeom {
 
-// The schema for sequences of `seq_len` tokens: SPEC's default N grid clipped to
+// The schema for sequences of `seq_len` tokens: the default N grid (docs/method.md section 2) clipped to
 // seq_len - 1, or every N in 1..seq_len-1.
 RecordSchema make_record_schema(std::size_t seq_len, bool every_n);
 

@@ -1,5 +1,5 @@
 // attngeom prune: head masking orders and token-level top-N budgets, judged by
-// held-out perplexity, KL and top-1 agreement against the unedited model (SPEC section 7).
+// held-out perplexity, KL and top-1 agreement against the unedited model (docs/method.md section 7).
 #include <algorithm>
 #include <sstream>
 

@@ -1,5 +1,5 @@
-// attngeom synth: the synthetic ablation of SPEC section 8 (profiles x value-model parameters),
-// written as CSV. The numbers come from geometry/synth_sweep.h; this file only maps flags.
+// attngeom synth: the synthetic ablation of docs/method.md section 8 (profiles x value-model
+// parameters), written as CSV. The numbers come from geometry/synth_sweep.h; this file only maps flags.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -164,8 +164,8 @@ void add_synth_command(CLI::App& app) {
   settings->betas = defaults.betas;
   settings->cvs = defaults.cvs;
   CLI::App* cmd = app.add_subcommand(
-      "synth", "Synthetic heads (SPEC section 8): sweep attention profiles and value-model parameters; write the measured "
-               "metrics, the reconstructed envelopes, their coverage and vacuity as CSV");
+      "synth", "Synthetic heads (docs/method.md section 8): sweep attention profiles and value-model parameters; "
+               "write the measured metrics, the reconstructed envelopes, their coverage and vacuity as CSV");
   cmd->add_option("--out", settings->out, "Directory for the CSV files (created if missing)")->check(non_empty())->required();
   cmd->add_option("--seed", settings->seed, "Seed of every random draw")->check(seed_value())->capture_default_str();
   cmd->add_option("--profiles", settings->profiles, "Attention profiles: four-phase, uniform, bimodal, power-law")
@@ -198,7 +198,7 @@ void add_synth_command(CLI::App& app) {
       ->check(number_in(0.0, 10.0))
       ->capture_default_str();
   cmd->add_option("--nu", settings->nu, "Mean content value norm")->check(number_in(1e-6, 1e6))->capture_default_str();
-  cmd->add_option("--n-grid", settings->n_grid, "N values: 'all' (1..M-1) or 'default' (SPEC's grid)")
+  cmd->add_option("--n-grid", settings->n_grid, "N values: 'all' (1..M-1) or 'default' (docs/method.md section 2)")
       ->check(CLI::IsMember({"all", "default"}))
       ->capture_default_str();
   cmd->add_option("--r1-eta", settings->r1_eta, "R1's cosine-deviation bound: max (provable) or mae (typical), as in analyze")

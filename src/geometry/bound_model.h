@@ -1,5 +1,5 @@
 #pragma once
-// Internal to the reconstructed bounds: the model side of SPEC section 4 at each N, by
+// Internal to the reconstructed bounds: the model side of docs/method.md section 4 at each N, by
 // selection position. mu_k is the squared-distance formula applied to the model Gram
 // nu_i nu_l c_il. Its projections sum_{i in I_N} alpha_i nu_i c_ik need no Gram: with
 // a_i = alpha_i nu_i on I_N (0 elsewhere) and r = exp(-beta), the content part

@@ -1,5 +1,5 @@
 #pragma once
-// Sink similarity vs Recall across heads, SPEC section 5: Pearson and Spearman correlation at
+// Sink similarity vs Recall across heads, docs/method.md section 5: Pearson and Spearman correlation at
 // each N with percentile-bootstrap confidence intervals. The RNG is seeded by the caller.
 #include <cstddef>
 #include <cstdint>

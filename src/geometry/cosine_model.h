@@ -1,5 +1,5 @@
 #pragma once
-// The cosine model of SPEC section 4 and how far a row's measured cosines stray from it.
+// The cosine model of docs/method.md section 4 and how far a row's measured cosines stray from it.
 //   c_ii = 1; c_0l = rho_0 (sink with content); c_il = exp(-beta |i - l|) between content keys.
 // beta = +infinity stands for independent content directions (c_il = 0 for i != l).
 #include <cstddef>

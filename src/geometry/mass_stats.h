@@ -1,12 +1,12 @@
 #pragma once
-// Per-row attention mass statistics, SPEC section 3.
+// Per-row attention mass statistics, docs/method.md section 3.
 #include <cstddef>
 #include <span>
 
 namespace attngeom::geometry {
 
 struct MassOptions {
-  std::size_t recency_window = 16;  // w: the recency mass sums the last w keys (SPEC default)
+  std::size_t recency_window = 16;  // w: the recency mass sums the last w keys (docs/method.md section 3)
   std::size_t top_k = 4;            // k of the top-k mass; 4 is the end of the seed's small-N regime [1, 4]
 };
 

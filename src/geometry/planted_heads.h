@@ -1,5 +1,5 @@
 #pragma once
-// Synthetic heads of each taxonomy type, built from SPEC section 6's descriptions; the
+// Synthetic heads of each taxonomy type, built from docs/method.md section 6's descriptions; the
 // parameters are drawn from ranges so that no two heads are alike.
 //   Retriever: the last token takes most of the mass (0.5-0.7) at full norm.
 //   Mixer: a large but compressed sink (mass 0.4-0.6, lambda 0.05-0.15) against slowly

@@ -1,5 +1,5 @@
 #pragma once
-// Four-phase piecewise fit of a mean attention row, SPEC section 3 (A3):
+// Four-phase piecewise fit of a mean attention row, docs/method.md section 3 (A3):
 //   sink         position 0            f = y_0
 //   plateau      [1, b1)               f = plateau level (constant)
 //   oscillation  [b1, b2)              f = oscillation level (constant); its spread is the band

@@ -1,6 +1,6 @@
 #pragma once
 // Grows s_N = sum_{i in I_N} w_i x_i one key at a time and keeps ||s_N||^2 and <x_k, s_N>
-// for every key k (SPEC section 2, "Complexity"):
+// for every key k (docs/method.md section 2, "Complexity"):
 //   <x_k, s_N> = <x_k, s_{N-1}> + w_{i_N} <x_k, x_{i_N}>,
 //   ||s_N||^2  = ||s_{N-1}||^2 + w_{i_N} (2 <x_{i_N}, s_{N-1}> + w_{i_N} ||x_{i_N}||^2).
 // The vectors x_k are known only through Gram columns, so the same sweep serves the measured

@@ -1,5 +1,5 @@
 #pragma once
-// Reconstructed bounds of SPEC section 4 ([OURS]: our derivation, not the paper's formulas).
+// Reconstructed bounds of docs/method.md section 4 ([OURS]: our derivation, not the paper's formulas).
 // Every printed name of these bounds says "reconstructed" (see kR1Name etc.).
 //
 // With u_i = v_i / nu_i, model cosines c_il (CosineModel) and deviations
@@ -15,7 +15,7 @@
 // Intervals of D^2 bound the counts: r_max^2 in [max_I lo, max_I hi], FP(r_max) between
 // #{j : hi_j <= max_I lo} and #{j : lo_j <= max_I hi}, and likewise R; F rises with P and R.
 // R3 (sufficient condition, from measured quantities): if <p_i, s_N - p_i> >= 0 for every
-// selected i (true when all cosines among I_N are >= 0, SPEC's assumption, which is what the
+// selected i (true when all cosines among I_N are >= 0, the assumption docs/method.md states, which is what the
 // proof uses) and (min_I alpha_i nu_i)^2 > 2 a_out_max max(0, max_J <v_j, s_N>), then
 // Delta_N > 0 and P = R = F = 1. (The max(0, .) keeps the claim strict when every
 // projection is negative.)

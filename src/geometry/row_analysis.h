@@ -18,15 +18,15 @@
 
 namespace attngeom::geometry {
 
-// Which bound on the cosine deviations R1 uses (SPEC: "the measured max error, or the fit
-// MAE as a typical value").
+// Which bound on the cosine deviations R1 uses (docs/method.md section 4: the
+// measured maximum, or the fit's MAE as a typical value).
 enum class R1Eta {
   kMaxDeviation,  // max |delta| over all pairs: R1 then provably holds
   kLagFitMae,     // the lag fit's MAE: a typical deviation, an indicative envelope only
 };
 
 struct RowAnalysisOptions {
-  bool every_n = false;  // N: SPEC's default grid, or every N in 1..M-1
+  bool every_n = false;  // N: the default grid (docs/method.md section 2), or every N in 1..M-1
   SelectionOptions selection;
   LagCurveOptions lag;
   MassOptions mass;

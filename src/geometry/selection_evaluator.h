@@ -1,5 +1,5 @@
 #pragma once
-// Turns <v, s_N> into every SPEC section 2 metric at one N. Internal to selection_metrics.cc.
+// Turns <v, s_N> into every docs/method.md section 2 metric at one N. Internal to selection_metrics.cc.
 //
 // Everything is in selection order: position p holds key order[p], so I_N is positions [0, N)
 // and J_N is [N, M), and every pass is a contiguous loop. O(M) per N plus the exact F_best,

@@ -1,5 +1,5 @@
 #pragma once
-// Top-N selection metrics of one (head, query row), SPEC section 2.
+// Top-N selection metrics of one (head, query row), docs/method.md section 2.
 //
 // For N in 1..M-1: I_N = the N largest alpha (ties: lower index first), J_N = the rest,
 // s_N = sum_{I_N} alpha_i v_i, D_k = ||alpha_k v_k - s_N||, r_max = max_{I_N} D,
@@ -13,7 +13,7 @@
 
 namespace attngeom::geometry {
 
-// SPEC's default N grid 1,2,3,4,5,6,8,10,12,16,24,32,64,128,256,512, clipped to M-1.
+// the default N grid (docs/method.md section 2) 1,2,3,4,5,6,8,10,12,16,24,32,64,128,256,512, clipped to M-1.
 std::vector<std::size_t> default_n_grid(std::size_t keys);
 // Every N in 1..M-1 (empty when M = 1).
 std::vector<std::size_t> every_n(std::size_t keys);

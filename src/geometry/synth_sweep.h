@@ -1,5 +1,5 @@
 #pragma once
-// The ablation behind `attngeom synth` (SPEC section 8): synthetic heads over a Cartesian
+// The ablation behind `attngeom synth` (docs/method.md section 8): synthetic heads over a Cartesian
 // grid of attention profiles and value-model parameters, each analysed like a captured row
 // (analyze_row), so the measured curves, the reconstructed envelopes, their coverage and
 // their vacuity can be compared across assumptions.

@@ -1,5 +1,5 @@
 #pragma once
-// Synthetic heads (alpha, V) under chosen assumptions, SPEC section 8. They drive the
+// Synthetic heads (alpha, V) under chosen assumptions, docs/method.md section 8. They drive the
 // ablations of `attngeom synth` and every Monte Carlo test of the reconstructed bounds.
 #include <cstddef>
 #include <random>
@@ -17,7 +17,7 @@ enum class ProfileKind { kFourPhase, kUniform, kBimodal, kPowerLaw };
 std::string_view profile_name(ProfileKind kind);  // "four-phase", "uniform", "bimodal", "power-law"
 ProfileKind parse_profile(std::string_view name);  // InputError on an unknown name
 
-// Sink, plateau, oscillation band, exponential recency tail (SPEC section 3, A3).
+// Sink, plateau, oscillation band, exponential recency tail (docs/method.md section 3, A3).
 struct FourPhaseShape {
   double sink_mass = 0.3;              // alpha_0
   double recency_mass = 0.3;           // mass of the recency phase [b2, L]

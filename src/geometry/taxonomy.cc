@@ -91,7 +91,7 @@ TaxonomyFeatures taxonomy_features(const HeadMagnitudes& magnitudes, std::span<c
     f.cos_sink_small = f.cos_sink_large = f.cos_last_small = f.cos_last_large = std::nan("");
     return f;
   }
-  // Averages over SPEC's default N grid whatever N the row was analysed at: every N would
+  // Averages over the default N grid (docs/method.md section 2) whatever N the row was analysed at: every N would
   // weight the large-N end far more and change the features with --every-n.
   const std::vector<std::size_t> default_grid = default_n_grid(keys);
   const auto on_grid = [&](std::size_t n) { return std::binary_search(default_grid.begin(), default_grid.end(), n); };

@@ -1,5 +1,5 @@
 #pragma once
-// Head taxonomy, SPEC section 6: Retriever / Mixer / Reset from the last-query row, with rules
+// Head taxonomy, docs/method.md section 6: Retriever / Mixer / Reset from the last-query row, with rules
 // whose thresholds are named options ([OURS]) and a k-means (k = 3) cross-check.
 #include <cstddef>
 #include <cstdint>

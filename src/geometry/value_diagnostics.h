@@ -1,5 +1,5 @@
 #pragma once
-// Assumption diagnostics of one row's value vectors, SPEC section 3 (A1, A2).
+// Assumption diagnostics of one row's value vectors, docs/method.md section 3 (A1, A2).
 // Keys 1..L are "content"; key 0 is the sink. Cosines with a zero vector are undefined:
 // such pairs are left out of every mean below.
 #include <cstddef>
@@ -64,7 +64,7 @@ ExpDecayFit fit_exp_decay(const std::vector<double>& curve, const ExpDecayFitOpt
 
 // A2: the lag curve C(tau) = mean_{i>=1} cos(v_i, v_{i+tau}) and its exponential fit.
 struct LagCurveOptions {
-  std::size_t max_lag = 0;  // tau_max; 0 = SPEC's default min(64, L/4); clipped to L - 1
+  std::size_t max_lag = 0;  // tau_max; 0 = the default min(64, L/4) (docs/method.md section 3); clipped to L - 1
   ExpDecayFitOptions fit;
 };
 struct LagCurve {

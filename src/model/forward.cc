@@ -104,7 +104,7 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   apply_rope(s_.k.data(), seq, c.kv_heads, c.head_dim, s_.rope);
 
   // DotSoftmaxWeightedSum. HF eager: softmax(q k^T / sqrt(d) + mask) v, per head, GQA via repeat_kv.
-  // Optional edits (no HF counterpart; SPEC section 7): per-head top-N keys, per-head output gates.
+  // Optional edits (no HF counterpart; docs/method.md section 7): per-head top-N keys, per-head output gates.
   const AttentionShape shape{seq, c.heads, c.kv_heads, c.head_dim, c.sliding_window,
                              1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   const std::span<const int> rows = captured ? std::span<const int>(request.capture_rows) : std::span<const int>();

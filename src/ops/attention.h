@@ -29,7 +29,7 @@ struct AttentionScratch {
 };
 
 // Token-level top-N on one probability row [count]: keeps the n largest entries (ties
-// to the lower index, as SPEC section 2's I_N), zeroes the rest and renormalises the
+// to the lower index, as docs/method.md section 2's I_N), zeroes the rest and renormalises the
 // kept ones to sum 1. n <= 0 or n >= count leaves the row untouched (bitwise).
 // `order` is scratch of at least `count` ints.
 void keep_top_n(float* probs, int count, int n, int* order);

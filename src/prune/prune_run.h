@@ -1,6 +1,6 @@
 #pragma once
 // attngeom prune, as a library call: head masking orders and token-level top-N budgets
-// evaluated on held-out text against the unedited model (SPEC section 7). The CLI only
+// evaluated on held-out text against the unedited model (docs/method.md section 7). The CLI only
 // fills PruneSettings. Outputs (docs/prune.md): pruning.csv, topn_budget.csv,
 // head_scores/, prune.json, and report.html when the output is a run directory.
 #include <cstdint>

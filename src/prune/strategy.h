@@ -1,5 +1,5 @@
 #pragma once
-// Head-level pruning orders (SPEC section 7). Each strategy gives every head an
+// Head-level pruning orders (docs/method.md section 7). Each strategy gives every head an
 // importance score from an analyze run; heads are masked in ascending importance
 // (least important first), ties to the lower flat index, NaN scores last. The
 // orders and their rationale are documented in docs/prune.md.

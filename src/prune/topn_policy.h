@@ -1,5 +1,5 @@
 #pragma once
-// Token-level top-N budgets (SPEC section 7, beyond the paper): each head keeps only
+// Token-level top-N budgets (docs/method.md section 7, beyond the paper): each head keeps only
 // its top-N keys per query. A geometric policy sets N per head from the analyze run's
 // selection curves; the uniform policy gives every head the same N; both keep the same
 // number of (query, key) pairs, up to one step of one head. Rules in docs/prune.md.

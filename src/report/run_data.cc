@@ -39,7 +39,7 @@ nlohmann::json read_run_json(const fs::path& path) {
   return j;
 }
 
-// The perplexity protocol behind pruning.csv / topn_budget.csv (SPEC section 7 asks for it
+// The perplexity protocol behind pruning.csv / topn_budget.csv (docs/method.md section 7 asks for it
 // beside the numbers): prune.json's "protocol" and "reference"; null without prune.json.
 nlohmann::json read_prune_protocol(const fs::path& path) {
   if (!fs::exists(path)) return nullptr;

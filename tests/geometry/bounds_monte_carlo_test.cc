@@ -1,4 +1,4 @@
-// Monte Carlo checks of the reconstructed bounds (SPEC section 4) on synthetic heads that
+// Monte Carlo checks of the reconstructed bounds (docs/method.md section 4) on synthetic heads that
 // satisfy each bound's assumptions. Each check prints coverage and width.
 #include <cmath>
 #include <cstdio>
@@ -184,7 +184,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Setting{"AR(1) beta=0.3 rho_0=0.1", {kDim, 1.0, 0.03, 0.2, 0.1, 0.3}}),
     [](const ::testing::TestParamInfo<Setting>& info) { return info.index == 0 ? "SphereUniform" : "Ar1Correlated"; });
 
-// SPEC's prediction "larger d tightens envelopes", and the reason the envelopes are worth
+// The prediction (docs/method.md section 4) "larger d tightens envelopes", and the reason the envelopes are worth
 // having: at d = 2048 they are informative at small N where d = 128 leaves them vacuous.
 TEST(ProbabilisticBoundsTightness, EnvelopesTightenWithDimension) {
   constexpr std::size_t kTightnessDraws = 100;

@@ -1,4 +1,4 @@
-// SPEC section 3 diagnostics: estimator recovery on synthetic heads, known answers, degenerate rows.
+// docs/method.md section 3 diagnostics: estimator recovery on synthetic heads, known answers, degenerate rows.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -153,7 +153,7 @@ TEST(ValueDiagnostics, NormStatsOfKnownNorms) {
   EXPECT_DOUBLE_EQ(n.lambda, 5.0);
 }
 
-// SPEC's tau_max = min(64, L / 4) with L = M - 1.
+// docs/method.md's tau_max = min(64, L / 4) with L = M - 1.
 TEST(LagCurve, DefaultMaxLagIsAQuarterOfTheContentLength) {
   EXPECT_EQ(default_max_lag(128), 31u);   // L = 127
   EXPECT_EQ(default_max_lag(129), 32u);   // L = 128

@@ -323,7 +323,7 @@ TEST(ReconstructedEnvelopes, R1HoldsOnExactTiesWithZeroEta) {
   }
 }
 
-// At N = 1 the selected point is s_1 itself: D^2 = 0 exactly, so SPEC's R1 interval for it is
+// At N = 1 the selected point is s_1 itself: D^2 = 0 exactly, so R1's interval for it is
 // [0, 0] whatever eta is, and R(1) = 1 is certain. A rounding allowance on it once let any
 // unselected key whose interval reached 0 pull the recall's lower end to 0.
 TEST(ReconstructedEnvelopes, R1RecallIsCertainAtNEqualsOne) {

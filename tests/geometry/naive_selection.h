@@ -1,5 +1,5 @@
 #pragma once
-// Test oracle: SPEC section 2 computed literally, from scratch for every N. Re-sorts alpha,
+// Test oracle: docs/method.md section 2 computed literally, from scratch for every N. Re-sorts alpha,
 // rebuilds s_N, takes every distance as ||alpha_k v_k - s_N|| and counts balls by their
 // definitions. O(M d + M log M) per N; shares no code with the fast sweep. Only the widening
 // of the row to double is done once for all N.

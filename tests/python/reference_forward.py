@@ -132,7 +132,7 @@ def keep_top_n(probs, n):
 def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     """Returns {"attn": [L x [H, T, T]], "values": [L x [Hkv, T, D]], "logits": [T, V]}.
 
-    Optional edits (attngeom prune, SPEC section 7), both [layers, heads]: `topn` keeps
+    Optional edits (attngeom prune, docs/method.md section 7), both [layers, heads]: `topn` keeps
     each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies each
     head's attention output before o_proj (0 removes the head)."""
     m, dt = model, model.dtype

@@ -8,13 +8,13 @@ resume       an analyze run killed (SIGKILL) at random points and continued with
              means within 1e-12), and no finished sequence is recomputed.
 shards       3 shards (--shard i/3) merged with `attngeom merge` equal one run.
 brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture dump equals
-             P, R, F, r_min, r_max recomputed here from the definitions (SPEC section 2),
+             P, R, F, r_min, r_max recomputed here from the definitions (docs/method.md section 2),
              for every head and every N, independently of the geometry code; so does the
              record's F in the balls of radius rho ||s_N|| (the f_at_r* fields).
 second_signal  SIGINT while a long sequence runs, then SIGINT again: the run exits at once
              with code 130 instead of finishing the sequence, and leaves a resumable run.
 last_row     the head types and their features (heads.csv) of a `--queries all` run equal
-             the `--queries last` run's: SPEC section 6 reads the last query row;
+             the `--queries last` run's: docs/method.md section 6 reads the last query row;
              head_stats.csv equals numpy's mean, std and quantiles of the records' rows; and
              heads.csv's kv_head (GQA), f_small and peak_f_n (ties: the smallest N, which
              the model organism's F = 1 plateaus exercise) follow from the other tables.
@@ -180,7 +180,7 @@ def brute_force_radius_f(alpha, values, n, radii):
 
 
 def brute_force_row(alpha, values, n):
-    """P, R, F, r_min, r_max of SPEC section 2, straight from the definitions, in float64."""
+    """P, R, F, r_min, r_max of docs/method.md section 2, straight from the definitions, in float64."""
     m = len(alpha)
     order = sorted(range(m), key=lambda i: (-alpha[i], i))  # ties: lower index first
     selected = set(order[:n])

@@ -67,7 +67,7 @@ function pruningSection() {
   'The pruning table has no defined value.');
 }
 
-// SPEC section 7: perplexity is reported with its protocol, from each run's prune.json.
+// docs/method.md section 7: perplexity is reported with its protocol, from each run's prune.json.
 function protocolNote(parent) {
   for (const r of data.runs) {
     const p = r.prune_protocol;
@@ -83,7 +83,7 @@ function topnBudgetSection() {
   if (!data.tables.topn_budget) return;
   const s = section('topn-budget', 'Token-level top-N budget',
     'Each head keeps only its top-N keys per query (renormalised). <strong>Geometric</strong>: N per head from its selection curve; ' +
-    '<strong>uniform</strong>: one N (the budget) for every head; the geometric N keep the same number of (query, key) pairs as uniform, up to one step of one head. Beyond the paper (SPEC \u00a77).');
+    '<strong>uniform</strong>: one N (the budget) for every head; the geometric N keep the same number of (query, key) pairs as uniform, up to one step of one head. Beyond the paper (docs/method.md section 7).');
   if (!data.tables.pruning) protocolNote(s);
   const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: ['Perplexity', 'KL from unpruned', 'Top-1 agreement'] } };
   if (multi) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
