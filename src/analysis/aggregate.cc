@@ -145,8 +145,8 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
     }
     run.layer_profile.push_back(std::move(mean_profile));
   }
-  // Every profile fit is O(M^2) and independent of the others (6.5 min in one thread for
-  // LLaMA-2-7B's 1056 at M = 8192, before the screened search): one profile per thread.
+  // Every profile fit is O(M^2) and independent of the others (a 7B model has over a thousand
+  // at long M): one profile per thread.
   const std::size_t head_count = run.heads_table.size();
   run.layer_profile_fit.resize(run.layer_profile.size());
   parallel_for_each(head_count + run.layer_profile.size(), [&](std::size_t i) {

@@ -24,9 +24,9 @@ std::unique_ptr<geometry::PairProducts> make_int8_pair_products(std::size_t dim)
 // (AMX, AVX512-BF16 or emulated): products of two bf16 are exact in fp32, sums round in fp32.
 std::unique_ptr<geometry::PairProducts> make_bf16_pair_products(std::size_t dim);
 
-// analyze's choice: bf16 on AMX, where its tiles need no rescaling pass (loading and tiles
-// 0.29 ms per 1024-key row against int8's 0.40); int8 with VNNI alone, where bf16 runs at a
-// fraction of int8's rate; null (the caller keeps the fp32 screen) with neither.
+// analyze's choice: bf16 on AMX, where its tiles need no rescaling pass and so load and
+// multiply faster than int8's; int8 with VNNI alone, where bf16 runs at a fraction of int8's
+// rate; null (the caller keeps the fp32 screen) with neither.
 std::unique_ptr<geometry::PairProducts> make_screen_pair_products(std::size_t dim);
 
 }  // namespace attngeom

@@ -172,7 +172,7 @@ void Transformer::forward(std::span<const int> tokens, const ForwardRequest& req
   embed(tokens);
   // Past the last captured layer's attention, the residual stream feeds only the logits. When
   // none are asked for, that layer's output projection and MLP and every later layer are dead
-  // work (2.3% of LLaMA-2-7B's linear FLOPs). A pass that asks for nothing runs whole: it is
+  // work (a few percent of a 7B model's linear FLOPs). A pass that asks for nothing runs whole: it is
   // the benchmark's bare forward.
   const bool want_logits = logits != nullptr && !request.logit_rows.empty();
   const bool whole = want_logits || observer == nullptr || request.capture_layers.empty();

@@ -16,7 +16,7 @@ enum class Precision { kFp32, kBf16 };
 std::string_view precision_name(Precision precision);
 
 // How fp32 runs multiply by bf16-stored weights: oneDNN sgemm on widened weights, or
-// three exact bf16 products on AMX (bf16x3; same maths, about 3x the bf16 cost).
+// three exact bf16 products on AMX (bf16x3; same maths, three bf16 products for each one).
 enum class Fp32Matmul { kSgemm, kBf16x3 };
 
 // C[M, N] = alpha * op(A) op(B) + beta * C, row-major fp32 (oneDNN sgemm).

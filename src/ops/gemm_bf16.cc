@@ -63,8 +63,8 @@ bool cpu_has_fast_bf16_matmul() {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   if (isa == dnnl::cpu_isa::avx512_core_amx) return true;
   // AMD's AVX512-BF16 (Zen 4 on) issues the bf16 dot product as often as the fp32 FMA, at twice
-  // its multiplies: oneDNN's bf16 matmul ran at 1.9x its sgemm on a 2-core Zen 5 (0.87-0.90
-  // against 0.44-0.46 TFLOP/s). Intel's without AMX ran it at 0.14-0.16 against 0.21-0.31.
+  // its multiplies, so oneDNN's bf16 matmul outruns its sgemm there; Intel's without AMX runs it
+  // slower than sgemm (docs/performance-log.md has the figures).
   return isa == dnnl::cpu_isa::avx512_core_bf16 && cpu_vendor() == "AuthenticAMD";
 }
 

@@ -1,7 +1,7 @@
 // The ops whose time is transcendental functions: softmax_row (expf) and the gated MLP
 // activations (expf, tanhf, erff). This file alone is built with -ffast-math
 // (src/CMakeLists.txt): only then does GCC turn these loops into glibc's vector math
-// (libmvec, a few ulp), 5-20x the scalar speed; attention and Gemma's GeGLU spent most of
+// (libmvec, a few ulp), several times the scalar speed; attention and Gemma's GeGLU spent most of
 // their non-GEMM time here. The flag is safe for this code: inputs are finite
 // (non-finite weights are rejected at load), and the reassociated sums are what the simd
 // reductions below allow anyway.
