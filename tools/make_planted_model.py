@@ -52,7 +52,7 @@ PLANTED = [
     dict(type="reset", mechanism="sink", sink=8.0, nu0=1.0, mu=0.0),
     dict(type="retriever", mechanism="self", self=10.0, nu0=0.5, mu=0.0),
     dict(type="unclassified", mechanism="prev", prev=16.0, nu0=1.0, mu=0.0),
-    dict(type="mixer", mechanism="sink", sink=4.6, nu0=1.0, mu=4.0),
+    dict(type="mixer", mechanism="sink", sink=3.6, nu0=1.0, mu=4.0),
     # layer 2
     dict(type="mixer", mechanism="sink", sink=3.4, nu0=1.0, mu=4.0),
     dict(type="unclassified", mechanism="uniform", nu0=0.2, mu=0.0),
@@ -65,7 +65,7 @@ PLANTED = [
     dict(type="retriever", mechanism="self", self=16.0, nu0=0.5, mu=0.0),
 ]
 NU_ID = 1.0  # norm of every content value's token part
-T_MIN, T_MAX = 128, 1024  # the sequence lengths the planted types are stated for
+T_MIN, T_MAX = 64, 1024  # the sequence lengths the planted types are stated for
 
 
 def identity_signs(vocab):
