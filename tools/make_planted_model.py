@@ -39,8 +39,8 @@ VALUE_ID_DIMS = HEAD_DIM - 2                 # value dims 2..31 read the token i
 ROOT_D = math.sqrt(HEAD_DIM)                 # the 1/sqrt(head_dim) of the attention scores
 
 # Planted heads, layer-major. sink/self/prev: the logit each mechanism gives its key (sink:
-# BOS; self: the query's own token; prev: the key one position back). nu0, mu, nu_id: the
-# norms of the sink's value, of the content values' common part and of their token part.
+# BOS; self: the query's own token; prev: the key one position back). nu0, mu: the norms of
+# the sink's value and of the content values' common part (their token part has norm NU_ID).
 # Types are the labels attngeom's taxonomy gives (controls: unclassified).
 PLANTED = [
     # layer 0
@@ -69,7 +69,7 @@ T_MIN, T_MAX = 64, 1024  # the sequence lengths the planted types are stated for
 
 
 def identity_signs(vocab):
-    """[vocab, 126] of +-1: bit i of splitmix64(token * 126 + i), an integer hash (exact)."""
+    """[vocab, 126] of +-1: entry (t, i) is bit 63 of splitmix64(126 t + i), integers only."""
     z = (np.arange(vocab, dtype=np.uint64)[:, None] * np.uint64(ID_DIMS)
          + np.arange(ID_DIMS, dtype=np.uint64)[None, :] + np.uint64(0x9E3779B97F4A7C15))
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
