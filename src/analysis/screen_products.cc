@@ -25,11 +25,12 @@ class LoadedTiles final : public geometry::LoadedUnits {
 template <class Tiles>
 class TilePairProducts final : public geometry::PairProducts {
  public:
-  explicit TilePairProducts(std::size_t dim) : product_(dim, Tiles::kLeft, Tiles::kRight, Tiles::kOut) {}
+  explicit TilePairProducts(std::size_t dim)
+      : product_(dim, Tiles::kFormat.left, Tiles::kFormat.right, Tiles::kFormat.out) {}
 
   std::unique_ptr<geometry::LoadedUnits> load(std::span<const float> units, std::size_t count,
                                               std::size_t dim) const override {
-    check_screen_dim(product_.dim(), dim, Tiles::kName);
+    check_screen_dim(product_.dim(), dim, Tiles::kFormat.name);
     return std::make_unique<LoadedTiles<Tiles>>(product_, units, count);
   }
 

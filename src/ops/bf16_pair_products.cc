@@ -22,8 +22,7 @@ constexpr float kSmallestNormal = 0x1p-126f;
 
 bool Bf16Tiles::available(std::size_t) { return cpu_has_bf16_matmul(); }
 
-Bf16Tiles::Bf16Tiles(const TileMatmul& product, std::span<const float> units, std::size_t count)
-    : runner_(product), dim_(product.dim()) {
+Bf16Tiles::Bf16Tiles(const TileMatmul& product, std::span<const float> units, std::size_t count) : TileUnits(product) {
   ATTNGEOM_CHECK(units.size() == count * dim_);
   rounded_.assign((count + kTile - 1) / kTile * kTile * dim_, 0);  // [M rounded up to kTile, d]
   double max_error = 0.0;

@@ -27,8 +27,7 @@ bool cpu_has_int8_dot() {
 
 bool Int8Tiles::available(std::size_t dim) { return cpu_has_int8_dot() && dim <= kMaxDim; }
 
-Int8Tiles::Int8Tiles(const TileMatmul& product, std::span<const float> units, std::size_t count)
-    : runner_(product), dim_(product.dim()) {
+Int8Tiles::Int8Tiles(const TileMatmul& product, std::span<const float> units, std::size_t count) : TileUnits(product) {
   ATTNGEOM_CHECK(units.size() == count * dim_);
   const std::size_t padded = (count + kTile - 1) / kTile * kTile;
   shifted_.assign(padded * dim_, static_cast<std::uint8_t>(kShift));

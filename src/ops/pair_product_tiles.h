@@ -22,12 +22,29 @@
 
 namespace attngeom {
 
-class Int8Tiles {
+// The formats a kernel's tile product reads and writes.
+struct TileFormat {
+  const char* name;
+  dnnl::memory::data_type left, right, out;
+};
+
+// What both kernels hold: the row's product runner and the bound on its tiles' error.
+class TileUnits {
  public:
-  static constexpr const char* kName = "int8";
-  static constexpr dnnl::memory::data_type kLeft = dnnl::memory::data_type::u8;
-  static constexpr dnnl::memory::data_type kRight = dnnl::memory::data_type::s8;
-  static constexpr dnnl::memory::data_type kOut = dnnl::memory::data_type::s32;
+  double error_bound() const { return error_bound_; }
+
+ protected:
+  explicit TileUnits(const TileMatmul& product) : runner_(product), dim_(product.dim()) {}
+
+  TileMatmul::Runner runner_;
+  std::size_t dim_;
+  double error_bound_ = 0.0;
+};
+
+class Int8Tiles : public TileUnits {
+ public:
+  static constexpr TileFormat kFormat{"int8", dnnl::memory::data_type::u8, dnnl::memory::data_type::s8,
+                                      dnnl::memory::data_type::s32};
   // False where the CPU has no int8 dot-product instructions (VNNI): oneDNN's fallback there
   // sums pairs of u8 x s8 products in saturating int16, which would break the error bound;
   // false too for d > 1040, where an int32 product of two int8 vectors may no longer convert
@@ -36,43 +53,33 @@ class Int8Tiles {
 
   Int8Tiles(const TileMatmul& product, std::span<const float> units, std::size_t count);
   void tile(std::size_t i0, std::size_t j0, float* out);
-  double error_bound() const { return error_bound_; }
 
  private:
   double quantise(std::span<const float> unit, std::size_t k);
 
-  TileMatmul::Runner runner_;
-  std::size_t dim_;
   std::vector<std::uint8_t> shifted_;   // [M rounded up to kTile, d] q + 128, padding q = 0
   std::vector<std::int8_t> quantised_;  // [M rounded up to kTile, d] q
   std::vector<float> scales_;           // [M rounded up to kTile] s_k
   std::vector<std::int32_t> shifts_;    // [M rounded up to kTile] 128 sum_t q_kt
   std::vector<std::int32_t> dots_;      // [kTile, kTile] the last tile's <q_i + 128, q_l>
   std::vector<float> levels_;           // [d] the key being quantised
-  double error_bound_ = 0.0;
 };
 
-class Bf16Tiles {
+class Bf16Tiles : public TileUnits {
  public:
-  static constexpr const char* kName = "bf16";
-  static constexpr dnnl::memory::data_type kLeft = dnnl::memory::data_type::bf16;
-  static constexpr dnnl::memory::data_type kRight = dnnl::memory::data_type::bf16;
-  static constexpr dnnl::memory::data_type kOut = dnnl::memory::data_type::f32;
+  static constexpr TileFormat kFormat{"bf16", dnnl::memory::data_type::bf16, dnnl::memory::data_type::bf16,
+                                      dnnl::memory::data_type::f32};
   // False where oneDNN has no bf16 matmul on this CPU. The bound holds for any of its kernels
   // (AMX, AVX512-BF16 or emulated): products of two bf16 are exact in fp32, sums round in fp32.
   static bool available(std::size_t dim);
 
   Bf16Tiles(const TileMatmul& product, std::span<const float> units, std::size_t count);
   void tile(std::size_t i0, std::size_t j0, float* out);
-  double error_bound() const { return error_bound_; }
 
  private:
   double round_row(const float* x, std::size_t k);
 
-  TileMatmul::Runner runner_;
-  std::size_t dim_;
   std::vector<std::uint16_t> rounded_;  // [M rounded up to kTile, d] bf16 bits, padding zero
-  double error_bound_ = 0.0;
 };
 
 }  // namespace attngeom
