@@ -12,9 +12,14 @@
 #include "analysis/screen_products.h"
 #include "geometry/deviation_sums.h"
 #include "geometry/row_analysis.h"
-#include "geometry/synthetic.h"
+#include "synth/synthetic.h"
 
 namespace attngeom::geometry {
+
+using synth::SyntheticHead;
+using synth::ValueSampler;
+using synth::attention_profile;
+using synth::synthetic_head;
 namespace {
 
 constexpr std::size_t kKeys = 1024;

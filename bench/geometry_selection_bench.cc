@@ -6,11 +6,16 @@
 #include <benchmark/benchmark.h>
 
 #include "geometry/selection_metrics.h"
-#include "geometry/synthetic.h"
 #include "naive_selection.h"
 #include "random_rows.h"
+#include "synth/synthetic.h"
 
 namespace attngeom::geometry {
+
+using synth::SyntheticHead;
+using synth::ValueSampler;
+using synth::attention_profile;
+using synth::synthetic_head;
 namespace {
 
 constexpr std::size_t kKeys = 1024;

@@ -10,7 +10,7 @@
 namespace attngeom {
 namespace {
 
-using geometry::HeadType;
+using stats::HeadType;
 
 // flag_no_sink's relative margin below 1 / T: float rounding of a uniform row's mean.
 constexpr double kNoSinkSlack = 1e-6;
@@ -102,7 +102,7 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
       h.features = {last_mean("sink_share"), last_mean("last_share"), last_mean("rest_share"),
                     last_mean("cos_sink_small"), last_mean("cos_sink_large"), last_mean("cos_last_small"),
                     last_mean("cos_last_large")};
-      h.rules = geometry::classify(h.features, options.taxonomy);
+      h.rules = stats::classify(h.features, options.taxonomy);
 
       double f_small_sum = 0, best_f = -1, p_lo = INFINITY, p_hi = -INFINITY;
       std::size_t f_small_count = 0, non_trivial = 0, negative = 0;
@@ -130,12 +130,12 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
       run.heads_table.push_back(std::move(h));
     }
   }
-  run.kmeans = geometry::kmeans_cross_check(features, labels, options.kmeans, options.seed);
+  run.kmeans = stats::kmeans_cross_check(features, labels, options.kmeans, options.seed);
   for (std::size_t i = 0; i < run.heads_table.size(); ++i) run.heads_table[i].kmeans_cluster = run.kmeans.cluster[i];
-  run.layer_shares = geometry::type_shares_by_layer(labels, static_cast<std::size_t>(run.heads));
+  run.layer_shares = stats::type_shares_by_layer(labels, static_cast<std::size_t>(run.heads));
 
   // Rows with fewer keys than N leave NaN recall; those heads sit out at that N.
-  run.sink_recall = geometry::sink_recall_correlation(rho0, recall, run.schema.n_grid, options.bootstrap, options.seed);
+  run.sink_recall = stats::sink_recall_correlation(rho0, recall, run.schema.n_grid, options.bootstrap, options.seed);
 
   for (int l = 0; l < run.layers; ++l) {
     std::vector<double> mean_profile(run.seq_len, 0.0);
@@ -151,9 +151,9 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
   run.layer_profile_fit.resize(run.layer_profile.size());
   parallel_for_each(head_count + run.layer_profile.size(), [&](std::size_t i) {
     if (i < head_count) {
-      run.heads_table[i].profile_fit = geometry::fit_four_phase(run.heads_table[i].profile, options.profile_fit);
+      run.heads_table[i].profile_fit = stats::fit_four_phase(run.heads_table[i].profile, options.profile_fit);
     } else {
-      run.layer_profile_fit[i - head_count] = geometry::fit_four_phase(run.layer_profile[i - head_count], options.profile_fit);
+      run.layer_profile_fit[i - head_count] = stats::fit_four_phase(run.layer_profile[i - head_count], options.profile_fit);
     }
   });
   return run;

@@ -9,17 +9,17 @@
 
 #include "analysis/record.h"
 #include "analysis/summary.h"
-#include "geometry/correlation.h"
-#include "geometry/profile_fit.h"
-#include "geometry/taxonomy.h"
+#include "stats/correlation.h"
+#include "stats/profile_fit.h"
+#include "stats/taxonomy.h"
 
 namespace attngeom {
 
 struct AggregateOptions {
-  geometry::TaxonomyOptions taxonomy;
-  geometry::KMeansOptions kmeans;
-  geometry::BootstrapOptions bootstrap;
-  geometry::FourPhaseFitOptions profile_fit;
+  stats::TaxonomyOptions taxonomy;
+  stats::KMeansOptions kmeans;
+  stats::BootstrapOptions bootstrap;
+  stats::FourPhaseFitOptions profile_fit;
   std::uint64_t seed = 1234;  // k-means and bootstrap
   double flat_precision_range = 0.05;  // flag: mean P varies by less than this over N >= 2
 };
@@ -34,14 +34,14 @@ struct HeadAggregate {
   std::vector<Summary> last_row;            // [Kr] over each sequence's last query row (docs/method.md section 6)
   std::vector<double> profile;              // [T] mean last-query row
   geometry::TaxonomyFeatures features;      // means over the last query rows
-  geometry::RuleMatch rules;
+  stats::RuleMatch rules;
   std::size_t kmeans_cluster = 0;
   double f_small = 0;                       // mean F over N = 2..4
   std::size_t peak_f_n = 0;                 // N >= 2 with the highest mean F (0 if none)
   bool flag_negative_margin = false;
   bool flag_flat_precision = false;
   bool flag_no_sink = false;
-  geometry::FourPhaseFit profile_fit;
+  stats::FourPhaseFit profile_fit;
 };
 
 struct RunAggregate {
@@ -52,11 +52,11 @@ struct RunAggregate {
   std::size_t seq_len = 0;
   std::vector<std::size_t> sequences;          // ascending indices of the records used
   std::vector<HeadAggregate> heads_table;      // [layers * heads]
-  geometry::ClusterCrossCheck kmeans;
-  geometry::SinkRecallCorrelation sink_recall;
-  std::vector<geometry::LayerTypeShares> layer_shares;
+  stats::ClusterCrossCheck kmeans;
+  stats::SinkRecallCorrelation sink_recall;
+  std::vector<stats::LayerTypeShares> layer_shares;
   std::vector<std::vector<double>> layer_profile;          // [layers][T] mean over heads
-  std::vector<geometry::FourPhaseFit> layer_profile_fit;   // [layers]
+  std::vector<stats::FourPhaseFit> layer_profile_fit;   // [layers]
 
   const Summary& row_stat(const HeadAggregate& h, const std::string& field) const;
   // Over each sequence's last query row only: the taxonomy's input (docs/method.md section 6 reads the

@@ -209,7 +209,6 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
       {"settings", settings},
       {"taxonomy", taxonomy_json(aggregate)}};
   run_dir.write_json("run.json", run);
-  write_run_report(s.out);
 }
 
 }  // namespace attngeom

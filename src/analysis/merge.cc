@@ -66,9 +66,8 @@ std::vector<fs::path> shard_records(const nlohmann::json& run, const fs::path& d
   return records;
 }
 
-// One run directory from its shards; returns the merged run.json. `report` writes its
-// report.html (a length sweep's lengths/L runs have none).
-nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& out, bool per_sequence, bool report) {
+// One run directory from its shards; returns the merged run.json.
+nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& out, bool per_sequence) {
   if (shards.empty()) throw InputError("merge: no shard directories given");
   nlohmann::json merged;
   nlohmann::json common;  // settings without the shard
@@ -123,20 +122,20 @@ nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& ou
     merged["label"] = default_run_label(out);
   }
   run_dir.write_json("run.json", merged);
-  if (report) write_run_report(out);
   return merged;
 }
 
 }  // namespace
 
-void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, bool per_sequence) {
+void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, bool per_sequence,
+                const std::function<void(const fs::path&)>& finish) {
   check_run_dir(out, nlohmann::json::object(), RunDirMode::kCreate);
   std::error_code ec;
   const bool existed = fs::exists(out, ec);
   // `out` held nothing committed before this merge: a failure (e.g. a truncated record, or a
   // shard that is not one) leaves it as it was rather than a partial run.
   try {
-    nlohmann::json merged = merge_one(shards, out, per_sequence, false);
+    nlohmann::json merged = merge_one(shards, out, per_sequence);
     // A length sweep: each lengths/L folder is itself sharded; merged alike, then the sweep table.
     const nlohmann::json lengths = merged.value("lengths", nlohmann::json::array());
     if (lengths.is_array() && !lengths.empty()) {
@@ -148,13 +147,13 @@ void merge_runs(const std::vector<fs::path>& shards, const fs::path& out, bool p
         if (l == seq_len) continue;
         std::vector<fs::path> parts;
         for (const fs::path& dir : shards) parts.push_back(dir / "lengths" / std::to_string(l));
-        merge_one(parts, out / "lengths" / std::to_string(l), per_sequence, false);
+        merge_one(parts, out / "lengths" / std::to_string(l), per_sequence);
         sweep.push_back({l, out / "lengths" / std::to_string(l)});
       }
       write_length_sweep(out, aggregate_options_of_run(merged, shards.front()), sweep,
                          merged.at("model").at("kv_heads").get<int>());
     }
-    write_run_report(out);
+    finish(out);
   } catch (...) {
     if (existed) {
       for (const auto& entry : fs::directory_iterator(out, ec)) fs::remove_all(entry.path(), ec);

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <memory>
 
-#include "analysis/csv.h"
 #include "analysis/row_fields.h"
+#include "util/csv.h"
 #include "util/npy.h"
 
 namespace attngeom {
@@ -30,7 +30,7 @@ const std::vector<std::string> kMeanOnly = {
 
 // A distribution over samples: its column suffixes and values, in one order.
 const std::vector<std::string> kSummaryParts = {"mean", "std", "q10", "q25", "q50", "q75", "q90"};
-void add_summary(CsvTable& t, const Summary& s) {
+void add_summary(CsvWriter& t, const Summary& s) {
   t.add(s.mean).add(s.std).add(s.q10).add(s.q25).add(s.q50).add(s.q75).add(s.q90);
 }
 
@@ -42,13 +42,13 @@ void write_heads(const RunAggregate& run, const fs::path& dir) {
                         "flag_flat_precision", "flag_no_sink"}) {
     columns.push_back(c);
   }
-  CsvTable t(columns);
+  CsvWriter t(columns);
   for (const HeadAggregate& h : run.heads_table) {
     t.add(h.layer).add(h.head).add(h.kv_head).add(h.samples);
     for (const auto& field : kHeadMeans) t.add(run.row_stat(h, field).mean);
     for (const auto& field : kTaxonomyMeans) t.add(run.last_row_stat(h, field).mean);
-    t.add(h.f_small).add(h.peak_f_n).add(std::string(geometry::head_type_name(h.rules.label))).add(h.kmeans_cluster);
-    t.add(std::string(geometry::head_type_name(run.kmeans.cluster_type[h.kmeans_cluster])));
+    t.add(h.f_small).add(h.peak_f_n).add(std::string(stats::head_type_name(h.rules.label))).add(h.kmeans_cluster);
+    t.add(std::string(stats::head_type_name(run.kmeans.cluster_type[h.kmeans_cluster])));
     t.add(static_cast<int>(h.flag_negative_margin)).add(static_cast<int>(h.flag_flat_precision));
     t.add(static_cast<int>(h.flag_no_sink));
     t.end_row();
@@ -64,7 +64,7 @@ void write_selection(const RunAggregate& run, const fs::path& dir) {
   columns.insert(columns.end(), kMeanOnly.begin(), kMeanOnly.end());
   const std::vector<std::string> radius_fields = normalised_radius_fields();
   columns.insert(columns.end(), radius_fields.begin(), radius_fields.end());
-  CsvTable t(columns);
+  CsvWriter t(columns);
   for (const HeadAggregate& h : run.heads_table) {
     for (std::size_t g = 0; g < run.schema.n_grid.size(); ++g) {
       t.add(h.layer).add(h.head).add(h.kv_head).add(run.schema.n_grid[g]).add(run.n_stat(h, g, "f").count);
@@ -82,7 +82,7 @@ void write_selection(const RunAggregate& run, const fs::path& dir) {
 void write_head_stats(const RunAggregate& run, const fs::path& dir) {
   std::vector<std::string> columns = {"layer", "head", "kv_head", "field", "rows", "count"};
   columns.insert(columns.end(), kSummaryParts.begin(), kSummaryParts.end());
-  CsvTable t(columns);
+  CsvWriter t(columns);
   for (const HeadAggregate& h : run.heads_table) {
     const auto row = [&](const std::string& field, const char* rows, const Summary& s) {
       t.add(h.layer).add(h.head).add(h.kv_head).add(field).add(std::string(rows)).add(s.count);
@@ -96,9 +96,9 @@ void write_head_stats(const RunAggregate& run, const fs::path& dir) {
 }
 
 void write_sink_recall(const RunAggregate& run, const fs::path& dir) {
-  CsvTable t({"n", "heads", "pearson", "pearson_lo", "pearson_hi", "spearman", "spearman_lo", "spearman_hi"});
+  CsvWriter t({"n", "heads", "pearson", "pearson_lo", "pearson_hi", "spearman", "spearman_lo", "spearman_hi"});
   for (const auto& p : run.sink_recall.points) {
-    const auto value = [](const geometry::CorrelationEstimate& e, double x) { return e.defined ? x : NAN; };
+    const auto value = [](const stats::CorrelationEstimate& e, double x) { return e.defined ? x : NAN; };
     t.add(p.n).add(p.heads);
     t.add(value(p.pearson, p.pearson.value)).add(value(p.pearson, p.pearson.ci_low)).add(value(p.pearson, p.pearson.ci_high));
     t.add(value(p.spearman, p.spearman.value)).add(value(p.spearman, p.spearman.ci_low));
@@ -114,7 +114,7 @@ void write_layers(const RunAggregate& run, const fs::path& dir) {
                                       "unclassified_share"};
   columns.insert(columns.end(), means.begin(), means.end());
   columns.push_back("f_small");
-  CsvTable t(columns);
+  CsvWriter t(columns);
   for (int l = 0; l < run.layers; ++l) {
     const auto& s = run.layer_shares[static_cast<std::size_t>(l)];
     t.add(l).add(run.heads).add(s.retriever).add(s.mixer).add(s.reset).add(s.unclassified);
@@ -132,7 +132,7 @@ void write_layers(const RunAggregate& run, const fs::path& dir) {
   t.write(dir / "layers.csv");
 }
 
-void add_fit(CsvTable& t, const geometry::FourPhaseFit& f) {
+void add_fit(CsvWriter& t, const stats::FourPhaseFit& f) {
   t.add(f.sink_weight).add(f.plateau_level).add(f.oscillation_start).add(f.oscillation_level);
   t.add(f.oscillation_spread).add(f.recency_start).add(f.recency_floor).add(f.recency_amplitude).add(f.recency_rate);
   t.add(f.rmse).add(f.relative_l1).add(static_cast<int>(f.fitted));
@@ -146,7 +146,7 @@ const std::vector<std::string> kFitColumns = {"sink_weight", "plateau_level", "p
 void write_profiles(const RunAggregate& run, const fs::path& dir) {
   std::vector<std::string> columns = {"layer", "head"};
   columns.insert(columns.end(), kFitColumns.begin(), kFitColumns.end());
-  CsvTable fits(columns);
+  CsvWriter fits(columns);
   for (const HeadAggregate& h : run.heads_table) {
     fits.add(h.layer).add(h.head);
     add_fit(fits, h.profile_fit);
@@ -154,7 +154,7 @@ void write_profiles(const RunAggregate& run, const fs::path& dir) {
   }
   fits.write(dir / "profile_fit.csv");
 
-  CsvTable layers({"layer", "position", "mean_alpha", "fitted"});
+  CsvWriter layers({"layer", "position", "mean_alpha", "fitted"});
   for (int l = 0; l < run.layers; ++l) {
     const auto& fit = run.layer_profile_fit[static_cast<std::size_t>(l)];
     for (std::size_t t = 0; t < run.seq_len; ++t) {
@@ -199,7 +199,7 @@ void write_tables(const RunAggregate& run, const fs::path& dir) {
 }
 
 void write_per_sequence_table(const std::vector<fs::path>& record_files, int kv_heads, const fs::path& path) {
-  CsvTable t({"seq", "layer", "head", "kv_head", "query", "n", "precision", "recall", "f", "r_min", "r_max"});
+  CsvWriter t({"seq", "layer", "head", "kv_head", "query", "n", "precision", "recall", "f", "r_min", "r_max"});
   std::vector<std::unique_ptr<RecordReader>> readers;
   for (const auto& file : record_files) readers.push_back(std::make_unique<RecordReader>(file));
   std::sort(readers.begin(), readers.end(), [](const auto& a, const auto& b) { return a->sequence() < b->sequence(); });

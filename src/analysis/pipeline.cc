@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <limits>
 
-#include "analysis/csv.h"
 #include "analysis/outputs.h"
 #include "analysis/provenance.h"
 #include "analysis/record.h"
@@ -19,7 +18,7 @@
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
 #include "model/forward.h"
-#include "report/report.h"
+#include "util/csv.h"
 #include "util/error.h"
 #include "util/machine.h"
 #include "util/plural.h"
@@ -47,7 +46,7 @@ nlohmann::json record_options_json(const geometry::RowAnalysisOptions& r, const 
 }
 
 nlohmann::json options_json(const geometry::RowAnalysisOptions& row, const AggregateOptions& aggregate) {
-  const geometry::TaxonomyOptions& t = aggregate.taxonomy;
+  const stats::TaxonomyOptions& t = aggregate.taxonomy;
   nlohmann::json options = record_options_json(row, aggregate);
   options["taxonomy"] = {{"small_n_max", t.small_n_max},
                          {"large_n_fraction", t.large_n_fraction},
@@ -249,10 +248,7 @@ AnalysisOutcome run_lengths(const AnalysisSettings& s, const Inputs& inputs, con
                             RunDirMode mode, const RunControl& control) {
   AnalysisOutcome outcome = run_one_length(s, inputs, plans.front(), mode, control);
   if (!outcome.complete) return outcome;
-  if (s.lengths.empty()) {
-    write_run_report(s.out);
-    return outcome;
-  }
+  if (s.lengths.empty()) return outcome;
   std::vector<std::pair<int, fs::path>> sweep = {{s.seq_len, s.out}};
   for (std::size_t p = 1; p < plans.size(); ++p) {
     const LengthPlan& plan = plans[p];
@@ -268,18 +264,10 @@ AnalysisOutcome run_lengths(const AnalysisSettings& s, const Inputs& inputs, con
     sweep.push_back({plan.seq_len, plan.out});
   }
   write_length_sweep(s.out, s.aggregate, sweep, inputs.checkpoint.config().kv_heads);
-  write_run_report(s.out);
   return outcome;
 }
 
 }  // namespace
-
-void write_run_report(const fs::path& dir) {
-  ReportOptions options;
-  options.generator = std::string("attngeom ") + tool_provenance()["version"].get<std::string>() + " (" +
-                      tool_provenance()["git_commit"].get<std::string>() + ")";
-  write_report({dir}, dir / "report.html", options);
-}
 
 nlohmann::json settings_json(const AnalysisSettings& s) {
   nlohmann::json settings = {
@@ -307,7 +295,7 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
 
 void write_length_sweep(const fs::path& out, const AggregateOptions& options,
                         const std::vector<std::pair<int, fs::path>>& runs, int kv_heads) {
-  CsvTable table({"seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated_mean"});
+  CsvWriter table({"seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated_mean"});
   for (const auto& [seq_len, dir] : runs) {
     const std::vector<fs::path> records = list_records(dir / "records");
     const RunAggregate run = aggregate_records(records, kv_heads, options);
@@ -342,7 +330,7 @@ AggregateOptions aggregate_options_of_run(const nlohmann::json& run, const fs::p
   read(options, "flat_precision_range", o.flat_precision_range, "options.");
   const nlohmann::json taxonomy = options.is_object() ? options.value("taxonomy", nlohmann::json::object())
                                                       : nlohmann::json::object();
-  geometry::TaxonomyOptions& t = o.taxonomy;
+  stats::TaxonomyOptions& t = o.taxonomy;
   read(taxonomy, "small_n_max", t.small_n_max, "options.taxonomy.");
   read(taxonomy, "large_n_fraction", t.large_n_fraction, "options.taxonomy.");
   read(taxonomy, "retriever_min_cos_last", t.retriever_min_cos_last, "options.taxonomy.");
@@ -354,7 +342,7 @@ AggregateOptions aggregate_options_of_run(const nlohmann::json& run, const fs::p
 }
 
 nlohmann::json taxonomy_json(const RunAggregate& run) {
-  const geometry::ClusterCrossCheck& k = run.kmeans;
+  const stats::ClusterCrossCheck& k = run.kmeans;
   return {{"kmeans_agreement", k.compared > 0 ? nlohmann::json(k.agreement) : nlohmann::json(nullptr)},
           {"kmeans_compared", k.compared}};
 }

@@ -67,9 +67,6 @@ nlohmann::json settings_json(const AnalysisSettings& settings);
 
 AnalysisOutcome run_analysis(const AnalysisSettings& settings, const RunControl& control);
 
-// Writes RUN_DIR/report.html from the run's tables.
-void write_run_report(const std::filesystem::path& dir);
-
 // RUN_DIR `out`/length_sweep.csv from a length sweep's run directories, (seq_len, dir) each.
 void write_length_sweep(const std::filesystem::path& out, const AggregateOptions& options,
                         const std::vector<std::pair<int, std::filesystem::path>>& runs, int kv_heads);

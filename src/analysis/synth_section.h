@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "geometry/synth_sweep.h"
+#include "synth/synth_sweep.h"
 
 namespace attngeom {
 
-void write_synth_section(const geometry::SynthSweep& sweep, std::uint64_t seed, const std::filesystem::path& run_dir);
+void write_synth_section(const synth::SynthSweep& sweep, std::uint64_t seed, const std::filesystem::path& run_dir);
 
 }  // namespace attngeom

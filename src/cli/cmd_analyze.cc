@@ -181,6 +181,7 @@ void add_analyze_command(CLI::App& app) {
                    outcome.sequences_done, outcome.sequences_total);
       throw StoppedEarly();
     }
+    write_run_report(s.out);
     const std::string lengths = s.lengths.empty() ? "" : " over " + count_of(s.lengths.size() + 1, "length");
     std::printf("wrote %s (%s%s)\n", s.out.c_str(), count_of(outcome.sequences_done, "sequence").c_str(), lengths.c_str());
   });

@@ -64,10 +64,10 @@ void add_demo_command(CLI::App& app) {
     s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
     apply_thread_count(f->threads);
     const RunControl control{nullptr, ::isatty(STDERR_FILENO) != 0};
-    run_analysis(s, control);
+    run_analysis(s, control);  // no stop control: it always completes
 
     // The seed's ablation: four profiles at the organism's head size, every N.
-    geometry::SynthSweep sweep;
+    synth::SynthSweep sweep;
     sweep.dims = {64};
     sweep.lengths = {255};
     write_synth_section(sweep, s.aggregate.seed, s.out);

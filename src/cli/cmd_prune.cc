@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "analysis/run_dir.h"
 #include "cli/commands.h"
 #include "prune/prune_run.h"
 #include "util/error.h"
@@ -138,7 +139,8 @@ void add_prune_command(CLI::App& app) {
     s.precision = resolve_precision(f->precision.precision);
     s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
     apply_thread_count(f->threads);
-    prune::run_prune(s);
+    const std::filesystem::path out = prune::run_prune(s);
+    if (is_run_dir(out)) write_run_report(out);
   });
 }
 

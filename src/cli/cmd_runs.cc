@@ -39,6 +39,7 @@ void add_metrics_command(CLI::App& app) {
     s.out = f->out;
     s.mode = f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
     run_dump_analysis(s);
+    write_run_report(s.out);
     std::printf("wrote %s (%s)\n", s.out.string().c_str(), count_of(s.dumps.size(), "dump").c_str());
   });
 }
@@ -51,7 +52,7 @@ void add_merge_command(CLI::App& app) {
   cmd->add_flag("--per-sequence", f->per_sequence, "also write selection_per_seq.csv");
   cmd->callback([f] {
     std::vector<std::filesystem::path> shards(f->shards.begin(), f->shards.end());
-    merge_runs(shards, f->out, f->per_sequence);
+    merge_runs(shards, f->out, f->per_sequence, write_run_report);
     std::printf("wrote %s (merged %s)\n", f->out.c_str(), count_of(shards.size(), "shard").c_str());
   });
 }

@@ -1,5 +1,5 @@
-// attngeom synth: the synthetic ablation of docs/method.md section 8 (profiles x value-model
-// parameters), written as CSV. The numbers come from geometry/synth_sweep.h; this file only maps flags.
+// attngeom synth: the synthetic ablation of docs/method.md section 8 (profiles x value-model parameters),
+// written as CSV. The numbers come from synth/synth_sweep.h; this file only maps flags.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,9 +13,9 @@
 #include <fmt/ranges.h>
 
 #include "analysis/run_dir.h"
+#include "analysis/synth_csv.h"
 #include "cli/commands.h"
-#include "geometry/synth_csv.h"
-#include "geometry/synth_sweep.h"
+#include "synth/synth_sweep.h"
 #include "util/error.h"
 #include "util/plural.h"
 #include "util/version.h"
@@ -44,10 +44,10 @@ struct SynthSettings {
   double power_law_gamma = 1.0;
 };
 
-geometry::SynthSweep to_sweep(const SynthSettings& s) {
-  geometry::SynthSweep sweep;
+synth::SynthSweep to_sweep(const SynthSettings& s) {
+  synth::SynthSweep sweep;
   sweep.profiles.clear();
-  for (const std::string& name : s.profiles) sweep.profiles.push_back(geometry::parse_profile(name));
+  for (const std::string& name : s.profiles) sweep.profiles.push_back(synth::parse_profile(name));
   sweep.dims = s.dims;
   sweep.lengths = s.lengths;
   sweep.lambdas = s.lambdas;
@@ -95,7 +95,7 @@ std::string n_ranges(const Points& points, Keep keep) {
 // Two lines per point: where separation holds and F at a few N, then where each
 // reconstructed bound says anything, where it guarantees separation, and how much of the
 // measurement it covers.
-void print_summary(const geometry::SynthPoint& p) {
+void print_summary(const synth::SynthPoint& p) {
   const geometry::RowAnalysis& a = p.analysis;
   std::string f_at;
   for (const geometry::SelectionMetrics& m : a.selection) {
@@ -106,7 +106,7 @@ void print_summary(const geometry::SynthPoint& p) {
   const auto informative = [](const geometry::EnvelopePoint& e) { return !e.vacuous; };
   const auto separating = [](const geometry::EnvelopePoint& e) { return e.guarantees_separation; };
   fmt::print("point {} {} d={} L={} lambda={} rho_0={} beta={} cv={}: margin > 0 at N = {};{}\n", p.index,
-             geometry::profile_name(p.profile), p.values.dim, p.length, p.values.lambda, p.values.rho_0, p.values.beta,
+             synth::profile_name(p.profile), p.values.dim, p.length, p.values.lambda, p.values.rho_0, p.values.beta,
              p.values.cv, n_ranges(a.selection, [](const geometry::SelectionMetrics& m) { return m.margin > 0.0; }), f_at);
   fmt::print("  non-vacuous at N = R1 {} | R2 {} | R3 {}; guarantee separation at N = R1 {} | R2 {} | R3 {}; "
              "coverage R1 {:.3f} R2 {:.3f} R3 {:.3f}\n",
@@ -132,8 +132,8 @@ void check_synth_out(const std::filesystem::path& out) {
     std::ifstream file(entry.path());
     std::string first_line;
     std::getline(file, first_line);
-    if (std::find(geometry::kSynthCsvFiles.begin(), geometry::kSynthCsvFiles.end(), name) ==
-            geometry::kSynthCsvFiles.end() ||
+    if (std::find(kSynthCsvFiles.begin(), kSynthCsvFiles.end(), name) ==
+            kSynthCsvFiles.end() ||
         !first_line.starts_with("# attngeom synth ")) {
       throw InputError(flag + ": holds " + name + ", so it is neither empty nor a previous synth output nor a run's "
                        "synth/ folder; expected a new or empty directory");
@@ -145,9 +145,9 @@ void check_synth_out(const std::filesystem::path& out) {
 void run_synth(const SynthSettings& settings) {
   check_synth_out(settings.out);
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<geometry::SynthPoint> points = geometry::run_synth_sweep(to_sweep(settings), settings.seed);
-  const std::vector<std::filesystem::path> files = geometry::write_synth_csv(settings.out, points, settings_line(settings));
-  for (const geometry::SynthPoint& p : points) print_summary(p);
+  const std::vector<synth::SynthPoint> points = synth::run_synth_sweep(to_sweep(settings), settings.seed);
+  const std::vector<std::filesystem::path> files = write_synth_csv(settings.out, points, settings_line(settings));
+  for (const synth::SynthPoint& p : points) print_summary(p);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("wrote {} files to {} ({}, {:.1f} s)\n", files.size(), settings.out, count_of(points.size(), "point"), seconds);
 }
@@ -156,7 +156,7 @@ void run_synth(const SynthSettings& settings) {
 
 void add_synth_command(CLI::App& app) {
   auto settings = std::make_shared<SynthSettings>();
-  const geometry::SynthSweep defaults;
+  const synth::SynthSweep defaults;
   settings->dims = defaults.dims;
   settings->lengths = defaults.lengths;
   settings->lambdas = defaults.lambdas;

@@ -1,6 +1,7 @@
 #pragma once
 // Each subcommand registers its flags (each declared once, with default and help)
 // and its action on the root app.
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -55,6 +56,9 @@ void apply_thread_count(int threads);
 void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, AggregateOptions& aggregate,
                           bool& per_sequence);
 void add_analysis_options(CLI::App& cmd, attngeom::AnalysisSettings& settings);
+
+// Writes RUN_DIR/report.html from the run's tables, once a command has finished them.
+void write_run_report(const std::filesystem::path& dir);
 
 // Thrown when a run stops early on request (SIGINT/SIGTERM): exit code 130, resumable.
 struct StoppedEarly {};

@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 
 #include "util/error.h"
+#include "util/float_error.h"
 
 namespace attngeom::geometry {
 namespace {
@@ -48,12 +49,6 @@ class Fp32PairProducts final : public PairProducts {
 };
 
 }  // namespace
-
-double summation_error_factor(std::size_t terms, double unit_roundoff) {
-  const double nu = static_cast<double>(terms) * unit_roundoff;
-  ATTNGEOM_CHECK(nu < 1.0);
-  return nu / (1.0 - nu);
-}
 
 // Rounding each input to float moves each product by at most 2u + u^2 of |u_it u_lt|, the sum
 // adds gamma_d; both scale sum_t |u_it u_lt| <= 1 (Cauchy-Schwarz on unit vectors).

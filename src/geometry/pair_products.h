@@ -1,7 +1,7 @@
 #pragma once
 // Approximate inner products of a row's unit vectors, one tile at a time: the O(M^2 d) part of
 // the maximum cosine deviation (cosine_model.h), behind a seam so that analyze can run it in
-// bf16 or int8 through oneDNN (analysis/screen_products.h) while the default stays fp32
+// bf16 or int8 through oneDNN (ops/pair_product_tiles.h) while the default stays fp32
 // (Eigen). The products only screen: error_bound() says how far they may be off, and
 // screened_cosine_deviation recomputes in double every pair that could hold the maximum, so
 // the maximum is exact whatever the kernel.
@@ -36,9 +36,5 @@ class PairProducts {
 const PairProducts& fp32_pair_products();
 // Their error bound at this d: also that of every float product of two rounded unit vectors.
 double fp32_product_error_bound(std::size_t dim);
-
-// gamma_n = n u / (1 - n u): Higham's bound on the relative error of an n-term sum in a format
-// with unit roundoff u, whatever the order.
-double summation_error_factor(std::size_t terms, double unit_roundoff);
 
 }  // namespace attngeom::geometry

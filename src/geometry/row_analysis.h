@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "geometry/cosine_model.h"
+#include "geometry/head_features.h"
 #include "geometry/head_row.h"
 #include "geometry/mass_stats.h"
 #include "geometry/pair_products.h"
 #include "geometry/reconstructed_bounds.h"
 #include "geometry/selection_metrics.h"
-#include "geometry/taxonomy.h"
 #include "geometry/value_diagnostics.h"
 
 namespace attngeom::geometry {
@@ -30,7 +30,7 @@ struct RowAnalysisOptions {
   SelectionOptions selection;
   LagCurveOptions lag;
   MassOptions mass;
-  TaxonomyOptions taxonomy;
+  FeatureWindow taxonomy;  // where the taxonomy features read the N grid
   bool bounds = true;  // R1 and R2: they need every pairwise cosine, O(M^2 d)
   // Screens the pairwise cosines for the deviations (pair_products.h); null: fp32. With
   // every_n the double Gram that the selection needs anyway serves instead.

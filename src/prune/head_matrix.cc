@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -10,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/atomic_file.h"
+#include "util/csv.h"
 #include "util/error.h"
 #include "util/npy.h"
 #include "util/plural.h"
@@ -182,14 +182,6 @@ std::vector<double> read_text_matrix(const fs::path& path, const HeadGrid& grid)
   return out;
 }
 
-std::string format_number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 void write_text(const fs::path& path, const std::string& text) {
   AtomicFile file(path);
   file.write_at(0, text.data(), text.size());
@@ -212,7 +204,7 @@ void write_head_scores(const fs::path& dir, const std::string& name, std::span<c
   for (int l = 0; l < grid.layers; ++l) {
     for (int h = 0; h < grid.heads; ++h) {
       const double v = values[grid.index(l, h)];
-      tsv += format_number(v) + (h + 1 < grid.heads ? "\t" : "\n");
+      tsv += format_real(v, CsvReals::kRoundTrip) + (h + 1 < grid.heads ? "\t" : "\n");
       json[grid.name(grid.index(l, h))] = std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
     }
   }

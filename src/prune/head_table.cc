@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "analysis/run_dir.h"
-#include "report/csv_table.h"
+#include "util/csv.h"
 #include "util/error.h"
 
 namespace attngeom::prune {
@@ -39,7 +39,7 @@ HeadTable read_head_table(const fs::path& run_dir) {
   for (auto* v : {&t.entropy, &t.sink_mass, &t.last_mass, &t.f_small, &t.peak_f_n}) v->assign(n, nan);
   t.label.assign(n, "");
 
-  const report::CsvTable csv = report::CsvTable::read(run_dir / "heads.csv");
+  const CsvTable csv = CsvTable::read(run_dir / "heads.csv");
   csv.require_columns({"layer", "head", "entropy", "sink_mass", "last_mass", "f_small", "peak_f_n", "label"});
   const std::size_t layer_col = csv.column("layer"), head_col = csv.column("head"), label_col = csv.column("label");
   const std::pair<const char*, std::vector<double>*> numeric[] = {{"entropy", &t.entropy},

@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/csv.h"
 #include "analysis/pipeline.h"
 #include "analysis/provenance.h"
 #include "analysis/run_dir.h"
@@ -18,6 +17,7 @@
 #include "prune/head_matrix.h"
 #include "prune/held_out.h"
 #include "util/atomic_file.h"
+#include "util/csv.h"
 #include "util/error.h"
 #include "util/machine.h"
 #include "util/npy.h"
@@ -169,7 +169,7 @@ void dump_first_window_logits(Transformer& model, const std::vector<int>& docume
 }
 
 struct Curve {
-  CsvTable table;
+  CsvWriter table;
   json rows = json::array();
   std::vector<std::pair<std::string, std::vector<double>>> head_scores;  // (file name, [layers * heads])
 };
@@ -178,7 +178,7 @@ struct Curve {
 // each order's importance.
 Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::vector<float>& mask, const HeadGrid& grid,
                      CachedEvaluator& evaluate) {
-  Curve curve{CsvTable({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"}), json::array(), {}};
+  Curve curve{CsvWriter({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"}), json::array(), {}};
   const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction, const std::vector<float>& gates) {
     const HeldOutScore r = evaluate(gates, {});
     const std::vector<std::string> masked = masked_names(gates, grid);
@@ -219,7 +219,7 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
 // Token-level top-N: geometric vs uniform N per head at equal kept (query, key) pairs, per budget.
 Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const HeadGrid& grid,
                  CachedEvaluator& evaluate, const HeldOutEvaluator& evaluator, int sliding_window) {
-  Curve curve{CsvTable({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"}), json::array(), {}};
+  Curve curve{CsvWriter({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"}), json::array(), {}};
   const KeptKeys kept_keys(evaluator.window_lengths(), sliding_window);
   for (const int b : s.topn_budgets) {
     const std::vector<int> geometric = allocate_topn(base, b, kept_keys);
@@ -249,7 +249,7 @@ void make_directory(const fs::path& dir, const std::string& flag) {
 
 }  // namespace
 
-void run_prune(const PruneSettings& s) {
+fs::path run_prune(const PruneSettings& s) {
   const Checkpoint checkpoint(s.model_dir);
   const ModelConfig& c = checkpoint.config();
   check_settings(s, c);
@@ -344,10 +344,10 @@ void run_prune(const PruneSettings& s) {
                                         {"budgets", std::move(topn.rows)}}},
       {"evaluations", evaluate.runs()}};
   write_text(out / "prune.json", record.dump(1) + "\n");
-  if (is_run_dir(out)) write_run_report(out);
   std::printf("prune: %s over %s (unedited ppl %.6g) -> %s\n",
               count_of(static_cast<std::size_t>(evaluate.runs()), "evaluation").c_str(),
               count_of(ref.tokens, "token").c_str(), ref.ppl, out.string().c_str());
+  return out;
 }
 
 }  // namespace attngeom::prune

@@ -1,8 +1,8 @@
 #pragma once
 // attngeom prune, as a library call: head masking orders and token-level top-N budgets
 // evaluated on held-out text against the unedited model (docs/method.md section 7). The CLI only
-// fills PruneSettings. Outputs (docs/prune.md): pruning.csv, topn_budget.csv,
-// head_scores/, prune.json, and report.html when the output is a run directory.
+// fills PruneSettings, and writes report.html when the output is a run directory. Outputs
+// (docs/prune.md): pruning.csv, topn_budget.csv, head_scores/, prune.json.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -39,6 +39,7 @@ struct PruneSettings {
   bool force = false;  // allow context beyond max_position_embeddings
 };
 
-void run_prune(const PruneSettings& settings);
+// Returns the output directory (`out`, or `scores_dir` when that is empty).
+std::filesystem::path run_prune(const PruneSettings& settings);
 
 }  // namespace attngeom::prune

@@ -5,7 +5,7 @@
 #include <map>
 #include <numeric>
 
-#include "report/csv_table.h"
+#include "util/csv.h"
 #include "util/error.h"
 
 namespace attngeom::prune {
@@ -22,7 +22,7 @@ std::vector<double> geometric_base_n(const fs::path& run_dir, const HeadTable& t
     }
     return base;
   }
-  const report::CsvTable csv = report::CsvTable::read(run_dir / "selection.csv");
+  const CsvTable csv = CsvTable::read(run_dir / "selection.csv");
   csv.require_columns({"layer", "head", "n", "f_mean"});
   const std::size_t layer_col = csv.column("layer"), head_col = csv.column("head"), n_col = csv.column("n"),
                     f_col = csv.column("f_mean");

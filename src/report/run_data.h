@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/csv_table.h"
+#include "util/csv.h"
 
 namespace attngeom::report {
 

@@ -13,9 +13,17 @@
 #include "geometry/reconstructed_bounds.h"
 #include "geometry/selection_metrics.h"
 #include "geometry/selection_order.h"
-#include "geometry/synthetic.h"
+#include "synth/synthetic.h"
 
 namespace attngeom::geometry {
+
+using synth::ProfileKind;
+using synth::ProfileSpec;
+using synth::SyntheticHead;
+using synth::ValueModelSpec;
+using synth::ValueSampler;
+using synth::attention_profile;
+using synth::synthetic_head;
 namespace {
 
 constexpr std::size_t kDraws = 2000;

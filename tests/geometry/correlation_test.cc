@@ -6,10 +6,16 @@
 
 #include <gtest/gtest.h>
 
-#include "geometry/correlation.h"
+#include "stats/correlation.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
+
+using stats::SinkRecallCorrelation;
+using stats::SinkRecallPoint;
+using stats::pearson;
+using stats::sink_recall_correlation;
+using stats::spearman;
 namespace {
 
 TEST(Correlation, KnownValues) {

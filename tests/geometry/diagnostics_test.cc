@@ -9,12 +9,18 @@
 
 #include "geometry/cosine_model.h"
 #include "geometry/mass_stats.h"
-#include "geometry/synthetic.h"
 #include "geometry/value_diagnostics.h"
 #include "random_rows.h"
+#include "synth/synthetic.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
+
+using synth::SyntheticHead;
+using synth::ValueModelSpec;
+using synth::ValueSampler;
+using synth::attention_profile;
+using synth::synthetic_head;
 namespace {
 
 struct Recovery {

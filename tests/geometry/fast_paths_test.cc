@@ -21,6 +21,7 @@
 #include "geometry/selection_metrics.h"
 #include "geometry/value_diagnostics.h"
 #include "random_rows.h"
+#include "util/float_error.h"
 
 namespace attngeom::geometry {
 namespace {

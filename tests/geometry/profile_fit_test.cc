@@ -9,11 +9,17 @@
 
 #include <gtest/gtest.h>
 
-#include "geometry/profile_fit.h"
-#include "geometry/synthetic.h"
+#include "stats/profile_fit.h"
+#include "synth/synthetic.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
+
+using stats::FourPhaseFit;
+using stats::FourPhaseFitOptions;
+using stats::fit_four_phase;
+using synth::FourPhaseShape;
+using synth::attention_profile;
 namespace {
 
 TEST(FourPhaseFit, RecoversPlantedPhasesOfTheGenerator) {

@@ -7,12 +7,28 @@
 
 #include <gtest/gtest.h>
 
-#include "geometry/planted_heads.h"
-#include "geometry/synthetic.h"
-#include "geometry/taxonomy.h"
+#include "stats/taxonomy.h"
+#include "synth/planted_heads.h"
+#include "synth/synthetic.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
+
+using stats::ClusterCrossCheck;
+using stats::HeadType;
+using stats::LayerTypeShares;
+using stats::RuleMatch;
+using stats::classify;
+using stats::head_type_name;
+using stats::kmeans_cross_check;
+using stats::mean_features;
+using stats::type_shares_by_layer;
+using synth::PlantedHeadSpec;
+using synth::SyntheticHead;
+using synth::ValueSampler;
+using synth::attention_profile;
+using synth::planted_head_spec;
+using synth::synthetic_head;
 namespace {
 
 TEST(Taxonomy, PlantedHeadsAreLabelledWithAtLeast95PercentAccuracy) {

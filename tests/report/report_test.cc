@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "report/csv_table.h"
 #include "report/html.h"
 #include "report/report_data.h"
+#include "util/csv.h"
 #include "util/error.h"
 
 namespace attngeom::report {

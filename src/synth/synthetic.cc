@@ -1,4 +1,4 @@
-#include "geometry/synthetic.h"
+#include "synth/synthetic.h"
 
 #include <cmath>
 #include <numbers>
@@ -8,7 +8,7 @@
 #include "geometry/linalg.h"
 #include "util/error.h"
 
-namespace attngeom::geometry {
+namespace attngeom::synth {
 namespace {
 
 void require(bool ok, const std::string& what) {
@@ -109,14 +109,14 @@ ValueSampler::ValueSampler(const ValueModelSpec& spec, std::size_t keys) : spec_
   require(keys >= 1 && spec.dim >= 1, "need M >= 1 and d >= 1");
   require(spec.nu > 0.0 && spec.cv >= 0.0 && spec.lambda >= 0.0, "need nu > 0, cv >= 0, lambda >= 0");
   require(std::abs(spec.rho_0) <= 1.0 && spec.beta >= 0.0, "need |rho_0| <= 1 and beta >= 0");
-  const CosineModel model{spec.beta, spec.rho_0};
+  const geometry::CosineModel model{spec.beta, spec.rho_0};
   const std::vector<double> by_lag = model.content_cosine_by_lag(keys);
   std::vector<double> cosines(keys * keys);  // [M, M] C
   for (std::size_t l = 0; l < keys; ++l) model.column(l, by_lag, std::span<double>(cosines).subspan(l * keys, keys));
   factor_.resize(keys * keys);
   // Round-off in C alone never needs more than this tolerance.
   constexpr double kPsdTolerance = 1e-9;
-  if (!psd_factor(cosines, keys, kPsdTolerance, factor_)) {
+  if (!geometry::psd_factor(cosines, keys, kPsdTolerance, factor_)) {
     // With independent directions (beta = inf) C is the identity bordered by rho_0: PSD
     // exactly when L rho_0^2 <= 1.
     const std::string fix = std::isinf(spec.beta)
@@ -136,7 +136,7 @@ void ValueSampler::sample(std::mt19937_64& rng, std::span<float> values) const {
   std::vector<double> z(keys_ * dim);  // [M, d]
   for (double& x : z) x = gauss(rng);
   std::vector<double> x(keys_ * dim);  // [M, d] rows with covariance C (times d)
-  multiply(factor_, z, keys_, keys_, dim, x);
+  geometry::multiply(factor_, z, keys_, keys_, dim, x);
   // Lognormal content norms with mean nu and the requested CV; the sink is exactly lambda nu.
   const double spread = std::sqrt(std::log1p(spec_.cv * spec_.cv));
   for (std::size_t k = 0; k < keys_; ++k) {
@@ -158,4 +158,4 @@ SyntheticHead synthetic_head(std::span<const double> profile, const ValueSampler
   return head;
 }
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::synth

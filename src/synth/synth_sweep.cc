@@ -1,11 +1,11 @@
-#include "geometry/synth_sweep.h"
+#include "synth/synth_sweep.h"
 
 #include <random>
 #include <utility>
 
 #include "util/error.h"
 
-namespace attngeom::geometry {
+namespace attngeom::synth {
 namespace {
 
 // SplitMix64: independent, reproducible per-point seeds from one sweep seed.
@@ -44,7 +44,7 @@ std::vector<SynthPoint> run_synth_sweep(const SynthSweep& sweep, std::uint64_t s
                 spec.kind = profile;
                 std::mt19937_64 rng(point.seed);
                 const SyntheticHead head = synthetic_head(attention_profile(spec, length + 1), sampler, rng);
-                point.analysis = analyze_row(head.view(), sweep.analysis);
+                point.analysis = geometry::analyze_row(head.view(), sweep.analysis);
                 points.push_back(std::move(point));
               }
             }
@@ -56,4 +56,4 @@ std::vector<SynthPoint> run_synth_sweep(const SynthSweep& sweep, std::uint64_t s
   return points;
 }
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::synth

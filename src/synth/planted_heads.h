@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <random>
 
-#include "geometry/synthetic.h"
-#include "geometry/taxonomy.h"
+#include "stats/taxonomy.h"
+#include "synth/synthetic.h"
 
-namespace attngeom::geometry {
+namespace attngeom::synth {
 
 struct PlantedHeadSpec {
   ProfileSpec profile;   // bimodal: sink + last, the rest spread over the content keys
@@ -19,6 +19,6 @@ struct PlantedHeadSpec {
 };
 
 // InputError for kUnclassified (there is nothing to plant).
-PlantedHeadSpec planted_head_spec(HeadType type, std::size_t dim, std::mt19937_64& rng);
+PlantedHeadSpec planted_head_spec(stats::HeadType type, std::size_t dim, std::mt19937_64& rng);
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::synth

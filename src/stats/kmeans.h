@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-namespace attngeom::geometry {
+namespace attngeom::stats {
 
 struct KMeansResult {
   std::vector<std::size_t> assignment;  // [P]
@@ -18,4 +18,4 @@ struct KMeansResult {
 KMeansResult kmeans(std::span<const double> points, std::size_t count, std::size_t features, std::size_t k,
                     std::size_t restarts, std::size_t max_iterations, std::uint64_t seed);
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::stats

@@ -9,7 +9,7 @@
 
 #include "geometry/head_row.h"
 
-namespace attngeom::geometry {
+namespace attngeom::synth {
 
 // ---- attention profiles -------------------------------------------------------------------
 
@@ -82,9 +82,9 @@ struct SyntheticHead {
   std::vector<float> alpha;   // [M]
   std::vector<float> values;  // [M, d]
   std::size_t dim = 0;
-  HeadRowView view() const { return {alpha, values, dim}; }
+  geometry::HeadRowView view() const { return {alpha, values, dim}; }
 };
 
 SyntheticHead synthetic_head(std::span<const double> profile, const ValueSampler& sampler, std::mt19937_64& rng);
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::synth

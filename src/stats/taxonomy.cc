@@ -1,17 +1,14 @@
-#include "geometry/taxonomy.h"
+#include "stats/taxonomy.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <tuple>
-#include <utility>
 #include <vector>
 
-#include "geometry/kmeans.h"
-#include "geometry/selection_metrics.h"
+#include "stats/kmeans.h"
 #include "util/error.h"
 
-namespace attngeom::geometry {
+namespace attngeom::stats {
 namespace {
 
 constexpr std::size_t kTypes = 3;  // retriever, mixer, reset: k of the cross-check
@@ -19,28 +16,6 @@ constexpr std::size_t kFeatureCount = 7;
 
 std::array<double, kFeatureCount> as_array(const TaxonomyFeatures& f) {
   return {f.sink_share, f.last_share, f.rest_share, f.cos_sink_small, f.cos_sink_large, f.cos_last_small, f.cos_last_large};
-}
-
-double norm_of_scaled(std::span<const float> v, double a) {
-  double sq = 0.0;
-  for (const float x : v) sq += (a * x) * (a * x);
-  return std::sqrt(sq);
-}
-
-// Mean of cos_sink / cos_last over the metrics whose N passes `keep`, or over `fallback`.
-template <typename Keep>
-std::pair<double, double> mean_cosines(std::span<const SelectionMetrics> grid, Keep keep, const SelectionMetrics& fallback) {
-  double sink = 0.0;
-  double last = 0.0;
-  std::size_t count = 0;
-  for (const SelectionMetrics& m : grid) {
-    if (!keep(m.n)) continue;
-    sink += m.cos_sink;
-    last += m.cos_last;
-    ++count;
-  }
-  if (count == 0) return {fallback.cos_sink, fallback.cos_last};
-  return {sink / static_cast<double>(count), last / static_cast<double>(count)};
 }
 
 }  // namespace
@@ -58,49 +33,6 @@ std::string_view head_type_name(HeadType type) {
   }
   ATTNGEOM_CHECK(false);
   return {};
-}
-
-HeadMagnitudes head_magnitudes(const HeadRowView& row) {
-  validate(row);
-  const std::size_t last = row.keys() - 1;  // L
-  HeadMagnitudes m;
-  m.sink = norm_of_scaled(row.value(0), row.alpha[0]);
-  m.last = norm_of_scaled(row.value(last), row.alpha[last]);
-  std::vector<double> rest(row.dim, 0.0);  // [d] sum_{0<i<L} alpha_i v_i
-  for (std::size_t i = 1; i < last; ++i) {
-    const std::span<const float> v = row.value(i);
-    for (std::size_t t = 0; t < row.dim; ++t) rest[t] += static_cast<double>(row.alpha[i]) * v[t];
-  }
-  double sq = 0.0;
-  for (const double x : rest) sq += x * x;
-  m.rest = std::sqrt(sq);
-  return m;
-}
-
-TaxonomyFeatures taxonomy_features(const HeadMagnitudes& magnitudes, std::span<const SelectionMetrics> grid,
-                                   std::size_t keys, const TaxonomyOptions& options) {
-  if (keys == 0) throw InputError("taxonomy: M must be >= 1");
-  TaxonomyFeatures f;
-  const double total = magnitudes.sink + magnitudes.last + magnitudes.rest;
-  if (total > 0.0) {
-    f.sink_share = magnitudes.sink / total;
-    f.last_share = magnitudes.last / total;
-    f.rest_share = magnitudes.rest / total;
-  }
-  if (grid.empty()) {
-    f.cos_sink_small = f.cos_sink_large = f.cos_last_small = f.cos_last_large = std::nan("");
-    return f;
-  }
-  // Averages over the default N grid (docs/method.md section 2) whatever N the row was analysed at: every N would
-  // weight the large-N end far more and change the features with --every-n.
-  const std::vector<std::size_t> default_grid = default_n_grid(keys);
-  const auto on_grid = [&](std::size_t n) { return std::binary_search(default_grid.begin(), default_grid.end(), n); };
-  const double large_from = options.large_n_fraction * static_cast<double>(keys - 1);
-  std::tie(f.cos_sink_small, f.cos_last_small) =
-      mean_cosines(grid, [&](std::size_t n) { return on_grid(n) && n <= options.small_n_max; }, grid.front());
-  std::tie(f.cos_sink_large, f.cos_last_large) = mean_cosines(
-      grid, [&](std::size_t n) { return on_grid(n) && static_cast<double>(n) >= large_from; }, grid.back());
-  return f;
 }
 
 TaxonomyFeatures mean_features(std::span<const TaxonomyFeatures> features) {
@@ -206,4 +138,4 @@ std::vector<LayerTypeShares> type_shares_by_layer(std::span<const HeadType> labe
   return out;
 }
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::stats

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "geometry/row_analysis.h"
-#include "geometry/synthetic.h"
+#include "synth/synthetic.h"
 
-namespace attngeom::geometry {
+namespace attngeom::synth {
 
 struct SynthSweep {
   // The seed's ablation: the four profiles at one value model.
@@ -24,10 +24,10 @@ struct SynthSweep {
   std::vector<double> cvs = {0.03};
   double nu = 1.0;
   ProfileSpec shapes;  // four-phase, bimodal and power-law parameters (kind is ignored)
-  RowAnalysisOptions analysis = every_n_analysis();
+  geometry::RowAnalysisOptions analysis = every_n_analysis();
 
-  static RowAnalysisOptions every_n_analysis() {
-    RowAnalysisOptions o;
+  static geometry::RowAnalysisOptions every_n_analysis() {
+    geometry::RowAnalysisOptions o;
     o.every_n = true;
     return o;
   }
@@ -39,11 +39,11 @@ struct SynthPoint {
   std::size_t length = 0;  // L
   ValueModelSpec values;
   std::uint64_t seed = 0;  // of this head, derived from the sweep's seed and the index
-  RowAnalysis analysis;
+  geometry::RowAnalysis analysis;
 };
 
 // Points in the order profile (fastest), cv, beta, rho_0, lambda, L, d. InputError on an
 // empty list or an infeasible value model.
 std::vector<SynthPoint> run_synth_sweep(const SynthSweep& sweep, std::uint64_t seed);
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::synth

@@ -1,15 +1,47 @@
 #pragma once
-// A run-directory CSV file (docs/run_format.md): one header row, comma-separated,
-// no quoting, `nan` for undefined values. Read whole and validated as it is read:
-// every row has the header's field count. Every error names the file and line. Lines
-// starting with '#' before the header are comments (`attngeom synth` writes one).
+// The CSV files of a run directory, a synth sweep and prune (docs/run_format.md): one
+// header row, comma-separated, no quoting, `nan` for undefined values. Lines starting with
+// '#' before the header are comments (`attngeom synth` writes one).
+//
+// CsvWriter builds a table in memory and writes it atomically. CsvTable reads one whole and
+// validates it as it is read: every row has the header's field count. Every error names the
+// file and line.
 #include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace attngeom::report {
+namespace attngeom {
+
+// How a table writes its real numbers.
+enum class CsvReals {
+  kRoundTrip,  // %.17g: reads back as the same double; every NaN as `nan`, infinities as inf / -inf
+  kTenDigits,  // %.10g as printf writes it (a NaN with its sign bit set as `-nan`): the synth tables
+};
+
+// One real number as a table of that format writes it.
+std::string format_real(double value, CsvReals reals);
+
+class CsvWriter {
+ public:
+  // comment: written as a "# " line above the header when not empty.
+  explicit CsvWriter(const std::vector<std::string>& columns, CsvReals reals = CsvReals::kRoundTrip,
+                     const std::string& comment = "");
+  CsvWriter& add(double value);
+  CsvWriter& add(std::size_t value);
+  CsvWriter& add(int value);
+  CsvWriter& add(const std::string& value);  // must not contain a comma or newline
+  void end_row();  // ATTNGEOM_CHECKs that the row has one cell per column
+  void write(const std::filesystem::path& path) const;
+
+ private:
+  void cell(const std::string& text);
+  CsvReals reals_;
+  std::size_t columns_ = 0;
+  std::size_t cells_in_row_ = 0;
+  std::string text_;
+};
 
 class CsvTable {
  public:
@@ -49,4 +81,4 @@ class CsvTable {
 // A number from a CSV field; false if the field is not one (empty, text, trailing junk).
 bool parse_number(std::string_view field, double& out);
 
-}  // namespace attngeom::report
+}  // namespace attngeom

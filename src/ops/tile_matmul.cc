@@ -1,4 +1,4 @@
-#include "analysis/tile_matmul.h"
+#include "ops/tile_matmul.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "geometry/profile_fit.h"
+#include "stats/profile_fit.h"
 
 #include <bit>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "geometry/simd_lanes.h"
 #include "util/error.h"
 
-namespace attngeom::geometry {
+namespace attngeom::stats {
 namespace {
 
 // Sums of y and y^2 over [0, i), for constant fits of any range in O(1); `padding` zeros
@@ -99,7 +99,8 @@ TailFit refine_tail(std::span<const double> row, std::size_t start, double rate,
 }
 
 // The breakpoint screen's pairs, kDoubleLanes at a time, and their bits.
-using Doubles = DoubleLanes;
+using Doubles = geometry::DoubleLanes;
+using geometry::kDoubleLanes;
 using Words = std::uint64_t __attribute__((vector_size(sizeof(Doubles))));
 using SignedWords = std::int64_t __attribute__((vector_size(sizeof(Doubles))));
 
@@ -310,4 +311,4 @@ FourPhaseFit fit_four_phase(std::span<const double> row, const FourPhaseFitOptio
   return fit;
 }
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::stats

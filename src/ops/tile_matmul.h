@@ -1,20 +1,16 @@
 #pragma once
-// The oneDNN product behind the screens of screen_products.h: a [kTile, d] block of one row's
-// vectors times the transpose of another block, [kTile, kTile] out. One primitive serves
+// The oneDNN product behind the screens of pair_product_tiles.h: a [kTile, d] block of one
+// row's vectors times the transpose of another block, [kTile, kTile] out. One primitive serves
 // every row and thread; each loaded row runs it through its own Runner.
 #include <cstddef>
-#include <memory>
-#include <span>
 
 #include <oneapi/dnnl/dnnl.hpp>
-
-#include "geometry/pair_products.h"
 
 namespace attngeom {
 
 class TileMatmul {
  public:
-  static constexpr std::size_t kTile = geometry::LoadedUnits::kTile;
+  static constexpr std::size_t kTile = 256;
   // a: the left block's type, b: the right block's, c: the tile's.
   TileMatmul(std::size_t dim, dnnl::memory::data_type a, dnnl::memory::data_type b, dnnl::memory::data_type c);
 
@@ -57,24 +53,5 @@ double screen_error_bound(double max_error, double relative, double absolute);
 
 // Refuses units of another d than the kernel was built for.
 void check_screen_dim(std::size_t built, std::size_t given, const char* kernel);
-
-// A screen kernel: Units(const TileMatmul&, units, count) loads one row in its format.
-template <class Units>
-class TilePairProducts final : public geometry::PairProducts {
- public:
-  TilePairProducts(const char* name, std::size_t dim, dnnl::memory::data_type a, dnnl::memory::data_type b,
-                   dnnl::memory::data_type c)
-      : name_(name), product_(dim, a, b, c) {}
-
-  std::unique_ptr<geometry::LoadedUnits> load(std::span<const float> units, std::size_t count,
-                                              std::size_t dim) const override {
-    check_screen_dim(product_.dim(), dim, name_);
-    return std::make_unique<Units>(product_, units, count);
-  }
-
- private:
-  const char* name_;
-  TileMatmul product_;
-};
 
 }  // namespace attngeom

@@ -1,33 +1,26 @@
 #pragma once
 // Head taxonomy, docs/method.md section 6: Retriever / Mixer / Reset from the last-query row, with rules
-// whose thresholds are named options ([OURS]) and a k-means (k = 3) cross-check.
+// whose thresholds are named options ([OURS]) and a k-means (k = 3) cross-check. The per-row
+// features it classifies are geometry/head_features.h.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
-#include "geometry/head_row.h"
-#include "geometry/selection_metrics.h"
+#include "geometry/head_features.h"
 
-namespace attngeom::geometry {
+namespace attngeom::stats {
+
+using geometry::TaxonomyFeatures;
 
 enum class HeadType { kRetriever, kMixer, kReset, kUnclassified };
 std::string_view head_type_name(HeadType type);  // "retriever", "mixer", "reset", "unclassified"
 
-// ||alpha_0 v_0|| (sink), ||alpha_L v_L|| (last token), ||sum_{0<i<L} alpha_i v_i|| (rest).
-// With M = 1 the sink is also the last token and the rest is 0.
-struct HeadMagnitudes {
-  double sink = 0.0;
-  double last = 0.0;
-  double rest = 0.0;
-};
-HeadMagnitudes head_magnitudes(const HeadRowView& row);
-
 struct TaxonomyOptions {
-  // Where the trajectories are read.
-  std::size_t small_n_max = 4;     // small N: N <= this (the seed's small-N regime [1, 4])
-  double large_n_fraction = 0.25;  // large N: N >= this share of M - 1
+  // Where the trajectories are read (geometry::FeatureWindow).
+  std::size_t small_n_max = geometry::FeatureWindow{}.small_n_max;
+  double large_n_fraction = geometry::FeatureWindow{}.large_n_fraction;
   // Retriever (last-token dominated): cos(s_N, v_L) high across N.
   double retriever_min_cos_last = 0.6;  // at small and at large N
   // Reset (sink-biased normalisation): sink magnitude dominates, cos(s_N, v_L) weak at small N.
@@ -38,22 +31,6 @@ struct TaxonomyOptions {
   double mixer_min_sink_shift = 0.3;  // cos(s_N, v_0) at small N minus at large N
 };
 
-struct TaxonomyFeatures {
-  double sink_share = 0.0;  // magnitudes over their sum; 0 when all are 0
-  double last_share = 0.0;
-  double rest_share = 0.0;
-  double cos_sink_small = 0.0;  // mean cos(s_N, v_0) over the small N of the grid
-  double cos_sink_large = 0.0;  // ... over the large N
-  double cos_last_small = 0.0;  // mean cos(s_N, v_L) over the small N
-  double cos_last_large = 0.0;  // ... over the large N
-};
-
-// grid: selection metrics of this row over an N grid (e.g. default_n_grid). A missing small
-// (large) N set falls back to the smallest (largest) N of the grid; an empty grid (a row
-// with one key: nothing to select) leaves the four cosines NaN, and classify() then
-// matches no rule (unclassified).
-TaxonomyFeatures taxonomy_features(const HeadMagnitudes& magnitudes, std::span<const SelectionMetrics> grid,
-                                   std::size_t keys, const TaxonomyOptions& options = {});
 // Field-wise mean, to aggregate a head's features over sequences before classifying.
 TaxonomyFeatures mean_features(std::span<const TaxonomyFeatures> features);
 
@@ -92,4 +69,4 @@ struct LayerTypeShares {
 };
 std::vector<LayerTypeShares> type_shares_by_layer(std::span<const HeadType> labels, std::size_t heads_per_layer);
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::stats

@@ -1,4 +1,4 @@
-#include "geometry/kmeans.h"
+#include "stats/kmeans.h"
 
 #include <algorithm>
 #include <limits>
@@ -7,7 +7,7 @@
 
 #include "util/error.h"
 
-namespace attngeom::geometry {
+namespace attngeom::stats {
 namespace {
 
 double squared_distance(const double* a, const double* b, std::size_t features) {
@@ -101,4 +101,4 @@ KMeansResult kmeans(std::span<const double> points, std::size_t count, std::size
   return best;
 }
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::stats

@@ -1,4 +1,4 @@
-#include "geometry/correlation.h"
+#include "stats/correlation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "util/error.h"
 
-namespace attngeom::geometry {
+namespace attngeom::stats {
 namespace {
 
 std::vector<double> mid_ranks(std::span<const double> x) {
@@ -130,4 +130,4 @@ SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std
   return out;
 }
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::stats

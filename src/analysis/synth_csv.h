@@ -1,6 +1,6 @@
 #pragma once
-// CSV files of a synth sweep, the only I/O of the geometry module. Each file starts with one
-// "# " line holding the caller's resolved settings; columns are documented in docs/geometry.md.
+// CSV files of a synth sweep. Each file starts with one "# " line holding the caller's
+// resolved settings; columns are documented in docs/geometry.md.
 #include <array>
 #include <filesystem>
 #include <span>
@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "geometry/synth_sweep.h"
+#include "synth/synth_sweep.h"
 
-namespace attngeom::geometry {
+namespace attngeom {
 
 // The files a sweep writes, in this order.
 inline constexpr std::array<std::string_view, 5> kSynthCsvFiles = {"points.csv", "metrics.csv", "envelopes.csv",
@@ -19,7 +19,7 @@ inline constexpr std::array<std::string_view, 5> kSynthCsvFiles = {"points.csv",
 // Writes points.csv, metrics.csv, envelopes.csv, separation.csv and coverage.csv into
 // `directory` (created if missing) and returns their paths. InputError when a file cannot be
 // written.
-std::vector<std::filesystem::path> write_synth_csv(const std::filesystem::path& directory, std::span<const SynthPoint> points,
-                                                   std::string_view settings);
+std::vector<std::filesystem::path> write_synth_csv(const std::filesystem::path& directory,
+                                                   std::span<const synth::SynthPoint> points, const std::string& settings);
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom

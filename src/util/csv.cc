@@ -1,12 +1,14 @@
-#include "report/csv_table.h"
+#include "util/csv.h"
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
-namespace attngeom::report {
+namespace attngeom {
 
 namespace {
 
@@ -22,6 +24,65 @@ std::vector<std::string> split_fields(std::string_view line) {
 }
 
 }  // namespace
+
+std::string format_real(double value, CsvReals reals) {
+  char buffer[32];
+  if (reals == CsvReals::kTenDigits) {
+    std::snprintf(buffer, sizeof buffer, "%.10g", value);
+    return buffer;
+  }
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  std::snprintf(buffer, sizeof buffer, "%.17g", value);
+  return buffer;
+}
+
+CsvWriter::CsvWriter(const std::vector<std::string>& columns, CsvReals reals, const std::string& comment)
+    : reals_(reals), columns_(columns.size()) {
+  if (!comment.empty()) text_ += "# " + comment + '\n';
+  for (std::size_t i = 0; i < columns.size(); ++i) text_ += (i ? "," : "") + columns[i];
+  text_ += '\n';
+}
+
+void CsvWriter::cell(const std::string& text) {
+  ATTNGEOM_CHECK(cells_in_row_ < columns_);
+  ATTNGEOM_CHECK(text.find_first_of(",\n") == std::string::npos);
+  if (cells_in_row_++ > 0) text_ += ',';
+  text_ += text;
+}
+
+CsvWriter& CsvWriter::add(double value) {
+  cell(format_real(value, reals_));
+  return *this;
+}
+
+CsvWriter& CsvWriter::add(std::size_t value) {
+  cell(std::to_string(value));
+  return *this;
+}
+
+CsvWriter& CsvWriter::add(int value) {
+  cell(std::to_string(value));
+  return *this;
+}
+
+CsvWriter& CsvWriter::add(const std::string& value) {
+  cell(value);
+  return *this;
+}
+
+void CsvWriter::end_row() {
+  ATTNGEOM_CHECK(cells_in_row_ == columns_);
+  text_ += '\n';
+  cells_in_row_ = 0;
+}
+
+void CsvWriter::write(const std::filesystem::path& path) const {
+  ATTNGEOM_CHECK(cells_in_row_ == 0);
+  AtomicFile file(path);
+  file.write_at(0, text_.data(), text_.size());
+  file.commit();
+}
 
 bool parse_number(std::string_view field, double& out) {
   if (!field.empty() && field.front() == '+') field.remove_prefix(1);
@@ -120,4 +181,4 @@ bool CsvTable::is_numeric(std::size_t col) const {
   return true;
 }
 
-}  // namespace attngeom::report
+}  // namespace attngeom

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-namespace attngeom::geometry {
+namespace attngeom::stats {
 
 struct FourPhaseFitOptions {
   std::size_t min_phase_length = 2;  // plateau, oscillation and recency each span at least this many keys
@@ -46,4 +46,4 @@ struct FourPhaseFit {
 // row: [M] mean attention weights by key position.
 FourPhaseFit fit_four_phase(std::span<const double> row, const FourPhaseFitOptions& options = {});
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::stats

@@ -9,12 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/synth_csv.h"
 #include "geometry/linalg.h"
-#include "geometry/synth_csv.h"
-#include "geometry/synth_sweep.h"
+#include "synth/synth_sweep.h"
 #include "util/error.h"
 
-namespace attngeom::geometry {
+namespace attngeom::synth {
 namespace {
 
 SynthSweep small_sweep() {
@@ -84,7 +84,7 @@ TEST(PsdFactor, BorderedIdentityIsRefusedExactlyWhenIndefinite) {
     std::vector<double> a(kN * kN, 0.0), factor(kN * kN);
     for (std::size_t i = 0; i < kN; ++i) a[i * kN + i] = 1.0;
     for (std::size_t i = 1; i < kN; ++i) a[i] = a[i * kN] = r;
-    const bool psd = psd_factor(a, kN, 1e-9, factor);
+    const bool psd = geometry::psd_factor(a, kN, 1e-9, factor);
     EXPECT_EQ(psd, r <= bound) << "r = " << r;
     if (!psd) continue;
     double worst = 0.0;  // factor * factor^T against a
@@ -121,4 +121,4 @@ TEST(SynthCsv, FilesHoldEveryRowAndNoNaN) {
 }
 
 }  // namespace
-}  // namespace attngeom::geometry
+}  // namespace attngeom::synth

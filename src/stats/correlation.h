@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-namespace attngeom::geometry {
+namespace attngeom::stats {
 
 // Pearson correlation of finite values; 0 when fewer than 2 points or either variable is constant.
 double pearson(std::span<const double> x, std::span<const double> y);
@@ -45,4 +45,4 @@ SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std
                                               std::span<const std::size_t> n_values, const BootstrapOptions& options,
                                               std::uint64_t seed);
 
-}  // namespace attngeom::geometry
+}  // namespace attngeom::stats
