@@ -137,11 +137,11 @@ Dump read_dump(const fs::path& path) {
 }  // namespace
 
 void run_dump_analysis(const DumpAnalysisSettings& s) {
-  if (s.dumps.empty()) throw InputError("metrics: at least one --dump is required");
+  if (s.dumps.empty()) throw SettingError({"metrics: at least one ", setting("dump"), " is required"});
   std::vector<Dump> dumps;
   nlohmann::json files = nlohmann::json::array();
   if (const auto twice = repeated_path(s.dumps)) {  // one sequence counted twice would bias every mean
-    throw InputError("--dump " + s.dumps[twice->second].string() + ": given twice");
+    throw SettingError({setting("dump"), " " + s.dumps[twice->second].string() + ": given twice"});
   }
   for (const fs::path& path : s.dumps) {
     dumps.push_back(read_dump(path));
@@ -160,8 +160,8 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
   for (std::size_t i = 0; i < dumps.size(); ++i) {
     if (dumps[i].precision.empty()) continue;
     if (!precision.empty() && dumps[i].precision != precision) {
-      throw InputError("--dump " + s.dumps[i].string() + ": captured at precision " + dumps[i].precision +
-                       ", but an earlier dump at " + precision + "; one run holds one precision");
+      throw SettingError({setting("dump"), " " + s.dumps[i].string() + ": captured at precision " + dumps[i].precision +
+                                               ", but an earlier dump at " + precision + "; one run holds one precision"});
     }
     precision = dumps[i].precision;
   }

@@ -79,11 +79,12 @@ nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& ou
     nlohmann::json run = read_run_json(dir);
     const auto complete = run.find("complete");
     if (complete == run.end() || *complete != true) {
-      throw InputError(dir.string() + ": shard is not complete (finish it with analyze --resume first)");
+      throw SettingError({dir.string() + ": shard is not complete (finish it with analyze ", setting("resume"), " first)"});
     }
     if (run.value("queries", nlohmann::json()) == "from dumps") {
-      throw InputError(dir.string() + ": is a metrics run (from capture dumps), not a shard; merge combines the runs of "
-                       "analyze --shard i/n (metrics takes several --dump files at once instead)");
+      throw SettingError({dir.string() + ": is a metrics run (from capture dumps), not a shard; merge combines the runs of "
+                          "analyze ",
+                          setting("shard"), " i/n (metrics takes several ", setting("dump"), " files at once instead)"});
     }
     const ShardOf shard = shard_of(run, dir);
     const int index = shard.index;

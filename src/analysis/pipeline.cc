@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "analysis/option_table.h"
 #include "analysis/outputs.h"
 #include "analysis/provenance.h"
 #include "analysis/record.h"
@@ -32,30 +33,32 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-nlohmann::json record_options_json(const geometry::RowAnalysisOptions& r, const AggregateOptions& aggregate) {
-  return {{"every_n", r.every_n},
-          {"recency_window", r.mass.recency_window},
-          {"top_k", r.mass.top_k},
-          {"normalised_radii", r.selection.normalised_radii},
-          {"max_lag", r.lag.max_lag},
-          {"bounds", r.bounds},
-          {"r1_eta", r.r1_eta == geometry::R1Eta::kMaxDeviation ? "max" : "mae"},
-          {"r2_delta", r.r2_delta},
-          {"stats_seed", aggregate.seed},
-          {"bootstrap", aggregate.bootstrap.resamples}};
+namespace {
+
+// The entries of the option table at `places`, each under its run.json key.
+nlohmann::json options_at(const geometry::RowAnalysisOptions& row, const AggregateOptions& aggregate,
+                          std::initializer_list<OptionPlace> places) {
+  geometry::RowAnalysisOptions row_copy = row;  // the table's members are writable; these copies are only read
+  AggregateOptions aggregate_copy = aggregate;
+  const OptionTarget target{row_copy, aggregate_copy};
+  nlohmann::json out = nlohmann::json::object();
+  for (const OptionSpec& spec : analysis_option_table()) {
+    if (std::find(places.begin(), places.end(), spec.place) != places.end()) {
+      out[std::string(spec.name)] = option_json(spec, target);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json record_options_json(const geometry::RowAnalysisOptions& row, const AggregateOptions& aggregate) {
+  return options_at(row, aggregate, {OptionPlace::kRecord, OptionPlace::kStats});
 }
 
 nlohmann::json options_json(const geometry::RowAnalysisOptions& row, const AggregateOptions& aggregate) {
-  const stats::TaxonomyOptions& t = aggregate.taxonomy;
-  nlohmann::json options = record_options_json(row, aggregate);
-  options["taxonomy"] = {{"small_n_max", t.small_n_max},
-                         {"large_n_fraction", t.large_n_fraction},
-                         {"retriever_min_cos_last", t.retriever_min_cos_last},
-                         {"reset_min_sink_share", t.reset_min_sink_share},
-                         {"reset_max_small_cos_last", t.reset_max_small_cos_last},
-                         {"mixer_min_small_cos_sink", t.mixer_min_small_cos_sink},
-                         {"mixer_min_sink_shift", t.mixer_min_sink_shift}};
-  options["flat_precision_range"] = aggregate.flat_precision_range;
+  nlohmann::json options = options_at(row, aggregate, {OptionPlace::kRecord, OptionPlace::kStats, OptionPlace::kTables});
+  options["taxonomy"] = options_at(row, aggregate, {OptionPlace::kTaxonomy});
   return options;
 }
 
@@ -95,7 +98,7 @@ class Progress {
 };
 
 // The settings of one length's run directory: the run's, with that seq_len. Only the main
-// directory keeps the sweep's lengths, so that --resume with other --lengths is refused.
+// directory keeps the sweep's lengths, so that resuming with other lengths is refused.
 nlohmann::json length_settings_json(const AnalysisSettings& s, int seq_len) {
   AnalysisSettings length_settings = s;
   length_settings.seq_len = seq_len;
@@ -105,7 +108,7 @@ nlohmann::json length_settings_json(const AnalysisSettings& s, int seq_len) {
 
 // One sequence length of a run, planned before anything is written: the sequences, the
 // captured rows and the record schema. Every input error (length beyond the model,
-// no sequence available, bad --queries) surfaces here, before the run directory exists.
+// no sequence available, a query row beyond the length) surfaces here, before the run directory exists.
 struct LengthPlan {
   int seq_len = 0;
   fs::path out;
@@ -116,12 +119,15 @@ struct LengthPlan {
   nlohmann::json settings;            // settings_json with this seq_len
 };
 
-LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::path& out, int seq_len) {
+LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::path& out, int seq_len,
+                       const RunControl& control) {
   const ModelConfig& c = in.checkpoint.config();
+  const bool main_length = seq_len == s.seq_len;
   if (seq_len > c.max_positions && !s.force) {
-    throw InputError(std::string(seq_len == s.seq_len ? "--seq-len " : "--lengths: ") + std::to_string(seq_len) +
-                     " exceeds the model's max_position_embeddings " +
-                     std::to_string(c.max_positions) + " (use --force to run anyway)");
+    throw SettingError({setting(main_length ? "seq_len" : "lengths"),
+                        (main_length ? " " : ": ") + std::to_string(seq_len) + " exceeds the model's max_position_embeddings " +
+                            std::to_string(c.max_positions) + " (use ",
+                        setting("force"), " to run anyway)"});
   }
   LengthPlan plan;
   plan.seq_len = seq_len;
@@ -132,24 +138,27 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
       in.corpus, [&](const std::string& text, const std::string& where) { return in.tokenizer.encode_document(text, where); },
       seq_options);
   const std::size_t made = plan.sequences.sequences.size();
-  if (made < static_cast<std::size_t>(s.num_seqs)) {
-    std::fprintf(stderr,
-                 "attngeom analyze: warning: --num-seqs %d, but the corpus gives %s of %d tokens "
-                 "(%s, --skip %d; %s shorter than one window)\n",
-                 s.num_seqs, count_of(made, "sequence").c_str(), seq_len,
-                 count_of(plan.sequences.candidates, "window").c_str(), s.skip,
-                 count_of(plan.sequences.short_documents, "document").c_str());
+  if (made < static_cast<std::size_t>(s.num_seqs) && control.warn) {
+    control.warn({setting("num_seqs"),
+                  " " + std::to_string(s.num_seqs) + ", but the corpus gives " + count_of(made, "sequence") + " of " +
+                      std::to_string(seq_len) + " tokens (" + count_of(plan.sequences.candidates, "window") + ", ",
+                  setting("skip"),
+                  " " + std::to_string(s.skip) + "; " + count_of(plan.sequences.short_documents, "document") +
+                      " shorter than one window)"});
   }
-  const std::string at_length = seq_len == s.seq_len ? "" : " (at --lengths " + std::to_string(seq_len) + ")";
-  plan.rows = resolve_query_rows(parse_query_selection(s.queries, "--queries"), seq_len, "--queries" + at_length);
+  const SettingMessage subject = main_length ? SettingMessage{setting("queries")}
+                                             : SettingMessage{setting("queries"), " (at ", setting("lengths"),
+                                                              " " + std::to_string(seq_len) + ")"};
+  plan.rows = resolve_query_rows(s.queries, seq_len, subject);
   plan.schema = make_record_schema(static_cast<std::size_t>(seq_len), s.row.every_n);
   for (std::size_t i = 0; i < plan.sequences.sequences.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(s.shard_count)) == s.shard_index) plan.mine.push_back(i);
   }
   if (plan.mine.empty()) {  // an empty shard could never be aggregated, nor merged
-    throw InputError("--shard " + std::to_string(s.shard_index) + "/" + std::to_string(s.shard_count) + ": no sequence " +
-                     "falls to this shard (the corpus gives " + std::to_string(made) + " at --seq-len " +
-                     std::to_string(seq_len) + "); use at most " + count_of(made, "shard"));
+    throw SettingError({setting("shard"),
+                        " " + std::to_string(s.shard_index) + "/" + std::to_string(s.shard_count) +
+                            ": no sequence falls to this shard (the corpus gives " + std::to_string(made) + " at ",
+                        setting("seq_len"), " " + std::to_string(seq_len) + "); use at most " + count_of(made, "shard")});
   }
   return plan;
 }
@@ -282,7 +291,7 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
       {"skip", s.skip},
       {"seed", s.shuffle_seed ? nlohmann::json(*s.shuffle_seed) : nlohmann::json(nullptr)},
       {"pack", s.pack},
-      {"queries", parse_query_selection(s.queries, "--queries").text},
+      {"queries", s.queries.text},
       {"shard", {s.shard_index, s.shard_count}},
       {"precision", std::string(precision_name(s.precision))}};
   // Only bf16x3 runs name their fp32 kernel, and only packed runs their separator (so other
@@ -313,31 +322,34 @@ void write_length_sweep(const fs::path& out, const AggregateOptions& options,
 }
 
 AggregateOptions aggregate_options_of_run(const nlohmann::json& run, const fs::path& dir) {
-  const auto bad = [&](const std::string& key) {
-    return InputError((dir / "run.json").string() + ": '" + key + "' must be a number");
+  const auto section = [](const nlohmann::json& object, const char* key) {
+    return object.is_object() ? object.value(key, nlohmann::json::object()) : nlohmann::json::object();
   };
-  // The number at `object[key]` into `to`, when present.
-  const auto read = [&](const nlohmann::json& object, const char* key, auto& to, const std::string& where) {
-    if (!object.is_object() || !object.contains(key)) return;
-    if (!object[key].is_number()) throw bad(where + key);
-    to = object[key].get<std::remove_reference_t<decltype(to)>>();
-  };
+  const nlohmann::json settings = section(run, "settings");
+  const nlohmann::json options = section(run, "options");
+  const nlohmann::json taxonomy = section(options, "taxonomy");
+  geometry::RowAnalysisOptions row;  // held by the records, not read back
   AggregateOptions o;
-  const nlohmann::json settings = run.value("settings", nlohmann::json::object());
-  read(settings, "stats_seed", o.seed, "settings.");
-  read(settings, "bootstrap", o.bootstrap.resamples, "settings.");
-  const nlohmann::json options = run.value("options", nlohmann::json::object());
-  read(options, "flat_precision_range", o.flat_precision_range, "options.");
-  const nlohmann::json taxonomy = options.is_object() ? options.value("taxonomy", nlohmann::json::object())
-                                                      : nlohmann::json::object();
-  stats::TaxonomyOptions& t = o.taxonomy;
-  read(taxonomy, "small_n_max", t.small_n_max, "options.taxonomy.");
-  read(taxonomy, "large_n_fraction", t.large_n_fraction, "options.taxonomy.");
-  read(taxonomy, "retriever_min_cos_last", t.retriever_min_cos_last, "options.taxonomy.");
-  read(taxonomy, "reset_min_sink_share", t.reset_min_sink_share, "options.taxonomy.");
-  read(taxonomy, "reset_max_small_cos_last", t.reset_max_small_cos_last, "options.taxonomy.");
-  read(taxonomy, "mixer_min_small_cos_sink", t.mixer_min_small_cos_sink, "options.taxonomy.");
-  read(taxonomy, "mixer_min_sink_shift", t.mixer_min_sink_shift, "options.taxonomy.");
+  const OptionTarget target{row, o};
+  for (const OptionSpec& spec : analysis_option_table()) {
+    if (spec.place == OptionPlace::kRecord) continue;
+    const auto& [object, where] = spec.place == OptionPlace::kStats      ? std::pair(&settings, "settings.")
+                                  : spec.place == OptionPlace::kTaxonomy ? std::pair(&taxonomy, "options.taxonomy.")
+                                                                         : std::pair(&options, "options.");
+    const std::string key(spec.name);
+    if (!object->is_object() || !object->contains(key)) continue;  // an older run: the default
+    const nlohmann::json& value = (*object)[key];
+    if (!value.is_number()) throw InputError((dir / "run.json").string() + ": '" + where + key + "' must be a number");
+    std::visit(
+        [&](auto member) {
+          if constexpr (std::is_same_v<decltype(member), SeedMember>) {
+            *member.value = value.get<std::uint64_t>();
+          } else if constexpr (std::is_arithmetic_v<std::remove_pointer_t<decltype(member)>>) {
+            *member = value.get<std::remove_pointer_t<decltype(member)>>();
+          }
+        },
+        spec.member(target));
+  }
   return o;
 }
 
@@ -365,14 +377,15 @@ std::string resumed_label(const AnalysisSettings& s) {
   if (stored == run.end() || !stored->is_string()) return s.label;
   const std::string label = stored->get<std::string>();
   if (!s.label.empty() && s.label != label) {
-    throw InputError("--label " + s.label + ": the run in " + s.out.string() + " is labelled '" + label +
-                     "'; resume it without --label (it keeps its label) or with --label " + label);
+    throw SettingError({setting("label"),
+                        " " + s.label + ": the run in " + s.out.string() + " is labelled '" + label + "'; resume it without ",
+                        setting("label"), " (it keeps its label) or with ", setting("label"), " " + label});
   }
   return label == default_run_label(s.out) ? s.label : label;
 }
 
 AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& control) {
-  // The cheap checks first: a wrong --out fails before the model or corpus is read.
+  // The cheap checks first: a wrong output directory fails before the model or corpus is read.
   check_run_dir(given.out, length_settings_json(given, given.seq_len), given.mode);
   AnalysisSettings s = given;
   s.label = resumed_label(given);
@@ -384,15 +397,15 @@ AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& co
 
   // Every length is planned (and every input error raised) before anything is written.
   std::vector<LengthPlan> plans;
-  plans.push_back(plan_length(s, inputs, s.out, s.seq_len));
+  plans.push_back(plan_length(s, inputs, s.out, s.seq_len, control));
   for (const int length : s.lengths) {
     if (length == s.seq_len) continue;
-    plans.push_back(plan_length(s, inputs, s.out / "lengths" / std::to_string(length), length));
+    plans.push_back(plan_length(s, inputs, s.out / "lengths" / std::to_string(length), length, control));
   }
   if (s.check_resources) preflight(s, inputs, plans);
 
   // A run that fails or stops before its first record (e.g. weights that overflow float32)
-  // leaves --out as it was; once records exist they stay for --resume.
+  // leaves the output directory as it was; once records exist they stay for --resume.
   std::vector<fs::path> input_paths = {s.model_dir};
   input_paths.insert(input_paths.end(), s.data.begin(), s.data.end());
   const RunDirGuard guard(s.out, s.mode, input_paths);

@@ -2,6 +2,7 @@
 // analyze, as a library call: checkpoint + corpus -> per-sequence records -> tables.
 // The CLI (analyze, demo) only fills AnalysisSettings.
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/run_dir.h"
+#include "capture/query_rows.h"
 #include "corpus/documents.h"
 #include "geometry/row_analysis.h"
 #include "ops/gemm.h"
@@ -31,7 +33,7 @@ struct AnalysisSettings {
   std::optional<std::uint64_t> shuffle_seed;
   bool pack = false;
   bool pack_bos = true;  // --pack-separator bos (default) or none
-  std::string queries = "last";
+  QuerySelection queries;
   bool per_sequence = false;
   RunDirMode mode = RunDirMode::kCreate;
   int shard_index = 0;
@@ -48,6 +50,7 @@ struct AnalysisSettings {
 struct RunControl {
   const std::atomic<bool>* stop = nullptr;
   bool progress_bar = false;  // else plain log lines
+  std::function<void(const SettingMessage&)> warn;  // e.g. fewer sequences than asked for; null: none shown
 };
 
 struct AnalysisOutcome {

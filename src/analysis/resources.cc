@@ -79,17 +79,18 @@ void check_resources(const ResourceEstimate& need, std::optional<std::uint64_t> 
                      std::optional<std::uint64_t> disk_free, const std::filesystem::path& out) {
   const std::uint64_t memory = add(need.weight_bytes, need.working_bytes);
   if (memory_available && memory > *memory_available) {
-    throw InputError("analyze: needs about " + human_bytes(memory) + " of memory (" + human_bytes(need.weight_bytes) +
-                     " mapped weights + " + human_bytes(need.working_bytes) +
-                     " for one sequence in flight) but only " + human_bytes(*memory_available) +
-                     " is available; use a shorter --seq-len, fewer --queries rows or no --every-n "
-                     "(or --no-resource-check to try anyway)");
+    throw SettingError({"analyze: needs about " + human_bytes(memory) + " of memory (" + human_bytes(need.weight_bytes) +
+                            " mapped weights + " + human_bytes(need.working_bytes) + " for one sequence in flight) but only " +
+                            human_bytes(*memory_available) + " is available; use a shorter ",
+                        setting("seq_len"), ", fewer ", setting("queries"), " rows or no ", setting("every_n"), " (or ",
+                        setting("no_resource_check"), " to try anyway)"});
   }
   if (disk_free && need.disk_bytes > *disk_free) {
-    throw InputError("analyze: records and tables need about " + human_bytes(need.disk_bytes) + " on the file system of " +
-                     out.string() + " but only " + human_bytes(*disk_free) +
-                     " is free; free space, use fewer --num-seqs or --queries rows "
-                     "(or --no-resource-check to try anyway)");
+    throw SettingError({"analyze: records and tables need about " + human_bytes(need.disk_bytes) +
+                            " on the file system of " + out.string() + " but only " + human_bytes(*disk_free) +
+                            " is free; free space, use fewer ",
+                        setting("num_seqs"), " or ", setting("queries"), " rows (or ", setting("no_resource_check"),
+                        " to try anyway)"});
   }
 }
 

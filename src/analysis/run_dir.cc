@@ -46,6 +46,11 @@ nlohmann::json read_run_json(const fs::path& dir) {
 
 namespace {
 
+// A problem with the output directory, named as the setting "out".
+SettingError out_error(const fs::path& path, const std::string& what) {
+  return SettingError({setting("out"), " " + path.string() + ": " + what});
+}
+
 bool is_temporary(const fs::path& file) { return file.filename().string().find(".tmp.") != std::string::npos; }
 
 // Whether the directory holds nothing committed: empty, or only the temporaries of a run
@@ -83,33 +88,35 @@ std::string settings_difference(const nlohmann::json& before, const nlohmann::js
 bool check_run_dir_and_plan(const fs::path& path, const nlohmann::json& settings, RunDirMode mode) {
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
-  if (ec) throw InputError("--out " + path.string() + ": " + ec.message());
-  if (exists && !fs::is_directory(path, ec)) throw InputError("--out " + path.string() + ": exists and is not a directory");
+  if (ec) throw out_error(path, ec.message());
+  if (exists && !fs::is_directory(path, ec)) throw out_error(path, "exists and is not a directory");
   const bool empty = exists && holds_nothing_committed(path, ec);
-  if (ec) throw InputError("--out " + path.string() + ": cannot list: " + ec.message());
+  if (ec) throw out_error(path, "cannot list: " + ec.message());
   const bool ours = exists && is_run_dir(path);
 
   if (mode == RunDirMode::kResume) {
     if (!ours) {
       // Killed before its marker was committed: nothing to continue, so the run starts.
       if (empty) return true;
-      throw InputError("--resume: " + path.string() + " is not an attngeom run directory");
+      throw SettingError({setting("resume"), ": " + path.string() + " is not an attngeom run directory"});
     }
     const nlohmann::json previous = read_run_json(path);
     const nlohmann::json before = previous.is_object() ? previous.value("settings", nlohmann::json()) : nlohmann::json();
     if (before != settings) {
-      throw InputError("--resume: " + path.string() + " was started with different settings (" +
-                       settings_difference(before, settings) + "); resume with the same ones, or use --overwrite");
+      throw SettingError({setting("resume"),
+                          ": " + path.string() + " was started with different settings (" +
+                              settings_difference(before, settings) + "); resume with the same ones, or use ",
+                          setting("overwrite")});
     }
     return false;
   }
   if (exists && !empty) {
     if (!ours) {
-      throw InputError("--out " + path.string() + ": exists, is not empty and is not an attngeom run directory; "
-                       "refusing to write into it");
+      throw out_error(path, "exists, is not empty and is not an attngeom run directory; refusing to write into it");
     }
     if (mode != RunDirMode::kOverwrite) {
-      throw InputError("--out " + path.string() + ": already holds a run; use --resume to continue it or --overwrite");
+      throw SettingError({setting("out"), " " + path.string() + ": already holds a run; use ", setting("resume"),
+                          " to continue it or ", setting("overwrite")});
     }
     return true;  // RunDirGuard sets the previous run aside before RunDir opens `path`
   }
@@ -143,16 +150,18 @@ RunDirGuard::RunDirGuard(const fs::path& out, RunDirMode mode, const std::vector
   if (mode != RunDirMode::kOverwrite || !is_run_dir(out)) return;
   for (const fs::path& input : inputs) {
     if (lies_within(input, out)) {
-      throw InputError("--overwrite " + out.string() + ": the input " + input.string() +
-                       " lies inside it and would be deleted with the previous run");
+      throw SettingError({setting("overwrite"), " " + out.string() + ": the input " + input.string() +
+                                                   " lies inside it and would be deleted with the previous run"});
     }
   }
   fs::path name = fs::absolute(out).lexically_normal();
   if (!name.has_filename()) name = name.parent_path();  // "runs/x/"
   aside_ = name.parent_path() / (name.filename().string() + ".previous." + std::to_string(::getpid()));
   fs::rename(out, aside_, ec);
-  if (ec) throw InputError("--overwrite " + out.string() + ": cannot set the previous run aside as " + aside_.string() +
-                           ": " + ec.message());
+  if (ec) {
+    throw SettingError({setting("overwrite"), " " + out.string() + ": cannot set the previous run aside as " +
+                                                  aside_.string() + ": " + ec.message()});
+  }
   open_mode_ = RunDirMode::kCreate;
 }
 
@@ -183,12 +192,12 @@ RunDir::RunDir(const fs::path& path, const nlohmann::json& settings, RunDirMode 
   const bool write_marker = check_run_dir_and_plan(path, settings, mode);
   std::error_code ec;
   fs::create_directories(path, ec);
-  if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
+  if (ec) throw out_error(path, "cannot create: " + ec.message());
   remove_temporaries(path);
   // The marker goes first, so a run killed at any later point is a resumable run directory.
   if (write_marker) write_json("run.json", {{"format", "attngeom-run-v1"}, {"settings", settings}});
   fs::create_directories(records_dir(), ec);
-  if (ec) throw InputError("--out " + path.string() + ": cannot create: " + ec.message());
+  if (ec) throw out_error(path, "cannot create: " + ec.message());
   remove_temporaries(records_dir());
 }
 

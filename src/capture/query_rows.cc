@@ -7,7 +7,8 @@
 
 namespace attngeom {
 
-QuerySelection parse_query_selection(const std::string& text, const std::string& flag) {
+QuerySelection parse_query_selection(const std::string& text) {
+  const auto bad = [&](const std::string& why) { return SettingError({setting("queries"), " '" + text + "': " + why}); };
   QuerySelection selection;
   selection.text = text;
   if (text == "last") return selection;
@@ -25,7 +26,7 @@ QuerySelection parse_query_selection(const std::string& text, const std::string&
       used = 0;
     }
     if (used == 0 || used != text.size() - 7 || value < 1 || value > (1 << 30)) {
-      throw InputError(flag + " '" + text + "': expected stride:K with K >= 1");
+      throw bad("expected stride:K with K >= 1");
     }
     selection.stride = static_cast<int>(value);
     return selection;
@@ -37,30 +38,28 @@ QuerySelection parse_query_selection(const std::string& text, const std::string&
     const bool digits = !item.empty() && item.size() <= 10 && item.find_first_not_of("0123456789") == std::string::npos;
     const long value = digits ? std::stol(item) : -1;
     if (value < 0 || value > (1 << 30)) {
-      throw InputError(flag + " '" + text + "': expected last, all, stride:K, or comma-separated positions >= 0; got '" +
-                       item + "'");
+      throw bad("expected last, all, stride:K, or comma-separated positions >= 0; got '" + item + "'");
     }
     selection.positions.push_back(static_cast<int>(value));
   }
   if (selection.positions.empty() || text.back() == ',') {
-    throw InputError(flag + " '" + text + "': expected last, all, stride:K, or comma-separated positions >= 0");
+    throw bad("expected last, all, stride:K, or comma-separated positions >= 0");
   }
   // Ascending, each once, and recorded that way: "63,1" and "1,63" are one selection to --resume and merge.
   std::sort(selection.positions.begin(), selection.positions.end());
   const auto twice = std::adjacent_find(selection.positions.begin(), selection.positions.end());
   if (twice != selection.positions.end()) {
-    throw InputError(flag + " '" + text + "': position " + std::to_string(*twice) + " appears twice");
+    throw bad("position " + std::to_string(*twice) + " appears twice");
   }
   if (selection.positions.back() == 0) {
-    throw InputError(flag + " '" + text + "': position 0 sees one key (BOS), where no metric is defined; "
-                     "expected at least one position >= 1");
+    throw bad("position 0 sees one key (BOS), where no metric is defined; expected at least one position >= 1");
   }
   selection.text.clear();
   for (const int p : selection.positions) selection.text += (selection.text.empty() ? "" : ",") + std::to_string(p);
   return selection;
 }
 
-std::vector<int> resolve_query_rows(const QuerySelection& selection, int seq, const std::string& flag) {
+std::vector<int> resolve_query_rows(const QuerySelection& selection, int seq, const SettingMessage& subject) {
   std::vector<int> rows;
   switch (selection.kind) {
     case QuerySelection::Kind::kLast:
@@ -78,8 +77,9 @@ std::vector<int> resolve_query_rows(const QuerySelection& selection, int seq, co
     case QuerySelection::Kind::kList:
       rows = selection.positions;
       if (rows.back() >= seq) {
-        throw InputError(flag + ": position " + std::to_string(rows.back()) + " is outside the " +
-                         std::to_string(seq) + "-token sequence (valid: 0.." + std::to_string(seq - 1) + ")");
+        throw SettingError(subject + SettingMessage(": position " + std::to_string(rows.back()) + " is outside the " +
+                                                    std::to_string(seq) + "-token sequence (valid: 0.." +
+                                                    std::to_string(seq - 1) + ")"));
       }
       break;
   }

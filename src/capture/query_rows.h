@@ -4,21 +4,24 @@
 #include <string>
 #include <vector>
 
+#include "util/error.h"
+
 namespace attngeom {
 
 struct QuerySelection {
   enum class Kind { kLast, kAll, kStride, kList } kind = Kind::kLast;
   std::vector<int> positions;  // for kList: ascending, each once
   int stride = 0;              // for kStride
-  std::string text;            // for provenance: the flag, a list written ascending
+  std::string text = "last";   // for provenance: as given, a list written ascending
 };
 
-// Throws InputError naming `flag` on malformed input, a position listed twice, or a list
-// of position 0 alone (one key: no metric is defined).
-QuerySelection parse_query_selection(const std::string& text, const std::string& flag);
+// Throws SettingError naming the setting "queries" on malformed input, a position listed
+// twice, or a list of position 0 alone (one key: no metric is defined).
+QuerySelection parse_query_selection(const std::string& text);
 
-// Ascending positions for a sequence of length `seq`; throws InputError
-// naming `flag` when a listed position is outside [0, seq).
-std::vector<int> resolve_query_rows(const QuerySelection& selection, int seq, const std::string& flag);
+// Ascending positions for a sequence of length `seq`; throws SettingError naming `subject`
+// (by default the setting "queries") when a listed position is outside [0, seq).
+std::vector<int> resolve_query_rows(const QuerySelection& selection, int seq,
+                                    const SettingMessage& subject = {setting("queries")});
 
 }  // namespace attngeom

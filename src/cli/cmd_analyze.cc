@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "analysis/option_table.h"
 #include "analysis/pipeline.h"
 #include "cli/commands.h"
 #include "util/error.h"
@@ -42,85 +43,80 @@ std::vector<int> parse_lengths(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    int value = 0;
-    try {
-      std::size_t used = 0;
-      value = std::stoi(item, &used);
-      if (used != item.size()) value = 0;
-    } catch (const std::exception&) {
-    }
+    const long long value = parse_integer(item).value_or(0);
     if (value < 2 || value > (1 << 20)) {
       throw InputError("--lengths '" + text + "': expected comma-separated sequence lengths in [2, 2^20]");
     }
     if (std::find(lengths.begin(), lengths.end(), value) != lengths.end()) {
       throw InputError("--lengths '" + text + "': " + std::to_string(value) + " appears twice");
     }
-    lengths.push_back(value);
+    lengths.push_back(static_cast<int>(value));
   }
   std::sort(lengths.begin(), lengths.end());  // one order in run.json, whatever the flag's
   return lengths;
 }
 
 void parse_shard(const std::string& text, AnalysisSettings& s) {
-  int index = -1, count = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%d/%d%c", &index, &count, &tail) != 2 || count < 1 || index < 0 || index >= count) {
+  const std::size_t slash = text.find('/');
+  const std::string_view whole(text);
+  const long long index = slash == std::string::npos ? -1 : parse_integer(whole.substr(0, slash)).value_or(-1);
+  const long long count = slash == std::string::npos ? 0 : parse_integer(whole.substr(slash + 1)).value_or(0);
+  if (count < 1 || count > (1 << 30) || index < 0 || index >= count) {
     throw InputError("--shard '" + text + "': expected i/n with 0 <= i < n");
   }
-  s.shard_index = index;
-  s.shard_count = count;
+  s.shard_index = static_cast<int>(index);
+  s.shard_count = static_cast<int>(count);
 }
 
 }  // namespace
 
-// Flags shared by analyze, demo and metrics: the row geometry and the tables' statistics.
+void warn_analyze(const SettingMessage& message) {
+  std::fprintf(stderr, "attngeom analyze: warning: %s\n", spelled(message).c_str());
+}
+
+// Flags shared by analyze, demo and metrics: the row geometry and the tables' statistics, one
+// for each command-line entry of the option table.
 void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, AggregateOptions& aggregate,
                           bool& per_sequence) {
-  cmd.add_flag("--every-n", row.every_n, "metrics at every N in 1..M-1 instead of the default grid");
-  cmd.add_flag("--per-sequence", per_sequence, "also write selection_per_seq.csv");
-  cmd.add_option("--recency-window", row.mass.recency_window, "keys counted in the recency mass")
-      ->check(integer_in(1, 1LL << 20))->capture_default_str();
-  cmd.add_option("--top-k", row.mass.top_k, "k of the top-k mass")->check(integer_in(1, 1LL << 20))->capture_default_str();
-  cmd.add_option("--max-lag", row.lag.max_lag, "tau_max of the lag curve (0: min(64, L/4); at most L - 1 in each row)")
-      ->check(integer_in(0, 1LL << 20))->capture_default_str();
-  auto* no_bounds = cmd.add_flag_callback(
-      "--no-bounds", [&row] { row.bounds = false; },
-      "skip the reconstructed envelopes R1/R2 (their O(M^2 d) cosine Gram is most of the geometry's cost at "
-      "large M); R3 and every metric remain");
-  cmd.add_option_function<std::string>(
-         "--r1-eta",
-         [&row](const std::string& v) { row.r1_eta = v == "max" ? geometry::R1Eta::kMaxDeviation : geometry::R1Eta::kLagFitMae; },
-         "R1's cosine-deviation bound: max (provable) or mae (typical)")
-      ->check(CLI::IsMember({"max", "mae"}))->excludes(no_bounds)->default_str("max");
-  cmd.add_option("--r2-delta", row.r2_delta, "stated violation probability of the R2 envelope")
-      ->check(number_in(1e-9, 0.5))->excludes(no_bounds)->capture_default_str();
-  cmd.add_option("--bootstrap", aggregate.bootstrap.resamples, "bootstrap resamples for correlation CIs")
-      ->check(integer_in(10, 1000000))->capture_default_str();
-  cmd.add_option("--stats-seed", aggregate.seed, "seed of the bootstrap and k-means")
-      ->check(seed_value())
-      ->capture_default_str();
-  cmd.add_option("--retriever-min-cos-last", aggregate.taxonomy.retriever_min_cos_last,
-                 "taxonomy: Retriever needs cos(s_N, v_L) at least this at small and large N")
-      ->check(number_in(-1.0, 1.0))->capture_default_str();
-  cmd.add_option("--reset-min-sink-share", aggregate.taxonomy.reset_min_sink_share,
-                 "taxonomy: Reset needs this share of the magnitude on the sink")
-      ->check(number_in(0.0, 1.0))->capture_default_str();
-  cmd.add_option("--reset-max-small-cos-last", aggregate.taxonomy.reset_max_small_cos_last,
-                 "taxonomy: Reset needs cos(s_N, v_L) at most this at small N")
-      ->check(number_in(-1.0, 1.0))->capture_default_str();
-  cmd.add_option("--mixer-min-small-cos-sink", aggregate.taxonomy.mixer_min_small_cos_sink,
-                 "taxonomy: Mixer needs cos(s_N, v_0) at least this at small N")
-      ->check(number_in(-1.0, 1.0))->capture_default_str();
-  cmd.add_option("--mixer-min-sink-shift", aggregate.taxonomy.mixer_min_sink_shift,
-                 "taxonomy: Mixer needs cos(s_N, v_0) to fall at least this much from small to large N")
-      ->check(number_in(0.0, 2.0))->capture_default_str();
+  const OptionTarget target{row, aggregate};
+  for (const OptionSpec& spec : analysis_option_table()) {
+    if (spec.help.empty()) continue;
+    const std::string name(spec.name), help(spec.help);
+    CLI::Option* option = std::visit(
+        [&](auto member) -> CLI::Option* {
+          using T = std::remove_pointer_t<decltype(member)>;
+          if constexpr (std::is_same_v<T, SeedMember>) {
+            return cmd.add_option(flag_of(name), *member.value, help)->check(seed_value())->capture_default_str();
+          } else if constexpr (std::is_same_v<T, bool>) {
+            // A switch turns its default over: --every-n sets every_n, --no-bounds clears bounds.
+            if (!*member) return cmd.add_flag(flag_of(name), *member, help);
+            return cmd.add_flag_callback(flag_of("no_" + name), [member] { *member = false; }, help);
+          } else if constexpr (std::is_same_v<T, geometry::R1Eta>) {
+            return cmd.add_option_function<std::string>(
+                          flag_of(name), [member](const std::string& v) { *member = parse_r1_eta(v); }, help)
+                ->check(CLI::IsMember({"max", "mae"}))
+                ->default_str(std::string(r1_eta_name(*member)));
+          } else if constexpr (std::is_same_v<T, std::size_t>) {
+            return cmd.add_option(flag_of(name), *member, help)
+                ->check(integer_in(static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)))
+                ->capture_default_str();
+          } else if constexpr (std::is_same_v<T, double>) {
+            return cmd.add_option(flag_of(name), *member, help)->check(number_in(spec.lo, spec.hi))->capture_default_str();
+          } else {
+            throw std::logic_error("option " + name + ": no command-line form");
+          }
+        },
+        spec.member(target));
+    if (!spec.excluded_by.empty()) option->excludes(flag_of("no_" + std::string(spec.excluded_by)));
+    if (name == "every_n") cmd.add_flag(flag_of("per_sequence"), per_sequence, "also write selection_per_seq.csv");
+  }
 }
 
 // Flags shared by analyze and demo: the sequences and rows, then the geometry.
 void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
   cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")->check(integer_in(2, 1LL << 20))->capture_default_str();
   cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")->check(integer_in(1, 1LL << 24))->capture_default_str();
-  cmd.add_option("--queries", s.queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
+  add_queries_option(cmd, s.queries);
   add_geometry_options(cmd, s.row, s.aggregate, s.per_sequence);
 }
 
@@ -168,13 +164,14 @@ void add_analyze_command(CLI::App& app) {
     if (!f->shard.empty()) parse_shard(f->shard, s);
     s.check_resources = !f->no_resource_check;
     s.mode = f->resume ? RunDirMode::kResume : f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
-    s.precision = resolve_precision(f->precision.precision);
-    s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
+    const PrecisionChoice precision = resolve_precision(f->precision);
+    s.precision = precision.precision;
+    s.fp32_matmul = precision.fp32_matmul;
     apply_thread_count(f->threads);
 
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
-    const RunControl control{&g_stop_requested, ::isatty(STDERR_FILENO) != 0};
+    const RunControl control{&g_stop_requested, ::isatty(STDERR_FILENO) != 0, warn_analyze};
     const AnalysisOutcome outcome = run_analysis(s, control);
     if (!outcome.complete) {
       std::fprintf(stderr, "attngeom: stopped after %zu/%zu sequences; continue with: attngeom analyze ... --resume\n",

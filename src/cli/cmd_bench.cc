@@ -129,7 +129,8 @@ void add_bench_command(CLI::App& app) {
       throw InputError("--seq-len " + std::to_string(f->seq_len) + " exceeds max_position_embeddings " +
                        std::to_string(c.max_positions) + " of " + f->model_dir);
     }
-    TimedBackend backend(make_backend(f->precision, checkpoint.dominant_dtype()));
+    const PrecisionChoice precision = resolve_precision(f->precision);
+    TimedBackend backend(make_backend(precision.precision, precision.fp32_matmul, checkpoint.dominant_dtype()));
     Transformer model(c, checkpoint.weights(), backend);
     std::mt19937 rng(7);
     std::uniform_int_distribution<int> token(0, c.vocab - 1);

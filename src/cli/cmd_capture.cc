@@ -26,7 +26,7 @@ struct CaptureOptions {
   std::string text_file;
   std::string tokens_file;
   std::string out;
-  std::string queries = "last";
+  QuerySelection queries;
   bool logits = false;
   int max_tokens = 0;
   bool no_bos = false;
@@ -55,14 +55,13 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
   return tokens;
 }
 
-std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const QuerySelection& queries,
-                                                 const Checkpoint& checkpoint, const LinearBackend& backend) {
+std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint, const LinearBackend& backend) {
   const ModelConfig& c = checkpoint.config();
   const nlohmann::json model = {{"dir", fs::absolute(o.model_dir).string()}, {"model_type", c.model_type},
                                 {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kv_heads},
                                 {"head_dim", c.head_dim}, {"hidden", c.hidden}, {"vocab", c.vocab},
                                 {"sliding_window", c.sliding_window}, {"weights_dtype", dtype_name(checkpoint.dominant_dtype())}};
-  const nlohmann::json settings = {{"queries", queries.text}, {"bos", !o.no_bos && o.tokens_file.empty()},
+  const nlohmann::json settings = {{"queries", o.queries.text}, {"bos", !o.no_bos && o.tokens_file.empty()},
                                    {"input", fs::absolute(o.text_file.empty() ? o.tokens_file : o.text_file).string()},
                                    {"max_tokens", o.max_tokens}, {"logits", o.logits}};
   return {{"format", "attngeom-capture-v1"}, {"model", model.dump()}, {"precision", std::string(precision_name(backend.precision()))},
@@ -71,8 +70,7 @@ std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const 
 }
 
 void run_capture(const CaptureOptions& o) {
-  const QuerySelection selection = parse_query_selection(o.queries, "--queries");
-  check_output_path(o.out, "--out " + o.out, "a .safetensors file path", {o.model_dir, o.text_file, o.tokens_file});
+  check_output_path(o.out, {setting("out"), " " + o.out}, "a .safetensors file path", {o.model_dir, o.text_file, o.tokens_file});
   apply_thread_count(o.threads);
 
   const Checkpoint checkpoint(o.model_dir);
@@ -81,16 +79,17 @@ void run_capture(const CaptureOptions& o) {
   const int seq = static_cast<int>(tokens.size());
 
   ForwardRequest request;
-  request.capture_rows = resolve_query_rows(selection, seq, "--queries");
+  request.capture_rows = resolve_query_rows(o.queries, seq);
   for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
   if (o.logits) {
     for (int i = 0; i < seq; ++i) request.logit_rows.push_back(i);
   }
 
-  auto backend = make_backend(o.precision, checkpoint.dominant_dtype());
+  const PrecisionChoice precision = resolve_precision(o.precision);
+  auto backend = make_backend(precision.precision, precision.fp32_matmul, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
-                  dump_metadata(o, selection, checkpoint, *backend));
+                  dump_metadata(o, checkpoint, *backend));
   std::vector<float> logits;
   model.forward(tokens, request, &dump, &logits);
   if (o.logits) dump.write_logits(logits);
@@ -109,7 +108,7 @@ void add_capture_command(CLI::App& app) {
   auto* ids = cmd->add_option("--tokens", options->tokens_file, "file of whitespace-separated token ids, used verbatim");
   text->excludes(ids);
   cmd->add_option("--out", options->out, "output .safetensors path")->check(non_empty())->required();
-  cmd->add_option("--queries", options->queries, "query rows: last, all, stride:K, or positions i,j,k")->capture_default_str();
+  add_queries_option(*cmd, options->queries);
   cmd->add_flag("--logits", options->logits, "also write logits [T, vocab]");
   cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens (default: all)")->check(integer_in(1, 1LL << 24));
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text")->excludes(ids);

@@ -60,10 +60,11 @@ void add_demo_command(CLI::App& app) {
         throw InputError("--out " + s.out.string() + ": holds another run (not a demo run); choose another --out");
       }
     }
-    s.precision = resolve_precision(f->precision.precision);
-    s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
+    const PrecisionChoice precision = resolve_precision(f->precision);
+    s.precision = precision.precision;
+    s.fp32_matmul = precision.fp32_matmul;
     apply_thread_count(f->threads);
-    const RunControl control{nullptr, ::isatty(STDERR_FILENO) != 0};
+    const RunControl control{nullptr, ::isatty(STDERR_FILENO) != 0, warn_analyze};
     run_analysis(s, control);  // no stop control: it always completes
 
     // The seed's ablation: four profiles at the organism's head size, every N.

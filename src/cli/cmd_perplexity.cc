@@ -31,7 +31,7 @@ struct PerplexityOptions {
 };
 
 void run_perplexity(const PerplexityOptions& o) {
-  if (!o.out.empty()) check_output_path(o.out, "--out " + o.out, "a .json file path", {o.model_dir, o.text_file, o.tokens_file});
+  if (!o.out.empty()) check_output_path(o.out, {setting("out"), " " + o.out}, "a .json file path", {o.model_dir, o.text_file, o.tokens_file});
   apply_thread_count(o.threads);
   const Checkpoint checkpoint(o.model_dir);
   const ModelConfig& c = checkpoint.config();
@@ -55,7 +55,8 @@ void run_perplexity(const PerplexityOptions& o) {
   }
   const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos, c.bos_token_id};
   check_stride(protocol);
-  auto backend = make_backend(o.precision, checkpoint.dominant_dtype());
+  const PrecisionChoice precision = resolve_precision(o.precision);
+  auto backend = make_backend(precision.precision, precision.fp32_matmul, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   const PerplexityResult r = evaluate_perplexity(model, stream, protocol, {}, nullptr, nullptr);
   if (r.tokens == 0) throw InputError(input + ": no token could be scored (text too short)");

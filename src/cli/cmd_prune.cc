@@ -1,6 +1,8 @@
 // attngeom prune: head masking orders and token-level top-N budgets, judged by
 // held-out perplexity, KL and top-1 agreement against the unedited model (docs/method.md section 7).
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "analysis/run_dir.h"
@@ -31,19 +33,28 @@ struct PruneFlags {
 };
 
 template <typename T>
+std::optional<T> parse_value(const std::string& item) {
+  if constexpr (std::is_same_v<T, int>) {
+    const std::optional<long long> x = parse_integer(item);
+    if (!x || *x < std::numeric_limits<int>::min() || *x > std::numeric_limits<int>::max()) return std::nullopt;
+    return static_cast<int>(*x);
+  } else {
+    return parse_number(item);
+  }
+}
+
+template <typename T>
 std::vector<T> parse_numbers(const std::string& flag, const std::string& text) {
   std::vector<T> values;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    std::stringstream field(item);
-    T value{};
-    char tail = 0;
-    if (!(field >> value) || (field >> tail)) throw InputError(flag + " '" + text + "': '" + item + "' is not a number");
-    if (std::find(values.begin(), values.end(), value) != values.end()) {
+    const std::optional<T> value = parse_value<T>(item);
+    if (!value) throw InputError(flag + " '" + text + "': '" + item + "' is not a number");
+    if (std::find(values.begin(), values.end(), *value) != values.end()) {
       throw InputError(flag + " '" + text + "': " + item + " appears twice");
     }
-    values.push_back(value);
+    values.push_back(*value);
   }
   if (values.empty() || text.back() == ',') throw InputError(flag + " '" + text + "': expected a comma-separated list");
   return values;
@@ -136,8 +147,9 @@ void add_prune_command(CLI::App& app) {
       }
     }
     s.topn_rule.rule = f->topn_rule == "peak" ? prune::TopnRule::kPeak : prune::TopnRule::kTau;
-    s.precision = resolve_precision(f->precision.precision);
-    s.fp32_matmul = resolve_fp32_matmul(f->precision, s.precision);
+    const PrecisionChoice precision = resolve_precision(f->precision);
+    s.precision = precision.precision;
+    s.fp32_matmul = precision.fp32_matmul;
     apply_thread_count(f->threads);
     const std::filesystem::path out = prune::run_prune(s);
     if (is_run_dir(out)) write_run_report(out);

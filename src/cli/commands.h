@@ -2,12 +2,16 @@
 // Each subcommand registers its flags (each declared once, with default and help)
 // and its action on the root app.
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
+#include "capture/query_rows.h"
 #include "corpus/documents.h"
 #include "ops/gemm.h"
+#include "util/error.h"
 
 namespace attngeom {
 struct AggregateOptions;
@@ -26,11 +30,24 @@ struct PrecisionFlags {
   std::string fp32_matmul = "sgemm";
 };
 void add_precision_options(CLI::App& cmd, PrecisionFlags& flags);
-// auto: bf16 where oneDNN's bf16 matmul outruns its sgemm (cpu_has_fast_bf16_matmul), else fp32.
-Precision resolve_precision(const std::string& value);
-// The fp32 path's kernel; bf16x3 beside an explicit --precision bf16 is refused.
-Fp32Matmul resolve_fp32_matmul(const PrecisionFlags& flags, Precision precision);
-std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags, DType weights);
+// The flags as typed values, parsed here only; make_backend(precision, fp32_matmul, ...) is
+// then every command's one route to a backend.
+struct PrecisionChoice {
+  Precision precision;
+  Fp32Matmul fp32_matmul;
+};
+PrecisionChoice resolve_precision(const PrecisionFlags& flags);
+
+// A setting's flag: "seq_len" is --seq-len. The library names settings; the CLI shows flags.
+std::string flag_of(const std::string& setting);
+std::string spelled(const SettingMessage& message);
+
+// --queries, parsed into `queries` as it is read (errors name the flag).
+void add_queries_option(CLI::App& cmd, QuerySelection& queries);
+
+// The CLI's one parser of each kind of number: the whole text, or nothing.
+std::optional<long long> parse_integer(std::string_view text);
+std::optional<double> parse_number(const std::string& text);
 
 // --format text|lines|jsonl and --text-field, shared by the commands that read a corpus;
 // resolve_corpus_format refuses --text-field beside another format.
@@ -59,6 +76,8 @@ void add_analysis_options(CLI::App& cmd, attngeom::AnalysisSettings& settings);
 
 // Writes RUN_DIR/report.html from the run's tables, once a command has finished them.
 void write_run_report(const std::filesystem::path& dir);
+// Prints a warning of analyze (or demo, which runs it).
+void warn_analyze(const SettingMessage& message);
 
 // Thrown when a run stops early on request (SIGINT/SIGTERM): exit code 130, resumable.
 struct StoppedEarly {};

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -45,23 +46,34 @@ CLI::Validator non_empty() {
           "NON-EMPTY"};
 }
 
+std::optional<long long> parse_integer(std::string_view text) {
+  long long x = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, x);
+  if (text.empty() || error != std::errc() || stop != end) return std::nullopt;
+  return x;
+}
+
+std::optional<double> parse_number(const std::string& text) {
+  char* end = nullptr;
+  const double x = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) return std::nullopt;
+  return x;
+}
+
 CLI::Validator seed_value() {
   return {[](const std::string& value) {
-            const bool digits = !value.empty() && value.size() <= 16 &&
-                                value.find_first_not_of("0123456789") == std::string::npos;
-            return digits && std::stoull(value) < (std::uint64_t{1} << 53)
-                       ? std::string()
-                       : std::string("expected an integer in [0, 2^53), found '" + value + "'");
+            const std::optional<long long> x = parse_integer(value);
+            return x && *x >= 0 && *x < (1LL << 53) ? std::string()
+                                                    : std::string("expected an integer in [0, 2^53), found '" + value + "'");
           },
           "SEED"};
 }
 
 CLI::Validator number_in(double lo, double hi) {
   return {[lo, hi](const std::string& value) {
-            char* end = nullptr;
-            const double x = value.empty() ? NAN : std::strtod(value.c_str(), &end);
-            const bool whole = !value.empty() && end == value.c_str() + value.size();
-            return whole && x >= lo && x <= hi  // false for NaN
+            const std::optional<double> x = parse_number(value);
+            return x && *x >= lo && *x <= hi  // false for NaN
                        ? std::string()
                        : fmt::format("expected a number in [{}, {}], found '{}'", lo, hi, value);
           },
@@ -70,14 +82,26 @@ CLI::Validator number_in(double lo, double hi) {
 
 CLI::Validator integer_in(long long lo, long long hi) {
   return {[lo, hi](const std::string& value) {
-            long long x = 0;
-            const char* end = value.data() + value.size();
-            const auto [stop, error] = std::from_chars(value.data(), end, x);
-            return error == std::errc() && stop == end && x >= lo && x <= hi
-                       ? std::string()
-                       : fmt::format("expected an integer in [{}, {}], found '{}'", lo, hi, value);
+            const std::optional<long long> x = parse_integer(value);
+            return x && *x >= lo && *x <= hi ? std::string()
+                                             : fmt::format("expected an integer in [{}, {}], found '{}'", lo, hi, value);
           },
           fmt::format("[{}, {}]", lo, hi)};
+}
+
+std::string flag_of(const std::string& setting) {
+  std::string flag = "--" + setting;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+std::string spelled(const SettingMessage& message) { return message.spelled(flag_of); }
+
+void add_queries_option(CLI::App& cmd, QuerySelection& queries) {
+  cmd.add_option_function<std::string>(
+         flag_of("queries"), [&queries](const std::string& text) { queries = parse_query_selection(text); },
+         "query rows: last, all, stride:K, or positions i,j,k")
+      ->default_str(queries.text);
 }
 
 namespace {
@@ -89,9 +113,8 @@ void require_bf16_matmul(const std::string& flag, const std::string& instead) {
   }
 }
 
-}  // namespace
-
-Precision resolve_precision(const std::string& value) {
+// auto: bf16 where oneDNN's bf16 matmul outruns its sgemm (cpu_has_fast_bf16_matmul), else fp32.
+Precision parse_precision(const std::string& value) {
   if (value == "bf16") {
     require_bf16_matmul("--precision bf16", "--precision fp32 or auto");
     return Precision::kBf16;
@@ -100,6 +123,7 @@ Precision resolve_precision(const std::string& value) {
   return Precision::kFp32;
 }
 
+// The fp32 path's kernel; bf16x3 beside an explicit --precision bf16 is refused.
 Fp32Matmul resolve_fp32_matmul(const PrecisionFlags& flags, Precision precision) {
   if (flags.fp32_matmul != "bf16x3") return Fp32Matmul::kSgemm;
   if (precision == Precision::kBf16) {
@@ -115,9 +139,11 @@ Fp32Matmul resolve_fp32_matmul(const PrecisionFlags& flags, Precision precision)
   return Fp32Matmul::kBf16x3;
 }
 
-std::unique_ptr<LinearBackend> make_backend(const PrecisionFlags& flags, DType weights) {
-  const Precision precision = resolve_precision(flags.precision);
-  return make_backend(precision, resolve_fp32_matmul(flags, precision), weights);
+}  // namespace
+
+PrecisionChoice resolve_precision(const PrecisionFlags& flags) {
+  const Precision precision = parse_precision(flags.precision);
+  return {precision, resolve_fp32_matmul(flags, precision)};
 }
 
 void apply_thread_count(int threads) {

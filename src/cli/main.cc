@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const attngeom::cli::StoppedEarly&) {
     return 130;
+  } catch (const attngeom::SettingError& e) {
+    std::fprintf(stderr, "attngeom: error: %s\n", attngeom::printable_message(attngeom::cli::spelled(e.message())).c_str());
+    return 2;
   } catch (const attngeom::InputError& e) {
     std::fprintf(stderr, "attngeom: error: %s\n", e.what());
     return 2;

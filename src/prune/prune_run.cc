@@ -97,56 +97,63 @@ std::vector<fs::path> prune_inputs(const PruneSettings& s) {
   return inputs;
 }
 
-// --out is new, empty, the --scores run or a previous prune output, and outside every input:
-// prune never mixes its files into a foreign folder.
+// The output directory is new, empty, the scores run or a previous prune output, and outside
+// every input: prune never mixes its files into a foreign folder.
 void check_out_dir(const PruneSettings& s) {
-  const std::string flag = "--out " + s.out.string();
+  const auto bad = [&](const SettingMessage& what) {
+    return SettingError(SettingMessage{setting("out"), " " + s.out.string() + ": "} + what);
+  };
   std::error_code ec;
   for (const fs::path& input : prune_inputs(s)) {
     if (!input.empty() && fs::exists(input, ec) && (lies_within(s.out, input) || lies_within(input, s.out))) {
-      throw InputError(flag + ": overlaps the input " + input.string() + "; expected a directory of its own");
+      throw bad("overlaps the input " + input.string() + "; expected a directory of its own");
     }
   }
   const fs::file_status status = fs::symlink_status(s.out, ec);
   if (!fs::exists(status)) return;
-  if (!fs::is_directory(status)) throw InputError(flag + ": exists and is not a directory");
-  // Prune rewrites a run's report: only the --scores run's, whose heads ranked the masks.
+  if (!fs::is_directory(status)) throw bad("exists and is not a directory");
+  // Prune rewrites a run's report: only the scores run's, whose heads ranked the masks.
   if (is_run_dir(s.out) && (s.scores_dir.empty() || !fs::equivalent(s.out, s.scores_dir, ec))) {
-    throw InputError(flag + ": is an attngeom run other than --scores; prune writes into a run only when it is the "
-                     "--scores run (whose report is rewritten); expected that run, or a new or empty directory");
+    throw bad({"is an attngeom run other than ", setting("scores"), "; prune writes into a run only when it is the ",
+               setting("scores"), " run (whose report is rewritten); expected that run, or a new or empty directory"});
   }
   if (!fs::is_empty(s.out, ec) && !is_run_dir(s.out) && !fs::exists(s.out / "prune.json", ec)) {
-    throw InputError(flag + ": is not empty and holds neither an attngeom run nor a previous prune output; "
-                     "expected a new or empty directory");
+    throw bad("is not empty and holds neither an attngeom run nor a previous prune output; expected a new or empty "
+              "directory");
   }
 }
 
 void check_settings(const PruneSettings& s, const ModelConfig& c) {
-  if (s.context < 2) throw InputError("--context must be at least 2");
+  if (s.context < 2) throw SettingError({setting("context"), " must be at least 2"});
   if (s.context > c.max_positions && !s.force) {
-    throw InputError("--context " + std::to_string(s.context) + " exceeds max_position_embeddings " +
-                     std::to_string(c.max_positions) + " (--force allows it)");
+    throw SettingError({setting("context"),
+                        " " + std::to_string(s.context) + " exceeds max_position_embeddings " +
+                            std::to_string(c.max_positions) + " (",
+                        setting("force"), " allows it)"});
   }
   check_stride(protocol_of(s, c));
   for (const double f : s.fractions) {
-    if (!(f >= 0 && f <= 1)) throw InputError("--fractions: each fraction must lie in [0, 1]");
+    if (!(f >= 0 && f <= 1)) throw SettingError({setting("fractions"), ": each fraction must lie in [0, 1]"});
   }
   for (const int b : s.topn_budgets) {
     if (b < 1 || b > s.context) {
-      throw InputError("--topn-budgets: each budget (mean keys kept per head and query) must lie in [1, --context " +
-                       std::to_string(s.context) + "]");
+      throw SettingError({setting("topn_budgets"), ": each budget (mean keys kept per head and query) must lie in [1, ",
+                          setting("context"), " " + std::to_string(s.context) + "]"});
     }
   }
   if (s.scores_dir.empty() && (!s.strategies.empty() || !s.topn_budgets.empty())) {
-    throw InputError("--scores RUN_DIR is required for --strategies and --topn-budgets");
+    throw SettingError({setting("scores"), " RUN_DIR is required for ", setting("strategies"), " and ",
+                        setting("topn_budgets")});
   }
-  if (s.scores_dir.empty() && s.mask_file.empty()) throw InputError("nothing to evaluate: give --scores or --mask");
-  if (s.out.empty() && s.scores_dir.empty()) throw InputError("--out is required without --scores");
+  if (s.scores_dir.empty() && s.mask_file.empty()) {
+    throw SettingError({"nothing to evaluate: give ", setting("scores"), " or ", setting("mask")});
+  }
+  if (s.out.empty() && s.scores_dir.empty()) throw SettingError({setting("out"), " is required without ", setting("scores")});
   // Checked before any forward pass: the logits are written after the model has run.
   if (!s.dump_logits.empty()) {
     std::vector<fs::path> inputs = prune_inputs(s);
     if (!s.scores_dir.empty()) inputs.push_back(s.scores_dir / "heads.csv");
-    check_output_path(s.dump_logits, "--dump-logits " + s.dump_logits.string(), "an .npy file path", inputs);
+    check_output_path(s.dump_logits, {setting("dump_logits"), " " + s.dump_logits.string()}, "an .npy file path", inputs);
   }
   if (!s.out.empty()) check_out_dir(s);
 }
@@ -241,10 +248,10 @@ Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const 
   return curve;
 }
 
-void make_directory(const fs::path& dir, const std::string& flag) {
+void make_directory(const fs::path& dir, const SettingMessage& subject) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) throw InputError(flag + dir.string() + ": cannot create the directory");
+  if (ec || !fs::is_directory(dir)) throw SettingError(subject + SettingMessage(dir.string() + ": cannot create the directory"));
 }
 
 }  // namespace
@@ -268,8 +275,8 @@ fs::path run_prune(const PruneSettings& s) {
     for (const Strategy& strategy : s.strategies) {
       const std::vector<double> score = importance(strategy, *table, s.type_order, s.seed);
       if (std::none_of(score.begin(), score.end(), [](double x) { return std::isfinite(x); })) {
-        throw InputError(s.scores_dir.string() + "/heads.csv: no head has a finite score for --strategies " +
-                         strategy.name() + "; that order is undefined");
+        throw SettingError({s.scores_dir.string() + "/heads.csv: no head has a finite score for ", setting("strategies"),
+                            " " + strategy.name() + "; that order is undefined"});
       }
     }
   }
@@ -310,11 +317,11 @@ fs::path run_prune(const PruneSettings& s) {
   Curve topn = topn_curve(s, topn_base, grid, evaluate, evaluator, c.sliding_window);
 
   // Outputs, only once every evaluation is done: a failed or stopped prune writes nothing.
-  make_directory(out, s.out.empty() ? "--scores " : "--out ");
+  make_directory(out, {setting(s.out.empty() ? "scores" : "out"), " "});
   if (!topn.rows.empty()) pruning.head_scores.emplace_back("topn_base_n", topn_base);
   if (!pruning.head_scores.empty()) {
     const fs::path scores_out = out / "head_scores";
-    make_directory(scores_out, "");
+    make_directory(scores_out, std::string());
     for (const auto& [name, score] : pruning.head_scores) write_head_scores(scores_out, name, score, grid);
   }
   if (!pruning.rows.empty()) pruning.table.write(out / "pruning.csv");

@@ -52,6 +52,7 @@ std::string Strategy::name() const {
 }
 
 std::vector<Strategy> parse_strategies(const std::string& list) {
+  const auto bad = [](const std::string& what) { return SettingError({setting("strategies"), ": " + what}); };
   std::vector<Strategy> out;
   for (const std::string& item : split_list(list)) {
     Strategy s;
@@ -62,17 +63,16 @@ std::vector<Strategy> parse_strategies(const std::string& list) {
     }
     const auto* found = std::find_if(std::begin(kKinds), std::end(kKinds), [&](const KindName& k) { return base == k.name; });
     if (found == std::end(kKinds)) {
-      throw InputError("--strategies: unknown strategy '" + item +
-                       "' (expected type, random, entropy, sink, last or fscore, optionally with -rev)");
+      throw bad("unknown strategy '" + item + "' (expected type, random, entropy, sink, last or fscore, optionally with -rev)");
     }
     s.kind = found->kind;
-    if (s.kind == StrategyKind::kRandom && s.reversed) throw InputError("--strategies: random-rev is the same as random");
+    if (s.kind == StrategyKind::kRandom && s.reversed) throw bad("random-rev is the same as random");
     for (const Strategy& previous : out) {
-      if (previous.name() == s.name()) throw InputError("--strategies: '" + item + "' is listed twice");
+      if (previous.name() == s.name()) throw bad("'" + item + "' is listed twice");
     }
     out.push_back(s);
   }
-  if (out.empty()) throw InputError("--strategies: empty list");
+  if (out.empty()) throw bad("empty list");
   return out;
 }
 
@@ -84,7 +84,8 @@ std::vector<std::string> parse_type_order(const std::string& list) {
   std::sort(sorted.begin(), sorted.end());
   std::sort(expected.begin(), expected.end());
   if (sorted != expected) {
-    throw InputError("--type-order '" + list + "': expected each of unclassified, mixer, reset, retriever exactly once");
+    throw SettingError({setting("type_order"),
+                        " '" + list + "': expected each of unclassified, mixer, reset, retriever exactly once"});
   }
   return order;
 }

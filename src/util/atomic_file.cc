@@ -25,25 +25,23 @@ bool is_special(const fs::file_status& status) {
 
 }  // namespace
 
-void check_output_path(const fs::path& out, const std::string& label, const std::string& expected,
+void check_output_path(const fs::path& out, const SettingMessage& label, const std::string& expected,
                        const std::vector<fs::path>& inputs) {
-  if (out.empty()) throw InputError(label + ": empty path; expected " + expected);
+  const auto bad = [&](const std::string& what) { return SettingError(label + SettingMessage(": " + what)); };
+  if (out.empty()) throw bad("empty path; expected " + expected);
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(out, ec);
-  if (fs::is_directory(status)) throw InputError(label + ": is a directory; expected " + expected);
-  if (is_special(status)) {
-    throw InputError(label + ": exists and is not a regular file (a link, device, FIFO or socket); expected " + expected);
-  }
+  if (fs::is_directory(status)) throw bad("is a directory; expected " + expected);
+  if (is_special(status)) throw bad("exists and is not a regular file (a link, device, FIFO or socket); expected " + expected);
   const fs::path parent = fs::absolute(out).parent_path();
-  if (!fs::is_directory(parent, ec)) throw InputError(label + ": directory " + parent.string() + " does not exist");
+  if (!fs::is_directory(parent, ec)) throw bad("directory " + parent.string() + " does not exist");
   for (const fs::path& input : inputs) {
     if (input.empty() || !fs::exists(input, ec)) continue;
     if (fs::exists(status) && fs::equivalent(out, input, ec)) {
-      throw InputError(label + ": is an input of this run (" + input.string() + "); expected " + expected);
+      throw bad("is an input of this run (" + input.string() + "); expected " + expected);
     }
     if (fs::is_directory(input, ec) && lies_within(parent, input)) {
-      throw InputError(label + ": lies inside the input folder " + input.string() + "; expected " + expected +
-                       " elsewhere");
+      throw bad("lies inside the input folder " + input.string() + "; expected " + expected + " elsewhere");
     }
   }
 }

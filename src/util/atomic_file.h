@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/error.h"
+
 namespace attngeom {
 
 class AtomicFile {
@@ -32,11 +34,11 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-// Checked before any work: `out` (named `label`, e.g. "--out x.json") must be a path in an
+// Checked before any work: `out` (named `label`, e.g. {setting("out"), " x.json"}) must be a path in an
 // existing directory, new or a regular file (not a directory, device, FIFO, socket or
 // link, which the final rename would replace), and not one of `inputs` nor anywhere below an
-// input directory. `expected` says what it should be ("a .json file path"). Throws InputError.
-void check_output_path(const std::filesystem::path& out, const std::string& label, const std::string& expected,
+// input directory. `expected` says what it should be ("a .json file path"). Throws SettingError.
+void check_output_path(const std::filesystem::path& out, const SettingMessage& label, const std::string& expected,
                        const std::vector<std::filesystem::path>& inputs = {});
 
 // Whether `path` is `dir` or lies anywhere below it (links resolved where they exist).

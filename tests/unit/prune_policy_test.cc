@@ -185,7 +185,7 @@ TEST(HeldOutMemory, ReferenceThatDoesNotFitNamesMaxTokensAndHowManyFit) {
   } catch (const InputError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("1000 held-out tokens"), std::string::npos) << what;
-    EXPECT_NE(what.find("--max-tokens (at most 999)"), std::string::npos) << what;
+    EXPECT_NE(what.find("use max_tokens (at most 999)"), std::string::npos) << what;  // the setting, which the CLI shows as --max-tokens
   }
   EXPECT_EQ(reference_distribution_bytes(std::size_t{1} << 62, 256000), UINT64_MAX);  // saturates
 }
