@@ -16,20 +16,16 @@
 
 namespace attngeom::geometry {
 
-using synth::SyntheticHead;
-using synth::ValueSampler;
-using synth::attention_profile;
-using synth::synthetic_head;
 namespace {
 
 constexpr std::size_t kKeys = 1024;
 constexpr std::size_t kDim = 128;
 
-const SyntheticHead& bench_head() {
-  static const SyntheticHead head = [] {
+const synth::SyntheticHead& bench_head() {
+  static const synth::SyntheticHead head = [] {
     std::mt19937_64 rng(7);
-    const ValueSampler sampler({kDim, 1.0, 0.03, 0.2, 0.1, 0.1}, kKeys);
-    return synthetic_head(attention_profile({}, kKeys), sampler, rng);
+    const synth::ValueSampler sampler({kDim, 1.0, 0.03, 0.2, 0.1, 0.1}, kKeys);
+    return synth::synthetic_head(synth::attention_profile({}, kKeys), sampler, rng);
   }();
   return head;
 }
@@ -37,7 +33,7 @@ const SyntheticHead& bench_head() {
 enum Variant { kWithoutBounds, kFp32Screen, kInt8Screen, kBf16Screen };
 
 void BM_AnalyzeRow(benchmark::State& state) {
-  const SyntheticHead& head = bench_head();
+  const synth::SyntheticHead& head = bench_head();
   const HeadRowView row{head.alpha, head.values, kDim};
   const auto variant = static_cast<Variant>(state.range(0));
   std::unique_ptr<PairProducts> screen;
@@ -67,7 +63,7 @@ BENCHMARK(BM_AnalyzeRow)
 enum Part { kUnits, kLagCurve, kScreen, kDeviationSquares, kSelection, kEnvelopes };
 
 void BM_RowPart(benchmark::State& state) {
-  const SyntheticHead& head = bench_head();
+  const synth::SyntheticHead& head = bench_head();
   const HeadRowView row{head.alpha, head.values, kDim};
   const auto part = static_cast<Part>(state.range(0));
   const std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);

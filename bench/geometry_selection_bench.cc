@@ -12,10 +12,6 @@
 
 namespace attngeom::geometry {
 
-using synth::SyntheticHead;
-using synth::ValueSampler;
-using synth::attention_profile;
-using synth::synthetic_head;
 namespace {
 
 constexpr std::size_t kKeys = 1024;
@@ -32,8 +28,8 @@ const testing::OwnedRow& random_bench_row() {
 const testing::OwnedRow& four_phase_bench_row() {
   static const testing::OwnedRow row = [] {
     std::mt19937_64 rng(7);
-    const ValueSampler sampler({kDim, 1.0, 0.03, 0.2, 0.1, 0.1}, kKeys);
-    SyntheticHead head = synthetic_head(attention_profile({}, kKeys), sampler, rng);
+    const synth::ValueSampler sampler({kDim, 1.0, 0.03, 0.2, 0.1, 0.1}, kKeys);
+    synth::SyntheticHead head = synth::synthetic_head(synth::attention_profile({}, kKeys), sampler, rng);
     return testing::OwnedRow{std::move(head.alpha), std::move(head.values), kDim};
   }();
   return row;

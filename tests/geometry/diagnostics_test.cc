@@ -16,11 +16,6 @@
 
 namespace attngeom::geometry {
 
-using synth::SyntheticHead;
-using synth::ValueModelSpec;
-using synth::ValueSampler;
-using synth::attention_profile;
-using synth::synthetic_head;
 namespace {
 
 struct Recovery {
@@ -39,9 +34,9 @@ TEST(EstimatorRecovery, PlantedHeadParametersAreRecovered) {
   const std::vector<Case> cases = {{{0.2, 0.5, 0.02, 0.08}, 0.02}, {{0.5, 0.3, 0.03, 0.05}, 0.02}, {{0.05, 0.2, 0.04, 0.15}, 0.05}};
   std::mt19937_64 rng(11);
   for (const auto& [truth, rho_0_tolerance] : cases) {
-    const ValueModelSpec spec{128, 1.0, truth.cv, truth.lambda, truth.rho_0, truth.beta};
-    const ValueSampler sampler(spec, 1024);
-    const SyntheticHead head = synthetic_head(attention_profile({}, 1024), sampler, rng);
+    const synth::ValueModelSpec spec{128, 1.0, truth.cv, truth.lambda, truth.rho_0, truth.beta};
+    const synth::ValueSampler sampler(spec, 1024);
+    const synth::SyntheticHead head = synth::synthetic_head(synth::attention_profile({}, 1024), sampler, rng);
     const NormStats norms = norm_stats(head.view());
     const LagCurve lag = lag_curve(head.view());
     const double rho_0 = sink_similarity(head.view());
