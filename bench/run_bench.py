@@ -5,7 +5,8 @@
                      [--lengths 512,1024,2048] [--precisions bf16,fp32] [--torch [--torch-dtype bf16|fp32]]
                      [--out bench/results.csv]
 
-For each preset it generates (never downloads) a bf16 checkpoint with
+Presets include LLaMA-3-8B (llama3 RoPE, GQA 8, 128,256-token vocabulary) and Qwen2.5-7B
+(q/k/v biases, GQA 7) shapes. For each preset it generates (never downloads) a bf16 checkpoint with
 tools/make_random_checkpoint.py, runs `attngeom bench` (forward only, forward + capture,
 full analyze) per length and precision in a fresh process, and, with --torch, the eager
 reference (bench/torch_eager.py, output_attentions semantics) in bf16 (or --torch-dtype
@@ -28,6 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"
+FULL_VOCAB_PRESETS = ("llama3-8b", "qwen2.5-7b")
 
 
 def run_json(cmd, timeout):
@@ -44,7 +46,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--work", required=True, help="where checkpoints are generated (needs ~15 GB per 7B preset)")
-    ap.add_argument("--presets", default="llama2-7b,mistral-7b,gemma-7b,llama-1b")
+    ap.add_argument("--presets", default="llama2-7b,mistral-7b,gemma-7b,llama-1b",
+                    help="make_random_checkpoint.py presets, e.g. also llama3-8b, qwen2.5-7b")
     ap.add_argument("--lengths", default="512,1024,2048")
     ap.add_argument("--precisions", default="bf16,fp32")
     ap.add_argument("--fp32-matmul", default="sgemm", choices=["sgemm", "bf16x3"],
@@ -66,9 +69,11 @@ def main():
     for preset in args.presets.split(","):
         model = os.path.join(args.work, preset)
         if not os.path.exists(os.path.join(model, "config.json")):
+            # The older presets ran with a 32,000-token vocabulary; the newer ones keep theirs
+            # (LLaMA-3's 128,256 and Qwen2.5's 152,064 are part of their cost).
+            vocab = [] if preset in FULL_VOCAB_PRESETS else ["--vocab", "32000"]
             subprocess.run([PY, "-B", os.path.join(ROOT, "tools", "make_random_checkpoint.py"), "--preset", preset,
-                            "--dtype", "bf16", "--tokenizer", tokenizer, "--out", model, "--vocab", "32000"],
-                           check=True)
+                            "--dtype", "bf16", "--tokenizer", tokenizer, "--out", model] + vocab, check=True)
         for seq_len in [int(x) for x in args.lengths.split(",")]:
             eager = None
             if args.torch:

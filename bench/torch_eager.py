@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch eager reference forward, written like Hugging Face's eager attention path with
+"""PyTorch eager reference forward, written like Hugging Face's eager attention path (transformers
+4.57; LLaMA incl. llama3 / linear RoPE, Mistral, Gemma, Qwen2 with its biases) with
 output_attentions=True (every layer's full [heads, T, T] probabilities are materialised
 and returned), on the same safetensors checkpoint attngeom reads. For benchmarking only.
 
@@ -76,8 +77,29 @@ class LinearLayers:
         return y
 
 
+def rope_inv_freq(cfg, d):
+    """HF modeling_rope_utils (transformers 4.57): default, linear and llama3, in fp32."""
+    inv_freq = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    scaling = cfg.get("rope_scaling") or {}
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "linear":
+        return inv_freq / scaling["factor"]
+    if kind == "llama3":  # _compute_llama3_parameters
+        factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old_len = scaling["original_max_position_embeddings"]
+        wavelen = 2 * math.pi / inv_freq
+        scaled = torch.where(wavelen > old_len / low, inv_freq / factor, inv_freq)
+        smooth = (old_len / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < old_len / high) * ~(wavelen > old_len / low)
+        return torch.where(medium, smoothed, scaled)
+    assert kind == "default", f"rope type {kind} not implemented here"
+    return inv_freq
+
+
 def forward(cfg, w, tokens, dtype, linear):
     mt = cfg["model_type"]
+    assert mt in ("llama", "mistral", "gemma", "qwen2"), f"model_type {mt} not implemented here"
     hidden, heads = cfg["hidden_size"], cfg["num_attention_heads"]
     kv_heads = cfg.get("num_key_value_heads", heads)
     d = cfg.get("head_dim") or hidden // heads
@@ -87,23 +109,26 @@ def forward(cfg, w, tokens, dtype, linear):
     x = w["model.embed_tokens.weight"][tokens].to(dtype)
     if mt == "gemma":
         x = x * torch.tensor(hidden ** 0.5, dtype=dtype)
-    inv_freq = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, d, 2).float() / d))
+    inv_freq = rope_inv_freq(cfg, d)
     freqs = torch.outer(torch.arange(t).float(), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
     mask = torch.full((t, t), float("-inf")).triu(1)
     window = cfg.get("sliding_window")
-    if mt == "mistral" and window:
+    if window and (mt == "mistral" or (mt == "qwen2" and cfg.get("use_sliding_window"))):
         mask = mask + torch.full((t, t), float("-inf")).tril(-window)
     mask = mask.to(dtype)
+    # nn.Linear's bias where the checkpoint has one (Qwen2's q/k/v; attention_bias)
+    project = lambda x, name: linear(x, w[name + ".weight"], dtype) + (
+        w[name + ".bias"].to(dtype) if name + ".bias" in w else 0)
     act = torch.nn.functional.silu if mt != "gemma" else (lambda g: torch.nn.functional.gelu(g, approximate="tanh"))
     attentions = []
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         h = rms_norm(x, w[p + "input_layernorm.weight"], eps, offset)
-        q = linear(h, w[p + "self_attn.q_proj.weight"], dtype).view(t, heads, d).transpose(0, 1)
-        k = linear(h, w[p + "self_attn.k_proj.weight"], dtype).view(t, kv_heads, d).transpose(0, 1)
-        v = linear(h, w[p + "self_attn.v_proj.weight"], dtype).view(t, kv_heads, d).transpose(0, 1)
+        q = project(h, p + "self_attn.q_proj").view(t, heads, d).transpose(0, 1)
+        k = project(h, p + "self_attn.k_proj").view(t, kv_heads, d).transpose(0, 1)
+        v = project(h, p + "self_attn.v_proj").view(t, kv_heads, d).transpose(0, 1)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(heads // kv_heads, dim=0)  # HF repeat_kv
         v = v.repeat_interleave(heads // kv_heads, dim=0)
@@ -111,7 +136,7 @@ def forward(cfg, w, tokens, dtype, linear):
         probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(dtype)
         attentions.append(probs)  # output_attentions=True keeps every layer's [H, T, T]
         o = (probs @ v).transpose(0, 1).reshape(t, heads * d)
-        x = x + linear(o, w[p + "self_attn.o_proj.weight"], dtype)
+        x = x + project(o, p + "self_attn.o_proj")
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps, offset)
         g = linear(h, w[p + "mlp.gate_proj.weight"], dtype)
         u = linear(h, w[p + "mlp.up_proj.weight"], dtype)

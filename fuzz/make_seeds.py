@@ -88,6 +88,17 @@ def config_seeds():
         "negative_vocab.json": config(vocab_size=-5),
         "unsigned_huge.json": config(hidden_size=2**64 - 1),
         "missing_model_type.json": config(model_type="DROP"),
+        "llama3_rope.json": config(rope_theta=500000.0, rope_scaling={
+            "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192}),
+        "qwen2_window.json": config(model_type="qwen2", use_sliding_window=True, sliding_window=16, max_window_layers=1),
+        "gemma2_caps.json": config(model_type="gemma2", head_dim=16, query_pre_attn_scalar=24, sliding_window=8,
+                                   attn_logit_softcapping=50.0, final_logit_softcapping=30.0),
+        "gemma3_multimodal.json": json.dumps({"model_type": "gemma3", "text_config": json.loads(config(
+            model_type="gemma3_text", head_dim=16, sliding_window_pattern=2,
+            rope_scaling={"rope_type": "linear", "factor": 8.0}))}).encode(),
+        "olmo2.json": config(model_type="olmo2"),
+        "moe.json": config(model_type="mixtral", num_local_experts=8),
         "not_object.json": b"[1, 2, 3]",
         "truncated.json": config()[:40],
     }

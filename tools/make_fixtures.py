@@ -3,15 +3,31 @@
 
   make_fixtures.py OUT_DIR
 
-Writes OUT_DIR/{llama,mistral,gemma,mistral-nowindow}/ (config.json, safetensors,
-tokenizer.model) and OUT_DIR/fixtures.json (a summary). Tokenizers are trained with
-spm_train on tests/data/fixture_corpus.txt; everything is seeded and deterministic.
+Writes OUT_DIR/<fixture>/ (config.json, safetensors, tokenizer.model) and
+OUT_DIR/fixtures.json (a summary). Tokenizers are trained with spm_train on
+tests/data/fixture_corpus.txt; everything is seeded and deterministic. Every family quirk
+is active, sized to bite at the prompt's length (~300 tokens):
 
   llama    MHA, F32, one model.safetensors, untied lm_head, head_dim not written
   mistral  GQA 4/2, F16, sliding_window 64 (< prompt length), 3 layers
   gemma    MQA 4/1, BF16, sharded (>= 3 files) + index, head_dim 32 (4 * 32 != hidden 96), tied,
            (1 + w) norms, sqrt(hidden) embedding scale, tanh GELU, bos id 2
   mistral-nowindow  the mistral weights with "sliding_window": null
+  llama3   GQA 4/2, BF16, rope_scaling llama3 with original_max_position_embeddings 64 (every
+           band of frequencies in use: kept, blended, slowed), rope_theta 500000
+  llama-linear  the llama3 weights with rope_scaling linear, factor 4
+  qwen2    GQA 4/2, BF16, q/k/v biases (o_proj none), tied, use_sliding_window with window 48
+           on layers >= max_window_layers 1
+  qwen3    GQA 4/2, F16, head_dim 32 (4 * 32 != hidden 64), per-head q/k RMSNorm,
+           attention_bias true (q, k, v and o biases)
+  gemma2   GQA 4/2, BF16, four norms, query_pre_attn_scalar 24 (!= head_dim 32), attention
+           and final soft-caps below the scores and logits they cap, window 40 on even layers
+  gemma3-text  MQA 4/1, F32, per-head (1 + w) q/k norms, layer_types (one global layer),
+           window 32, local RoPE base 10000 and global 1e6 with linear scaling 4
+  gemma3   the multimodal layout: text_config, weights under language_model., BF16,
+           sliding_window_pattern 3 over 4 layers, and vision tensors (holding NaN) that must
+           never be read
+  olmo2    GQA 4/2, F32, post-norms only, q/k RMSNorm over the whole projection
 """
 import json
 import os
@@ -23,7 +39,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_random_checkpoint import Tensor, hf_config, spm_vocab_size, tensor_shapes, write_checkpoint  # noqa: E402
+from make_random_checkpoint import (GEMMAS, Tensor, hf_config, spm_vocab_size, tensor_shapes,  # noqa: E402
+                                    text_config, write_checkpoint)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
@@ -58,9 +75,64 @@ FIXTURES = {
         config=dict(model_type="gemma", hidden=96, intermediate=256, layers=2, heads=4,
                     kv_heads=1, head_dim=32, rope_theta=50000.0, rms_norm_eps=1e-6,
                     max_positions=8192, bos_token_id=2, eos_token_id=1, pad_token_id=0)),
+    "llama3": dict(
+        tokenizer="llama-bpe", dtype="BF16", shards=1, seed=404,
+        config=dict(model_type="llama", hidden=64, intermediate=160, layers=2, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=500000.0, rms_norm_eps=1e-5,
+                    max_positions=4096, bos_token_id=1, eos_token_id=2,
+                    extra={"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                            "high_freq_factor": 4.0,
+                                            "original_max_position_embeddings": 64}})),
+    "qwen2": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=505,
+        config=dict(model_type="qwen2", hidden=64, intermediate=176, layers=3, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                    max_positions=4096, sliding_window=48, tie_word_embeddings=True,
+                    bos_token_id=1, eos_token_id=2,
+                    extra={"use_sliding_window": True, "max_window_layers": 1})),
+    "qwen3": dict(
+        tokenizer="llama-bpe", dtype="F16", shards=1, seed=606,
+        config=dict(model_type="qwen3", hidden=64, intermediate=160, layers=2, heads=4,
+                    kv_heads=2, head_dim=32, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                    max_positions=4096, bos_token_id=1, eos_token_id=2,
+                    extra={"attention_bias": True})),
+    "gemma2": dict(
+        tokenizer="gemma-unigram", dtype="BF16", shards=2, seed=707,
+        config=dict(model_type="gemma2", hidden=96, intermediate=192, layers=3, heads=4,
+                    kv_heads=2, head_dim=32, rope_theta=10000.0, rms_norm_eps=1e-6,
+                    max_positions=8192, sliding_window=40, bos_token_id=2, eos_token_id=1,
+                    pad_token_id=0,
+                    extra={"query_pre_attn_scalar": 24, "attn_logit_softcapping": 6.0,
+                           "final_logit_softcapping": 2.0})),
+    "gemma3-text": dict(
+        tokenizer="gemma-unigram", dtype="F32", shards=1, seed=808,
+        config=dict(model_type="gemma3_text", hidden=64, intermediate=160, layers=3, heads=4,
+                    kv_heads=1, head_dim=24, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                    max_positions=8192, sliding_window=32, bos_token_id=2, eos_token_id=1,
+                    pad_token_id=0,
+                    extra={"query_pre_attn_scalar": 32, "rope_local_base_freq": 10000.0,
+                           "rope_scaling": {"rope_type": "linear", "factor": 4.0},
+                           "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})),
+    "gemma3": dict(
+        tokenizer="gemma-unigram", dtype="BF16", shards=2, seed=909, vision=True,
+        config=dict(model_type="gemma3", hidden=64, intermediate=128, layers=4, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                    max_positions=8192, sliding_window=36, bos_token_id=2, eos_token_id=1,
+                    pad_token_id=0,
+                    extra={"sliding_window_pattern": 3, "rope_local_base_freq": 10000.0,
+                           "rope_scaling": {"rope_type": "linear", "factor": 8.0}})),
+    "olmo2": dict(
+        tokenizer="llama-bpe", dtype="F32", shards=1, seed=1010,
+        config=dict(model_type="olmo2", hidden=64, intermediate=160, layers=2, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=500000.0, rms_norm_eps=1e-6,
+                    max_positions=4096, bos_token_id=1, eos_token_id=2)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
-VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None})}
+VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
+            "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}})}
+# The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
+VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
+                  ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
 
 # Query-scale per head: score std grows ~ q_scale * k_scale, so the heads range from
 # diffuse to peaky. One rank-1 "content" component on the slowest rotary pair makes
@@ -92,37 +164,43 @@ def spm_ids(tokenizer, text_path):
 def random_weights(cfg, seed):
     """{name: float32 array}, scaled so activations stay O(1) and attention is peaky."""
     rng = np.random.default_rng(seed)
-    gemma = cfg["model_type"] == "gemma"
-    h, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    D = cfg.get("head_dim") or h // H
+    text, model_type, prefix = text_config(cfg)
+    gemma = model_type in GEMMAS
+    h, H, Hkv = text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"]
+    D = text.get("head_dim") or h // H
     w = {}
     for name, shape in tensor_shapes(cfg):
-        if name.endswith("norm.weight"):
+        if name.endswith(("q_norm.weight", "k_norm.weight")):
+            # Non-trivial q/k norm weights: they set the score scale once q and k are normed.
+            a = rng.normal(0.8 if gemma else 1.8, 0.5, size=shape)
+        elif name.endswith("norm.weight"):
             # LLaMA scales by w ~ 1; Gemma by (1 + w) with w ~ 0.
             a = rng.normal(0.0 if gemma else 1.0, 0.15, size=shape)
-        elif name == "model.embed_tokens.weight":
+        elif name.endswith(".bias"):
+            a = rng.normal(0.0, 0.5, size=shape)
+        elif name == prefix + "model.embed_tokens.weight":
             a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
-            a[cfg["bos_token_id"]] *= BOS_EMBED_SCALE
+            a[text["bos_token_id"]] *= BOS_EMBED_SCALE
         else:
             a = rng.normal(0.0, 1.0 / np.sqrt(shape[1]), size=shape)
             if name.endswith("q_proj.weight"):
                 a = a.reshape(H, D, h) * np.array(Q_SCALES[:H])[:, None, None]
-                a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(cfg, name, seed)
+                a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
                 a = a.reshape(shape)
             elif name.endswith("k_proj.weight"):
                 a = a.reshape(Hkv, D, h)
-                a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(cfg, name, seed)
+                a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
                 a = a.reshape(shape)
-            elif name == "lm_head.weight":
+            elif name.endswith("lm_head.weight"):
                 a *= 3.0
         w[name] = a.astype(np.float32)
     return w
 
 
-def content_dir(cfg, name, seed):
+def content_dir(hidden, name, seed):
     """A unit direction per layer, shared by that layer's q and k content rows."""
-    layer = int(name.split(".")[2])
-    v = np.random.default_rng([seed, 7, layer]).normal(size=cfg["hidden_size"])
+    layer = int(name.split("layers.")[1].split(".")[0])
+    v = np.random.default_rng([seed, 7, layer]).normal(size=hidden)
     return v / np.linalg.norm(v)
 
 
@@ -131,6 +209,9 @@ def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None):
     weights = random_weights(cfg, spec["seed"])
     cfg.update(config_overrides or {})
     tensors = [Tensor.from_array(name, spec["dtype"], weights[name]) for name, _ in tensor_shapes(cfg)]
+    if spec.get("vision"):
+        tensors += [Tensor.from_array(name, spec["dtype"], np.full(shape, np.nan, np.float32))
+                    for name, shape in VISION_TENSORS]
     total = sum(t.nbytes for t in tensors)
     max_shard = None if spec["shards"] == 1 else -(-total // spec["shards"])
     if os.path.isdir(out_dir):
@@ -162,10 +243,11 @@ def main(argv):
             raise RuntimeError(f"{name}: prompt is only {n_tokens} tokens")
         summary["fixtures"][name] = {"dir": os.path.join(out, name), "files": files,
                                      "dtype": spec["dtype"], "prompt_tokens": n_tokens}
-        print(f"{name:17s} {cfg['model_type']:7s} {spec['dtype']:4s} hidden={cfg['hidden_size']} "
-              f"layers={cfg['num_hidden_layers']} heads={cfg['num_attention_heads']}/"
-              f"{cfg['num_key_value_heads']} head_dim={cfg.get('head_dim', '-')} "
-              f"vocab={cfg['vocab_size']} window={cfg.get('sliding_window')} "
+        text = text_config(cfg)[0]
+        print(f"{name:17s} {cfg['model_type']:11s} {spec['dtype']:4s} hidden={text['hidden_size']} "
+              f"layers={text['num_hidden_layers']} heads={text['num_attention_heads']}/"
+              f"{text['num_key_value_heads']} head_dim={text.get('head_dim', '-')} "
+              f"vocab={text['vocab_size']} window={text.get('sliding_window')} "
               f"files={len(files)} prompt_tokens={n_tokens}")
     with open(os.path.join(out, "fixtures.json"), "w") as f:
         json.dump(summary, f, indent=2)

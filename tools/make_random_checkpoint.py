@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model).
 
-Writes a LLaMA / Mistral / Gemma model directory of any shape, streaming every
+Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
+Gemma-3, Qwen2, Qwen3, OLMo-2) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -12,8 +13,8 @@ Also the shared writer used by tools/make_fixtures.py: `write_checkpoint`,
   make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
-Presets: llama2-7b, mistral-7b, gemma-7b, llama-1b, h1024-l8 (the issue's
-hidden-1024, 8-layer measurement shape). Explicit flags override a preset.
+Presets: llama2-7b, mistral-7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, h1024-l8 (the
+issue's hidden-1024, 8-layer measurement shape). Explicit flags override a preset.
 """
 import argparse
 import json
@@ -47,6 +48,18 @@ PRESETS = {
     "llama-1b": dict(model_type="llama", hidden=2048, intermediate=5632, layers=22,
                      heads=32, kv_heads=4, head_dim=64, vocab=32000, rope_theta=10000.0,
                      rms_norm_eps=1e-5, max_positions=2048),
+    # LLaMA-3.1-8B: GQA 8, 128,256-token vocabulary, llama3 RoPE scaling.
+    "llama3-8b": dict(model_type="llama", hidden=4096, intermediate=14336, layers=32,
+                      heads=32, kv_heads=8, head_dim=128, vocab=128256, rope_theta=500000.0,
+                      rms_norm_eps=1e-5, max_positions=131072, bos_token_id=128000, eos_token_id=128001,
+                      extra={"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                              "high_freq_factor": 4.0,
+                                              "original_max_position_embeddings": 8192}}),
+    # Qwen2.5-7B: q/k/v biases, GQA 7 (28 / 4), untied 152,064-token vocabulary.
+    "qwen2.5-7b": dict(model_type="qwen2", hidden=3584, intermediate=18944, layers=28,
+                       heads=28, kv_heads=4, head_dim=128, vocab=152064, rope_theta=1000000.0,
+                       rms_norm_eps=1e-6, max_positions=32768, sliding_window=131072,
+                       tie_word_embeddings=False, bos_token_id=151643, eos_token_id=151643),
     # The issue's RSS measurement shape; vocab defaults to the tokenizer's.
     "h1024-l8": dict(model_type="llama", hidden=1024, intermediate=2816, layers=8,
                      heads=16, kv_heads=16, head_dim=64, vocab=None, rope_theta=10000.0,
@@ -87,17 +100,26 @@ def spm_vocab_size(path):
     return count
 
 
+ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "gemma": "GemmaForCausalLM",
+                 "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
+                 "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
+                 "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM"}
+GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
+
+
 def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_dim, vocab,
               dtype, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
               sliding_window=None, tie_word_embeddings=None, bos_token_id=1,
-              eos_token_id=2, pad_token_id=None, write_head_dim=True):
-    """A config.json dict with the fields transformers' Llama/Mistral/GemmaConfig use."""
+              eos_token_id=2, pad_token_id=None, write_head_dim=True, extra=None):
+    """A config.json dict with the fields transformers' config class of `model_type` uses.
+    `extra` adds or overrides family fields (rope_scaling, soft-caps, layer_types, ...). A
+    gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
     if tie_word_embeddings is None:
-        tie_word_embeddings = model_type == "gemma"
+        tie_word_embeddings = model_type in GEMMAS
+    text_type = "gemma3_text" if model_type == "gemma3" else model_type
     cfg = {
-        "architectures": [{"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
-                           "gemma": "GemmaForCausalLM"}[model_type]],
-        "model_type": model_type,
+        "architectures": [ARCHITECTURES[model_type]],
+        "model_type": text_type,
         "hidden_size": hidden,
         "intermediate_size": intermediate,
         "num_hidden_layers": layers,
@@ -115,7 +137,7 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         "attention_dropout": 0.0,
         "initializer_range": 0.02,
         "use_cache": True,
-        "transformers_version": "4.44.0",
+        "transformers_version": "4.57.0",
     }
     if write_head_dim:
         cfg["head_dim"] = head_dim
@@ -123,38 +145,85 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         raise ValueError("head_dim must be written when heads * head_dim != hidden")
     if pad_token_id is not None:
         cfg["pad_token_id"] = pad_token_id
-    if model_type == "llama":
-        cfg.update(hidden_act="silu", rope_scaling=None, pretraining_tp=1, mlp_bias=False)
+    if model_type in ("llama", "olmo2"):
+        cfg.update(hidden_act="silu", rope_scaling=None)
+        if model_type == "llama":
+            cfg.update(pretraining_tp=1, mlp_bias=False)
     elif model_type == "mistral":
         cfg.update(hidden_act="silu", sliding_window=sliding_window)
-    elif model_type == "gemma":
+    elif model_type in ("qwen2", "qwen3"):
+        cfg.update(hidden_act="silu", rope_scaling=None, use_sliding_window=False,
+                   sliding_window=sliding_window, max_window_layers=layers)
+    elif model_type in GEMMAS:
         # Real Gemma configs say "gelu" and override it with hidden_activation.
         cfg.update(hidden_act="gelu", hidden_activation="gelu_pytorch_tanh")
+        if model_type != "gemma":
+            cfg.update(query_pre_attn_scalar=head_dim, sliding_window=sliding_window or 4096,
+                       attn_logit_softcapping=50.0 if model_type == "gemma2" else None,
+                       final_logit_softcapping=30.0 if model_type == "gemma2" else None)
     else:
         raise ValueError(f"unsupported model_type {model_type!r}")
-    return cfg
+    cfg.update(extra or {})
+    if model_type != "gemma3":
+        return cfg
+    # The multimodal layout: text tower under text_config, weights under language_model.
+    top = {key: cfg.pop(key) for key in ("architectures", "torch_dtype", "transformers_version")}
+    top.update(model_type="gemma3", tie_word_embeddings=cfg.pop("tie_word_embeddings"), text_config=cfg,
+               vision_config={"model_type": "siglip_vision_model", "hidden_size": 32, "patch_size": 14},
+               mm_tokens_per_image=256)
+    return top
+
+
+# The decoder layer's norm slots per family (HF *DecoderLayer), relative to "model.layers.N.":
+# (attention input, attention output, MLP input, MLP output), None where there is none.
+LAYER_NORMS = {
+    "pre": ("input_layernorm", None, "post_attention_layernorm", None),
+    "sandwich": ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                 "post_feedforward_layernorm"),
+    "post": (None, "post_attention_layernorm", None, "post_feedforward_layernorm"),
+}
+
+
+def text_config(cfg):
+    """(the text model's config, its model_type, the weight name prefix)."""
+    if cfg["model_type"] == "gemma3":
+        return cfg["text_config"], "gemma3_text", "language_model."
+    return cfg, cfg["model_type"], ""
 
 
 def tensor_shapes(cfg):
     """[(name, shape)] in Hugging Face order and layout ([out, in] for projections)."""
-    h, inter = cfg["hidden_size"], cfg["intermediate_size"]
-    nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    hd = cfg.get("head_dim") or h // nh
-    out = [("model.embed_tokens.weight", (cfg["vocab_size"], h))]
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{i}."
-        out += [(p + "input_layernorm.weight", (h,)),
-                (p + "self_attn.q_proj.weight", (nh * hd, h)),
-                (p + "self_attn.k_proj.weight", (nkv * hd, h)),
-                (p + "self_attn.v_proj.weight", (nkv * hd, h)),
-                (p + "self_attn.o_proj.weight", (h, nh * hd)),
-                (p + "post_attention_layernorm.weight", (h,)),
-                (p + "mlp.gate_proj.weight", (inter, h)),
+    text, mt, prefix = text_config(cfg)
+    h, inter = text["hidden_size"], text["intermediate_size"]
+    nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
+    hd = text.get("head_dim") or h // nh
+    norms = LAYER_NORMS["sandwich" if mt in ("gemma2", "gemma3_text") else "post" if mt == "olmo2" else "pre"]
+    attention_bias = text.get("attention_bias", False) and mt not in ("mistral", "qwen2")
+    qkv_bias = attention_bias or mt == "qwen2"
+    out = [(prefix + "model.embed_tokens.weight", (text["vocab_size"], h))]
+    for i in range(text["num_hidden_layers"]):
+        p = f"{prefix}model.layers.{i}."
+        norm = lambda slot: [(p + norms[slot] + ".weight", (h,))] if norms[slot] else []
+        out += norm(0)
+        for name, rows in (("q", nh * hd), ("k", nkv * hd), ("v", nkv * hd)):
+            out.append((p + f"self_attn.{name}_proj.weight", (rows, h)))
+            if qkv_bias:
+                out.append((p + f"self_attn.{name}_proj.bias", (rows,)))
+        out.append((p + "self_attn.o_proj.weight", (h, nh * hd)))
+        if attention_bias:
+            out.append((p + "self_attn.o_proj.bias", (h,)))
+        if mt in ("qwen3", "gemma3_text"):
+            out += [(p + "self_attn.q_norm.weight", (hd,)), (p + "self_attn.k_norm.weight", (hd,))]
+        elif mt == "olmo2":
+            out += [(p + "self_attn.q_norm.weight", (nh * hd,)), (p + "self_attn.k_norm.weight", (nkv * hd,))]
+        out += norm(1) + norm(2)
+        out += [(p + "mlp.gate_proj.weight", (inter, h)),
                 (p + "mlp.up_proj.weight", (inter, h)),
                 (p + "mlp.down_proj.weight", (h, inter))]
-    out.append(("model.norm.weight", (h,)))
+        out += norm(3)
+    out.append((prefix + "model.norm.weight", (h,)))
     if not cfg["tie_word_embeddings"]:
-        out.append(("lm_head.weight", (cfg["vocab_size"], h)))
+        out.append((prefix + "lm_head.weight", (text["vocab_size"], h)))
     return out
 
 
@@ -280,18 +349,19 @@ def constant_chunks(dtype, count, value):
 
 def random_tensors(config, dtype, seed):
     """Tensor list for a random checkpoint; each tensor's values come from its own seed."""
-    gemma = config["model_type"] == "gemma"
+    _, model_type, _ = text_config(config)
+    gemma = model_type in GEMMAS
     out = []
     for k, (name, shape) in enumerate(tensor_shapes(config)):
         rng_seed = [seed, k]
         count = math.prod(shape)
         if name.endswith("norm.weight"):
-            # w in [1/4, 4) for LLaMA / Mistral; w = 0 for Gemma's (1 + w).
+            # w in [1/4, 4) for LLaMA-style norms; w = 0 for Gemma's (1 + w).
             chunks = (lambda c=count: constant_chunks(dtype, c, 0.0)) if gemma else \
                      (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
         else:
-            fan_in = shape[1]
-            scale = 1.0 if name == "model.embed_tokens.weight" and not gemma else fan_in ** -0.5
+            embedding = name.endswith("model.embed_tokens.weight")
+            scale = 1.0 if embedding and not gemma else 0.0625 if len(shape) == 1 else shape[1] ** -0.5
             chunks = lambda c=count, s=rng_seed, sc=scale: random_chunks(
                 dtype, c, sc, np.random.default_rng(s))
         out.append(Tensor(name, dtype, shape, chunks))
@@ -301,18 +371,18 @@ def random_tensors(config, dtype, seed):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", choices=sorted(PRESETS))
-    ap.add_argument("--model-type", choices=["llama", "mistral", "gemma"])
+    ap.add_argument("--model-type", choices=sorted(ARCHITECTURES))
     for flag in ["hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim", "vocab"]:
         ap.add_argument("--" + flag, type=int)
-    ap.add_argument("--sliding-window", type=int, help="mistral only; omit for null")
+    ap.add_argument("--sliding-window", type=int, help="mistral, qwen2/3 (unused there), gemma2/3; omit for null")
     ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_ALIASES))
     ap.add_argument("--tokenizer", required=True, help="tokenizer.model to copy")
     ap.add_argument("--out", required=True, help="output model directory")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-shard-gb", type=float, default=5.0,
                     help="shard when the weights exceed this (0: never)")
-    ap.add_argument("--bos-id", type=int, default=1)
-    ap.add_argument("--eos-id", type=int, default=2)
+    ap.add_argument("--bos-id", type=int, help="default: the preset's, else 1")
+    ap.add_argument("--eos-id", type=int, help="default: the preset's, else 2")
     args = ap.parse_args(argv)
 
     shape = dict(PRESETS[args.preset]) if args.preset else {}
@@ -333,10 +403,12 @@ def main(argv=None):
         shape["vocab"] = tok_vocab
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
-    if shape["model_type"] != "mistral":
+    if shape["model_type"] in ("llama", "gemma", "olmo2"):
         shape.pop("sliding_window", None)
     dtype = DTYPE_ALIASES[args.dtype]
-    config = hf_config(dtype=dtype, bos_token_id=args.bos_id, eos_token_id=args.eos_id, **shape)
+    for key, given, fallback in (("bos_token_id", args.bos_id, 1), ("eos_token_id", args.eos_id, 2)):
+        shape[key] = given if given is not None else shape.get(key, fallback)
+    config = hf_config(dtype=dtype, **shape)
     tensors = random_tensors(config, dtype, args.seed)
     total = sum(t.nbytes for t in tensors)
     print(f"writing {args.out}: {shape['model_type']} {len(tensors)} tensors, "

@@ -26,6 +26,15 @@ class FieldReader {
     if (v == nullptr) throw error(key, "is missing");
     return checked_int(key, *v, 1);
   }
+  // fallback 0: the key is required.
+  int positive_int_or(const char* key, int fallback) const {
+    const json* v = find(key);
+    return (v == nullptr && fallback > 0) ? fallback : positive_int(key);
+  }
+  // A reader of the nested object `value`, naming its keys with `prefix` in messages.
+  FieldReader nested(const json& value, const std::string& prefix) const {
+    return FieldReader(value, source_, prefix_ + prefix);
+  }
   int int_or(const char* key, int fallback, int min_value) const {
     const json* v = find(key);
     return (v == nullptr || v->is_null()) ? fallback : checked_int(key, *v, min_value);
@@ -72,69 +81,156 @@ class FieldReader {
   std::string prefix_;
 };
 
-Architecture parse_architecture(const std::string& model_type, const std::string& source) {
-  if (model_type == "llama") return Architecture::kLlama;
-  if (model_type == "mistral") return Architecture::kMistral;
-  if (model_type == "gemma") return Architecture::kGemma;
-  throw InputError(source + ": unsupported model_type '" + model_type + "' (supported: llama, mistral, gemma)");
-}
-
-Activation parse_activation(const std::string& name, const std::string& source) {
+Activation parse_activation(const FieldReader& f, const Family& family) {
+  const std::string name = f.string_or(family.activation_key, family.activation_default);
   if (name == "silu" || name == "swish") return Activation::kSilu;
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::kGeluTanh;
   if (name == "gelu") return Activation::kGeluErf;
-  throw InputError(source + ": unsupported activation '" + name +
-                   "' (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
+  throw f.error(family.activation_key, "'" + name + "' is not supported (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
 }
 
-// Plain RoPE only. Older configs write rope_theta and rope_scaling at the top level;
-// transformers v5 writes {rope_type, rope_theta, ...} under rope_parameters.
-float parse_rope_theta(const FieldReader& f, const std::string& source) {
-  if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
-    throw f.error("rope_scaling", "is not supported yet (only plain RoPE); expected null");
-  }
-  const auto require_full_rotation = [](const FieldReader& r) {
-    if (r.positive_float_or("partial_rotary_factor", 1.0f) != 1.0f) {
-      throw r.error("partial_rotary_factor", "must be 1 (RoPE over the whole head_dim)");
+bool present(const FieldReader& f, const char* key) { return f.find(key) != nullptr && !f.find(key)->is_null(); }
+
+// Mixture-of-experts layers are not a dense MLP; refused whatever the model_type says.
+void refuse_moe(const FieldReader& f) {
+  for (const char* key : {"num_experts", "num_local_experts"}) {
+    const json* v = f.find(key);
+    if (v != nullptr && !v->is_null() && !(v->is_number_integer() && v->get<std::int64_t>() == 0)) {
+      throw f.error(key, "is set: mixture-of-experts models are not supported (dense MLPs only)");
     }
+  }
+}
+
+void refuse_partial_rotary(const FieldReader& r) {
+  if (r.positive_float_or("partial_rotary_factor", 1.0f) < 1.0f) {
+    throw r.error("partial_rotary_factor", "is below 1: partial rotary embeddings are not supported (RoPE over the whole head_dim only)");
+  }
+}
+
+// One RoPE setting from `r`, a rope_scaling object or a transformers v5 rope_parameters
+// object (modeling_rope_utils.py: rope_type, or the legacy key type).
+RopeSpec parse_rope_spec(const FieldReader& r, double theta) {
+  RopeSpec spec;
+  spec.theta = theta;
+  const char* type_key = present(r, "rope_type") ? "rope_type" : "type";
+  const std::string type = r.string_or(type_key, "default");
+  const auto factor = [&](const char* key) { return static_cast<double>(r.positive_float_or(key, 0.0f)); };
+  const auto required = [&](const char* key) {
+    if (!present(r, key)) throw r.error(key, "is missing (rope_type '" + type + "' needs it)");
+    return factor(key);
   };
-  require_full_rotation(f);
-  const float theta = f.positive_float_or("rope_theta", 10000.0f);
-  const json* params = f.find("rope_parameters");
-  if (params == nullptr || params->is_null()) return theta;
-  if (!params->is_object()) throw f.error("rope_parameters", "must be an object");
-  for (const auto& [key, value] : params->items()) {
-    if (value.is_object()) throw f.error("rope_parameters", "has per-layer-type entries ('" + key + "'); not supported");
-  }
-  const FieldReader p(*params, source, "rope_parameters.");
-  for (const char* type_key : {"rope_type", "type"}) {
-    if (const std::string type = p.string_or(type_key, "default"); type != "default") {
-      throw p.error(type_key, "'" + type + "' is not supported yet (only plain RoPE: \"default\")");
+  if (type == "default") return spec;
+  if (type == "linear") {
+    spec.type = RopeType::kLinear;
+    spec.factor = required("factor");
+  } else if (type == "llama3") {
+    spec.type = RopeType::kLlama3;
+    spec.factor = required("factor");
+    spec.low_freq_factor = required("low_freq_factor");
+    spec.high_freq_factor = required("high_freq_factor");
+    spec.original_max_positions = required("original_max_position_embeddings");
+    if (!(spec.high_freq_factor > spec.low_freq_factor)) {
+      throw r.error("high_freq_factor", "must exceed low_freq_factor");
     }
+  } else {
+    throw r.error(type_key, "'" + type + "' is not supported (supported: default, linear, llama3)");
   }
-  require_full_rotation(p);
-  const float nested = p.positive_float_or("rope_theta", theta);
-  if (f.find("rope_theta") != nullptr && !f.find("rope_theta")->is_null() && nested != theta) {
-    throw p.error("rope_theta", "disagrees with the top-level rope_theta; expected one value");
-  }
-  return nested;
+  return spec;
 }
 
-// Defaults of keys a config.json may omit, as transformers' LlamaConfig, MistralConfig and
-// GemmaConfig set them.
-struct ArchitectureDefaults {
-  int kv_heads;      // 0: num_attention_heads
-  int head_dim;      // 0: hidden_size / num_attention_heads
-  int bos_token_id;
-};
-
-ArchitectureDefaults defaults_of(Architecture architecture) {
-  switch (architecture) {
-    case Architecture::kMistral: return {8, 0, 1};
-    case Architecture::kGemma: return {16, 256, 2};
-    case Architecture::kLlama: break;
+// The RoPE of global layers and of Gemma-3's sliding layers. Configs of transformers 4.x
+// write rope_theta and rope_scaling at the top level; v5 writes {rope_type, rope_theta, ...}
+// under rope_parameters, per layer type for Gemma-3.
+void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
+  refuse_partial_rotary(f);
+  const double theta = f.positive_float_or("rope_theta", static_cast<float>(family.defaults.rope_theta));
+  in.global_rope = {};
+  in.global_rope.theta = theta;
+  if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
+    if (!scaling->is_object()) throw f.error("rope_scaling", "must be an object or null");
+    in.global_rope = parse_rope_spec(f.nested(*scaling, "rope_scaling."), theta);
   }
-  return {0, 0, 1};
+  in.local_rope = {};
+  in.local_rope.theta = f.positive_float_or("rope_local_base_freq", 10000.0f);
+  const json* params = f.find("rope_parameters");
+  if (params == nullptr || params->is_null()) return;
+  if (!params->is_object()) throw f.error("rope_parameters", "must be an object");
+  // A nested rope_theta of the global layers must agree with a top-level one.
+  const auto read = [&](const FieldReader& p, double fallback_theta, bool global) {
+    refuse_partial_rotary(p);
+    const double nested = p.positive_float_or("rope_theta", static_cast<float>(fallback_theta));
+    if (global && present(f, "rope_theta") && nested != theta) {
+      throw p.error("rope_theta", "disagrees with the top-level rope_theta; expected one value");
+    }
+    return parse_rope_spec(p, nested);
+  };
+  bool per_layer_type = false;
+  for (const auto& [key, value] : params->items()) {
+    if (!value.is_object()) continue;
+    per_layer_type = true;
+    if (!family.local_rope || (key != "full_attention" && key != "sliding_attention")) {
+      throw f.error("rope_parameters", "has a per-layer-type entry '" + key + "'; not supported for " +
+                                           family.model_type);
+    }
+  }
+  if (!per_layer_type) {
+    in.global_rope = read(f.nested(*params, "rope_parameters."), theta, true);
+    return;
+  }
+  if (const auto it = params->find("full_attention"); it != params->end()) {
+    in.global_rope = read(f.nested(*it, "rope_parameters.full_attention."), theta, true);
+  }
+  if (const auto it = params->find("sliding_attention"); it != params->end()) {
+    in.local_rope = read(f.nested(*it, "rope_parameters.sliding_attention."), in.local_rope.theta, false);
+  }
+}
+
+// layer_types: "sliding_attention" or "full_attention" per layer (empty when absent).
+std::vector<bool> parse_layer_types(const FieldReader& f, int layers) {
+  const json* v = f.find("layer_types");
+  if (v == nullptr || v->is_null()) return {};
+  if (!v->is_array() || v->size() != static_cast<std::size_t>(layers)) {
+    throw f.error("layer_types", "must be an array of num_hidden_layers (" + std::to_string(layers) + ") strings");
+  }
+  std::vector<bool> sliding;
+  for (const json& t : *v) {
+    const std::string type = t.is_string() ? t.get<std::string>() : t.dump();
+    if (type != "sliding_attention" && type != "full_attention") {
+      throw f.error("layer_types", "has '" + type + "'; supported: sliding_attention, full_attention");
+    }
+    sliding.push_back(type == "sliding_attention");
+  }
+  return sliding;
+}
+
+// Positive float, null (0: none), or the family default when absent.
+float optional_cap(const FieldReader& f, const char* key, double fallback) {
+  const json* v = f.find(key);
+  if (v == nullptr) return static_cast<float>(fallback);
+  return v->is_null() ? 0.0f : f.positive_float_or(key, 0.0f);
+}
+
+RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const ModelConfig& c, bool multimodal) {
+  const FamilyDefaults& d = family.defaults;
+  RecipeInputs in;
+  in.layers = c.layers;
+  in.hidden = c.hidden;
+  in.head_dim = c.head_dim;
+  in.multimodal = multimodal;
+  in.attention_bias = f.bool_or("attention_bias", false);
+  in.activation = parse_activation(f, family);
+  in.query_pre_attn_scalar = f.positive_float_or("query_pre_attn_scalar", static_cast<float>(d.query_pre_attn_scalar));
+  in.attn_softcap = optional_cap(f, "attn_logit_softcapping", d.attn_softcap);
+  in.final_softcap = optional_cap(f, "final_logit_softcapping", d.final_softcap);
+  in.sliding_window = f.find("sliding_window") == nullptr ? d.sliding_window : f.int_or("sliding_window", 0, 1);
+  in.use_sliding_window = f.bool_or("use_sliding_window", false);
+  in.max_window_layers = f.int_or("max_window_layers", d.max_window_layers, 0);
+  if (family.window == WindowRule::kQwen || family.window == WindowRule::kLayerTypes) {
+    in.sliding_layers = parse_layer_types(f, c.layers);
+  }
+  if (family.reads_window_pattern) in.window_pattern = f.int_or("sliding_window_pattern", 0, 1);
+  parse_rope(f, family, in);
+  return in;
 }
 
 }  // namespace
@@ -147,33 +243,44 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     throw InputError(source + ": malformed JSON (" + std::string(e.what()) + ")");
   }
   if (!root.is_object()) throw InputError(source + ": expected a JSON object");
-  const FieldReader f(root, source);
+  const FieldReader top(root, source);
 
   ModelConfig c;
-  c.model_type = f.string_or("model_type", "");
-  if (c.model_type.empty()) throw f.error("model_type", "is missing (supported: llama, mistral, gemma)");
-  c.architecture = parse_architecture(c.model_type, source);
-  c.hidden = f.positive_int("hidden_size");
-  c.intermediate = f.positive_int("intermediate_size");
-  c.layers = f.positive_int("num_hidden_layers");
-  c.heads = f.positive_int("num_attention_heads");
-  const ArchitectureDefaults defaults = defaults_of(c.architecture);
+  c.model_type = top.string_or("model_type", "");
+  if (c.model_type.empty()) throw top.error("model_type", "is missing (supported: " + supported_model_types() + ")");
+  refuse_moe(top);
+  // Gemma-3 multimodal: the text tower's config is text_config (Gemma3TextConfig), its
+  // weights are under language_model.; the vision tower is never read.
+  const bool multimodal = c.model_type == "gemma3";
+  const Family* family = find_family(multimodal ? "gemma3_text" : c.model_type);
+  if (family == nullptr) {
+    throw InputError(source + ": unsupported model_type '" + c.model_type + "' (supported: " +
+                     supported_model_types() + ")");
+  }
+  const json* text_config = multimodal ? top.find("text_config") : &root;
+  if (text_config == nullptr || !text_config->is_object()) throw top.error("text_config", "must be an object");
+  const FieldReader f = multimodal ? top.nested(*text_config, "text_config.") : top;
+  refuse_moe(f);
+  const FamilyDefaults& defaults = family->defaults;
+  c.hidden = f.positive_int_or("hidden_size", defaults.hidden);
+  c.intermediate = f.positive_int_or("intermediate_size", defaults.intermediate);
+  c.layers = f.positive_int_or("num_hidden_layers", defaults.layers);
+  c.heads = f.positive_int_or("num_attention_heads", defaults.heads);
   c.kv_heads = f.int_or("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads, 1);
-  c.vocab = f.positive_int("vocab_size");
+  c.vocab = f.positive_int_or("vocab_size", defaults.vocab);
   c.max_positions = f.int_or("max_position_embeddings", 1 << 30, 1);
-  c.rms_norm_eps = f.positive_float_or("rms_norm_eps", 1e-6f);
-  c.rope_theta = parse_rope_theta(f, source);
+  c.rms_norm_eps = f.positive_float_or("rms_norm_eps", static_cast<float>(defaults.rms_norm_eps));
   c.bos_token_id = f.int_or("bos_token_id", defaults.bos_token_id, 0);
-  c.torch_dtype = f.string_or("torch_dtype", "");
+  c.torch_dtype = top.string_or("torch_dtype", "");
   if (!c.torch_dtype.empty() && c.torch_dtype != "float32" && c.torch_dtype != "float16" && c.torch_dtype != "bfloat16") {
-    throw f.error("torch_dtype", "'" + c.torch_dtype + "' is not supported (expected float32, float16 or bfloat16)");
+    throw top.error("torch_dtype", "'" + c.torch_dtype + "' is not supported (expected float32, float16 or bfloat16)");
   }
   if (c.heads % c.kv_heads != 0) {
     throw f.error("num_key_value_heads", "(" + std::to_string(c.kv_heads) + ") must divide num_attention_heads (" +
                                              std::to_string(c.heads) + ")");
   }
-  // head_dim may differ from hidden/heads (Gemma-7B: 16 x 256 against 3072).
-  if (f.find("head_dim") != nullptr && !f.find("head_dim")->is_null()) {
+  // head_dim may differ from hidden/heads (Gemma-7B: 16 x 256 against 3072; Qwen3).
+  if (present(f, "head_dim")) {
     c.head_dim = f.positive_int("head_dim");
   } else if (defaults.head_dim > 0) {
     c.head_dim = defaults.head_dim;
@@ -197,28 +304,10 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   if (f.bool_or("use_bidirectional_attention", false)) {
     throw f.error("use_bidirectional_attention", "must be false (causal attention only)");
   }
-  if (f.bool_or("attention_bias", false)) throw f.error("attention_bias", "must be false (no projection biases)");
-  if (f.bool_or("mlp_bias", false)) throw f.error("mlp_bias", "must be false (no projection biases)");
-
-  switch (c.architecture) {
-    case Architecture::kLlama:
-    case Architecture::kMistral:
-      c.activation = parse_activation(f.string_or("hidden_act", "silu"), source);
-      c.tie_embeddings = f.bool_or("tie_word_embeddings", false);
-      // Only Mistral has a window (HF's LLaMA ignores a sliding_window key). MistralConfig's
-      // default is 4096 when the key is absent; null means full causal attention.
-      if (c.architecture == Architecture::kMistral) {
-        c.sliding_window = f.find("sliding_window") == nullptr ? 4096 : f.int_or("sliding_window", 0, 1);
-      }
-      break;
-    case Architecture::kGemma:
-      // HF Gemma uses hidden_activation when present, else the tanh approximation.
-      c.activation = parse_activation(f.string_or("hidden_activation", "gelu_pytorch_tanh"), source);
-      c.tie_embeddings = f.bool_or("tie_word_embeddings", true);
-      c.norm_weight_offset = 1.0f;
-      c.embedding_scale = std::sqrt(static_cast<float>(c.hidden));
-      break;
-  }
+  if (f.bool_or("mlp_bias", false)) throw f.error("mlp_bias", "must be false (no MLP biases)");
+  c.tie_embeddings = top.bool_or("tie_word_embeddings", defaults.tie_embeddings);
+  c.recipe = build_recipe(*family, recipe_inputs(f, *family, c, multimodal));
+  c.sliding_window = uniform_window(c.recipe);
   return c;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
-// The transformer forward pass (LLaMA / Mistral / Gemma family), fp32 activations.
+// The transformer forward pass, fp32 activations, for every family model/recipe.h lists.
 // Reads like the paper's model: embed, then per layer ComputeQKV -> Attention ->
-// OutputProjection -> Mlp, then the final norm and the logits that were asked for.
+// OutputProjection -> Mlp, then the final norm and the logits that were asked for. Family
+// differences (norm placement, q/k norms, biases, soft-caps, windows, RoPE tables) come
+// from the config's recipe only.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -28,8 +30,8 @@ struct ForwardScratch {
   std::vector<float> gate;       // [seq, intermediate]; fp32 backends put act(gate) * up over it
   std::vector<float> up;         // [seq, intermediate]
   std::vector<float> values;     // [kv_heads, seq, head_dim] captured layout
-  std::vector<float> norm_weight;  // [hidden] widened norm weight
-  RopeTables rope;
+  std::vector<float> widened;    // [max(hidden, heads*head_dim)] a norm weight or bias widened to fp32
+  std::vector<RopeTables> ropes; // one per distinct RoPE of the recipe
   AttentionScratch attention;
   void resize(const ModelConfig& config, int seq);
 };
@@ -59,8 +61,16 @@ class Transformer {
   // update_residual: false skips the output projection and MLP (the residual is not read again).
   void layer(int l, const ForwardRequest& request, ForwardObserver* observer, bool update_residual);
   void compute_logits(std::span<const int> rows, std::vector<float>& logits);
-  const float* widen_norm(const TensorView& weight);
-  LinearInput normed_input(const TensorView& weight);
+  const float* widen(const TensorView& vector);
+  // norm(x) as a linear layer's input, or x itself when the recipe has no norm there.
+  LinearInput layer_input(const TensorView& norm);
+  // In place on y [seq, cols]: y += bias, when the bias is present.
+  void add_bias_if_present(float* y, const TensorView& bias);
+  // In place on y [rows, width]: rms_norm over each row of width, with `norm` [width].
+  void norm_rows(float* y, std::int64_t rows, std::int64_t width, const TensorView& norm);
+  void attention_input(int l, bool captured);
+  void output_projection(int l);
+  void mlp(int l);
 
   const ModelConfig& config_;
   const Weights& weights_;

@@ -39,8 +39,9 @@ void keep_top_n(float* probs, int count, int n, int* order) {
 
 namespace {
 
-// One head: all query blocks, softmax (then top-N when topn > 0), P V, and copies of
-// the captured rows. bf16: null for fp32 products.
+// One head: all query blocks, the soft-cap when set, softmax (then top-N when topn > 0),
+// P V, and copies of the captured rows. bf16: null for fp32 products; both share every
+// step between the two products.
 void attend_one_head(const AttentionShape& s, int head, const float* q, const float* k, const float* v, float* out,
                      std::span<const int> capture_rows, int topn, float* scores, float* captured, int* order,
                      Bf16AttentionProducts* bf16, int thread) {
@@ -69,6 +70,7 @@ void attend_one_head(const AttentionShape& s, int head, const float* q, const fl
       const int lo = first_visible_key(s, i) - b.key0;
       const int hi = i - b.key0 + 1;  // exclusive
       std::fill(row, row + lo, 0.0f);
+      if (s.softcap > 0) soft_cap(row + lo, hi - lo, s.softcap);
       softmax_row(row + lo, hi - lo);
       if (topn > 0) keep_top_n(row + lo, hi - lo, topn, order);
       std::fill(row + hi, row + b.keys, 0.0f);

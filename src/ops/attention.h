@@ -1,5 +1,6 @@
 #pragma once
-// Blocked causal (optionally sliding-window) softmax attention, threaded over heads.
+// Blocked causal (optionally sliding-window, optionally soft-capped) softmax attention,
+// threaded over heads.
 // Scores are computed a block of query rows at a time, skipping fully masked keys,
 // so no T x T matrix ever exists; the requested rows are handed out per head.
 #include <cstdint>

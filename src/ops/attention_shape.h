@@ -10,6 +10,7 @@ struct AttentionShape {
   int head_dim = 0;
   int window = 0;  // 0: full causal; else query i sees keys j with 0 <= i - j < window
   float scale = 1;
+  float softcap = 0;  // 0: none; else scores = softcap * tanh(scale q.k / softcap) before the mask
 };
 
 // Keys visible to query row i: [first_key(i), i].

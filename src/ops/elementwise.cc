@@ -20,17 +20,16 @@ void rms_norm(const float* x, std::int64_t rows, std::int64_t dim, const float* 
   }
 }
 
-void make_rope_tables(int seq, int head_dim, float theta, RopeTables& tables) {
-  const int half = head_dim / 2;
+void make_rope_tables(int seq, std::span<const double> inv_freq, RopeTables& tables) {
+  const int half = static_cast<int>(inv_freq.size());
   tables.half_dim = half;
   tables.cos.resize(static_cast<std::size_t>(seq) * half);
   tables.sin.resize(static_cast<std::size_t>(seq) * half);
   // Angles in double: an fp32 product p * inv_freq is off by ~p * 6e-8 rad, which at
   // a few hundred positions already moves attention probabilities by ~1e-5.
   for (int i = 0; i < half; ++i) {
-    const double inv_freq = 1.0 / std::pow(static_cast<double>(theta), static_cast<double>(2 * i) / head_dim);
     for (int p = 0; p < seq; ++p) {
-      const double angle = p * inv_freq;
+      const double angle = p * inv_freq[static_cast<std::size_t>(i)];
       tables.cos[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::cos(angle));
       tables.sin[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::sin(angle));
     }
@@ -59,6 +58,15 @@ void apply_rope(float* x, int seq, int n_heads, int head_dim, const RopeTables& 
 void add_in_place(float* x, const float* y, std::int64_t count) {
 #pragma omp parallel for simd schedule(static)
   for (std::int64_t i = 0; i < count; ++i) x[i] += y[i];
+}
+
+void add_bias(float* x, std::int64_t rows, std::int64_t cols, const float* bias) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* xr = x + r * cols;
+#pragma omp simd
+    for (std::int64_t j = 0; j < cols; ++j) xr[j] += bias[j];
+  }
 }
 
 }  // namespace attngeom

@@ -15,15 +15,15 @@ enum class Activation { kSilu, kGeluTanh, kGeluErf };
 void rms_norm(const float* x, std::int64_t rows, std::int64_t dim, const float* weight, float offset, float eps,
               float* out);
 
-// Rotary tables for positions 0..seq-1: cos, sin [seq, head_dim/2], with
-// inv_freq = 1 / theta^(2i/d) and angle = pos * inv_freq as in HF, evaluated in double
-// (HF uses fp32 here; double is the exact value it approximates).
+// Rotary tables for positions 0..seq-1: cos, sin [seq, head_dim/2], angle = pos * inv_freq[i]
+// as in HF, evaluated in double (HF uses fp32 here; double is the exact value it approximates).
+// inv_freq [head_dim/2] comes from the RoPE type (model/recipe.h rope_inv_freq).
 struct RopeTables {
   std::vector<float> cos;
   std::vector<float> sin;
   int half_dim = 0;
 };
-void make_rope_tables(int seq, int head_dim, float theta, RopeTables& tables);
+void make_rope_tables(int seq, std::span<const double> inv_freq, RopeTables& tables);
 
 // In place on x [seq, n_heads * head_dim] (row stride n_heads*head_dim), HF rotate_half:
 // x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin, with x1, x2 the two halves of a head.
@@ -35,6 +35,13 @@ void gated_activation(Activation activation, const float* gate, const float* up,
 
 // x[i] += y[i]
 void add_in_place(float* x, const float* y, std::int64_t count);
+
+// x[r, j] += bias[j]      x: [rows, cols]   (HF nn.Linear with bias=True)
+void add_bias(float* x, std::int64_t rows, std::int64_t cols, const float* bias);
+
+// In place on x[count]: x = cap * tanh(x / cap) (HF Gemma-2 attn_logit_softcapping and
+// final_logit_softcapping). Vectorised through libmvec tanhf; see vector_math.cc.
+void soft_cap(float* x, std::int64_t count, float cap);
 
 // In place on one row of scores: softmax over [0, n). Sums in double. Vectorised through
 // glibc's libmvec expf (at most 4 ulp, against 1 for scalar expf); see vector_math.cc.

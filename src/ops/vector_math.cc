@@ -1,5 +1,5 @@
-// The ops whose time is transcendental functions: softmax_row (expf) and the gated MLP
-// activations (expf, tanhf, erff). This file alone is built with -ffast-math
+// The ops whose time is transcendental functions: softmax_row (expf), soft_cap (tanhf) and
+// the gated MLP activations (expf, tanhf, erff). This file alone is built with -ffast-math
 // (src/CMakeLists.txt): only then does GCC turn these loops into glibc's vector math
 // (libmvec, a few ulp), several times the scalar speed; attention and Gemma's GeGLU spent most of
 // their non-GEMM time here. The flag is safe for this code: inputs are finite
@@ -26,6 +26,11 @@ void softmax_row(float* row, std::int64_t n) {
   const float inv = static_cast<float>(1.0 / sum);
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) row[i] *= inv;
+}
+
+void soft_cap(float* x, std::int64_t count, float cap) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < count; ++i) x[i] = cap * std::tanh(x[i] / cap);
 }
 
 void gated_activation(Activation activation, const float* gate, const float* up, float* out, std::int64_t count) {

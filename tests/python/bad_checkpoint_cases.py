@@ -201,3 +201,60 @@ def out_is_directory(ctx):
     ctx.out = os.path.join(ctx.tmp, "a_directory")
     os.mkdir(ctx.out)
     return ["a_directory"], ["is a directory"]
+
+
+# --- model families: what is refused, and by which field ---
+
+@case()
+def config_rope_type_yarn(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 4.0}))
+    return ["rope_scaling.rope_type", "yarn"], ["not supported"]
+
+
+@case("llama3")
+def config_llama3_rope_without_low_freq_factor(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c["rope_scaling"].pop("low_freq_factor"))
+    return ["rope_scaling.low_freq_factor"], ["missing"]
+
+
+@case()
+def config_moe_num_local_experts(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.update(num_local_experts=8, num_experts_per_tok=2))
+    return ["num_local_experts"], ["mixture-of-experts"]
+
+
+@case("qwen2")
+def config_moe_num_experts(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.update(num_experts=60))
+    return ["num_experts"], ["mixture-of-experts"]
+
+
+@case("qwen3")
+def config_partial_rotary(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.update(partial_rotary_factor=0.5))
+    return ["partial_rotary_factor"], ["partial rotary"]
+
+
+@case("gemma2")
+def config_layer_types_wrong_length(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.update(layer_types=["sliding_attention"]))
+    return ["layer_types"], ["num_hidden_layers"]
+
+
+@case("gemma3")
+def config_multimodal_without_text_config(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.pop("text_config"))
+    return ["text_config"], []
+
+
+@case("gemma3")
+def multimodal_text_tensor_missing(ctx):
+    """The text tower's tensors live under language_model.: one missing is named in full."""
+    with open(ctx.path(ST + ".index.json")) as f:
+        weight_map = json.load(f)["weight_map"]
+    t = "language_model.model.layers.1.self_attn.k_norm.weight"
+
+    def edit(ts):
+        del ts[t]
+    rewrite(ctx.path(weight_map[t]), edit)
+    return [t], ["missing"]

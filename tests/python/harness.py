@@ -11,7 +11,11 @@ import st_reader
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
-COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow"]
+COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "llama-linear", "qwen2", "qwen3",
+                    "gemma2", "gemma3-text", "gemma3", "olmo2"]
+# One fixture per family (no config-only variants), for the slower checks.
+FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
+                   "olmo2"]
 
 
 def spm_ids(tokenizer, text_path):
@@ -48,6 +52,7 @@ def load_config(model_dir):
 def layout_problems(path, cfg, n_tokens, n_queries, with_logits):
     """Checks names, dtypes and shapes of a capture dump; returns (tensors, meta, problems)."""
     tensors, meta, dtypes = st_reader.read(path)
+    cfg = cfg.get("text_config", cfg)  # a multimodal config's text tower
     L, H = cfg["num_hidden_layers"], cfg["num_attention_heads"]
     Hkv = cfg.get("num_key_value_heads") or H
     D = cfg.get("head_dim") or cfg["hidden_size"] // H

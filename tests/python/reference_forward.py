@@ -1,58 +1,127 @@
-"""Independent numpy forward for Hugging Face LLaMA / Mistral / Gemma checkpoints.
+"""Independent numpy forward for the Hugging Face checkpoints attngeom reads.
 
-Written from transformers' eager modeling code (modeling_llama / modeling_mistral /
-modeling_gemma), not from the C++ engine. Computes in float64 (or `dtype`) from the
-stored weights, widened. Shapes: T tokens, H query heads, Hkv kv heads, D head_dim.
+Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
+modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
+modeling_olmo2 and modeling_rope_utils), not from the C++ engine. Computes in float64
+(or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
+stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
+LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
+H query heads, Hkv kv heads, D head_dim.
 """
 import json
+import math
 import os
 
 import numpy as np
 
 import st_reader
 
+# Per family (config.json model_type; gemma3 multimodal reads text_config as gemma3_text):
+#   norms: the decoder layer's four norm slots (attention input, attention output, MLP input,
+#          MLP output) as tensor names, None where the family has none.
+PRE = ("input_layernorm", None, "post_attention_layernorm", None)
+SANDWICH = ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm")
+POST = (None, "post_attention_layernorm", None, "post_feedforward_layernorm")
+FAMILIES = {
+    #              norms     qk_norm   gemma-style  defaults: kv heads, head_dim, theta, eps
+    "llama":       dict(norms=PRE, qk=None, gemma=False, kv=None, hd=None, theta=1e4, eps=1e-6),
+    "mistral":     dict(norms=PRE, qk=None, gemma=False, kv=8, hd=None, theta=1e4, eps=1e-6),
+    "qwen2":       dict(norms=PRE, qk=None, gemma=False, kv=32, hd=None, theta=1e4, eps=1e-6),
+    "qwen3":       dict(norms=PRE, qk="head", gemma=False, kv=32, hd=128, theta=1e4, eps=1e-6),
+    "gemma":       dict(norms=PRE, qk=None, gemma=True, kv=16, hd=256, theta=1e4, eps=1e-6),
+    "gemma2":      dict(norms=SANDWICH, qk=None, gemma=True, kv=4, hd=256, theta=1e4, eps=1e-6),
+    "gemma3_text": dict(norms=SANDWICH, qk="head", gemma=True, kv=4, hd=256, theta=1e6, eps=1e-6),
+    "olmo2":       dict(norms=POST, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
+}
+
 
 class Model:
     """config.json fields mapped once, and the checkpoint's weights as float arrays."""
 
-    def __init__(self, model_dir, dtype=np.float64):
+    def __init__(self, model_dir, dtype=np.float64, hf_rounding=False):
         with open(os.path.join(model_dir, "config.json")) as f:
-            cfg = json.load(f)
-        self.cfg = cfg
-        self.model_type = cfg["model_type"]
-        assert self.model_type in ("llama", "mistral", "gemma"), self.model_type
+            top = json.load(f)
+        multimodal = top["model_type"] == "gemma3"
+        cfg = top["text_config"] if multimodal else top
+        self.cfg, self.top_cfg = cfg, top
+        self.model_type = "gemma3_text" if multimodal else top["model_type"]
+        fam = FAMILIES[self.model_type]
+        self.prefix = "language_model." if multimodal else ""
+        self.norm_names = fam["norms"]
+        self.qk_norm = fam["qk"]
         self.hidden = cfg["hidden_size"]
         self.layers = cfg["num_hidden_layers"]
         self.heads = cfg["num_attention_heads"]
-        gemma = self.model_type == "gemma"
-        # Omitted keys take the defaults of transformers' LlamaConfig / MistralConfig / GemmaConfig.
-        kv_default = {"llama": self.heads, "mistral": 8, "gemma": 16}[self.model_type]
-        self.kv_heads = cfg.get("num_key_value_heads") or kv_default
-        self.head_dim = cfg.get("head_dim") or (256 if gemma else self.hidden // self.heads)
+        gemma = fam["gemma"]
+        self.kv_heads = cfg.get("num_key_value_heads") or fam["kv"] or self.heads
+        self.head_dim = cfg.get("head_dim") or fam["hd"] or self.hidden // self.heads
         assert self.heads % self.kv_heads == 0, (self.heads, self.kv_heads)
-        self.eps = cfg["rms_norm_eps"]
-        # transformers v5 keeps the RoPE settings under rope_parameters.
-        rope = cfg.get("rope_parameters") or {}
-        assert rope.get("rope_type", "default") == "default", rope
-        self.theta = rope.get("rope_theta", cfg.get("rope_theta", 10000.0))
-        # LlamaModel has no window whatever the config says; MistralConfig defaults to 4096.
-        self.window = cfg.get("sliding_window", 4096) if self.model_type == "mistral" else None
+        self.eps = cfg.get("rms_norm_eps", fam["eps"])
         self.vocab = cfg["vocab_size"]
         self.bos = cfg.get("bos_token_id", 2 if gemma else 1)
-        self.tied = cfg.get("tie_word_embeddings", gemma)
+        self.tied = top.get("tie_word_embeddings", gemma)
         self.norm_offset = 1.0 if gemma else 0.0          # GemmaRMSNorm: * (1 + w)
         self.embed_scale = self.hidden ** 0.5 if gemma else 1.0
-        act = (cfg.get("hidden_activation") or "gelu_pytorch_tanh") if gemma else cfg["hidden_act"]
+        act = cfg.get("hidden_activation") or "gelu_pytorch_tanh" if gemma else cfg.get("hidden_act", "silu")
         assert act in ("silu", "gelu_pytorch_tanh"), act
         self.act = silu if act == "silu" else gelu_tanh
-        self.dtype = dtype
-        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+        # Biases: Qwen2 has q/k/v biases always (o_proj none); the others follow attention_bias
+        # on q, k, v and o (Mistral has no biases).
+        bias = cfg.get("attention_bias", False) and self.model_type not in ("mistral", "qwen2")
+        self.qkv_bias = bias or self.model_type == "qwen2"
+        self.o_bias = bias
+        # Score scale and soft-caps (Gemma-2/3: query_pre_attn_scalar; caps default 50 / 30 in Gemma-2).
+        if self.model_type in ("gemma2", "gemma3_text"):
+            self.scale = cfg.get("query_pre_attn_scalar", 256) ** -0.5
+            caps = (50.0, 30.0) if self.model_type == "gemma2" else (None, None)
+            self.attn_cap = cfg.get("attn_logit_softcapping", caps[0])
+            self.final_cap = cfg.get("final_logit_softcapping", caps[1])
+        else:
+            self.scale = self.head_dim ** -0.5
+            self.attn_cap = self.final_cap = None
+        self.layer_window = [self._window(cfg, i) for i in range(self.layers)]
+        self.layer_rope = [self._rope(cfg, fam, i) for i in range(self.layers)]
+        # The old single-setting attributes, for families with one window and one RoPE.
+        self.window = self.layer_window[0] if len(set(self.layer_window)) == 1 else "per-layer"
+        self.theta = self.layer_rope[0]["theta"]
+        self.dtype, self.hf_rounding = dtype, hf_rounding
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
+
+    def _sliding(self, cfg, i):
+        """True where layer i is a sliding-attention layer type."""
+        if self.model_type in ("gemma2", "gemma3_text"):
+            if cfg.get("layer_types"):
+                return cfg["layer_types"][i] == "sliding_attention"
+            # Gemma2: even layers slide; Gemma3: every sliding_window_pattern-th layer is global.
+            pattern = 2 if self.model_type == "gemma2" else cfg.get("sliding_window_pattern", 6)
+            return (i + 1) % pattern != 0
+        if self.model_type in ("qwen2", "qwen3"):
+            if not cfg.get("use_sliding_window", False):
+                return False
+            if cfg.get("layer_types"):
+                return cfg["layer_types"][i] == "sliding_attention"
+            return i >= cfg.get("max_window_layers", 28)
+        return self.model_type == "mistral"
+
+    def _window(self, cfg, i):
+        if not self._sliding(cfg, i):
+            return None  # LlamaModel has no window whatever the config says
+        return cfg.get("sliding_window", 4096)  # MistralConfig etc. default 4096; null: none
+
+    def _rope(self, cfg, fam, i):
+        """{theta, scaling} of layer i: Gemma-3 sliding layers use rope_local_base_freq, plain."""
+        if self.model_type == "gemma3_text" and self._sliding(cfg, i):
+            return {"theta": cfg.get("rope_local_base_freq", 10000.0), "scaling": None}
+        return {"theta": cfg.get("rope_theta", fam["theta"]), "scaling": cfg.get("rope_scaling")}
 
     def weight(self, name):
-        return self.w[name]
+        return self.w[self.prefix + name]
+
+    def has(self, name):
+        return self.prefix + name in self.w
 
     def lm_head(self):
-        return self.w["model.embed_tokens.weight" if self.tied else "lm_head.weight"]
+        return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
 
 
 def load_weights(model_dir):
@@ -77,14 +146,43 @@ def gelu_tanh(x):
 
 
 def rms_norm(x, w, eps, offset):
-    """x * rsqrt(mean(x^2) + eps) * (offset + w); x: [T, hidden]."""
+    """x * rsqrt(mean(x^2) + eps) * (offset + w); x: [..., dim]."""
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * (offset + w)
 
 
-def rope_cos_sin(positions, head_dim, theta, dtype):
-    """LlamaRotaryEmbedding: emb = cat(freqs, freqs); returns cos, sin [T, D]."""
-    inv_freq = 1.0 / theta ** (np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
-    freqs = np.outer(np.asarray(positions, dtype=np.float64), inv_freq)
+def soft_cap(x, cap):
+    """Gemma-2: cap * tanh(x / cap); None: unchanged."""
+    return x if cap is None else cap * np.tanh(x / cap)
+
+
+def rope_inv_freq(head_dim, theta, scaling=None, ftype=np.float64):
+    """modeling_rope_utils: default, linear and llama3 inverse frequencies [D/2], in ftype."""
+    exps = np.arange(0, head_dim, 2, dtype=np.int64).astype(ftype) / ftype(head_dim)
+    inv_freq = ftype(1.0) / np.power(ftype(theta), exps)
+    kind = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+    if kind == "default":
+        return inv_freq
+    factor = ftype(scaling["factor"])
+    if kind == "linear":
+        return inv_freq / factor
+    assert kind == "llama3", kind
+    low, high = ftype(scaling["low_freq_factor"]), ftype(scaling["high_freq_factor"])
+    old_len = ftype(scaling["original_max_position_embeddings"])
+    low_freq_wavelen, high_freq_wavelen = old_len / low, old_len / high
+    wavelen = ftype(2 * math.pi) / inv_freq
+    inv_freq_llama = np.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth = (old_len / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * inv_freq_llama / factor + smooth * inv_freq_llama
+    medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+    return np.where(medium, smoothed, inv_freq_llama).astype(ftype)
+
+
+def rope_cos_sin(positions, head_dim, theta, dtype, scaling=None, hf_rounding=False):
+    """LlamaRotaryEmbedding: emb = cat(freqs, freqs); returns cos, sin [T, D]. Exact (float64)
+    angles, or with hf_rounding the float32 frequencies and angles HF computes."""
+    ftype = np.float32 if hf_rounding else np.float64
+    inv_freq = rope_inv_freq(head_dim, theta, scaling, ftype)
+    freqs = np.outer(np.asarray(positions, dtype=ftype), inv_freq).astype(ftype)
     emb = np.concatenate([freqs, freqs], axis=-1)
     return np.cos(emb).astype(dtype), np.sin(emb).astype(dtype)
 
@@ -132,30 +230,45 @@ def keep_top_n(probs, n):
 def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     """Returns {"attn": [L x [H, T, T]], "values": [L x [Hkv, T, D]], "logits": [T, V]}.
 
-    Optional edits (attngeom prune, docs/method.md section 7), both [layers, heads]: `topn` keeps
-    each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies each
-    head's attention output before o_proj (0 removes the head)."""
+    Optional edits (attngeom prune, docs/method.md section 7), both [layers, heads]: `topn`
+    keeps each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies
+    each head's attention output before o_proj (0 removes the head)."""
     m, dt = model, model.dtype
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
     assert tokens.min() >= 0 and tokens.max() < m.vocab
+    # Gemma: hidden * torch.tensor(hidden ** 0.5, dtype=hidden.dtype)
     x = m.weight("model.embed_tokens.weight")[tokens] * dt(m.embed_scale)  # [T, hidden]
-    cos, sin = rope_cos_sin(np.arange(T), D, m.theta, dt)                 # [T, D]
-    allowed = attention_mask(T, m.window)                                  # [T, T]
+    tables = {}
     group = H // Hkv
     kv_of_head = np.arange(H) // group                                     # repeat_kv
+    attn_in, attn_out, mlp_in, mlp_out = m.norm_names
     out = {"attn": [], "values": []}
     for layer in range(m.layers):
         p = f"model.layers.{layer}."
         W = lambda n: m.weight(p + n)
-        h = rms_norm(x, W("input_layernorm.weight"), m.eps, m.norm_offset)     # [T, hidden]
-        q = (h @ W("self_attn.q_proj.weight").T).reshape(T, H, D).transpose(1, 0, 2)
-        k = (h @ W("self_attn.k_proj.weight").T).reshape(T, Hkv, D).transpose(1, 0, 2)
-        v = (h @ W("self_attn.v_proj.weight").T).reshape(T, Hkv, D).transpose(1, 0, 2)
+        norm = lambda v, name: v if name is None else rms_norm(v, W(name + ".weight"), m.eps, m.norm_offset)
+        linear = lambda v, name: v @ W(name + ".weight").T + (W(name + ".bias") if m.has(p + name + ".bias") else 0)
+        h = norm(x, attn_in)                                               # [T, hidden]
+        q, k, v = linear(h, "self_attn.q_proj"), linear(h, "self_attn.k_proj"), linear(h, "self_attn.v_proj")
+        if m.qk_norm == "whole":                                           # OLMo-2: over the projection
+            q = rms_norm(q, W("self_attn.q_norm.weight"), m.eps, m.norm_offset)
+            k = rms_norm(k, W("self_attn.k_norm.weight"), m.eps, m.norm_offset)
+        q = q.reshape(T, H, D).transpose(1, 0, 2)                          # [H, T, D]
+        k = k.reshape(T, Hkv, D).transpose(1, 0, 2)                        # [Hkv, T, D]
+        v = v.reshape(T, Hkv, D).transpose(1, 0, 2)
         out["values"].append(v.copy())                                     # [Hkv, T, D]
+        if m.qk_norm == "head":                                            # Qwen3, Gemma-3: per head
+            q = rms_norm(q, W("self_attn.q_norm.weight"), m.eps, m.norm_offset)
+            k = rms_norm(k, W("self_attn.k_norm.weight"), m.eps, m.norm_offset)
+        rope = m.layer_rope[layer]
+        key = (rope["theta"], json.dumps(rope["scaling"], sort_keys=True))
+        if key not in tables:
+            tables[key] = rope_cos_sin(np.arange(T), D, rope["theta"], dt, rope["scaling"], m.hf_rounding)
+        cos, sin = tables[key]                                             # [T, D]
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        scores = q @ k[kv_of_head].transpose(0, 2, 1) / np.sqrt(D)         # [H, T, T]
-        probs = softmax_masked(scores, allowed)
+        scores = soft_cap((q @ k[kv_of_head].transpose(0, 2, 1)) * dt(m.scale), m.attn_cap)  # [H, T, T]
+        probs = softmax_masked(scores, attention_mask(T, m.layer_window[layer]))
         if topn is not None:
             probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
         out["attn"].append(probs)
@@ -163,12 +276,12 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         if head_gates is not None:
             heads_out = heads_out * np.asarray(head_gates[layer], dtype=dt)[:, None, None]
         ctx = heads_out.transpose(1, 0, 2).reshape(T, H * D)               # [T, H*D]
-        x = x + ctx @ W("self_attn.o_proj.weight").T
-        h = rms_norm(x, W("post_attention_layernorm.weight"), m.eps, m.norm_offset)
+        x = x + norm(linear(ctx, "self_attn.o_proj"), attn_out)
+        h = norm(x, mlp_in)
         gate = h @ W("mlp.gate_proj.weight").T                             # [T, inter]
         up = h @ W("mlp.up_proj.weight").T
-        x = x + (m.act(gate) * up) @ W("mlp.down_proj.weight").T
+        x = x + norm((m.act(gate) * up) @ W("mlp.down_proj.weight").T, mlp_out)
     if want_logits:
         h = rms_norm(x, m.weight("model.norm.weight"), m.eps, m.norm_offset)
-        out["logits"] = h @ m.lm_head().T                                  # [T, vocab]
+        out["logits"] = soft_cap(h @ m.lm_head().T, m.final_cap)           # [T, vocab]
     return out

@@ -50,17 +50,23 @@ def check_fixture(binary, model_dir, tmp, failures):
     fp32 = dump(binary, model_dir, os.path.join(tmp, name + ".fp32.safetensors"), "fp32")
     bf16 = dump(binary, model_dir, os.path.join(tmp, name + ".bf16.safetensors"), "bf16")
     model = ref.Model(model_dir)
-    stored_bf16 = model.cfg.get("torch_dtype") == "bfloat16"
+    stored_bf16 = model.top_cfg.get("torch_dtype") == "bfloat16"
     r_w = 0.0 if stored_bf16 else U
 
-    # Layer 0 values: the rigorous elementwise bound.
+    # Layer 0 values: the rigorous elementwise bound. h: the attention's input (normed, or
+    # the embeddings themselves where the family has no input norm); the bias, when there is
+    # one, is added in fp32 after the product (one more fp32 rounding).
     tokens = fp32["tokens"].astype(np.int64)
     x = model.weight("model.embed_tokens.weight")[tokens] * model.embed_scale
-    h = ref.rms_norm(x, model.weight("model.layers.0.input_layernorm.weight"), model.eps, model.norm_offset)
+    norm = model.norm_names[0]
+    h = x if norm is None else ref.rms_norm(x, model.weight(f"model.layers.0.{norm}.weight"), model.eps,
+                                            model.norm_offset)
     w_v = model.weight("model.layers.0.self_attn.v_proj.weight")
+    bias_name = "model.layers.0.self_attn.v_proj.bias"
+    b_v = np.abs(model.weight(bias_name)) if model.has(bias_name) else 0.0
     magnitude = np.abs(h) @ np.abs(w_v).T  # [T, kv_heads*D]
     T, kv, D = fp32["layers.0.values"].shape[1], model.kv_heads, model.head_dim
-    bound = ((U + r_w + U * r_w) + h.shape[1] * 2 * U32) * magnitude
+    bound = ((U + r_w + U * r_w) + h.shape[1] * 2 * U32) * magnitude + 2 * U32 * (magnitude + b_v)
     bound = bound.reshape(T, kv, D).transpose(1, 0, 2)
     diff0 = np.abs(bf16["layers.0.values"].astype(np.float64) - fp32["layers.0.values"])
     ratio0 = float((diff0 / np.maximum(bound, 1e-30)).max())
@@ -97,7 +103,7 @@ def main():
     args = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-bf16-") as tmp:
-        for name in ("llama", "mistral", "gemma"):
+        for name in harness.FAMILY_FIXTURES:
             check_fixture(args.bin, os.path.join(args.fixtures, name), tmp, failures)
     for f in failures:
         print("FAIL", f)

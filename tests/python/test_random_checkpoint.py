@@ -23,11 +23,12 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, TOOLS)
 import reference_forward as rf  # noqa: E402
 import st_reader  # noqa: E402
-from make_random_checkpoint import PRESETS, hf_config, spm_vocab_size, tensor_shapes  # noqa: E402
+from make_random_checkpoint import GEMMAS, PRESETS, hf_config, spm_vocab_size, tensor_shapes  # noqa: E402
 
 # Published parameter counts of the real models these presets copy.
 PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
-                 "gemma-7b": 8_537_680_896, "llama-1b": 1_100_048_384}
+                 "gemma-7b": 8_537_680_896, "llama-1b": 1_100_048_384, "llama3-8b": 8_030_261_248,
+                 "qwen2.5-7b": 7_615_616_512}
 CASES = [
     ("llama-bf16-sharded", ["--model-type", "llama", "--hidden", "64", "--intermediate", "128",
                             "--layers", "2", "--heads", "4", "--dtype", "bf16", "--max-shard-gb", "0.00005"]),
@@ -39,6 +40,13 @@ CASES = [
                            "--dtype", "f32"]),
     ("preset-h1024-shape", ["--preset", "h1024-l8", "--hidden", "64", "--intermediate", "128",
                             "--heads", "2", "--kv-heads", "2", "--head-dim", "32", "--layers", "2"]),
+    ("qwen2-bf16-biases", ["--model-type", "qwen2", "--hidden", "64", "--intermediate", "128",
+                           "--layers", "2", "--heads", "4", "--kv-heads", "2", "--dtype", "bf16"]),
+    ("gemma3-multimodal", ["--model-type", "gemma3", "--hidden", "64", "--intermediate", "128",
+                           "--layers", "2", "--heads", "4", "--kv-heads", "1", "--head-dim", "16",
+                           "--dtype", "bf16"]),
+    ("olmo2-f32", ["--model-type", "olmo2", "--hidden", "64", "--intermediate", "128",
+                   "--layers", "2", "--heads", "4", "--dtype", "f32"]),
 ]
 failures = []
 
@@ -52,6 +60,7 @@ def check(ok, what):
 def validate(name, out, tokenizer):
     with open(os.path.join(out, "config.json")) as f:
         cfg = json.load(f)
+    text = cfg.get("text_config", cfg)  # a multimodal config's text tower
     index = os.path.join(out, "model.safetensors.index.json")
     files = ["model.safetensors"]
     if os.path.exists(index):
@@ -72,14 +81,15 @@ def validate(name, out, tokenizer):
     check(set(dtypes.values()) == {want}, f"{name}: every tensor is {want}")
     if os.path.exists(index):
         check(len(files) >= 2 and all(wm[k] == where[k] for k in tensors), f"{name}: {len(files)} shards match the index")
-    check(cfg["vocab_size"] == spm_vocab_size(tokenizer), f"{name}: vocab_size = tokenizer's")
+    check(text["vocab_size"] == spm_vocab_size(tokenizer), f"{name}: vocab_size = tokenizer's")
     finite = all(np.isfinite(a.astype(np.float64)).all() for a in tensors.values())
     check(finite, f"{name}: all values finite")
     band = True
     for k, a in tensors.items():
         if k.endswith("norm.weight"):
             continue
-        scale = 1.0 if k == "model.embed_tokens.weight" and cfg["model_type"] != "gemma" else a.shape[1] ** -0.5
+        embedding = k.endswith("model.embed_tokens.weight") and cfg["model_type"] not in GEMMAS
+        scale = 1.0 if embedding else 0.0625 if a.ndim == 1 else a.shape[1] ** -0.5
         m = np.abs(a.astype(np.float64))
         band &= m.min() >= scale / 8 and m.max() < scale * 8 and 0.3 < (a > 0).mean() < 0.7
     check(band, f"{name}: magnitudes within [scale/8, 8 scale), both signs")

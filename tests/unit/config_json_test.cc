@@ -24,13 +24,13 @@ TEST(ConfigJson, MapsGemmaQuirksToFields) {
       R"("num_attention_heads":16,"num_key_value_heads":16,"head_dim":256,"vocab_size":256000,)"
       R"("rms_norm_eps":1e-6,"rope_theta":10000.0,"bos_token_id":2,"hidden_activation":"gelu_pytorch_tanh"})",
       "config.json");
-  EXPECT_EQ(c.architecture, Architecture::kGemma);
+  EXPECT_EQ(c.model_type, "gemma");
   EXPECT_EQ(c.head_dim, 256);
   EXPECT_EQ(c.q_dim(), 4096);
   EXPECT_TRUE(c.tie_embeddings);
-  EXPECT_EQ(c.norm_weight_offset, 1.0f);
-  EXPECT_FLOAT_EQ(c.embedding_scale, std::sqrt(3072.0f));
-  EXPECT_EQ(c.activation, Activation::kGeluTanh);
+  EXPECT_EQ(c.recipe.norm_weight_offset, 1.0f);
+  EXPECT_FLOAT_EQ(c.recipe.embedding_scale, std::sqrt(3072.0f));
+  EXPECT_EQ(c.recipe.activation, Activation::kGeluTanh);
   EXPECT_EQ(c.bos_token_id, 2);
 }
 
@@ -69,26 +69,42 @@ TEST(ConfigJson, OmittedKeysTakeEachArchitecturesHfDefaults) {
   EXPECT_EQ(mistral.bos_token_id, 1);
   const ModelConfig llama = parse_model_config(R"({"model_type":"llama",)" + sizes, "config.json");
   EXPECT_EQ(llama.kv_heads, 16);
-  EXPECT_EQ(llama.rope_theta, 10000.0f);
+  EXPECT_EQ(llama.recipe.ropes.at(0).theta, 10000.0);
 }
 
-TEST(ConfigJson, ReadsPlainRopeFromRopeParametersAndRefusesTheRest) {
+TEST(ConfigJson, ReadsRopeFromRopeScalingOrRopeParametersAndRefusesTheRest) {
   const std::string llama =
       R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,)"
       R"("num_attention_heads":4)";
-  const auto theta = [&](const std::string& extra) {
-    return parse_model_config(llama + extra + "}", "config.json").rope_theta;
+  const auto rope = [&](const std::string& extra) {
+    const ModelConfig c = parse_model_config(llama + extra + "}", "config.json");
+    EXPECT_EQ(c.recipe.ropes.size(), 1u);
+    return c.recipe.ropes.at(0);
   };
-  EXPECT_EQ(theta(R"(,"rope_parameters":{"rope_type":"default","rope_theta":1000000.0})"), 1e6f);
-  EXPECT_EQ(theta(R"(,"rope_theta":500000.0,"rope_parameters":{"rope_theta":500000.0})"), 5e5f);
-  EXPECT_EQ(theta(R"(,"rope_theta":500000.0,"rope_parameters":null)"), 5e5f);
+  EXPECT_EQ(rope(R"(,"rope_parameters":{"rope_type":"default","rope_theta":1000000.0})").theta, 1e6);
+  EXPECT_EQ(rope(R"(,"rope_theta":500000.0,"rope_parameters":{"rope_theta":500000.0})").theta, 5e5);
+  EXPECT_EQ(rope(R"(,"rope_theta":500000.0,"rope_parameters":null)").theta, 5e5);
+  const RopeSpec llama3 = rope(
+      R"(,"rope_theta":500000.0,"rope_scaling":{"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,)"
+      R"("high_freq_factor":4.0,"original_max_position_embeddings":8192})");
+  EXPECT_EQ(llama3.type, RopeType::kLlama3);
+  EXPECT_EQ(llama3.factor, 8.0);
+  EXPECT_EQ(llama3.high_freq_factor, 4.0);
+  EXPECT_EQ(llama3.original_max_positions, 8192.0);
+  const RopeSpec linear = rope(R"(,"rope_parameters":{"type":"linear","factor":2.0})");
+  EXPECT_EQ(linear.type, RopeType::kLinear);
+  EXPECT_EQ(linear.factor, 2.0);
+  EXPECT_EQ(rope(R"(,"rope_scaling":{"type":"linear","factor":4})").factor, 4.0);
   const auto refused = [&](const std::string& extra, const std::string& field) {
     const std::string message = error_of(llama + extra + "}");
     EXPECT_NE(message.find("field '" + field + "'"), std::string::npos) << extra << " -> " << message;
   };
   refused(R"(,"rope_parameters":{"rope_type":"llama3","rope_theta":500000.0,"factor":8.0})",
-          "rope_parameters.rope_type");
-  refused(R"(,"rope_parameters":{"type":"linear","factor":2.0})", "rope_parameters.type");
+          "rope_parameters.low_freq_factor");
+  refused(R"(,"rope_scaling":{"rope_type":"yarn","factor":4.0})", "rope_scaling.rope_type");
+  refused(R"(,"rope_scaling":{"type":"dynamic","factor":4.0})", "rope_scaling.type");
+  refused(R"(,"rope_scaling":{"rope_type":"linear"})", "rope_scaling.factor");
+  refused(R"(,"rope_scaling":[1])", "rope_scaling");
   refused(R"(,"rope_parameters":{"rope_type":"default","partial_rotary_factor":0.5})",
           "rope_parameters.partial_rotary_factor");
   refused(R"(,"rope_theta":10000.0,"rope_parameters":{"rope_theta":1000000.0})", "rope_parameters.rope_theta");
@@ -96,17 +112,18 @@ TEST(ConfigJson, ReadsPlainRopeFromRopeParametersAndRefusesTheRest) {
   refused(R"(,"rope_parameters":[1])", "rope_parameters");
   refused(R"(,"partial_rotary_factor":0.5)", "partial_rotary_factor");
   refused(R"(,"use_bidirectional_attention":true)", "use_bidirectional_attention");
+  refused(R"(,"num_local_experts":8)", "num_local_experts");
+  refused(R"(,"num_experts":60)", "num_experts");
 }
 
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
-  EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("supported: llama, mistral, gemma"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("unsupported model_type 'gpt2' (supported: llama, mistral, "),
+            std::string::npos);
   EXPECT_NE(error_of("{oops").find("malformed JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"model_type":"llama","hidden_size":64})").find("intermediate_size"), std::string::npos);
   const std::string llama =
       R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,)";
   EXPECT_NE(error_of(llama + R"("num_attention_heads":4,"num_key_value_heads":3})").find("num_key_value_heads"),
-            std::string::npos);
-  EXPECT_NE(error_of(llama + R"("num_attention_heads":4,"rope_scaling":{"type":"linear","factor":2}})").find("rope_scaling"),
             std::string::npos);
   EXPECT_NE(error_of(llama + R"("num_attention_heads":-4})").find("num_attention_heads"), std::string::npos);
   EXPECT_EQ(error_of(llama + R"("num_attention_heads":4})"), "");

@@ -221,8 +221,10 @@ TEST(Elementwise, RmsNormMatchesDefinitionWithGemmaOffset) {
 TEST(Elementwise, RopeRotatesHalvesByPositionAngles) {
   const int seq = 50, heads = 3, d = 8;
   const float theta = 500.0f;
+  std::vector<double> inv_freq(d / 2);
+  for (int i = 0; i < d / 2; ++i) inv_freq[static_cast<std::size_t>(i)] = 1.0 / std::pow(static_cast<double>(theta), 2.0 * i / d);
   RopeTables tables;
-  make_rope_tables(seq, d, theta, tables);
+  make_rope_tables(seq, inv_freq, tables);
   std::mt19937 rng(4);
   auto x = random_vector(static_cast<std::size_t>(seq) * heads * d, rng);
   const auto original = x;

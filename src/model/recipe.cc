@@ -1,0 +1,153 @@
+#include "model/recipe.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+// Where each family puts its RMSNorms (HF *DecoderLayer.forward).
+//   pre-norm  (LLaMA, Mistral, Gemma, Qwen2/3): x += attn(norm(x)); x += mlp(norm(x))
+//   sandwich  (Gemma-2/3): x += norm(attn(norm(x))); x += norm(mlp(norm(x)))
+//   post-norm (OLMo-2): x += norm(attn(x)); x += norm(mlp(x))
+constexpr NormNames kPreNorm{"input_layernorm.weight", "", "post_attention_layernorm.weight", ""};
+constexpr NormNames kSandwich{"input_layernorm.weight", "post_attention_layernorm.weight",
+                              "pre_feedforward_layernorm.weight", "post_feedforward_layernorm.weight"};
+constexpr NormNames kPostNorm{"", "post_attention_layernorm.weight", "", "post_feedforward_layernorm.weight"};
+
+constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
+constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
+                     kTypes = WindowRule::kLayerTypes;
+
+// Every supported family side by side. Columns: norms, q/k norm, qkv bias always, reads
+// attention_bias, norm (offset + w), embeddings * sqrt(hidden), query_pre_attn_scalar,
+// soft-caps, local RoPE, window rule, global layer every n (and whether sliding_window_pattern
+// overrides it), activation key and default;
+// then the HF config defaults {kv_heads, head_dim, bos, tied, rope_theta, rms_norm_eps,
+// sliding_window, query_pre_attn_scalar, attn_logit_softcapping, final_logit_softcapping,
+// and for Gemma-3 the sizes vocab, hidden, intermediate, layers, heads}.
+// gemma3 (multimodal) is read as gemma3_text from text_config (config_json.cc).
+const Family kFamilies[] = {
+    // clang-format off
+    {"llama",       kPreNorm,  kNoQk,    false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "silu",
+     {0,  0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0}},
+    {"mistral",     kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act", "silu",
+     {8,  0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0}},
+    {"qwen2",       kPreNorm,  kNoQk,    true,  false, 0, false, false, false, false, kQwen,  0, false, "hidden_act", "silu",
+     {32, 0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0}},
+    {"qwen3",       kPreNorm,  kPerHead, false, true,  0, false, false, false, false, kQwen,  0, false, "hidden_act", "silu",
+     {32, 128, 1, false, 10000.0,   1e-6, 4096, 256, 0, 0}},
+    {"gemma",       kPreNorm,  kNoQk,    false, true,  1, true,  false, false, false, kFull,  0, false, "hidden_activation",
+     "gelu_pytorch_tanh", {16, 256, 2, true, 10000.0, 1e-6, 4096, 256, 0, 0}},
+    {"gemma2",      kSandwich, kNoQk,    false, true,  1, true,  true,  true,  false, kTypes, 2, false, "hidden_activation",
+     "gelu_pytorch_tanh", {4,  256, 2, true, 10000.0, 1e-6, 4096, 256, 50.0, 30.0}},
+    {"gemma3_text", kSandwich, kPerHead, false, true,  1, true,  true,  true,  true,  kTypes, 6, true,  "hidden_activation",
+     "gelu_pytorch_tanh", {4,  256, 2, true, 1000000.0, 1e-6, 4096, 256, 0, 0, 262208, 2304, 9216, 26, 8}},
+    {"olmo2",       kPostNorm, kWhole,   false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "silu",
+     {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0}},
+    // clang-format on
+};
+
+bool is_sliding(const Family& family, const RecipeInputs& in, int layer) {
+  switch (family.window) {
+    case WindowRule::kNone: return false;
+    case WindowRule::kEveryLayer: return true;
+    case WindowRule::kQwen:
+      // Qwen2Config: sliding_window = sliding_window if use_sliding_window else None;
+      // layer_types default: sliding iff sliding_window is not None and i >= max_window_layers.
+      if (!in.use_sliding_window || in.sliding_window == 0) return false;
+      return in.sliding_layers.empty() ? layer >= in.max_window_layers : in.sliding_layers[layer];
+    case WindowRule::kLayerTypes:
+      // Gemma2Config / Gemma3TextConfig: layer_types default: sliding iff (i + 1) % pattern != 0.
+      if (!in.sliding_layers.empty()) return in.sliding_layers[layer];
+      return (layer + 1) % (in.window_pattern > 0 ? in.window_pattern : family.global_every) != 0;
+  }
+  return false;
+}
+
+int rope_index(std::vector<RopeSpec>& ropes, const RopeSpec& spec) {
+  for (std::size_t i = 0; i < ropes.size(); ++i) {
+    if (ropes[i] == spec) return static_cast<int>(i);
+  }
+  ropes.push_back(spec);
+  return static_cast<int>(ropes.size()) - 1;
+}
+
+}  // namespace
+
+const Family* find_family(std::string_view model_type) {
+  for (const Family& f : kFamilies) {
+    if (model_type == f.model_type) return &f;
+  }
+  return nullptr;
+}
+
+std::string supported_model_types() {
+  std::string out;
+  for (const Family& f : kFamilies) out += std::string(out.empty() ? "" : ", ") + f.model_type;
+  return out + ", gemma3";
+}
+
+std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim) {
+  std::vector<double> inv_freq(static_cast<std::size_t>(head_dim / 2));
+  for (std::size_t i = 0; i < inv_freq.size(); ++i) {
+    // _compute_default_rope_parameters: 1 / base^(2i / dim)
+    double f = 1.0 / std::pow(spec.theta, static_cast<double>(2 * i) / head_dim);
+    if (spec.type == RopeType::kLinear) f /= spec.factor;  // positions / factor
+    if (spec.type == RopeType::kLlama3) {
+      // _compute_llama3_parameters: long wavelengths slowed by `factor`, short ones kept,
+      // the band between interpolated smoothly.
+      const double low_freq_wavelen = spec.original_max_positions / spec.low_freq_factor;
+      const double high_freq_wavelen = spec.original_max_positions / spec.high_freq_factor;
+      const double wavelen = 2 * std::numbers::pi / f;
+      if (wavelen > low_freq_wavelen) {
+        f /= spec.factor;
+      } else if (!(wavelen < high_freq_wavelen)) {
+        const double smooth = (spec.original_max_positions / wavelen - spec.low_freq_factor) /
+                              (spec.high_freq_factor - spec.low_freq_factor);
+        f = (1 - smooth) * f / spec.factor + smooth * f;
+      }
+    }
+    inv_freq[i] = f;
+  }
+  return inv_freq;
+}
+
+ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
+  ATTNGEOM_CHECK(in.sliding_layers.empty() || in.sliding_layers.size() == static_cast<std::size_t>(in.layers));
+  ModelRecipe r;
+  r.weight_prefix = in.multimodal ? "language_model." : "";
+  r.norms = family.norms;
+  r.qk_norm = family.qk_norm;
+  r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias);
+  r.o_bias = family.reads_attention_bias && in.attention_bias;
+  r.norm_weight_offset = family.norm_weight_offset;
+  r.embedding_scale = family.scale_embeddings ? std::sqrt(static_cast<float>(in.hidden)) : 1.0f;
+  r.activation = in.activation;
+  r.attn_scale = family.query_pre_attn_scalar ? 1.0f / std::sqrt(in.query_pre_attn_scalar)
+                                              : 1.0f / std::sqrt(static_cast<float>(in.head_dim));
+  r.attn_softcap = family.softcaps ? in.attn_softcap : 0.0f;
+  r.final_softcap = family.softcaps ? in.final_softcap : 0.0f;
+  r.layers.resize(static_cast<std::size_t>(in.layers));
+  for (int l = 0; l < in.layers; ++l) {
+    const bool sliding = is_sliding(family, in, l);  // a sliding layer type; its window may be null
+    LayerRecipe& layer = r.layers[static_cast<std::size_t>(l)];
+    layer.window = sliding ? in.sliding_window : 0;
+    // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers.
+    layer.rope_table = rope_index(r.ropes, family.local_rope && sliding ? in.local_rope : in.global_rope);
+  }
+  return r;
+}
+
+int uniform_window(const ModelRecipe& recipe) {
+  if (recipe.layers.empty()) return 0;
+  const int window = recipe.layers.front().window;
+  for (const LayerRecipe& l : recipe.layers) {
+    if (l.window != window) return 0;
+  }
+  return window;
+}
+
+}  // namespace attngeom

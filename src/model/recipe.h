@@ -1,0 +1,149 @@
+#pragma once
+// What each model family does differently, and the per-layer recipe the forward pass
+// follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
+// modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
+// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py and modeling_rope_utils.py).
+// The family table in recipe.cc shows every family side by side; the forward pass reads
+// only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ops/elementwise.h"
+
+namespace attngeom {
+
+// RMSNorm applied to the projected queries and keys, before RoPE.
+enum class QkNorm {
+  kNone,
+  kPerHead,          // Qwen3, Gemma-3: over each head's head_dim (weight [head_dim])
+  kWholeProjection,  // OLMo-2: over all heads at once (weight [heads * head_dim], [kv_heads * head_dim])
+};
+
+// How a family decides which layers attend through a sliding window.
+enum class WindowRule {
+  kNone,          // full causal attention everywhere (HF LLaMA ignores a sliding_window key)
+  kEveryLayer,    // Mistral: sliding_window on every layer (null: none)
+  kQwen,          // Qwen2/3: only with use_sliding_window, layers >= max_window_layers (or layer_types)
+  kLayerTypes,    // Gemma-2/3: layer_types, else the family's pattern
+};
+
+// modeling_rope_utils.py rope types we implement.
+enum class RopeType { kDefault, kLinear, kLlama3 };
+
+struct RopeSpec {
+  RopeType type = RopeType::kDefault;
+  double theta = 10000.0;
+  double factor = 1.0;                        // linear and llama3
+  double low_freq_factor = 1.0;               // llama3
+  double high_freq_factor = 4.0;              // llama3
+  double original_max_positions = 8192.0;     // llama3: original_max_position_embeddings
+  bool operator==(const RopeSpec&) const = default;
+};
+
+// RoPE inverse frequencies [head_dim / 2] of `spec`, in double (HF: _compute_default_rope_parameters,
+// _compute_linear_scaling_rope_parameters, _compute_llama3_parameters).
+std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim);
+
+// The checkpoint tensor names of one layer's four norm slots, relative to "model.layers.N.";
+// empty: the family has no norm there.
+struct NormNames {
+  const char* attn_input = "";   // before q/k/v
+  const char* attn_output = "";  // on o_proj's output, before the residual add
+  const char* mlp_input = "";    // before gate/up
+  const char* mlp_output = "";   // on down_proj's output, before the residual add
+};
+
+// HF config class defaults for keys a config.json may omit.
+struct FamilyDefaults {
+  int kv_heads = 0;             // 0: num_attention_heads
+  int head_dim = 0;             // 0: hidden_size / num_attention_heads
+  int bos_token_id = 1;
+  bool tie_embeddings = false;
+  double rope_theta = 10000.0;
+  double rms_norm_eps = 1e-6;
+  int sliding_window = 4096;    // when the key is absent (families with windows)
+  double query_pre_attn_scalar = 256;  // families that scale scores by it
+  double attn_softcap = 0;      // 0: null
+  double final_softcap = 0;     // 0: null
+  // Sizes a sparse config may leave to the class (Gemma3TextConfig under a multimodal
+  // text_config); 0: the key is required.
+  int vocab = 0, hidden = 0, intermediate = 0, layers = 0, heads = 0;
+  int max_window_layers = 28;   // Qwen2Config / Qwen3Config
+};
+
+// One family's fixed traits: one row of the table in recipe.cc.
+struct Family {
+  const char* model_type;
+  NormNames norms;
+  QkNorm qk_norm;
+  bool qkv_bias_always;         // Qwen2: q, k, v biases whatever attention_bias says; o_proj none
+  bool reads_attention_bias;    // attention_bias gives q, k, v and o_proj biases
+  float norm_weight_offset;     // RMSNorm multiplies by (offset + w): the Gemmas use 1
+  bool scale_embeddings;        // the Gemmas: embeddings * sqrt(hidden)
+  bool query_pre_attn_scalar;   // scores scaled by query_pre_attn_scalar^-0.5, not head_dim^-0.5
+  bool softcaps;                // reads attn_logit_softcapping and final_logit_softcapping
+  bool local_rope;              // Gemma-3: sliding layers use plain RoPE at rope_local_base_freq
+  WindowRule window;
+  int global_every;             // kLayerTypes without layer_types: layer i is global iff (i + 1) % n == 0
+  bool reads_window_pattern;    // Gemma-3: sliding_window_pattern overrides global_every
+  const char* activation_key;   // "hidden_act" or "hidden_activation"
+  const char* activation_default;
+  FamilyDefaults defaults;
+};
+
+// The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
+// tower); null when unsupported.
+const Family* find_family(std::string_view model_type);
+// "llama, mistral, ..." for messages.
+std::string supported_model_types();
+
+// Per-layer choices the forward pass follows.
+struct LayerRecipe {
+  int window = 0;      // 0: full causal; else query i sees keys j with 0 <= i - j < window
+  int rope_table = 0;  // index into ModelRecipe::ropes
+};
+
+// Everything the forward pass and the weight list need beyond the sizes.
+struct ModelRecipe {
+  std::string weight_prefix;   // "" or "language_model." (Gemma-3 multimodal checkpoints)
+  NormNames norms;
+  QkNorm qk_norm = QkNorm::kNone;
+  bool qkv_bias = false;
+  bool o_bias = false;
+  float norm_weight_offset = 0;
+  float embedding_scale = 1;   // sqrt(hidden) in fp32 for the Gemmas
+  Activation activation = Activation::kSilu;
+  float attn_scale = 1;        // score scale
+  float attn_softcap = 0;      // 0: none; else scores = cap * tanh(scores / cap) before the mask
+  float final_softcap = 0;     // 0: none; else logits = cap * tanh(logits / cap)
+  std::vector<RopeSpec> ropes;        // distinct RoPE tables
+  std::vector<LayerRecipe> layers;    // [layers]
+};
+
+// The config.json values a recipe is resolved from, already parsed and range-checked.
+struct RecipeInputs {
+  int layers = 0;
+  int hidden = 0;
+  int head_dim = 0;
+  bool attention_bias = false;
+  Activation activation = Activation::kSilu;
+  float query_pre_attn_scalar = 0;     // 0: absent
+  float attn_softcap = 0;
+  float final_softcap = 0;
+  int sliding_window = 0;              // 0: none (null)
+  bool use_sliding_window = false;     // Qwen
+  int max_window_layers = 0;           // Qwen
+  std::vector<bool> sliding_layers;    // layer_types when given ([layers], true: sliding_attention)
+  int window_pattern = 0;              // sliding_window_pattern when read; 0: the family's
+  RopeSpec global_rope;                // rope_theta with rope_scaling
+  RopeSpec local_rope;                 // Gemma-3's sliding layers
+  bool multimodal = false;             // weights under language_model.
+};
+
+ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);
+
+// The window every layer shares; 0 when some layer attends globally or layers differ.
+int uniform_window(const ModelRecipe& recipe);
+
+}  // namespace attngeom
