@@ -8,7 +8,8 @@ The merges come from our own small BPE trainer: text is cut into words (a space 
 word after it, as both flavours' regexes do), each word is written in GPT-2's byte-level
 alphabet, and the most frequent adjacent pair is merged, N times (ties: the smallest pair).
 The pre-tokenizer, normaliser, added tokens and post-processor are the flavour's own:
-  llama3: LLaMA-3's Split regex, ignore_merges, merges as [a, b] pairs, <|begin_of_text|>
+  llama3: LLaMA-3's Split regex, ignore_merges (with whole words in the vocab that no merge
+          makes, so that it matters), merges as [a, b] pairs, <|begin_of_text|>
           prepended by a TemplateProcessing post-processor, LLaMA-3's special tokens plus
           three test tokens (<|lstrip|>, <|rstrip|>, and <|mark|> / <|mark|>! for the
           longest match);
@@ -120,13 +121,24 @@ def byte_level_step(add_prefix_space=False, trim_offsets=True):
     return {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": trim_offsets, "use_regex": False}
 
 
-def tokenizer_json(flavour, merges):
+def whole_words(texts, vocab, count):
+    """The most frequent training words of 4 bytes or more that the vocab lacks."""
+    alphabet = byte_alphabet()
+    counts = Counter(w for t in texts for w in TRAIN_WORDS.findall(t) if len(w.encode("utf-8")) >= 4)
+    spelled = ("".join(alphabet[b] for b in w.encode("utf-8")) for w, _ in counts.most_common())
+    return [w for w in spelled if w not in vocab][:count]
+
+
+def tokenizer_json(flavour, merges, texts):
     alphabet = byte_alphabet()
     vocab = {}
     for b in range(256):
         vocab[alphabet[b]] = len(vocab)
     for a, b in merges:
         vocab.setdefault(a + b, len(vocab))
+    if flavour == "llama3":
+        for w in whole_words(texts, vocab, len(merges) // 8):
+            vocab[w] = len(vocab)
     n = len(vocab)
     if flavour == "llama3":
         names = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
@@ -183,8 +195,8 @@ def tokenizer_json(flavour, merges):
 
 def write(out_dir, flavour, n_merges=1500, text_paths=None):
     """Writes OUT_DIR/tokenizer.json and tokenizer_config.json; returns the vocabulary size."""
-    merges = train_merges(read_text(text_paths or DEFAULT_TEXT), n_merges)
-    tok, config = tokenizer_json(flavour, merges)
+    texts = read_text(text_paths or DEFAULT_TEXT)
+    tok, config = tokenizer_json(flavour, train_merges(texts, n_merges), texts)
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(tok, f, ensure_ascii=False, indent=1)

@@ -74,6 +74,14 @@ class Field {
   const std::string& file_;
 };
 
+json read_json_file(const std::filesystem::path& path, const std::string& what) {
+  try {
+    return parse_json(read_file_bytes(path, kMaxTokenizerBytes, what), path.string());
+  } catch (const json::exception& e) {
+    throw InputError(path.string() + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
 bool bool_or(const Field& object, const char* key, bool fallback) {
   const std::optional<Field> f = object.find(key);
   return f ? f->boolean() : fallback;
@@ -242,13 +250,7 @@ void read_bos(const Field& root, const std::filesystem::path& config_path, int m
   std::error_code ec;
   if (!std::filesystem::exists(config_path, ec)) return;
   const std::string file = config_path.string();
-  const json config_json = [&] {
-    try {
-      return parse_json(read_file_bytes(config_path, kMaxTokenizerBytes, "tokenizer config"), file);
-    } catch (const json::exception& e) {
-      throw InputError(file + ": not valid JSON (" + e.what() + ")");
-    }
-  }();
+  const json config_json = read_json_file(config_path, "tokenizer config");
   const Field config(config_json, "", file);
   const auto add_bos = config.find("add_bos_token");
   if (!add_bos) return;
@@ -265,13 +267,7 @@ void read_bos(const Field& root, const std::filesystem::path& config_path, int m
 
 HfTokenizerSpec read_hf_tokenizer(const std::filesystem::path& json_path, int model_vocab) {
   const std::string file = json_path.string();
-  const json root_json = [&] {
-    try {
-      return parse_json(read_file_bytes(json_path, kMaxTokenizerBytes, "tokenizer (a Hugging Face tokenizer.json)"), file);
-    } catch (const json::exception& e) {
-      throw InputError(file + ": not valid JSON (" + e.what() + ")");
-    }
-  }();
+  const json root_json = read_json_file(json_path, "tokenizer (a Hugging Face tokenizer.json)");
   if (!root_json.is_object()) throw InputError(file + ": not a tokenizer.json (expected a JSON object)");
   const Field root(root_json, "", file);
   HfTokenizerSpec spec;

@@ -163,8 +163,11 @@ std::vector<int> Tokenizer::encode_document(const std::string& text, const std::
     const std::string piece = text.substr(start, end - start);
     const std::vector<int> piece_ids = after_space ? encode("a" + piece, source) : encode(piece, source);
     const std::size_t skip = after_space ? anchor.size() : 0;
-    ATTNGEOM_CHECK(piece_ids.size() >= skip && std::equal(anchor.begin(), anchor.begin() + static_cast<long>(skip),
-                                                          piece_ids.begin()));
+    // A tokenizer.json's own regex or added tokens may join the anchor to the piece.
+    if (piece_ids.size() < skip || !std::equal(anchor.begin(), anchor.begin() + static_cast<long>(skip), piece_ids.begin())) {
+      throw InputError(source + ": the tokenizer does not cut this text at a space between words, so a document over " +
+                       std::to_string(piece_bytes) + " bytes cannot be encoded in pieces");
+    }
     ids.insert(ids.end(), piece_ids.begin() + static_cast<long>(skip), piece_ids.end());
     start = end;
     after_space = at_space;

@@ -47,8 +47,10 @@ class Tokenizer {
   // For corpus documents of any length: text longer than kEncodePieceBytes is encoded in
   // pieces, which bounds the tokenizer's memory (sentencepiece takes ~150 bytes per input
   // byte) and keeps its time linear. Pieces are cut just before a single space between
-  // words and then give exactly the whole-text ids; a piece without one in its last 64 KiB
-  // is cut at a character boundary, where the tokens next to the cut may differ.
+  // words and then give exactly the whole-text ids (for a tokenizer.json, where its regex
+  // starts a piece at such a space, as LLaMA-3's, Qwen2's and GPT-2's do; else InputError);
+  // a piece without one in its last 64 KiB is cut at a character boundary, where the
+  // tokens next to the cut may differ.
   static constexpr std::size_t kEncodePieceBytes = std::size_t{1} << 20;
   std::vector<int> encode_document(const std::string& text, const std::string& source,
                                    std::size_t piece_bytes = kEncodePieceBytes) const;

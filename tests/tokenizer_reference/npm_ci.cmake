@@ -1,6 +1,7 @@
 # cmake -DSOURCE=<this folder> -DDEST=<build folder> -DNPM=<npm> -P npm_ci.cmake
 # Copies package.json, package-lock.json and encode.mjs to DEST and runs `npm ci
 # --ignore-scripts` there, unless DEST already holds this lock file's install.
+file(MAKE_DIRECTORY ${DEST})
 foreach(_file package.json package-lock.json encode.mjs)
   file(COPY_FILE ${SOURCE}/${_file} ${DEST}/${_file} ONLY_IF_DIFFERENT)
 endforeach()
