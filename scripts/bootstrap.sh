@@ -8,6 +8,8 @@ purpose="${1:-build}"
 packages=(cmake ninja-build g++ pkg-config
   libdnnl-dev libsentencepiece-dev sentencepiece nlohmann-json3-dev libcli11-dev
   libfmt-dev libzstd-dev zlib1g-dev libssl-dev libeigen3-dev
+  # Hugging Face tokenizer.json: Unicode regexes and normalisation.
+  libpcre2-dev libutf8proc-dev
   # oneDNN's CMake config looks for OpenCL; libdnnl-dev only recommends it.
   ocl-icd-opencl-dev)
 # The report inlines Vega-Lite installed with `npm ci` at build time: any npm will do;

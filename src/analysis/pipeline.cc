@@ -133,7 +133,7 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
   plan.seq_len = seq_len;
   plan.out = out;
   plan.settings = length_settings_json(s, seq_len);
-  const SequenceOptions seq_options{seq_len, s.pack, s.num_seqs, s.skip, s.shuffle_seed, c.bos_token_id, s.pack_bos};
+  const SequenceOptions seq_options{seq_len, s.pack, s.num_seqs, s.skip, s.shuffle_seed, in.tokenizer.bos_id(), s.pack_bos};
   plan.sequences = make_sequences(
       in.corpus, [&](const std::string& text, const std::string& where) { return in.tokenizer.encode_document(text, where); },
       seq_options);
@@ -204,8 +204,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
                         {"model", model_provenance(in.checkpoint)},
                         {"precision", std::string(precision_name(s.precision))},
                         {"matmul", std::string(backend->kernel())},
-                        {"tokenizer", {{"file", "tokenizer.model"}, {"sha256", sha256_file(s.model_dir / "tokenizer.model")},
-                                       {"bos", true}, {"bos_token_id", c.bos_token_id}}},
+                        {"tokenizer", tokenizer_provenance(in.tokenizer)},
                         {"seq_len", seq_len},
                         {"n_grid", schema.n_grid},
                         {"queries", plan.settings["queries"]},
@@ -390,7 +389,7 @@ AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& co
   AnalysisSettings s = given;
   s.label = resumed_label(given);
   const Checkpoint checkpoint(s.model_dir);
-  const Tokenizer tokenizer(s.model_dir / "tokenizer.model", checkpoint.config().vocab);
+  const Tokenizer tokenizer = Tokenizer::for_model(s.model_dir, checkpoint.config().vocab, checkpoint.config().bos_token_id);
   const Corpus corpus = read_corpus(s.data, s.corpus);
   print_corpus_warnings(corpus, "attngeom analyze");
   const Inputs inputs{checkpoint, tokenizer, corpus};

@@ -35,6 +35,15 @@ nlohmann::json model_provenance(const Checkpoint& checkpoint) {
           {"sliding_window", c.sliding_window}};
 }
 
+nlohmann::json tokenizer_provenance(const Tokenizer& tokenizer) {
+  const std::optional<int> bos = tokenizer.bos_id();
+  return {{"file", tokenizer.file().filename().string()},
+          {"sha256", sha256_file(tokenizer.file())},
+          {"bos", bos.has_value()},
+          {"bos_token_id", bos ? nlohmann::json(*bos) : nlohmann::json(nullptr)},
+          {"position0", bos ? "bos" : "text"}};
+}
+
 nlohmann::json corpus_provenance(const Corpus& corpus, const SequenceSet& sequences) {
   nlohmann::json files = nlohmann::json::array();
   for (const CorpusFile& f : corpus.files) {

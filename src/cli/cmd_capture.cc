@@ -35,13 +35,17 @@ struct CaptureOptions {
   PrecisionFlags precision{"fp32"};
 };
 
-std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpoint) {
+// The sequence, and what its position 0 holds: "bos", "text" (no BOS: --no-bos, or a
+// tokenizer without one) or "verbatim" (--tokens).
+std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpoint, std::string* position0) {
   const ModelConfig& c = checkpoint.config();
   std::vector<int> tokens;
+  *position0 = "verbatim";
   if (!o.text_file.empty()) {
-    const Tokenizer tokenizer(fs::path(o.model_dir) / "tokenizer.model", c.vocab);
+    const Tokenizer tokenizer = Tokenizer::for_model(o.model_dir, c.vocab, c.bos_token_id);
     const std::string text = read_text_file(o.text_file);
-    if (!o.no_bos) tokens.push_back(c.bos_token_id);
+    if (!o.no_bos && tokenizer.bos_id()) tokens.push_back(*tokenizer.bos_id());
+    *position0 = tokens.empty() ? "text" : "bos";
     const auto ids = tokenizer.encode(text, o.text_file);
     tokens.insert(tokens.end(), ids.begin(), ids.end());
   } else {
@@ -55,13 +59,15 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
   return tokens;
 }
 
-std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint, const LinearBackend& backend) {
+std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint,
+                                                 const LinearBackend& backend, const std::string& position0) {
   const ModelConfig& c = checkpoint.config();
   const nlohmann::json model = {{"dir", fs::absolute(o.model_dir).string()}, {"model_type", c.model_type},
                                 {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kv_heads},
                                 {"head_dim", c.head_dim}, {"hidden", c.hidden}, {"vocab", c.vocab},
                                 {"sliding_window", c.sliding_window}, {"weights_dtype", dtype_name(checkpoint.dominant_dtype())}};
-  const nlohmann::json settings = {{"queries", o.queries.text}, {"bos", !o.no_bos && o.tokens_file.empty()},
+  const nlohmann::json settings = {{"queries", o.queries.text}, {"bos", position0 == "bos"},
+                                   {"position0", position0},
                                    {"input", fs::absolute(o.text_file.empty() ? o.tokens_file : o.text_file).string()},
                                    {"max_tokens", o.max_tokens}, {"logits", o.logits}};
   return {{"format", "attngeom-capture-v1"}, {"model", model.dump()}, {"precision", std::string(precision_name(backend.precision()))},
@@ -75,7 +81,8 @@ void run_capture(const CaptureOptions& o) {
 
   const Checkpoint checkpoint(o.model_dir);
   const ModelConfig& c = checkpoint.config();
-  const std::vector<int> tokens = input_tokens(o, checkpoint);
+  std::string position0;
+  const std::vector<int> tokens = input_tokens(o, checkpoint, &position0);
   const int seq = static_cast<int>(tokens.size());
 
   ForwardRequest request;
@@ -89,7 +96,7 @@ void run_capture(const CaptureOptions& o) {
   auto backend = make_backend(precision.precision, precision.fp32_matmul, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
-                  dump_metadata(o, checkpoint, *backend));
+                  dump_metadata(o, checkpoint, *backend, position0));
   std::vector<float> logits;
   model.forward(tokens, request, &dump, &logits);
   if (o.logits) dump.write_logits(logits);
@@ -104,7 +111,7 @@ void add_capture_command(CLI::App& app) {
   auto options = std::make_shared<CaptureOptions>();
   CLI::App* cmd = app.add_subcommand("capture", "Run one sequence and dump attention rows and value states");
   cmd->add_option("--model", options->model_dir, "Hugging Face model directory")->required();
-  auto* text = cmd->add_option("--text", options->text_file, "UTF-8 text file to tokenize (BOS prepended)");
+  auto* text = cmd->add_option("--text", options->text_file, "UTF-8 text file to tokenize (BOS prepended where the tokenizer has one)");
   auto* ids = cmd->add_option("--tokens", options->tokens_file, "file of whitespace-separated token ids, used verbatim");
   text->excludes(ids);
   cmd->add_option("--out", options->out, "output .safetensors path")->check(non_empty())->required();

@@ -2,6 +2,7 @@
 // (eval/perplexity.h), optionally with heads masked.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -36,15 +37,18 @@ void run_perplexity(const PerplexityOptions& o) {
   const Checkpoint checkpoint(o.model_dir);
   const ModelConfig& c = checkpoint.config();
   std::vector<int> stream;
+  std::optional<int> bos_id;  // none: the tokenizer puts nothing before a text (Qwen)
   if (!o.text_file.empty()) {
-    const Tokenizer tokenizer(std::filesystem::path(o.model_dir) / "tokenizer.model", c.vocab);
+    const Tokenizer tokenizer = Tokenizer::for_model(o.model_dir, c.vocab, c.bos_token_id);
     stream = tokenizer.encode(read_text_file(o.text_file), o.text_file);
+    bos_id = tokenizer.bos_id();
   } else {
     stream = read_token_file(o.tokens_file, c.vocab);
-    if (!o.no_bos && !stream.empty() && stream.front() == c.bos_token_id) {
+    bos_id = checkpoint_bos_id(o.model_dir, c.vocab, c.bos_token_id);
+    if (!o.no_bos && bos_id && !stream.empty() && stream.front() == *bos_id) {
       std::fprintf(stderr, "attngeom perplexity: warning: %s starts with BOS (id %d), and each window starts with BOS "
                    "too, so the first window has two; drop the leading BOS or use --no-bos\n",
-                   o.tokens_file.c_str(), c.bos_token_id);
+                   o.tokens_file.c_str(), *bos_id);
     }
   }
   const std::string input = o.text_file.empty() ? o.tokens_file : o.text_file;
@@ -53,7 +57,7 @@ void run_perplexity(const PerplexityOptions& o) {
     throw InputError("--context " + std::to_string(o.context) + " exceeds max_position_embeddings " +
                      std::to_string(c.max_positions) + " (--force allows it)");
   }
-  const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos, c.bos_token_id};
+  const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos && bos_id.has_value(), bos_id.value_or(0)};
   check_stride(protocol);
   const PrecisionChoice precision = resolve_precision(o.precision);
   auto backend = make_backend(precision.precision, precision.fp32_matmul, checkpoint.dominant_dtype());

@@ -91,6 +91,7 @@ void add_metrics_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_prune_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 
 }  // namespace attngeom::cli

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   attngeom::cli::add_perplexity_command(app);
   attngeom::cli::add_prune_command(app);
   attngeom::cli::add_synth_command(app);
+  attngeom::cli::add_tokenize_command(app);
   attngeom::cli::add_report_command(app);
   try {
     app.parse(argc, argv);

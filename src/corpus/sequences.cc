@@ -32,7 +32,7 @@ void seeded_shuffle(std::vector<Window>& windows, std::uint64_t seed) {
 
 SequenceSet make_sequences(const Corpus& corpus, const EncodeFn& encode, const SequenceOptions& o) {
   ATTNGEOM_CHECK(o.seq_len >= 2 && o.num_seqs >= 1 && o.skip >= 0);
-  const auto content = static_cast<std::size_t>(o.seq_len - 1);
+  const auto content = static_cast<std::size_t>(o.bos_token_id ? o.seq_len - 1 : o.seq_len);
   SequenceSet result;
 
   // Token streams: one per usable document, or one packed stream.
@@ -50,7 +50,7 @@ SequenceSet make_sequences(const Corpus& corpus, const EncodeFn& encode, const S
       // A document boundary the model can see, as Hugging Face packs BOS-prefixed documents:
       // the BOS is the document's first token.
       stream_docs[0].push_back({d, streams[0].size()});
-      if (o.pack_bos && !streams[0].empty()) streams[0].push_back(o.bos_token_id);
+      if (o.pack_bos && o.bos_token_id && !streams[0].empty()) streams[0].push_back(*o.bos_token_id);
       streams[0].insert(streams[0].end(), ids.begin(), ids.end());
     } else if (ids.size() < content) {
       ++result.short_documents;
@@ -82,7 +82,7 @@ SequenceSet make_sequences(const Corpus& corpus, const EncodeFn& encode, const S
     const Window& w = windows[i];
     Sequence seq;
     seq.tokens.reserve(static_cast<std::size_t>(o.seq_len));
-    seq.tokens.push_back(o.bos_token_id);
+    if (o.bos_token_id) seq.tokens.push_back(*o.bos_token_id);
     const auto& stream = streams[w.stream];
     seq.tokens.insert(seq.tokens.end(), stream.begin() + static_cast<long>(w.offset),
                       stream.begin() + static_cast<long>(w.offset + content));

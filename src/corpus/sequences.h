@@ -1,5 +1,6 @@
 #pragma once
-// Documents -> fixed-length model inputs: BOS followed by seq_len - 1 content tokens.
+// Documents -> fixed-length model inputs: BOS followed by seq_len - 1 content tokens, or
+// seq_len content tokens for a tokenizer without BOS.
 // Each document yields its consecutive non-overlapping windows; documents shorter
 // than one window are skipped, or concatenated into a packed stream with `pack`.
 // Selection is deterministic: corpus order (or a seeded shuffle), then skip, then take.
@@ -22,14 +23,14 @@ struct SequenceOptions {
   int num_seqs = 16;
   int skip = 0;
   std::optional<std::uint64_t> shuffle_seed;  // unset: corpus order
-  int bos_token_id = 1;
-  bool pack_bos = true;  // packed documents after the first start with BOS (each as it was tokenized)
+  std::optional<int> bos_token_id = 1;  // none: no BOS, position 0 holds text
+  bool pack_bos = true;  // packed documents after the first start with BOS (each as it was tokenized), if any
 };
 
 struct Sequence {
-  std::vector<int> tokens;             // [seq_len], tokens[0] = BOS
+  std::vector<int> tokens;             // [seq_len], tokens[0] = BOS where there is one
   std::vector<std::size_t> documents;  // indices into Corpus::documents it draws from
-  std::size_t first_token = 0;         // offset of tokens[1] in the first document (or packed stream)
+  std::size_t first_token = 0;         // offset of the first content token in the first document (or packed stream)
 };
 
 struct SequenceSet {

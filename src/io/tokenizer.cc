@@ -5,52 +5,116 @@
 
 #include <sentencepiece_processor.h>
 
+#include "io/hf_tokenizer.h"
 #include "util/error.h"
 #include "util/file_read.h"
 
 namespace attngeom {
+namespace {
 
-Tokenizer::Tokenizer() : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+namespace fs = std::filesystem;
 
-Tokenizer::Tokenizer(const std::filesystem::path& model_path, int model_vocab) : Tokenizer() {
+class SentencePieceBackend final : public TokenizerBackend {
+ public:
+  SentencePieceBackend(const std::string& model_bytes, int model_vocab, const std::string& source) {
+    const auto status = processor_.LoadFromSerializedProto(model_bytes);
+    if (!status.ok()) throw InputError(source + ": not a valid sentencepiece model (" + status.ToString() + ")");
+    if (processor_.GetPieceSize() > model_vocab) {
+      throw InputError(source + ": tokenizer has " + std::to_string(processor_.GetPieceSize()) +
+                       " pieces, more than the model's vocab_size " + std::to_string(model_vocab));
+    }
+  }
+  std::vector<int> encode(const std::string& text, const std::string& source) const override {
+    std::vector<int> ids;
+    const auto status = processor_.Encode(text, &ids);
+    if (!status.ok()) throw InputError(source + ": tokenizer failed (" + status.ToString() + ")");
+    return ids;
+  }
+  int vocab_size() const override { return processor_.GetPieceSize(); }
+  std::optional<int> own_bos_id() const {
+    const int id = processor_.bos_id();
+    return id >= 0 ? std::optional<int>(id) : std::nullopt;
+  }
+
+ private:
+  sentencepiece::SentencePieceProcessor processor_;
+};
+
+class HfBackend final : public TokenizerBackend {
+ public:
+  explicit HfBackend(HfTokenizerSpec spec) : tokenizer_(std::move(spec)) {}
+  std::vector<int> encode(const std::string& text, const std::string& source) const override {
+    try {
+      return tokenizer_.encode(text);
+    } catch (const InputError& e) {
+      throw InputError(source + ": " + e.what());
+    }
+  }
+  int vocab_size() const override { return tokenizer_.vocab_size(); }
+  std::optional<int> bos_id() const { return tokenizer_.bos_id(); }
+
+ private:
+  HfTokenizer tokenizer_;
+};
+
+std::string read_sentencepiece(const fs::path& model_path) {
   std::error_code ec;
-  if (!std::filesystem::exists(model_path, ec) && !ec) {
-    throw InputError(model_path.string() + ": missing tokenizer (expected a sentencepiece tokenizer.model)");
+  if (!fs::exists(model_path, ec) && !ec) {
+    throw InputError(model_path.string() + ": missing tokenizer (expected a sentencepiece tokenizer.model, or a Hugging Face "
+                     "tokenizer.json beside it)");
   }
-  const std::string bytes = read_file_bytes(model_path, kMaxTokenizerBytes, "tokenizer (a sentencepiece tokenizer.model)");
-  const auto status = processor_->LoadFromSerializedProto(bytes);
-  if (!status.ok()) {
-    throw InputError(model_path.string() + ": not a valid sentencepiece model (" + status.ToString() + ")");
-  }
-  check_loaded(model_path.string(), model_vocab);
+  return read_file_bytes(model_path, kMaxTokenizerBytes, "tokenizer (a sentencepiece tokenizer.model)");
+}
+
+// Whether the checkpoint's tokenizer is a tokenizer.json: there is no tokenizer.model beside it.
+bool uses_tokenizer_json(const fs::path& model_dir) {
+  std::error_code ec;
+  return !fs::exists(model_dir / "tokenizer.model", ec) && !ec && fs::exists(model_dir / "tokenizer.json", ec);
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(std::unique_ptr<TokenizerBackend> backend, std::optional<int> bos_id, fs::path file)
+    : backend_(std::move(backend)), bos_id_(bos_id), file_(std::move(file)) {}
+
+Tokenizer::Tokenizer(const fs::path& model_path, int model_vocab) {
+  auto backend = std::make_unique<SentencePieceBackend>(read_sentencepiece(model_path), model_vocab, model_path.string());
+  bos_id_ = backend->own_bos_id();
+  backend_ = std::move(backend);
+  file_ = model_path;
 }
 
 Tokenizer Tokenizer::from_serialized(const std::string& model_bytes, int model_vocab, const std::string& source) {
-  Tokenizer tokenizer;
-  const auto status = tokenizer.processor_->LoadFromSerializedProto(model_bytes);
-  if (!status.ok()) throw InputError(source + ": not a valid sentencepiece model (" + status.ToString() + ")");
-  tokenizer.check_loaded(source, model_vocab);
+  auto backend = std::make_unique<SentencePieceBackend>(model_bytes, model_vocab, source);
+  const std::optional<int> bos = backend->own_bos_id();
+  return Tokenizer(std::move(backend), bos, {});
+}
+
+Tokenizer Tokenizer::for_model(const fs::path& model_dir, int model_vocab, int config_bos_token_id) {
+  if (uses_tokenizer_json(model_dir)) {
+    const fs::path path = model_dir / "tokenizer.json";
+    auto backend = std::make_unique<HfBackend>(read_hf_tokenizer(path, model_vocab));
+    const std::optional<int> bos = backend->bos_id();
+    return Tokenizer(std::move(backend), bos, path);
+  }
+  Tokenizer tokenizer(model_dir / "tokenizer.model", model_vocab);
+  tokenizer.bos_id_ = config_bos_token_id;
   return tokenizer;
 }
 
-void Tokenizer::check_loaded(const std::string& source, int model_vocab) const {
-  if (processor_->GetPieceSize() > model_vocab) {
-    throw InputError(source + ": tokenizer has " + std::to_string(processor_->GetPieceSize()) +
-                     " pieces, more than the model's vocab_size " + std::to_string(model_vocab));
-  }
+std::optional<int> checkpoint_bos_id(const fs::path& model_dir, int model_vocab, int config_bos_token_id) {
+  if (!uses_tokenizer_json(model_dir)) return config_bos_token_id;
+  return read_hf_tokenizer(model_dir / "tokenizer.json", model_vocab).bos_id;
 }
 
 Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 
-int Tokenizer::vocab_size() const { return processor_->GetPieceSize(); }
+int Tokenizer::vocab_size() const { return backend_->vocab_size(); }
 
 std::vector<int> Tokenizer::encode(const std::string& text, const std::string& source) const {
-  std::vector<int> ids;
-  const auto status = processor_->Encode(text, &ids);
-  if (!status.ok()) throw InputError(source + ": tokenizer failed (" + status.ToString() + ")");
-  return ids;
+  return backend_->encode(text, source);
 }
 
 namespace {
@@ -99,8 +163,11 @@ std::vector<int> Tokenizer::encode_document(const std::string& text, const std::
     const std::string piece = text.substr(start, end - start);
     const std::vector<int> piece_ids = after_space ? encode("a" + piece, source) : encode(piece, source);
     const std::size_t skip = after_space ? anchor.size() : 0;
-    ATTNGEOM_CHECK(piece_ids.size() >= skip && std::equal(anchor.begin(), anchor.begin() + static_cast<long>(skip),
-                                                          piece_ids.begin()));
+    // A tokenizer.json's own regex or added tokens may join the anchor to the piece.
+    if (piece_ids.size() < skip || !std::equal(anchor.begin(), anchor.begin() + static_cast<long>(skip), piece_ids.begin())) {
+      throw InputError(source + ": the tokenizer does not cut this text at a space between words, so a document over " +
+                       std::to_string(piece_bytes) + " bytes cannot be encoded in pieces");
+    }
     ids.insert(ids.end(), piece_ids.begin() + static_cast<long>(skip), piece_ids.end());
     start = end;
     after_space = at_space;

@@ -1,24 +1,37 @@
 #pragma once
-// The checkpoint's sentencepiece tokenizer (tokenizer.model), plus token-id files.
+// The checkpoint's tokenizer: sentencepiece (tokenizer.model) or a Hugging Face byte-level
+// BPE tokenizer.json (hf_tokenizer.h), behind one interface; plus token-id files.
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
-
 namespace attngeom {
 
-// Largest tokenizer.model we read (real ones are well below 10 MiB).
+// Largest tokenizer.model or tokenizer.json we read (real ones are well below 64 MiB).
 inline constexpr std::size_t kMaxTokenizerBytes = std::size_t{256} << 20;
+
+// The encoder behind a Tokenizer (tokenizer.cc has the two kinds).
+class TokenizerBackend {
+ public:
+  virtual ~TokenizerBackend() = default;
+  virtual std::vector<int> encode(const std::string& text, const std::string& source) const = 0;
+  virtual int vocab_size() const = 0;
+};
 
 class Tokenizer {
  public:
-  // Loads `model_path`; throws InputError naming the file. `model_vocab` is the
-  // model's vocab_size: every piece id must fit in it.
+  // The checkpoint's tokenizer: model_dir/tokenizer.model (sentencepiece) when there is
+  // one, else model_dir/tokenizer.json. A sentencepiece tokenizer's BOS is config.json's
+  // `config_bos_token_id`; a tokenizer.json's is what its post-processor and
+  // tokenizer_config.json say, or none (Qwen). Throws InputError naming the file.
+  static Tokenizer for_model(const std::filesystem::path& model_dir, int model_vocab, int config_bos_token_id);
+
+  // Loads the sentencepiece `model_path` (its BOS: the model's own bos_id); throws
+  // InputError naming the file. `model_vocab` is the model's vocab_size: every piece id
+  // must fit in it.
   Tokenizer(const std::filesystem::path& model_path, int model_vocab);
   ~Tokenizer();
   Tokenizer(Tokenizer&&) noexcept;
@@ -27,24 +40,39 @@ class Tokenizer {
   // The same from the bytes of a tokenizer.model already in memory.
   static Tokenizer from_serialized(const std::string& model_bytes, int model_vocab, const std::string& source);
 
-  // sentencepiece's own encoding of `text` (no BOS). `source` names the text in errors.
+  // The tokenizer's own encoding of `text` (no BOS; a tokenizer.json's added tokens are
+  // recognised in the text). `source` names the text in errors.
   std::vector<int> encode(const std::string& text, const std::string& source) const;
 
   // For corpus documents of any length: text longer than kEncodePieceBytes is encoded in
   // pieces, which bounds the tokenizer's memory (sentencepiece takes ~150 bytes per input
   // byte) and keeps its time linear. Pieces are cut just before a single space between
-  // words and then give exactly the whole-text ids; a piece without one in its last 64 KiB
-  // is cut at a character boundary, where the tokens next to the cut may differ.
+  // words and then give exactly the whole-text ids (for a tokenizer.json, where its regex
+  // starts a piece at such a space, as LLaMA-3's, Qwen2's and GPT-2's do; else InputError);
+  // a piece without one in its last 64 KiB is cut at a character boundary, where the
+  // tokens next to the cut may differ.
   static constexpr std::size_t kEncodePieceBytes = std::size_t{1} << 20;
   std::vector<int> encode_document(const std::string& text, const std::string& source,
                                    std::size_t piece_bytes = kEncodePieceBytes) const;
   int vocab_size() const;
 
+  // The id put before every text (position 0 of a sequence), or none: then position 0
+  // holds the text's first token.
+  std::optional<int> bos_id() const { return bos_id_; }
+  // The file it was read from (empty for from_serialized).
+  const std::filesystem::path& file() const { return file_; }
+
  private:
-  Tokenizer();
-  void check_loaded(const std::string& source, int model_vocab) const;
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  Tokenizer(std::unique_ptr<TokenizerBackend> backend, std::optional<int> bos_id, std::filesystem::path file);
+  std::unique_ptr<TokenizerBackend> backend_;
+  std::optional<int> bos_id_;
+  std::filesystem::path file_;
 };
+
+// The BOS id sequences of this checkpoint start with when no text is tokenized (token-id
+// files): a tokenizer.json's (read only when it is the checkpoint's tokenizer), else
+// config.json's `config_bos_token_id`.
+std::optional<int> checkpoint_bos_id(const std::filesystem::path& model_dir, int model_vocab, int config_bos_token_id);
 
 // Byte offset of the first invalid UTF-8 sequence in `text`, or -1 if it is valid.
 long first_invalid_utf8(const std::string& text);

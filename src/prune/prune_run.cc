@@ -86,8 +86,9 @@ void log_score(const std::string& what, const HeldOutScore& r) {
   std::fprintf(stderr, "attngeom prune: %-40s ppl %.6g  kl %.4g  top1 %.4f\n", what.c_str(), r.ppl, r.kl, r.top1);
 }
 
-PerplexityProtocol protocol_of(const PruneSettings& s, const ModelConfig& c) {
-  return {s.context, s.stride, s.bos, c.bos_token_id};
+// BOS per window when --bos asks for it and the tokenizer has one.
+PerplexityProtocol protocol_of(const PruneSettings& s, std::optional<int> bos_id) {
+  return {s.context, s.stride, s.bos && bos_id.has_value(), bos_id.value_or(0)};
 }
 
 // The files and folders prune reads: the model, the mask, the held-out text.
@@ -131,7 +132,7 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
                             std::to_string(c.max_positions) + " (",
                         setting("force"), " allows it)"});
   }
-  check_stride(protocol_of(s, c));
+  check_stride(protocol_of(s, c.bos_token_id));
   for (const double f : s.fractions) {
     if (!(f >= 0 && f <= 1)) throw SettingError({setting("fractions"), ": each fraction must lie in [0, 1]"});
   }
@@ -161,11 +162,11 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
 // The protocol's first window of the first document, every position's logits
 // [tokens, vocab] under `gates`, as .npy (for cross-checks with other implementations).
 void dump_first_window_logits(Transformer& model, const std::vector<int>& document, const PruneSettings& s,
-                              const std::vector<float>& gates) {
+                              const PerplexityProtocol& protocol, const std::vector<float>& gates) {
   const ModelConfig& c = model.config();
   std::vector<int> tokens;
-  if (s.bos) tokens.push_back(c.bos_token_id);
-  const auto content = std::min(protocol_of(s, c).content(), document.size());
+  if (protocol.bos) tokens.push_back(protocol.bos_token_id);
+  const auto content = std::min(protocol.content(), document.size());
   tokens.insert(tokens.end(), document.begin(), document.begin() + static_cast<long>(content));
   ForwardRequest request;
   request.head_gates = gates;
@@ -290,7 +291,8 @@ fs::path run_prune(const PruneSettings& s) {
   }
   const std::vector<double> topn_base =
       s.topn_budgets.empty() ? std::vector<double>() : geometric_base_n(s.scores_dir, *table, s.topn_rule);
-  const Tokenizer tokenizer(s.model_dir / "tokenizer.model", c.vocab);
+  const Tokenizer tokenizer = Tokenizer::for_model(s.model_dir, c.vocab, c.bos_token_id);
+  const PerplexityProtocol protocol = protocol_of(s, tokenizer.bos_id());
   Corpus corpus;
   std::vector<std::vector<int>> documents = held_out_documents(s, tokenizer, corpus);
   if (documents.empty()) throw InputError("the held-out text has no token");
@@ -302,15 +304,14 @@ fs::path run_prune(const PruneSettings& s) {
   // The unedited model first: the reference of every evaluation.
   auto backend = make_backend(s.precision, s.fp32_matmul, checkpoint.dominant_dtype());
   Transformer model(c, checkpoint.weights(), *backend);
-  if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, mask);
+  if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, protocol, mask);
   std::fprintf(stderr, "attngeom prune: %s held-out tokens in %s; the unedited distributions take %.1f MiB\n",
                std::to_string(tokens).c_str(), count_of(documents.size(), "document").c_str(), static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
-  const PerplexityProtocol protocol = protocol_of(s, c);
   HeldOutEvaluator evaluator(model, std::move(documents), protocol);
   const HeldOutScore& ref = evaluator.reference();
   const std::size_t stride = protocol.effective_stride();
   std::fprintf(stderr, "attngeom prune: unedited model: ppl %.6g over %zu tokens (context %d, stride %zu, %s)\n", ref.ppl,
-               ref.tokens, s.context, stride, s.bos ? "BOS per window" : "no BOS");
+               ref.tokens, s.context, stride, protocol.bos ? "BOS per window" : "no BOS");
   CachedEvaluator evaluate(evaluator);
 
   Curve pruning = pruning_curves(s, table ? &*table : nullptr, mask, grid, evaluate);
@@ -337,7 +338,8 @@ fs::path run_prune(const PruneSettings& s) {
       {"precision", std::string(precision_name(backend->precision()))},
       {"matmul", std::string(backend->kernel())},
       {"data", {{"files", files}, {"documents", evaluator.documents().size()}, {"max_tokens", s.max_tokens}}},
-      {"protocol", {{"context", s.context}, {"stride", stride}, {"bos", s.bos}, {"bos_token_id", c.bos_token_id},
+      {"protocol", {{"context", s.context}, {"stride", stride}, {"bos", protocol.bos},
+                    {"bos_token_id", protocol.bos ? json(protocol.bos_token_id) : json(nullptr)},
                     {"windows", evaluator.window_lengths().size()}}},
       {"scores", s.scores_dir.empty() ? json(nullptr) : json(fs::absolute(s.scores_dir).string())},
       {"mask", s.mask_file.empty() ? json(nullptr) : json(fs::absolute(s.mask_file).string())},

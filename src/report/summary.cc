@@ -90,7 +90,8 @@ json provenance_rows(const RunData& run) {
   }
   add("Precision", show(r, "precision"));
   add("Tokenizer", show(r, "tokenizer/file") + ", sha256 " + show(r, "tokenizer/sha256") + ", BOS " +
-                       show(r, "tokenizer/bos") + " (id " + show(r, "tokenizer/bos_token_id") + ")");
+                       show(r, "tokenizer/bos") + " (id " + show(r, "tokenizer/bos_token_id") + "), position 0 holds " +
+                       show(r, "tokenizer/position0"));
   add("Sequence length", show(r, "seq_len"));
   if (find_path(r, "lengths") != nullptr) add("Length sweep", show(r, "lengths"));
   add("N grid", show(r, "n_grid"));

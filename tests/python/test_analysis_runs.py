@@ -315,7 +315,7 @@ def check_provenance(args, run, failures):
         sha = hashlib.sha256(f.read()).hexdigest()
     wanted = {("options", "taxonomy", "retriever_min_cos_last"): 0.65, ("options", "bootstrap"): 2000,
               ("corpus", "num_seqs"): 3, ("corpus", "format"): "text", ("corpus", "pack"): False,
-              ("tokenizer", "sha256"): sha}
+              ("tokenizer", "sha256"): sha, ("tokenizer", "position0"): "bos"}
     for path, value in wanted.items():
         got = r
         for key in path:

@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bad_input_lib import (CASES, L0, L1, ST, Ctx, case, case_runner_main, edit_json, edit_offsets,  # noqa: E402
                            refusal_problems, rewrite)
 import bad_checkpoint_cases  # noqa: E402,F401  (registers the hostile-checkpoint cases)
+import bad_tokenizer_json_cases  # noqa: E402,F401  (registers the hostile tokenizer.json cases)
 
 # --- the cases: each corrupts ctx.model and returns (needles_any, needles_all) ---
 

@@ -1,0 +1,115 @@
+// Byte-level BPE pieces against hand-computed cases: GPT-2's byte alphabet, the merge
+// loop's order (lowest rank, then leftmost), ignore_merges, the added-token matcher and
+// the LLaMA-3 Split regex under PCRE2.
+#include <gtest/gtest.h>
+
+#include "io/added_tokens.h"
+#include "io/byte_level_bpe.h"
+#include "io/unicode_text.h"
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+using Merges = std::vector<std::pair<std::string, std::string>>;
+
+// Every byte's symbol (ids 0..255 in byte order), then `extra` spellings from 256 on.
+std::unordered_map<std::string, int> vocab_with(const std::vector<std::string>& extra) {
+  std::unordered_map<std::string, int> vocab;
+  for (int b = 0; b < 256; ++b) vocab[byte_level_string(std::string(1, static_cast<char>(b)))] = b;
+  for (const std::string& s : extra) vocab.emplace(s, static_cast<int>(vocab.size()));
+  return vocab;
+}
+
+std::vector<int> encode(const BytePairModel& model, const std::string& text) {
+  std::vector<int> ids;
+  model.encode(text, ids);
+  return ids;
+}
+
+TEST(ByteLevelAlphabet, MatchesGpt2Table) {
+  const auto& t = byte_level_alphabet();
+  EXPECT_EQ(t['A'], U'A');
+  EXPECT_EQ(t['!'], U'!');
+  EXPECT_EQ(t[0x00], char32_t{0x100});   // the first unprintable byte
+  EXPECT_EQ(t[' '], char32_t{0x120});    // 'Ġ'
+  EXPECT_EQ(t['\n'], char32_t{0x10a});   // 'Ċ'
+  EXPECT_EQ(t[0x7f], char32_t{0x121});   // after the 33 controls and space
+  EXPECT_EQ(t[0xad], char32_t{0x143});   // soft hyphen, the last unprintable byte
+  EXPECT_EQ(t[0xa9], char32_t{0xa9});
+  EXPECT_EQ(byte_level_string(" hi\n"), "\xc4\xa0hi\xc4\x8a");  // "Ġhi" + "Ċ"
+  EXPECT_EQ(byte_level_string("\xc3\xa9"), "\xc3\x83\xc2\xa9");  // é's bytes C3 A9 -> "Ã©"
+}
+
+TEST(BytePairModel, MergesLowestRankFirstThenLeftmost) {
+  const auto vocab = vocab_with({"ab", "bc", "aa", "abc"});
+  // Rank decides: (b c) before (a b) gives a + bc.
+  const BytePairModel bc_first(vocab, Merges{{"b", "c"}, {"a", "b"}}, false, "test");
+  EXPECT_EQ(encode(bc_first, "abc"), (std::vector<int>{'a', vocab.at("bc")}));
+  const BytePairModel ab_first(vocab, Merges{{"a", "b"}, {"b", "c"}, {"ab", "c"}}, false, "test");
+  EXPECT_EQ(encode(ab_first, "abc"), (std::vector<int>{vocab.at("abc")}));
+  EXPECT_EQ(encode(ab_first, "abcab"), (std::vector<int>{vocab.at("abc"), vocab.at("ab")}));
+  // Equal ranks: the leftmost pair merges first, so "aaa" is aa + a.
+  const BytePairModel aa(vocab, Merges{{"a", "a"}}, false, "test");
+  EXPECT_EQ(encode(aa, "aaa"), (std::vector<int>{vocab.at("aa"), 'a'}));
+  EXPECT_EQ(encode(aa, "aaaa"), (std::vector<int>{vocab.at("aa"), vocab.at("aa")}));
+  EXPECT_EQ(encode(aa, ""), std::vector<int>{});
+  EXPECT_EQ(encode(aa, "x"), std::vector<int>{'x'});
+}
+
+TEST(BytePairModel, IgnoreMergesTakesAWholePieceInTheVocab) {
+  const auto vocab = vocab_with({"ab", "abd"});
+  const Merges merges{{"a", "b"}};
+  EXPECT_EQ(encode(BytePairModel(vocab, merges, false, "t"), "abd"), (std::vector<int>{vocab.at("ab"), 'd'}));
+  EXPECT_EQ(encode(BytePairModel(vocab, merges, true, "t"), "abd"), (std::vector<int>{vocab.at("abd")}));
+  // A space is 'Ġ' in the vocab's spelling.
+  const auto spaced = vocab_with({"\xc4\xa0" "a"});
+  EXPECT_EQ(encode(BytePairModel(spaced, Merges{{"\xc4\xa0", "a"}}, false, "t"), " a"),
+            (std::vector<int>{spaced.at("\xc4\xa0" "a")}));
+}
+
+TEST(BytePairModel, RefusesRulesOutsideTheVocab) {
+  const auto vocab = vocab_with({"ab"});
+  try {
+    BytePairModel(vocab, Merges{{"a", "b"}, {"ab", "q"}}, false, "tok.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "tok.json: field 'model.merges[1]' makes 'abq', which is not in model.vocab");
+  }
+  EXPECT_THROW(BytePairModel(vocab, Merges{{"zz", "b"}}, false, "t"), InputError);
+  std::unordered_map<std::string, int> no_bytes{{"a", 0}};
+  EXPECT_THROW(BytePairModel(no_bytes, Merges{}, false, "t"), InputError);
+}
+
+TEST(AddedTokenMatcher, LongestMatchFirstAndStrips) {
+  const AddedTokenMatcher matcher({{"<|m|>", 1}, {"<|m|>!", 2}, {"<L>", 3, true, false}, {"<R>", 4, false, true}});
+  const auto sections = matcher.split("a<|m|>!b<|m|> x  <L> y <R>  z");
+  std::vector<std::pair<std::string, int>> got;
+  for (const TextSection& s : sections) got.emplace_back(std::string(s.text), s.token);
+  const std::vector<std::pair<std::string, int>> want = {
+      {"a", -1}, {"<|m|>!", 2}, {"b", -1}, {"<|m|>", 1}, {" x", -1}, {"<L>", 3}, {" y ", -1}, {"<R>", 4}, {"z", -1}};
+  EXPECT_EQ(got, want);
+}
+
+TEST(UnicodeRegex, Llama3SplitPattern) {
+  const UnicodeRegex re(R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+                        "test");
+  const std::string text = "Héllo world'S 12345  мир!\n\n";
+  std::vector<std::string> pieces;
+  for (const auto& [b, e] : re.find_all(text)) pieces.push_back(text.substr(b, e - b));
+  const std::vector<std::string> want = {"Héllo", " world", "'S", " ", "123", "45", " ", " мир", "!\n\n"};
+  EXPECT_EQ(pieces, want);
+  EXPECT_THROW(UnicodeRegex("[\\p{L}", "bad"), InputError);
+}
+
+TEST(UnicodeText, NormalFormsAndSpaces) {
+  EXPECT_EQ(normalize_unicode("e\xcc\x81", NormalForm::kNfc), "\xc3\xa9");  // e + U+0301 -> é
+  EXPECT_EQ(normalize_unicode("\xc3\xa9", NormalForm::kNfd), "e\xcc\x81");
+  EXPECT_EQ(normalize_unicode("\xef\xac\x81", NormalForm::kNfkc), "fi");     // the ligature ﬁ
+  EXPECT_TRUE(is_unicode_space(U'\u3000'));
+  EXPECT_TRUE(is_unicode_space(U'\u0085'));
+  EXPECT_FALSE(is_unicode_space(U'\u200b'));
+}
+
+}  // namespace
+}  // namespace attngeom
