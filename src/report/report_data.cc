@@ -187,6 +187,17 @@ void topn_budget_rows(const RunData& run, TableBuilder& t) {
   }
 }
 
+// compare.csv as written: one row per (head-set file, our score or type).
+void compare_rows(const RunData& run, TableBuilder& t) {
+  const CsvTable& c = *run.compare;
+  for (std::size_t i = 0; i < c.rows(); ++i) {
+    auto number = [&](const char* col) { return number_or_null(c.number(i, c.column(col))); };
+    t.add({run.label, c.text(i, c.column("file")), c.text(i, c.column("format")), c.text(i, c.column("ours")),
+           c.integer(i, c.column("their_set")), c.integer(i, c.column("our_set")), number("jaccard"),
+           number("precision_at_k"), number("spearman"), number("spearman_lo"), number("spearman_hi")});
+  }
+}
+
 // synth/*.csv with columns `profile` and `n`: every other numeric column, long format.
 // Returns the file's numeric column names, or an empty list if the file is not drawable.
 std::vector<std::string> synth_rows(const RunData& run, const SynthTable& s, TableBuilder& t) {
@@ -302,10 +313,12 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   TableBuilder sweep({"run", "seq_len", "n", "metric", "value"});
   TableBuilder pruning({"run", "strategy", "fraction", "metric", "mean", "min", "max", "seeds"});
   TableBuilder topn_budget({"run", "policy", "budget", "kept_share", "metric", "value"});
+  TableBuilder compare({"run", "file", "format", "ours", "their_set", "our_set", "jaccard", "precision_at_k",
+                        "spearman", "spearman_lo", "spearman_hi"});
   std::map<std::string, TableBuilder> synth;  // by file name
   std::map<std::string, std::set<std::string>> synth_columns;
   json synth_skipped = json::array();
-  bool any_sweep = false, any_pruning = false, any_topn = false;
+  bool any_sweep = false, any_pruning = false, any_topn = false, any_compare = false;
 
   json run_list = json::array();
   for (const RunData& run : runs) {
@@ -330,6 +343,10 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
     if (run.topn_budget) {
       any_topn = true;
       topn_budget_rows(run, topn_budget);
+    }
+    if (run.compare) {
+      any_compare = true;
+      compare_rows(run, compare);
     }
     for (const SynthTable& s : run.synth) {
       auto it = synth.try_emplace(s.name, std::vector<std::string>{"run", "profile", "n", "column", "value"}).first;
@@ -356,6 +373,7 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   if (any_sweep) tables["length_sweep"] = std::move(sweep).build();
   if (any_pruning) tables["pruning"] = std::move(pruning).build();
   if (any_topn) tables["topn_budget"] = std::move(topn_budget).build();
+  if (any_compare) tables["compare"] = std::move(compare).build();
   json synth_list = json::array();
   for (auto& [name, t] : synth) {
     if (synth_columns.count(name)) synth_list.push_back({{"file", name}, {"table", std::move(t).build()}});

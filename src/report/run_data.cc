@@ -82,6 +82,8 @@ const std::vector<std::string> kLengthSweepColumns = {"seq_len", "n", "precision
                                                       "separated_mean"};
 const std::vector<std::string> kPruningColumns = {"strategy", "seed", "fraction", "ppl", "kl", "top1"};
 const std::vector<std::string> kTopnBudgetColumns = {"policy", "budget", "kept_share", "ppl", "kl", "top1"};
+const std::vector<std::string> kCompareColumns = {"file", "format", "ours", "their_set", "our_set", "jaccard",
+                                                  "precision_at_k", "spearman", "spearman_lo", "spearman_hi"};
 
 const std::vector<std::string> kLabels = {"retriever", "mixer", "reset", "unclassified"};
 
@@ -113,6 +115,7 @@ RunData load_run(const fs::path& dir) {
             .length_sweep = read_optional(dir / "length_sweep.csv", kLengthSweepColumns),
             .pruning = read_optional(dir / "pruning.csv", kPruningColumns),
             .topn_budget = read_optional(dir / "topn_budget.csv", kTopnBudgetColumns),
+            .compare = read_optional(dir / "compare.csv", kCompareColumns),
             .prune_protocol = read_prune_protocol(dir / "prune.json"),
             .synth = {}};
   check_labels(r.heads);

@@ -1,7 +1,7 @@
 #pragma once
 // One run directory (docs/run_format.md), loaded and checked for what the report
 // reads. Required files missing or corrupt: InputError naming the file. Optional
-// files (length sweep, pruning, top-N budget, synth/) are simply absent.
+// files (length sweep, pruning, top-N budget, compare, synth/) are simply absent.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -30,6 +30,7 @@ struct RunData {
   std::optional<CsvTable> length_sweep;
   std::optional<CsvTable> pruning;
   std::optional<CsvTable> topn_budget;  // attngeom prune's token-level top-N curve
+  std::optional<CsvTable> compare;      // attngeom compare's head-set overlaps
   nlohmann::json prune_protocol;  // prune.json's "protocol" and "reference" (null without prune.json)
   std::vector<SynthTable> synth;  // every synth/*.csv, sorted by name
 };

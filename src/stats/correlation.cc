@@ -130,4 +130,10 @@ SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std
   return out;
 }
 
+CorrelationEstimate spearman_bootstrap(std::span<const double> x, std::span<const double> y,
+                                       const BootstrapOptions& options, std::uint64_t seed) {
+  const std::size_t one_column[] = {0};
+  return sink_recall_correlation(x, y, one_column, options, seed).points.front().spearman;
+}
+
 }  // namespace attngeom::stats

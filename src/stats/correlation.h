@@ -45,4 +45,9 @@ SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std
                                               std::span<const std::size_t> n_values, const BootstrapOptions& options,
                                               std::uint64_t seed);
 
+// Spearman correlation of x and y (one value per head, finite pairs only) with the same
+// percentile bootstrap over heads: sink_recall_correlation with one column.
+CorrelationEstimate spearman_bootstrap(std::span<const double> x, std::span<const double> y,
+                                       const BootstrapOptions& options, std::uint64_t seed);
+
 }  // namespace attngeom::stats

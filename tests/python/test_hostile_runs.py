@@ -26,6 +26,7 @@ from bad_input_lib import L0, ST, case_runner_main, refusal_problems, rewrite  #
 from hostile_lib import CASES, CORPUS, PROMPT, Ctx, case, patch_dump, snapshot  # noqa: E402
 import hostile_output_cases  # noqa: E402,F401  (registers the merge, report, prune and output cases)
 import hostile_flag_cases  # noqa: E402,F401  (registers the contradictory-flag and mistyped-word cases)
+import hostile_interop_cases  # noqa: E402,F401  (registers the compare and export cases)
 
 
 # --- the run directory (--out) ---

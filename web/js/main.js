@@ -16,6 +16,7 @@ try {
   lengthSweepSection();
   pruningSection();
   topnBudgetSection();
+  compareSection();
   synthSection();
   provenanceSection();
   footer();

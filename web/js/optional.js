@@ -1,5 +1,5 @@
 // attngeom report, part 5 of 6: sections drawn only when the run has their files:
-// length sweep, head pruning, token-level top-N budget, synthetic ablations.
+// length sweep, head pruning, token-level top-N budget, other tools' head sets, synthetic ablations.
 
 function lengthSweepSection() {
   if (!data.tables.length_sweep) return;
@@ -107,6 +107,23 @@ function topnBudgetSection() {
     resolve: { scale: { y: 'independent' } },
   }, 'Perplexity and KL: lower is better; top-1 agreement with the unedited model: higher is better. x: the realised share of visible (query, key) pairs kept.',
   'The top-N budget table has no defined value.');
+}
+
+// attngeom compare: other tools' head sets against our scores and types (docs/method.md section 6).
+function compareSection() {
+  if (!data.tables.compare) return;
+  const s = section('compare', 'Head sets of other tools',
+    'Each file\u2019s head set S (DuoAttention gates or Retrieval-Head mean scores \u2265 0.5, or the heads QRHead lists) against ' +
+    'our top-|S| heads by each score, or the heads of each type: Jaccard, precision@k (k = our set\u2019s size), and the Spearman ' +
+    'correlation of the per-head scores with its bootstrap CI. Beyond the paper (docs/method.md section 6).');
+  const headers = [...(multi ? ['run'] : []), 'file', 'format', 'ours', '|S|', 'k', 'Jaccard', 'precision@k', 'Spearman [CI]'];
+  const lines = rows(data.tables.compare).map((r) => [
+    ...(multi ? [r.run] : []), { text: r.file, cls: 'mono' }, r.format, { text: r.ours, cls: 'mono' },
+    { text: String(r.their_set), cls: 'num' }, { text: String(r.our_set), cls: 'num' },
+    { text: fmt(r.jaccard, 3), cls: 'num' }, { text: fmt(r.precision_at_k, 3), cls: 'num' },
+    { text: fmt(r.spearman, 3) + ' [' + fmt(r.spearman_lo, 3) + ', ' + fmt(r.spearman_hi, 3) + ']', cls: 'num' },
+  ]);
+  s.append(table(headers, lines, { scroll: true }));
 }
 
 function synthSection() {
