@@ -22,6 +22,7 @@
 #include "util/csv.h"
 #include "util/error.h"
 #include "util/machine.h"
+#include "util/memory_limit.h"
 #include "util/plural.h"
 #include "util/sha256.h"
 
@@ -172,8 +173,22 @@ std::size_t records_to_write(const LengthPlan& plan, bool resuming) {
   return plan.mine.size() - done;
 }
 
-// Memory for the largest length in flight, disk for every record still to write.
-void preflight(const AnalysisSettings& s, const Inputs& in, const std::vector<LengthPlan>& plans) {
+// Enough to time storage, small enough to cost a fraction of a second.
+constexpr std::uint64_t kReadRateSample = std::uint64_t{16} << 20;
+
+const fs::path& largest_shard(const Checkpoint& checkpoint) {
+  const auto& shards = checkpoint.shards();
+  ATTNGEOM_CHECK(!shards.empty());
+  std::error_code ec;
+  return std::max_element(shards.begin(), shards.end(), [&ec](const ShardInfo& a, const ShardInfo& b) {
+           return fs::file_size(a.path, ec) < fs::file_size(b.path, ec);
+         })->path;
+}
+
+// Memory for the largest length in flight (against the tighter of MemAvailable and the
+// cgroup's limit), disk for every record still to write.
+void preflight(const AnalysisSettings& s, const Inputs& in, const std::vector<LengthPlan>& plans,
+               const RunControl& control) {
   const ModelConfig& c = in.checkpoint.config();
   ResourceEstimate need;
   need.weight_bytes = in.checkpoint.weight_bytes();
@@ -183,7 +198,10 @@ void preflight(const AnalysisSettings& s, const Inputs& in, const std::vector<Le
     need.working_bytes = std::max(need.working_bytes, working_memory_bytes(c, work, omp_get_max_threads()));
     need.disk_bytes = std::min(need.disk_bytes + output_disk_bytes(c, work), std::numeric_limits<std::uint64_t>::max() / 2);
   }
-  check_resources(need, available_memory_bytes(), free_disk_bytes(s.out), s.out);
+  const std::optional<MemoryLimit> memory = process_memory_limit();
+  if (check_resources(need, memory, free_disk_bytes(s.out), s.out, s.memory_check) && control.warn) {
+    control.warn(streaming_warning(need, *memory, measured_read_rate(largest_shard(in.checkpoint), kReadRateSample)));
+  }
 }
 
 AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, const LengthPlan& plan, RunDirMode mode,
@@ -401,7 +419,7 @@ AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& co
     if (length == s.seq_len) continue;
     plans.push_back(plan_length(s, inputs, s.out / "lengths" / std::to_string(length), length, control));
   }
-  if (s.check_resources) preflight(s, inputs, plans);
+  if (s.check_resources) preflight(s, inputs, plans, control);
 
   // A run that fails or stops before its first record (e.g. weights that overflow float32)
   // leaves the output directory as it was; once records exist they stay for --resume.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/aggregate.h"
+#include "analysis/resources.h"
 #include "analysis/run_dir.h"
 #include "capture/query_rows.h"
 #include "corpus/documents.h"
@@ -42,6 +43,7 @@ struct AnalysisSettings {
   Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;
   bool force = false;  // allow seq_len beyond max_position_embeddings
   bool check_resources = true;  // pre-flight: fail early when memory or disk will not suffice
+  MemoryCheck memory_check = MemoryCheck::kWarn;  // weights beyond the memory limit: refuse, warn or ignore
   geometry::RowAnalysisOptions row;
   AggregateOptions aggregate;
 };

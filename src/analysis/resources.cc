@@ -75,15 +75,25 @@ std::uint64_t output_disk_bytes(const ModelConfig& c, const LengthWork& w) {
              kTablesAndReport);
 }
 
-void check_resources(const ResourceEstimate& need, std::optional<std::uint64_t> memory_available,
-                     std::optional<std::uint64_t> disk_free, const std::filesystem::path& out) {
-  const std::uint64_t memory = add(need.weight_bytes, need.working_bytes);
-  if (memory_available && memory > *memory_available) {
-    throw SettingError({"analyze: needs about " + human_bytes(memory) + " of memory (" + human_bytes(need.weight_bytes) +
-                            " mapped weights + " + human_bytes(need.working_bytes) + " for one sequence in flight) but only " +
-                            human_bytes(*memory_available) + " is available; use a shorter ",
-                        setting("seq_len"), ", fewer ", setting("queries"), " rows or no ", setting("every_n"), " (or ",
-                        setting("no_resource_check"), " to try anyway)"});
+bool check_resources(const ResourceEstimate& need, const std::optional<MemoryLimit>& memory,
+                     std::optional<std::uint64_t> disk_free, const std::filesystem::path& out, MemoryCheck mode) {
+  const std::uint64_t total = add(need.weight_bytes, need.working_bytes);
+  const bool checked = memory && mode != MemoryCheck::kOff;
+  const bool working_fits = !checked || need.working_bytes <= memory->bytes;
+  if (!working_fits || (checked && mode == MemoryCheck::kStrict && total > memory->bytes)) {
+    const std::string what = working_fits ? human_bytes(total) + " of memory (" + human_bytes(need.weight_bytes) +
+                                                " mapped weights + " + human_bytes(need.working_bytes) +
+                                                " for one sequence in flight)"
+                                          : human_bytes(need.working_bytes) +
+                                                " of memory for one sequence in flight (besides " +
+                                                human_bytes(need.weight_bytes) + " of mapped weights)";
+    SettingMessage message{"analyze: needs about " + what + " but only " + human_bytes(memory->bytes) +
+                               " is available (" + memory->source + "); "};
+    message += working_fits ? SettingMessage{setting("memory_check"), " warn lets the mapped weights stream from storage"}
+                            : SettingMessage{"use a shorter ", setting("seq_len"), ", fewer ", setting("queries"),
+                                             " rows or no ", setting("every_n"), " (or ", setting("no_resource_check"),
+                                             " to try anyway)"};
+    throw SettingError(message);
   }
   if (disk_free && need.disk_bytes > *disk_free) {
     throw SettingError({"analyze: records and tables need about " + human_bytes(need.disk_bytes) +
@@ -92,6 +102,26 @@ void check_resources(const ResourceEstimate& need, std::optional<std::uint64_t> 
                         setting("num_seqs"), " or ", setting("queries"), " rows (or ", setting("no_resource_check"),
                         " to try anyway)"});
   }
+  return checked && total > memory->bytes;
+}
+
+SettingMessage streaming_warning(const ResourceEstimate& need, const MemoryLimit& memory,
+                                 std::optional<double> read_rate) {
+  const std::uint64_t total = add(need.weight_bytes, need.working_bytes);
+  const std::uint64_t excess = std::min(need.weight_bytes, total - std::min(total, memory.bytes));
+  std::string cost = "the read rate of the weights could not be measured";
+  if (read_rate && *read_rate > 0) {
+    char text[160];
+    std::snprintf(text, sizeof text, "at the measured %s/s, about %.1f to %.1f s more per sequence",
+                  human_bytes(static_cast<std::uint64_t>(*read_rate)).c_str(), static_cast<double>(excess) / *read_rate,
+                  static_cast<double>(need.weight_bytes) / *read_rate);
+    cost = text;
+  }
+  return SettingMessage{"the " + human_bytes(need.weight_bytes) + " of mapped weights and " +
+                            human_bytes(need.working_bytes) + " for one sequence in flight exceed the memory limit of " +
+                            human_bytes(memory.bytes) + " (" + memory.source +
+                            "); weights will be read again from storage as they are evicted: " + cost + " (",
+                        setting("memory_check"), " strict refuses instead)"};
 }
 
 }  // namespace attngeom

@@ -10,6 +10,8 @@
 
 #include "analysis/record.h"
 #include "model/config.h"
+#include "util/error.h"
+#include "util/memory_limit.h"
 
 namespace attngeom {
 
@@ -39,10 +41,28 @@ std::uint64_t working_memory_bytes(const ModelConfig& config, const LengthWork& 
 // Disk for the records still to write, plus a fixed allowance for tables and report.
 std::uint64_t output_disk_bytes(const ModelConfig& config, const LengthWork& work);
 
-// Throws InputError (one line, with the numbers and what to change) when the estimate
-// exceeds MemAvailable or the free space under `out`; an unknown availability passes.
-void check_resources(const ResourceEstimate& need, std::optional<std::uint64_t> memory_available,
-                     std::optional<std::uint64_t> disk_free, const std::filesystem::path& out);
+// What to do when the mapped weights and the working memory together exceed the limit.
+// Working memory alone beyond the limit is refused unless the check is off.
+enum class MemoryCheck {
+  kStrict,  // refuse
+  kWarn,    // go ahead: mapped weights page in from storage again as they are evicted
+  kOff,     // check nothing about memory
+};
+
+// Throws SettingError (one line, with the numbers, the limit and its source, and what to
+// change) when the working memory exceeds `memory`, when weights and working memory do and
+// the check is strict, or when the records exceed the free space under `out`. Returns true
+// when the run may go ahead but its weights will not stay resident (see streaming_warning).
+// An unknown limit or free space passes.
+bool check_resources(const ResourceEstimate& need, const std::optional<MemoryLimit>& memory,
+                     std::optional<std::uint64_t> disk_free, const std::filesystem::path& out, MemoryCheck mode);
+
+// The warning for weights that do not fit beside the working memory: the limit and its
+// source, and the extra time per sequence of re-reading them at `read_rate` (bytes/s):
+// at least the part that does not fit, at most all of them (a sequential pass over more
+// pages than fit evicts each before its next use).
+SettingMessage streaming_warning(const ResourceEstimate& need, const MemoryLimit& memory,
+                                 std::optional<double> read_rate);
 
 // "1.5 GiB", "320 MiB", "12 KiB": for messages.
 std::string human_bytes(std::uint64_t bytes);

@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <sstream>
 
 #include "analysis/option_table.h"
 #include "analysis/pipeline.h"
 #include "cli/commands.h"
+#include "cli/shard_option.h"
 #include "util/error.h"
 #include "util/plural.h"
 
@@ -54,18 +56,6 @@ std::vector<int> parse_lengths(const std::string& text) {
   }
   std::sort(lengths.begin(), lengths.end());  // one order in run.json, whatever the flag's
   return lengths;
-}
-
-void parse_shard(const std::string& text, AnalysisSettings& s) {
-  const std::size_t slash = text.find('/');
-  const std::string_view whole(text);
-  const long long index = slash == std::string::npos ? -1 : parse_integer(whole.substr(0, slash)).value_or(-1);
-  const long long count = slash == std::string::npos ? 0 : parse_integer(whole.substr(slash + 1)).value_or(0);
-  if (count < 1 || count > (1 << 30) || index < 0 || index >= count) {
-    throw InputError("--shard '" + text + "': expected i/n with 0 <= i < n");
-  }
-  s.shard_index = static_cast<int>(index);
-  s.shard_count = static_cast<int>(count);
 }
 
 }  // namespace
@@ -142,10 +132,19 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--label", s.label, "run label in reports (default: the directory name)");
   cmd->add_flag("--resume", f->resume, "continue an interrupted run in --out");
   cmd->add_flag("--overwrite", f->overwrite, "replace an existing run in --out");
-  cmd->add_option("--shard", f->shard, "process only shard i of n (i/n); combine with attngeom merge");
+  cmd->add_option("--shard", f->shard, "process only shard i of n (i/n, or auto: the Slurm array task or MPI rank); combine with attngeom merge");
   cmd->add_flag("--force", s.force, "allow sequences longer than max_position_embeddings");
   cmd->add_flag("--no-resource-check", f->no_resource_check,
-                "skip the pre-flight check of memory (MemAvailable) and free disk against the run's estimate");
+                "skip the pre-flight check of memory and free disk against the run's estimate");
+  cmd->add_option_function<std::string>(
+         flag_of("memory_check"),
+         [&s](const std::string& v) {
+           s.memory_check = v == "strict" ? MemoryCheck::kStrict : v == "off" ? MemoryCheck::kOff : MemoryCheck::kWarn;
+         },
+         "mapped weights beyond the memory limit (the smaller of MemAvailable and the cgroup's): warn and stream "
+         "them from storage, strict refuses, off checks no memory")
+      ->check(CLI::IsMember({"strict", "warn", "off"}))
+      ->default_str("warn");
   cmd->add_option("--max-document-bytes", s.corpus.max_document_bytes, "skip (with a warning) longer documents")
       ->check(integer_in(1, 1LL << 40))->capture_default_str();
   cmd->add_option("--max-corpus-bytes", s.corpus.max_file_bytes, "refuse corpus files larger than this, decompressed")
@@ -161,7 +160,11 @@ void add_analyze_command(CLI::App& app) {
     s.corpus.format = resolve_corpus_format(*cmd, f->format);
     if (seed->count() > 0) s.shuffle_seed = f->seed;
     if (!f->lengths.empty()) s.lengths = parse_lengths(f->lengths);
-    if (!f->shard.empty()) parse_shard(f->shard, s);
+    if (!f->shard.empty()) {
+      const ShardChoice shard = parse_shard(f->shard, [](const char* name) { return std::getenv(name); });
+      s.shard_index = shard.index;
+      s.shard_count = shard.count;
+    }
     s.check_resources = !f->no_resource_check;
     s.mode = f->resume ? RunDirMode::kResume : f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
     const PrecisionChoice precision = resolve_precision(f->precision);

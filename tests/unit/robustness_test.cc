@@ -1,6 +1,6 @@
 // Robustness of the input and output layers (docs/robustness.md): size caps, compression
 // corner cases, hostile paths and files, the non-finite weight scan, atomic writes under
-// a file-size limit, run-directory refusals and the pre-flight resource estimate.
+// a file-size limit and run-directory refusals.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -22,8 +22,6 @@
 #include "compress_for_tests.h"
 
 #include "analysis/record.h"
-#include "analysis/resources.h"
-#include "analysis/row_fields.h"
 #include "analysis/run_dir.h"
 #include "corpus/decompress.h"
 #include "corpus/documents.h"
@@ -395,52 +393,6 @@ TEST_F(TempDir, RunDirGuardRestoresThePreviousRunUntilTheFirstRecord) {
 }
 
 // --- pre-flight resources ---
-
-TEST_F(TempDir, RecordSizeEstimateBoundsTheRealRecord) {
-  const RecordSchema schema = make_record_schema(40, false);
-  SequenceRecord record;
-  record.sequence = 7;
-  record.tokens.assign(40, 1);
-  record.query_positions = {9, 19, 39};
-  record.resize(schema, 2, 3, 40, 3);
-  const fs::path path = dir_ / "seq.safetensors";
-  write_record(path, schema, record);
-  const std::uint64_t actual = fs::file_size(path);
-  const std::uint64_t estimate = record_file_bytes(schema, 2, 3, 3, 40);
-  EXPECT_GE(estimate, actual);
-  EXPECT_LE(estimate, actual + 8192);
-}
-
-TEST(Resources, TheCheckNamesWhatIsShortAndPassesWhenUnknown) {
-  ResourceEstimate need;
-  need.weight_bytes = 3ull << 30;
-  need.working_bytes = 1ull << 30;
-  need.disk_bytes = 10ull << 30;
-  EXPECT_EQ(error_of([&] { check_resources(need, 8ull << 30, 20ull << 30, "runs/x"); }), "");
-  EXPECT_EQ(error_of([&] { check_resources(need, std::nullopt, std::nullopt, "runs/x"); }), "");
-  const std::string memory = error_of([&] { check_resources(need, 2ull << 30, 20ull << 30, "runs/x"); });
-  EXPECT_NE(memory.find("needs about 4.0 GiB of memory"), std::string::npos) << memory;
-  EXPECT_NE(memory.find("only 2.0 GiB is available"), std::string::npos) << memory;
-  const std::string disk = error_of([&] { check_resources(need, 8ull << 30, 1ull << 30, "runs/x"); });
-  EXPECT_NE(disk.find("need about 10.0 GiB on the file system of runs/x but only 1.0 GiB is free"), std::string::npos)
-      << disk;
-  EXPECT_EQ(human_bytes(512), "512 bytes");
-  EXPECT_EQ(human_bytes(1536), "1.5 KiB");
-}
-
-TEST(Resources, AbsurdShapesSaturateInsteadOfWrapping) {
-  const RecordSchema schema = make_record_schema(1 << 20, true);  // every N: 2^20 grid points
-  ModelConfig c;
-  c.layers = 4096;
-  c.heads = 1 << 10;
-  c.kv_heads = 1 << 10;
-  c.head_dim = 1 << 10;
-  c.hidden = 1 << 20;
-  c.intermediate = 1 << 22;
-  const LengthWork work{1 << 20, std::size_t{1} << 20, &schema, std::size_t{1} << 24};
-  EXPECT_EQ(output_disk_bytes(c, work), std::numeric_limits<std::uint64_t>::max());
-  EXPECT_EQ(working_memory_bytes(c, work, 64), std::numeric_limits<std::uint64_t>::max());
-}
 
 TEST(RunLabel, TheDefaultIsTheDirectorysNameHoweverThePathIsSpelled) {
   EXPECT_EQ(default_run_label("/runs/llama2"), "llama2");
