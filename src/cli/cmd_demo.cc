@@ -63,7 +63,12 @@ void check_demo_out(const fs::path& out) {
   std::error_code ec;
   if (!fs::exists(out, ec)) return;
   const std::string refused = "--out " + out.string() + ": ";
-  if (is_run_dir(out)) throw InputError(refused + "holds another run (not a demo run); choose another --out");
+  if (is_run_dir(out)) {
+    if (is_demo_run(out, kOrganism) && fs::exists(out / "synth" / "summary.csv", ec)) {
+      throw InputError(refused + "holds a demo run of the earlier one-model layout; remove it or choose another --out");
+    }
+    throw InputError(refused + "holds another run (not a demo run); choose another --out");
+  }
   if (!fs::is_directory(out, ec)) throw InputError(refused + "is not a directory; choose another --out");
   bool empty = true;
   for (const auto& entry : fs::directory_iterator(out, ec)) {
