@@ -45,7 +45,8 @@ fuzz:
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_safetensors fuzz_config fuzz_tokenizer fuzz_corpus
 	bash fuzz/run.sh $(FUZZ_BUILD_DIR)
 
-# The main job on the embedded default: analyze the bundled model organism.
+# The main job on the embedded default: analyze the bundled model organism and the planted
+# model; demo-out/report.html shows both side by side.
 demo: build
 	$(BUILD_DIR)/src/attngeom demo --out demo-out
 

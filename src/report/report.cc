@@ -54,9 +54,11 @@ void write_report(const std::vector<fs::path>& run_dirs, const fs::path& out, co
   check_output_path(out, out.empty() ? "report --out" : out.string(), "an .html file path");
   check_not_a_run_file(out, run_dirs);
   check_runs_and_out(out, run_dirs);
+  if (options.run_notes.size() > run_dirs.size()) throw InputError("report: more run notes than run directories");
 
   const std::vector<report::RunData> runs = report::load_runs(run_dirs);
-  report::DataOptions data_options{.title = options.title, .generator = options.generator, .generated = utc_timestamp()};
+  report::DataOptions data_options{.title = options.title, .generator = options.generator, .generated = utc_timestamp(),
+                                    .run_notes = options.run_notes};
   if (data_options.title.empty()) {
     data_options.title = "attngeom report:";
     for (std::size_t i = 0; i < runs.size(); ++i) data_options.title += (i ? ", " : " ") + runs[i].label;

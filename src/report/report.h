@@ -13,6 +13,9 @@ struct ReportOptions {
   std::string title;
   // Who rendered it, shown in the footer, e.g. "attngeom 0.1.0 (abc123)"; empty: "attngeom".
   std::string generator;
+  // One paragraph per run, in the order of the run directories, shown side by side above the
+  // key numbers (e.g. what the demo's models are built to show); empty, or an empty string: none.
+  std::vector<std::string> run_notes;
 };
 
 // Reads every run directory and writes one report that overlays the runs, labelled

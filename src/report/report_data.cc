@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <utility>
 
+#include "report/synth_data.h"
 #include "util/error.h"
 
 namespace attngeom::report {
@@ -198,29 +198,6 @@ void compare_rows(const RunData& run, TableBuilder& t) {
   }
 }
 
-// synth/*.csv with columns `profile` and `n`: every other numeric column, long format.
-// Returns the file's numeric column names, or an empty list if the file is not drawable.
-std::vector<std::string> synth_rows(const RunData& run, const SynthTable& s, TableBuilder& t) {
-  const CsvTable& c = s.table;
-  if (!c.has_column("profile") || !c.has_column("n") || c.rows() == 0) return {};
-  const std::size_t profile = c.column("profile"), n = c.column("n");
-  if (!c.is_numeric(n)) return {};
-  std::vector<std::size_t> cols;
-  std::vector<std::string> names;
-  for (std::size_t j = 0; j < c.header().size(); ++j) {
-    if (j != profile && j != n && c.is_numeric(j)) {
-      cols.push_back(j);
-      names.push_back(c.header()[j]);
-    }
-  }
-  for (std::size_t i = 0; i < c.rows(); ++i) {
-    for (std::size_t k = 0; k < cols.size(); ++k) {
-      t.add({run.label, c.text(i, profile), c.number(i, n), names[k], number_or_null(c.number(i, cols[k]))});
-    }
-  }
-  return names;
-}
-
 }  // namespace
 
 std::optional<double> finite_mean(std::vector<double> values) {
@@ -316,12 +293,13 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   TableBuilder compare({"run", "file", "format", "ours", "their_set", "our_set", "jaccard", "precision_at_k",
                         "spearman", "spearman_lo", "spearman_hi"});
   std::map<std::string, TableBuilder> synth;  // by file name
-  std::map<std::string, std::set<std::string>> synth_columns;
+  std::map<std::string, json> synth_settings;  // by file name: [{run, text}] of drawable files
   json synth_skipped = json::array();
   bool any_sweep = false, any_pruning = false, any_topn = false, any_compare = false;
 
   json run_list = json::array();
-  for (const RunData& run : runs) {
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const RunData& run = runs[r];
     const json summary = selection_summary(run);
     for (const auto& row : summary["rows"]) selection.add(row);
     const json separated = separation_summary(run);
@@ -349,20 +327,22 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
       compare_rows(run, compare);
     }
     for (const SynthTable& s : run.synth) {
-      auto it = synth.try_emplace(s.name, std::vector<std::string>{"run", "profile", "n", "column", "value"}).first;
-      const auto names = synth_rows(run, s, it->second);
-      if (names.empty()) {
+      auto it = synth.try_emplace(s.name, std::vector<std::string>{"run", "profile", "n", "metric", "value", "lo", "hi"}).first;
+      SynthRows drawn = synth_rows(run.label, s.table);
+      if (drawn.metrics.empty()) {
         synth_skipped.push_back({{"run", run.label}, {"file", s.name}});
-      } else {
-        synth_columns[s.name].insert(names.begin(), names.end());
+        continue;
       }
+      for (json& row : drawn.rows) it->second.add(std::move(row));
+      synth_settings[s.name].push_back({{"run", run.label}, {"text", drawn.settings}});
     }
     run_list.push_back({{"label", run.label},
                         {"dir", std::filesystem::absolute(run.dir).lexically_normal().string()},
                         {"provenance", provenance_rows(run)},
                         {"options", run.run.value("options", json::object())},
                         {"prune_protocol", run.prune_protocol},
-                        {"summary", summary_numbers}});
+                        {"summary", summary_numbers},
+                        {"note", r < options.run_notes.size() ? options.run_notes[r] : std::string()}});
   }
 
   json tables = {{"selection", std::move(selection).build()}, {"separation", std::move(separation).build()},
@@ -376,7 +356,10 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   if (any_compare) tables["compare"] = std::move(compare).build();
   json synth_list = json::array();
   for (auto& [name, t] : synth) {
-    if (synth_columns.count(name)) synth_list.push_back({{"file", name}, {"table", std::move(t).build()}});
+    const auto settings = synth_settings.find(name);
+    if (settings != synth_settings.end()) {
+      synth_list.push_back({{"file", name}, {"settings", settings->second}, {"table", std::move(t).build()}});
+    }
   }
   tables["synth"] = std::move(synth_list);
   return {{"format", "attngeom-report-data-v1"},

@@ -17,6 +17,7 @@ struct DataOptions {
   std::string title;      // shown as the report's heading
   std::string generator;  // e.g. "attngeom 0.1.0 (abc123)"; may be empty
   std::string generated;  // ISO 8601 timestamp of rendering
+  std::vector<std::string> run_notes;  // per run, in run order; may be shorter than the runs
 };
 
 nlohmann::json build_report_data(const std::vector<RunData>& runs, const DataOptions& options);

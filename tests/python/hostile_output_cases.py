@@ -139,6 +139,24 @@ def demo_over_an_analyze_run_labelled_organism(ctx):
 
 
 @case
+def demo_into_a_folder_of_other_files(ctx):
+    os.makedirs(ctx.out)
+    ctx.file("run/notes.txt", "mine\n")
+    ctx.keep = [ctx.out]
+    return ["demo", "--out", ctx.out, "--seq-len", "64", "--num-seqs", "2"], ["--out"], ["notes.txt", "does not write"]
+
+
+@case
+def demo_over_an_analyze_run_in_its_organism_folder(ctx):
+    organism = os.path.join(ctx.out, "organism")
+    argv = ctx.analyze("--label", "organism")
+    argv[argv.index("--out") + 1] = organism
+    ctx.run_ok(*argv)  # demo's layout, but no synth/ section
+    ctx.keep = [ctx.out]
+    return ["demo", "--out", ctx.out, "--seq-len", "64", "--num-seqs", "2"], ["--out"], ["another run"]
+
+
+@case
 def perplexity_empty_out(ctx):
     return ["perplexity", "--model", ctx.model, "--text", PROMPT, "--out", ""], ["--out"], ["empty"]
 

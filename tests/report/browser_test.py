@@ -3,8 +3,9 @@
 
     browser_test.py --attngeom BIN --work DIR --screenshot FILE.png --scenario single|multi|minimal|demo
 
-The demo scenario is not synthetic: it runs `attngeom demo` (the bundled model organism,
-a length sweep and the synthetic ablation) and opens the report analyze wrote.
+The demo scenario is not synthetic: it runs `attngeom demo` (the bundled model organism and
+the planted model, a length sweep and the synthetic ablation) and opens its side-by-side
+report, DEMO_OUT/report.html.
 
 Checks: the page settles with every figure rendered (the DOM marker of web/js/main.js and an
 SVG with marks in each figure), no console error or warning, no uncaught exception,
@@ -82,7 +83,28 @@ PAGE_STATE = """JSON.stringify({
   provenanceColumns: document.querySelectorAll('#provenance thead th').length,
   footer: document.getElementById('footer').textContent,
   protocol: [...document.querySelectorAll('#pruning p.intro')].map(p => p.textContent).join('|'),
+  runNotes: [...document.querySelectorAll('#summary .run-note h3')].map(h => h.textContent),
+  synthText: (document.getElementById('synth') || {}).textContent || '',
 })"""
+
+# The synthetic ablation draws these metrics, and none of the summary's constant columns.
+SYNTH_METRICS = ["Precision", "Recall", "F", "Margin", "Separated share"]
+SYNTH_CONSTANTS = ["d", "L", "r1_f_lo", "r1_f_hi", "r2_separation_prob"]
+
+
+def check_synth(state):
+    fig = next((f for f in state["figures"] if f["id"] == "synth-summary-csv"), None)
+    if fig is None:
+        return
+    texts = fig["text"].split("|")
+    for metric in SYNTH_METRICS:
+        if metric not in texts:
+            fail("the synthetic ablation has no panel %s: %r" % (metric, fig["text"][:400]))
+    shown = [c for c in SYNTH_CONSTANTS if c in texts]
+    if shown:
+        fail("the synthetic ablation plots constant or bound columns as panels: %s" % shown)
+    if "d = 64" not in state["synthText"] or "four-phase:" not in state["synthText"]:
+        fail("the synthetic ablation states neither its settings nor one sentence per profile: %r" % state["synthText"][:400])
 
 
 def main():
@@ -104,7 +126,7 @@ def main():
     if gen_args is None:
         subprocess.run([a.attngeom, "demo", "--out", str(work / "demo")], check=True)
         html = work / "demo" / "report.html"
-        labels = ["organism"]
+        labels = ["organism", "planted"]
     else:
         runs = []
         for i, g in enumerate(gen_args):
@@ -164,6 +186,9 @@ def main():
     if "pruning" in state["sections"] and "stride 255, BOS per window; unedited perplexity 20.0000 over 4321" \
             not in state["protocol"]:
         fail("the pruning section does not state prune.json's protocol: %r" % state["protocol"])
+    check_synth(state)
+    if gen_args is None and state["runNotes"] != labels:
+        fail("the demo report does not describe each model side by side: %s" % state["runNotes"])
     if "Vega-Lite" not in state["footer"]:
         fail("footer does not name the inlined libraries: %r" % state["footer"])
     print("tooltips on heads: %s" % ", ".join(tooltips))

@@ -262,12 +262,16 @@ def main():
                        "reference": {"tokens": 4321, "ppl": 20.0, "mean_nll": math.log(20.0)}}, f)
         os.makedirs(os.path.join(a.out, "synth"), exist_ok=True)
         rows = []
-        for prof_name in ("four_phase", "uniform", "bimodal", "power_law"):
+        for prof_name in ("four-phase", "uniform", "bimodal", "power-law"):
             for n in grid:
-                f = curve(n, m, {"four_phase": 0.9, "uniform": 0.4, "bimodal": 0.95, "power_law": 0.7}[prof_name], 0.3)
-                rows.append([prof_name, n, f, clamp(f + 0.05), rng.uniform(0.5, 1), rng.uniform(0, 1)])
+                f = curve(n, m, {"four-phase": 0.9, "uniform": 0.4, "bimodal": 0.95, "power-law": 0.7}[prof_name], 0.3)
+                sep = 1.0 if f > 0.8 else 0.0
+                rows.append([prof_name, 64, m - 1, n, clamp(f + 0.05), clamp(f - 0.05), f, rng.uniform(-0.01, 0.01), sep,
+                             clamp(f - rng.uniform(0, 0.3)), 1.0, sep * rng.uniform(0, 1)])
+        # The columns of `attngeom demo` (docs/run_format.md): d, L and r1_f_hi are constant here.
         write_csv(os.path.join(a.out, "synth", "summary.csv"),
-                  ["profile", "n", "f_mean", "precision_mean", "r1_inside", "r2_vacuous"], rows)
+                  ["profile", "d", "L", "n", "precision", "recall", "f", "margin", "separated", "r1_f_lo", "r1_f_hi",
+                   "r2_separation_prob"], rows)
         rows = [[s, v] for s, v in (("d", 64), ("L", m))]
         write_csv(os.path.join(a.out, "synth", "settings.csv"), ["setting", "value"], rows)
         rows = []

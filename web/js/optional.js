@@ -126,38 +126,55 @@ function compareSection() {
   s.append(table(headers, lines, { scroll: true }));
 }
 
+// One sentence per attention profile of the generator (src/synth/synthetic.h).
+const SYNTH_PROFILES = {
+  'four-phase': 'a sink, a flat plateau, an oscillating band and a recency tail: the shape the paper fits to real rows (assumption A3), where separation should hold at small N.',
+  uniform: 'every key weighs the same, so no top-N set stands out: the measured curves are the floor of chance separation.',
+  bimodal: 'the sink and the last token hold most of the mass and the rest ties, so only N = 1 or 2 has a real gap and larger N select among ties.',
+  'power-law': 'weights fall smoothly as (i + 1)^-\u03b3 from the sink on, with no gap between selected and unselected keys beyond the first few.',
+};
+const SYNTH_METRICS = ['Precision', 'Recall', 'F', 'Margin', 'Separated share'];
+
 function synthSection() {
   const files = data.tables.synth || [];
   if (files.length === 0 && data.synth_skipped.length === 0) return;
   const s = section('synth', 'Synthetic ablations',
-    'Curves from the synthetic generator (chosen value norms, sink, decay and attention profiles) in the run\u2019s <span class="mono">synth/</span> folder: ' +
-    'every numeric column against N, coloured by attention profile. Bounds among them are ' + RECON + '.');
+    'Synthetic heads from the generator (chosen value norms, sink, decay and attention profile) in the run\u2019s <span class="mono">synth/</span> folder, ' +
+    'analysed like captured rows: the measured P, R, F, margin and share of separated samples against N (solid), with the ' + RECON + ' bounds over them (dashed): ' +
+    'R1\u2019s envelope of F and R2\u2019s lower bound on the probability of perfect separation.');
   for (const f of files) {
     s.append(el('h3', { class: 'mono', text: 'synth/' + f.file }));
-    const values = rows(f.table).filter((r) => hasFinite([r], 'value') && r.n > 0);  // n > 0: log axis
-    figureIf(values.length > 0, s, 'synth-' + f.file.replace(/[^A-Za-z0-9]/g, '-'), {
+    s.append(el('p', { text: 'Settings: ' + f.settings.map((x) => (multi ? x.run + ': ' : '') + (x.text || '\u2014')).join('; ') + '.' }));
+    const values = rows(f.table).filter((r) => r.n > 0);  // n > 0: log axis
+    const profiles = [...new Set(values.map((r) => r.profile))];
+    const line = (field, dash, title) => ({
+      mark: { type: 'line', strokeWidth: dash ? 1.2 : 1.8, strokeDash: dash ? [4, 3] : [1, 0], point: dash ? false : { filled: true, size: 16 } },
+      transform: [{ filter: finite(field) }],
+      encoding: {
+        x: { field: 'n', type: 'quantitative', title: 'N', scale: { type: 'log', base: 2 } },
+        y: { field: field, type: 'quantitative', title: null },
+        color: { field: 'profile', type: 'nominal', title: 'profile' },
+        tooltip: [{ field: 'run' }, { field: 'profile' }, { field: 'n', title: 'N' }, { field: 'metric' }, { field: field, title: title, format: '.4g' }],
+      },
+    });
+    const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: SYNTH_METRICS } };
+    if (f.settings.length > 1) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
+    figureIf(hasFinite(values, 'value'), s, 'synth-' + f.file.replace(/[^A-Za-z0-9]/g, '-'), {
       data: { values: values },
-      facet: { field: 'column', type: 'nominal', title: null },
-      columns: 4,
+      facet: facet,
       spec: {
-        width: 240,
-        height: 170,
-        mark: { type: 'line', strokeWidth: 1.6, point: { filled: true, size: 18 } },
-        encoding: {
-          x: { field: 'n', type: 'quantitative', title: 'N', scale: { type: 'log', base: 2 } },
-          y: { field: 'value', type: 'quantitative', title: null },
-          color: { field: 'profile', type: 'nominal', title: 'profile' },
-          strokeDash: multi ? { field: 'run', type: 'nominal', title: 'run' } : { value: [1, 0] },
-          tooltip: [{ field: 'run' }, { field: 'profile' }, { field: 'n', title: 'N' }, { field: 'column' }, { field: 'value', format: '.4g' }],
-        },
+        width: 190,
+        height: 160,
+        layer: [line('value', false, 'measured'), line('lo', true, 'lower bound'), line('hi', true, 'upper bound')],
       },
       resolve: { scale: { y: 'independent' } },
-    }, null, 'No defined value to draw.');
+    }, '<strong>Solid</strong>: measured; <strong>dashed</strong>: ' + RECON + ' bound. <strong>Colour</strong>: attention profile.', 'No defined value to draw.');
+    s.append(el('ul', {}, profiles.map((p) => el('li', { html: '<strong>' + p + '</strong>: ' + (SYNTH_PROFILES[p] || 'a profile of the run\u2019s own generator.') }))));
   }
   if (data.synth_skipped.length > 0) {
     s.append(el('p', {
       class: 'empty',
-      text: 'Not drawn (no profile and n columns): ' + data.synth_skipped.map((x) => x.run + ': synth/' + x.file).join(', ') + '.',
+      text: 'Not drawn (no profile and n columns, or none of the metrics above): ' + data.synth_skipped.map((x) => x.run + ': synth/' + x.file).join(', ') + '.',
     }));
   }
 }

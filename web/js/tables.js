@@ -18,6 +18,10 @@ function summarySection() {
     ['Heads with a failure-signature flag', ...cell((x) => x.flagged_heads + ' (negative margin ' + x.flags.flag_negative_margin +
       ', flat precision ' + x.flags.flag_flat_precision + ', no sink ' + x.flags.flag_no_sink + ')')],
   ];
+  const notes = data.runs.filter((r) => r.note);
+  if (notes.length > 0) {
+    s.append(el('div', { class: 'run-notes' }, notes.map((r) => el('div', { class: 'run-note' }, [el('h3', { text: r.label }), el('p', { text: r.note })]))));
+  }
   s.append(table(['', ...runs], lines));
 }
 
