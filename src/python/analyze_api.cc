@@ -108,7 +108,10 @@ const std::map<std::string, Setter>& own_settings() {
       {"pack", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.pack = value_of<bool>(n, v); }},
       {"pack_separator", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.pack_bos = one_of(n, v, {"bos", "none"}) == "bos"; }},
       {"lengths", [](PythonSettings& s, const std::string& n, const py::handle& v) {
-         for (const py::handle item : py::iterable(v)) {
+         if (!py::isinstance<py::iterable>(v) || py::isinstance<py::str>(v)) {
+           throw py::type_error(n + ": expected a list of sequence lengths");
+         }
+         for (const py::handle item : py::reinterpret_borrow<py::iterable>(v)) {
            const int length = static_cast<int>(integer_in(n, item, 2, 1LL << 20));
            if (std::find(s.analysis.lengths.begin(), s.analysis.lengths.end(), length) != s.analysis.lengths.end()) {
              throw SettingError({setting(n), ": " + std::to_string(length) + " appears twice"});
@@ -121,9 +124,12 @@ const std::map<std::string, Setter>& own_settings() {
       {"resume", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.resume = value_of<bool>(n, v); }},
       {"overwrite", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.overwrite = value_of<bool>(n, v); }},
       {"shard", [](PythonSettings& s, const std::string& n, const py::handle& v) {
-         const auto pair = v.cast<std::pair<py::handle, py::handle>>();
-         s.analysis.shard_count = static_cast<int>(integer_in(n, pair.second, 1, 1LL << 30));
-         s.analysis.shard_index = static_cast<int>(integer_in(n, pair.first, 0, s.analysis.shard_count - 1));
+         if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v) || py::len(v) != 2) {
+           throw py::type_error(n + ": expected (i, n), shard i of n");
+         }
+         const auto pair = py::reinterpret_borrow<py::sequence>(v);
+         s.analysis.shard_count = static_cast<int>(integer_in(n, pair[1], 1, 1LL << 30));
+         s.analysis.shard_index = static_cast<int>(integer_in(n, pair[0], 0, s.analysis.shard_count - 1));
        }},
       {"force", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.force = value_of<bool>(n, v); }},
       {"resource_check", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.check_resources = value_of<bool>(n, v); }},

@@ -39,7 +39,7 @@ CASES = [
     (ValueError, "[0, 1]", lambda: attngeom.selection(nan_attn, values)),
     (ValueError, "causal rows must be 0", lambda: attngeom.selection(acausal, values)),
     (ValueError, "sums to", lambda: attngeom.selection(attn * 2, values)),
-    (ValueError, "query positions", lambda: attngeom.selection(attn, values, query_positions=[1, 2])),
+    (ValueError, "positions for 3 query rows", lambda: attngeom.selection(attn, values, query_positions=[1, 2])),
     (ValueError, "ascending", lambda: attngeom.selection(attn, values, query_positions=[5, 4, 11])),
     (ValueError, "n_grid", lambda: attngeom.selection(attn, values, n_grid=[1, 2])),
     (ValueError, "at least 2 keys", lambda: attngeom.selection(np.ones((H, 1, 1), np.float32), values[:, :1])),
@@ -62,7 +62,7 @@ CASES = [
     (TypeError, "exactly one of text or tokens", lambda: model.perplexity()),
     (ValueError, "stride", lambda: model.perplexity(tokens=tokens, context=8, stride=20)),
     (ValueError, "context", lambda: model.perplexity(tokens=tokens, context=1)),
-    (ValueError, "no token could be scored", lambda: model.perplexity(tokens=tokens[:1], context=8)),
+    (ValueError, "no token could be scored", lambda: model.perplexity(tokens=tokens[:1], context=8, bos=False)),
     (TypeError, "threads", lambda: attngeom.Model(model_dir, threads=1.5)),
 ]
 for exc, fragment, call in CASES:
