@@ -6,12 +6,15 @@ JOBS ?= $(shell nproc)
 # The sanitizer build runs the GoogleTest suites and the fuzz replays under ASan + UBSan
 # (docs/robustness.md); only these targets are built there.
 SANITIZED_TARGETS = attngeom_unit_tests attngeom_robustness_tests attngeom_geometry_tests attngeom_report_tests \
-  fuzz_replay_safetensors fuzz_replay_config fuzz_replay_tokenizer fuzz_replay_corpus
+  fuzz_replay_safetensors fuzz_replay_config fuzz_replay_tokenizer fuzz_replay_corpus \
+  attngeom _attngeom
+# Where `make python` points Debian's python3 at the package (a .pth file naming the build folder).
+PYTHON_SITE ?= $(shell /usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
 SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all bootstrap build test test-sanitize fuzz demo clean
+.PHONY: all bootstrap build python test test-sanitize fuzz demo clean
 
 all: build
 
@@ -21,6 +24,13 @@ bootstrap:
 build: bootstrap
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# `import attngeom` in Debian's python3: builds the package into $(BUILD_DIR)/python and adds
+# that folder to python3's path with a .pth file (docs/python.md).
+python: build
+	mkdir -p $(PYTHON_SITE)
+	echo "$(abspath $(BUILD_DIR))/python" > $(PYTHON_SITE)/attngeom.pth
+	/usr/bin/python3 -c "import attngeom; print('attngeom', attngeom.__version__, 'from', attngeom.__file__)"
 
 test:
 	bash scripts/bootstrap.sh test

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attngeom needs, only those that are missing.
-# Usage: scripts/bootstrap.sh [build|test|demo|fuzz]   (test adds the test-only packages;
+# Usage: scripts/bootstrap.sh [build|test|demo|fuzz|python]   (test adds the test-only packages;
 # fuzz adds clang and its libFuzzer/sanitizer runtimes for the opt-in fuzz build)
 set -euo pipefail
 purpose="${1:-build}"
@@ -11,12 +11,15 @@ packages=(cmake ninja-build g++ pkg-config
   # Hugging Face tokenizer.json: Unicode regexes and normalisation.
   libpcre2-dev libutf8proc-dev
   # oneDNN's CMake config looks for OpenCL; libdnnl-dev only recommends it.
-  ocl-icd-opencl-dev)
+  ocl-icd-opencl-dev
+  # The Python package (docs/python.md), for Debian's python3 with numpy.
+  pybind11-dev python3-dev python3-numpy)
 # The report inlines Vega-Lite installed with `npm ci` at build time: any npm will do;
 # where there is none, install Debian's (it brings nodejs).
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "$purpose" = test ]; then
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy chromium zstd)
+  # python3-torch: the Python package's example (examples/selection_from_torch.py).
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch chromium zstd)
 fi
 if [ "$purpose" = fuzz ]; then
   packages+=(clang-14 libclang-rt-14-dev zstd)

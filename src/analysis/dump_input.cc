@@ -41,35 +41,6 @@ std::vector<T> copy_tensor(const SafetensorsEntry& e) {
   return out;
 }
 
-// Attention rows are probabilities: finite and in [0, 1] (a little slack for rounding).
-// attn [H, Q, T]: each (head, row) must be a causal distribution over keys 0..q, checked
-// here so that the message names the file, tensor, head and query.
-void check_probabilities(const std::vector<float>& attn, std::span<const int> query_positions, std::size_t seq,
-                         const fs::path& path, const std::string& name) {
-  const std::size_t rows = query_positions.size();
-  for (std::size_t hr = 0; hr < attn.size() / seq; ++hr) {
-    const float* row = attn.data() + hr * seq;
-    const auto q = static_cast<std::size_t>(query_positions[hr % rows]);
-    const std::string where = path.string() + ": tensor '" + name + "' head " + std::to_string(hr / rows) +
-                              ", query position " + std::to_string(q);
-    double sum = 0.0;
-    for (std::size_t k = 0; k < seq; ++k) {
-      if (!(row[k] >= 0.0f && row[k] <= 1.001f)) {
-        throw InputError(where + ": key " + std::to_string(k) + " holds " + std::to_string(row[k]) +
-                         "; attention probabilities must lie in [0, 1]");
-      }
-      if (k > q && row[k] != 0.0f) {
-        throw InputError(where + ": key " + std::to_string(k) + " after the query holds " + std::to_string(row[k]) +
-                         "; causal rows must be 0 there");
-      }
-      sum += row[k];
-    }
-    if (std::abs(sum - 1.0) > geometry::kAlphaSumTolerance) {
-      throw InputError(where + ": the row sums to " + std::to_string(sum) + ", expected 1");
-    }
-  }
-}
-
 Dump read_dump(const fs::path& path) {
   const MappedFile file(path);
   const SafetensorsHeader header = parse_safetensors(file.bytes(), path.string());
@@ -114,7 +85,8 @@ Dump read_dump(const fs::path& path) {
     }
     d.attn.push_back(copy_tensor<float>(attn));
     d.values.push_back(copy_tensor<float>(values));
-    check_probabilities(d.attn.back(), d.query_positions, static_cast<std::size_t>(seq), path, prefix + ".attn");
+    check_attention_rows(d.attn.back(), d.query_positions, static_cast<std::size_t>(seq),
+                         path.string() + ": tensor '" + prefix + ".attn'");
     if (const NonFiniteCount bad = count_nonfinite(DType::kF32, d.values.back().data(), d.values.back().size()); bad.count) {
       throw InputError(path.string() + ": tensor '" + prefix + ".values' holds " + std::to_string(bad.count) +
                        " NaN/Inf value(s) (first at flat index " + std::to_string(bad.first) + ")");
@@ -135,6 +107,31 @@ Dump read_dump(const fs::path& path) {
 }
 
 }  // namespace
+
+void check_attention_rows(std::span<const float> attn, std::span<const int> query_positions, std::size_t seq,
+                          const std::string& subject) {
+  const std::size_t rows = query_positions.size();
+  for (std::size_t hr = 0; hr < attn.size() / seq; ++hr) {
+    const float* row = attn.data() + hr * seq;
+    const auto q = static_cast<std::size_t>(query_positions[hr % rows]);
+    const std::string where = subject + " head " + std::to_string(hr / rows) + ", query position " + std::to_string(q);
+    double sum = 0.0;
+    for (std::size_t k = 0; k < seq; ++k) {
+      if (!(row[k] >= 0.0f && row[k] <= 1.001f)) {
+        throw InputError(where + ": key " + std::to_string(k) + " holds " + std::to_string(row[k]) +
+                         "; attention probabilities must lie in [0, 1]");
+      }
+      if (k > q && row[k] != 0.0f) {
+        throw InputError(where + ": key " + std::to_string(k) + " after the query holds " + std::to_string(row[k]) +
+                         "; causal rows must be 0 there");
+      }
+      sum += row[k];
+    }
+    if (std::abs(sum - 1.0) > geometry::kAlphaSumTolerance) {
+      throw InputError(where + ": the row sums to " + std::to_string(sum) + ", expected 1");
+    }
+  }
+}
 
 void run_dump_analysis(const DumpAnalysisSettings& s) {
   if (s.dumps.empty()) throw SettingError({"metrics: at least one ", setting("dump"), " is required"});

@@ -3,6 +3,8 @@
 // README "The capture dump") analysed exactly like a live run. Each dump is one
 // sequence, numbered in the order given.
 #include <filesystem>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "analysis/pipeline.h"
@@ -20,5 +22,10 @@ struct DumpAnalysisSettings {
 };
 
 void run_dump_analysis(const DumpAnalysisSettings& settings);
+
+// attn [H, Q, T]: each (head, row) must be a causal distribution over keys 0..q (finite, in
+// [0, 1], zero after q, summing to 1); else InputError "<subject> head h, query position q: ...".
+void check_attention_rows(std::span<const float> attn, std::span<const int> query_positions, std::size_t seq,
+                          const std::string& subject);
 
 }  // namespace attngeom

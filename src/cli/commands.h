@@ -11,6 +11,7 @@
 #include "capture/query_rows.h"
 #include "corpus/documents.h"
 #include "ops/gemm.h"
+#include "ops/precision_choice.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -30,12 +31,8 @@ struct PrecisionFlags {
   std::string fp32_matmul = "sgemm";
 };
 void add_precision_options(CLI::App& cmd, PrecisionFlags& flags);
-// The flags as typed values, parsed here only; make_backend(precision, fp32_matmul, ...) is
-// then every command's one route to a backend.
-struct PrecisionChoice {
-  Precision precision;
-  Fp32Matmul fp32_matmul;
-};
+// The flags as typed values (ops/precision_choice.h); make_backend(precision, fp32_matmul, ...)
+// is then every command's one route to a backend.
 PrecisionChoice resolve_precision(const PrecisionFlags& flags);
 
 // A setting's flag: "seq_len" is --seq-len. The library names settings; the CLI shows flags.

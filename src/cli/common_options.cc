@@ -104,46 +104,8 @@ void add_queries_option(CLI::App& cmd, QuerySelection& queries) {
       ->default_str(queries.text);
 }
 
-namespace {
-
-// Before any work starts: without it, the first bf16 product would fail mid-run.
-void require_bf16_matmul(const std::string& flag, const std::string& instead) {
-  if (!cpu_has_bf16_matmul()) {
-    throw InputError(flag + ": oneDNN has no bf16 matmul on this CPU (it needs AVX-512); use " + instead);
-  }
-}
-
-// auto: bf16 where oneDNN's bf16 matmul outruns its sgemm (cpu_has_fast_bf16_matmul), else fp32.
-Precision parse_precision(const std::string& value) {
-  if (value == "bf16") {
-    require_bf16_matmul("--precision bf16", "--precision fp32 or auto");
-    return Precision::kBf16;
-  }
-  if (value == "auto") return cpu_has_fast_bf16_matmul() ? Precision::kBf16 : Precision::kFp32;
-  return Precision::kFp32;
-}
-
-// The fp32 path's kernel; bf16x3 beside an explicit --precision bf16 is refused.
-Fp32Matmul resolve_fp32_matmul(const PrecisionFlags& flags, Precision precision) {
-  if (flags.fp32_matmul != "bf16x3") return Fp32Matmul::kSgemm;
-  if (precision == Precision::kBf16) {
-    // The bf16 path has no fp32 products: a kernel asked for by name must not be dropped silently.
-    if (flags.precision == "bf16") {
-      throw InputError("--fp32-matmul bf16x3: chooses the fp32 path's kernel, but --precision bf16 runs bf16 "
-                       "products; use --precision fp32");
-    }
-    std::fprintf(stderr, "attngeom: warning: --fp32-matmul bf16x3 has no effect: --precision auto chose bf16 (fast on this CPU)\n");
-    return Fp32Matmul::kSgemm;
-  }
-  require_bf16_matmul("--fp32-matmul bf16x3", "--fp32-matmul sgemm");
-  return Fp32Matmul::kBf16x3;
-}
-
-}  // namespace
-
 PrecisionChoice resolve_precision(const PrecisionFlags& flags) {
-  const Precision precision = parse_precision(flags.precision);
-  return {precision, resolve_fp32_matmul(flags, precision)};
+  return choose_precision(flags.precision, flags.fp32_matmul);
 }
 
 void apply_thread_count(int threads) {

@@ -37,7 +37,7 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
     } else if (fs::exists(path, ec)) {
       throw InputError(input + ": not a regular file or folder (a device, FIFO or socket); expected a corpus file");
     } else {
-      throw InputError(input + ": corpus file or folder not found" + (ec ? " (" + ec.message() + ")" : std::string()));
+      throw MissingFileError(input + ": corpus file or folder not found" + (ec ? " (" + ec.message() + ")" : std::string()));
     }
   }
   // A file read twice (named twice, or as itself and through its folder) would count its

@@ -94,7 +94,7 @@ ShardIndex parse_shard_index(const std::string& json_text, const std::string& so
 Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw InputError(dir.string() + ": model directory not found (expected a Hugging Face checkpoint folder" +
+    throw MissingFileError(dir.string() + ": model directory not found (expected a Hugging Face checkpoint folder" +
                      (ec && ec != std::errc::no_such_file_or_directory ? "; " + ec.message() : std::string()) + ")");
   }
   config_ = load_model_config(dir / "config.json");

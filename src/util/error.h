@@ -45,6 +45,12 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& message) : std::runtime_error(printable_message(message)) {}
 };
 
+// Bad input that is a missing file or folder (Python front end: FileNotFoundError).
+class MissingFileError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // A setting named in a message, as the settings structs name it ("out", "seq_len").
 struct SettingName {
   std::string name;

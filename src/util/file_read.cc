@@ -18,7 +18,7 @@ int open_regular(const std::filesystem::path& path, const std::string& what, std
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
-    if (err == ENOENT) throw InputError(path.string() + ": " + what + " not found");
+    if (err == ENOENT) throw MissingFileError(path.string() + ": " + what + " not found");
     throw InputError(path.string() + ": cannot open " + what + ": " + std::strerror(err));
   }
   struct stat st {};

@@ -17,7 +17,10 @@ MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused below).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    throw InputError(path.string() + ": cannot open: " + std::strerror(errno));
+    const int err = errno;
+    const std::string message = path.string() + ": cannot open: " + std::strerror(err);
+    if (err == ENOENT) throw MissingFileError(message);
+    throw InputError(message);
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -1,0 +1,204 @@
+// attngeom.analyze: the main job (analysis/pipeline.h) with the CLI's settings as keyword
+// arguments: the option table's (analysis/option_table.h) and analyze's own, each checked
+// as the CLI checks its flag; an unknown name is a TypeError naming it.
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+
+#include <pybind11/stl.h>
+
+#include "analysis/option_table.h"
+#include "analysis/pipeline.h"
+#include "analysis/provenance.h"
+#include "ops/precision_choice.h"
+#include "python/bindings.h"
+#include "python/interrupt.h"
+#include "report/report.h"
+#include "util/error.h"
+
+namespace attngeom::python {
+namespace {
+
+namespace py = pybind11;
+
+// The Python value of setting `name` as T; TypeError unless it is one.
+template <typename T>
+T value_of(const std::string& name, const py::handle& value) {
+  const bool is_bool = py::isinstance<py::bool_>(value);
+  const bool ok = std::is_same_v<T, bool>          ? is_bool
+                  : std::is_integral_v<T>          ? py::isinstance<py::int_>(value) && !is_bool
+                  : std::is_floating_point_v<T>    ? (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)) && !is_bool
+                                                   : py::isinstance<py::str>(value);
+  if (!ok) {
+    throw py::type_error(name + ": expected " + std::string(py::str(py::type::of(py::cast(T{})).attr("__name__"))) +
+                         ", got " + std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+  return value.cast<T>();
+}
+
+long long integer_in(const std::string& name, const py::handle& value, long long lo, long long hi) {
+  const auto x = value_of<long long>(name, value);
+  if (x < lo || x > hi) {
+    throw SettingError({setting(name), ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                           "], found " + std::to_string(x)});
+  }
+  return x;
+}
+
+std::string one_of(const std::string& name, const py::handle& value, const std::vector<std::string>& choices) {
+  const auto text = value_of<std::string>(name, value);
+  std::string listed;
+  for (const auto& c : choices) {
+    if (c == text) return text;
+    listed += (listed.empty() ? "" : ", ") + c;
+  }
+  throw SettingError({setting(name), ": expected one of " + listed + ", found '" + text + "'"});
+}
+
+// One entry of the option table from a Python value.
+void set_table_option(const OptionSpec& spec, const OptionTarget& target, const py::handle& value) {
+  const std::string name(spec.name);
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_pointer_t<decltype(member)>;
+        if constexpr (std::is_same_v<T, SeedMember>) {
+          *member.value = static_cast<std::uint64_t>(integer_in(name, value, 0, (1LL << 53) - 1));
+        } else if constexpr (std::is_same_v<T, bool>) {
+          *member = value_of<bool>(name, value);
+        } else if constexpr (std::is_same_v<T, geometry::R1Eta>) {
+          *member = parse_r1_eta(one_of(name, value, {"max", "mae"}));
+        } else if constexpr (std::is_same_v<T, std::size_t>) {
+          *member = static_cast<std::size_t>(
+              integer_in(name, value, static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)));
+        } else if constexpr (std::is_same_v<T, double>) {
+          const auto x = value_of<double>(name, value);
+          if (!(x >= spec.lo && x <= spec.hi)) {  // false for NaN
+            throw SettingError({setting(name), ": expected a number in [" + std::to_string(spec.lo) + ", " +
+                                                   std::to_string(spec.hi) + "], found " + std::to_string(x)});
+          }
+          *member = x;
+        } else {
+          throw py::type_error(name + ": not a setting of analyze");
+        }
+      },
+      spec.member(target));
+}
+
+struct PythonSettings {
+  AnalysisSettings analysis;
+  std::string precision = "auto", fp32_matmul = "sgemm";
+  int threads = 0;
+  bool resume = false, overwrite = false;
+};
+
+using Setter = std::function<void(PythonSettings&, const std::string&, const py::handle&)>;
+
+// analyze's settings beyond the option table, each as its CLI flag accepts it.
+const std::map<std::string, Setter>& own_settings() {
+  static const std::map<std::string, Setter> setters = {
+      {"seq_len", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.seq_len = static_cast<int>(integer_in(n, v, 2, 1LL << 20)); }},
+      {"num_seqs", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.num_seqs = static_cast<int>(integer_in(n, v, 1, 1LL << 24)); }},
+      {"queries", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.queries = parse_query_selection(value_of<std::string>(n, v)); }},
+      {"format", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.corpus.format = parse_corpus_format(one_of(n, v, {"text", "lines", "jsonl"})); }},
+      {"text_field", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.corpus.text_field = value_of<std::string>(n, v); }},
+      {"skip", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.skip = static_cast<int>(integer_in(n, v, 0, 1LL << 30)); }},
+      {"seed", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.shuffle_seed = static_cast<std::uint64_t>(integer_in(n, v, 0, (1LL << 53) - 1)); }},
+      {"pack", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.pack = value_of<bool>(n, v); }},
+      {"pack_separator", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.pack_bos = one_of(n, v, {"bos", "none"}) == "bos"; }},
+      {"lengths", [](PythonSettings& s, const std::string& n, const py::handle& v) {
+         if (!py::isinstance<py::iterable>(v) || py::isinstance<py::str>(v)) {
+           throw py::type_error(n + ": expected a list of sequence lengths");
+         }
+         for (const py::handle item : py::reinterpret_borrow<py::iterable>(v)) {
+           const int length = static_cast<int>(integer_in(n, item, 2, 1LL << 20));
+           if (std::find(s.analysis.lengths.begin(), s.analysis.lengths.end(), length) != s.analysis.lengths.end()) {
+             throw SettingError({setting(n), ": " + std::to_string(length) + " appears twice"});
+           }
+           s.analysis.lengths.push_back(length);
+         }
+         std::sort(s.analysis.lengths.begin(), s.analysis.lengths.end());
+       }},
+      {"label", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.label = value_of<std::string>(n, v); }},
+      {"resume", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.resume = value_of<bool>(n, v); }},
+      {"overwrite", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.overwrite = value_of<bool>(n, v); }},
+      {"shard", [](PythonSettings& s, const std::string& n, const py::handle& v) {
+         if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v) || py::len(v) != 2) {
+           throw py::type_error(n + ": expected (i, n), shard i of n");
+         }
+         const auto pair = py::reinterpret_borrow<py::sequence>(v);
+         s.analysis.shard_count = static_cast<int>(integer_in(n, pair[1], 1, 1LL << 30));
+         s.analysis.shard_index = static_cast<int>(integer_in(n, pair[0], 0, s.analysis.shard_count - 1));
+       }},
+      {"force", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.force = value_of<bool>(n, v); }},
+      {"resource_check", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.check_resources = value_of<bool>(n, v); }},
+      {"max_document_bytes", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.corpus.max_document_bytes = static_cast<std::size_t>(integer_in(n, v, 1, 1LL << 40)); }},
+      {"max_corpus_bytes", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.corpus.max_file_bytes = static_cast<std::size_t>(integer_in(n, v, 1, 1LL << 50)); }},
+      {"per_sequence", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.per_sequence = value_of<bool>(n, v); }},
+      {"precision", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.precision = value_of<std::string>(n, v); }},
+      {"fp32_matmul", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.fp32_matmul = value_of<std::string>(n, v); }},
+      {"threads", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.threads = static_cast<int>(integer_in(n, v, 1, 1024)); }},
+  };
+  return setters;
+}
+
+PythonSettings settings_of(const py::dict& options) {
+  PythonSettings s;
+  const OptionTarget target{s.analysis.row, s.analysis.aggregate};
+  for (const auto& [key, value] : options) {
+    const auto name = key.cast<std::string>();
+    if (value.is_none()) continue;  // None: the default
+    if (const auto it = own_settings().find(name); it != own_settings().end()) {
+      it->second(s, name, value);
+      continue;
+    }
+    const auto table = analysis_option_table();
+    const auto spec = std::find_if(table.begin(), table.end(), [&](const OptionSpec& o) { return o.name == name; });
+    if (spec == table.end() || spec->help.empty()) throw py::type_error("analyze() got an unexpected keyword argument '" + name + "'");
+    set_table_option(*spec, target, value);
+  }
+  if (s.resume && s.overwrite) throw SettingError({setting("resume"), " and ", setting("overwrite"), " cannot be combined"});
+  return s;
+}
+
+void analyze(const std::string& model_dir, const std::vector<std::string>& data, const std::string& out,
+             const py::dict& options) {
+  PythonSettings s = settings_of(options);
+  AnalysisSettings& a = s.analysis;
+  a.model_dir = model_dir;
+  a.data = data;
+  a.out = out;
+  a.mode = s.resume ? RunDirMode::kResume : s.overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
+  const PrecisionChoice precision = choose_precision(s.precision, s.fp32_matmul);
+  a.precision = precision.precision;
+  a.fp32_matmul = precision.fp32_matmul;
+  run_interruptibly(
+      [&](const std::atomic<bool>& stop) {
+        const RunControl control{&stop, false, [](const SettingMessage& message) {
+                                   std::fprintf(stderr, "attngeom.analyze: warning: %s\n", message.plain().c_str());
+                                 }};
+        if (!run_analysis(a, control).complete) return;  // stopped: the caller raises KeyboardInterrupt
+        ReportOptions report;
+        report.generator = "attngeom " + tool_provenance()["version"].get<std::string>() + " (" +
+                           tool_provenance()["git_commit"].get<std::string>() + ")";
+        write_report({a.out}, a.out / "report.html", report);
+      },
+      s.threads);
+}
+
+}  // namespace
+
+void bind_analyze(py::module_& m) {
+  m.def("_analyze", &analyze, py::arg("model"), py::arg("data"), py::arg("out"), py::arg("options"));
+  m.def("_option_names", [] {
+    std::vector<std::string> names;
+    for (const auto& [name, setter] : own_settings()) names.push_back(name);
+    for (const OptionSpec& spec : analysis_option_table()) {
+      if (!spec.help.empty()) names.emplace_back(spec.name);
+    }
+    return names;
+  });
+}
+
+}  // namespace attngeom::python

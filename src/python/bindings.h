@@ -1,0 +1,13 @@
+#pragma once
+// The compiled half of the attngeom Python package (python/attngeom/): each file binds one
+// part of the API on the module `_attngeom`; the package's Python code shapes the arguments
+// (numpy conversion, defaults) and documents them.
+#include <pybind11/pybind11.h>
+
+namespace attngeom::python {
+
+void bind_model(pybind11::module_& m);
+void bind_selection(pybind11::module_& m);
+void bind_analyze(pybind11::module_& m);
+
+}  // namespace attngeom::python

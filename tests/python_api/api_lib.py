@@ -1,0 +1,83 @@
+"""Shared by the python.api_* tests: arguments, the fixtures, and `attngeom metrics` records."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "python"))
+import st_reader  # noqa: E402
+
+PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
+CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
+PARITY_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow"]
+
+
+def parse_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True, help="the attngeom CLI")
+    p.add_argument("--fixtures", required=True)
+    args = p.parse_args()
+    args.scratch = tempfile.mkdtemp(prefix="attngeom-api-")
+    return args
+
+
+def run(*cmd):
+    proc = subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(map(str, cmd))}: exit {proc.returncode}\n{proc.stderr}")
+    return proc
+
+
+def write_dump(path, tokens, query_positions, layers):
+    """A capture-format dump (README: the capture dump) of user arrays: layers [(attn, values)]."""
+    import json
+    tensors = [("tokens", "I32", np.asarray(tokens, np.int32)),
+               ("query_positions", "I32", np.asarray(query_positions, np.int32))]
+    for l, (attn, values) in enumerate(layers):
+        tensors += [(f"layers.{l}.attn", "F32", np.ascontiguousarray(attn, np.float32)),
+                    (f"layers.{l}.values", "F32", np.ascontiguousarray(values, np.float32))]
+    header, offset = {}, 0
+    for name, dtype, a in tensors:
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text)
+        for _, _, a in tensors:
+            f.write(a.tobytes())
+
+
+def metrics_record(binary, dump, out, *flags):
+    """`attngeom metrics` on one dump: ({field: [L, H, Q, G]}, n_grid) from its record."""
+    run(binary, "metrics", "--dump", dump, "--out", out, *flags)
+    tensors, meta, _ = st_reader.read(os.path.join(out, "records", "seq-000000.safetensors"))
+    import json
+    record = json.loads(meta["record"])
+    per_n = tensors["per_n"]
+    return {name: per_n[..., i] for i, name in enumerate(record["per_n_fields"])}, np.array(record["n_grid"])
+
+
+def check_selection_equals_metrics(geo, record, n_grid, layer, where):
+    """selection() of one layer against metrics' record: P, R, F exactly (the counts behind
+    them too), radii and margins to 1e-12."""
+    assert np.array_equal(geo["n"], n_grid), f"{where}: N grid {geo['n']} != metrics' {n_grid}"
+    for name, tol in (("precision", 0), ("recall", 0), ("f", 0), ("r_min", 1e-12), ("r_max", 1e-12), ("margin", 1e-12)):
+        mine, theirs = geo[name], record[name][layer]
+        assert mine.shape == theirs.shape, f"{where}: {name} shape {mine.shape} != {theirs.shape}"
+        assert np.array_equal(np.isnan(mine), np.isnan(theirs)), f"{where}: {name} NaN pattern differs"
+        ok = ~np.isnan(mine)
+        err = np.max(np.abs(mine[ok] - theirs[ok]), initial=0.0)
+        assert err <= tol, f"{where}: {name} differs from metrics by {err}"
+    n = geo["n"].astype(np.float64)
+    fp, tp = geo["unselected_inside_r_max"], geo["selected_inside_r_min"]
+    ok = fp >= 0
+    assert np.array_equal(ok, ~np.isnan(geo["precision"])), f"{where}: counts undefined where P is defined"
+    nn = np.broadcast_to(n, fp.shape)
+    assert np.array_equal((nn / (nn + fp))[ok], record["precision"][layer][ok]), f"{where}: FP count disagrees"
+    assert np.array_equal((tp / nn)[ok], record["recall"][layer][ok]), f"{where}: TP count disagrees"

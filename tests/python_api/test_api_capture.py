@@ -1,0 +1,51 @@
+#!/usr/bin/python3
+"""python.api_capture: Model.tokenize and Model.capture equal `attngeom capture` bit for bit on
+the fixtures (every array of the dump, its names, shapes and dtypes); Model.perplexity equals
+`attngeom perplexity`."""
+import json
+import os
+
+import numpy as np
+
+import api_lib
+import attngeom
+from api_lib import st_reader
+
+args = api_lib.parse_args()
+for name in api_lib.PARITY_FIXTURES:
+    model_dir = os.path.join(args.fixtures, name)
+    model = attngeom.Model(model_dir, precision="fp32", threads=2)
+    with open(api_lib.PROMPT, encoding="utf-8") as f:
+        tokens = model.tokenize(f.read())
+    cli_text = os.path.join(args.scratch, f"{name}-text.safetensors")
+    api_lib.run(args.bin, "capture", "--model", model_dir, "--text", api_lib.PROMPT, "--out", cli_text)
+    assert np.array_equal(st_reader.read(cli_text)[0]["tokens"], tokens), f"{name}: tokenize differs from capture --text"
+
+    token_file = os.path.join(args.scratch, f"{name}.tokens")
+    with open(token_file, "w") as f:
+        f.write(" ".join(map(str, tokens)))
+    for flags, kwargs in ((["--queries", "all", "--logits"], {"queries": "all", "logits": True}),
+                          (["--queries", "stride:3"], {"queries": "stride:3"})):
+        cli = os.path.join(args.scratch, f"{name}.safetensors")
+        api_lib.run(args.bin, "capture", "--model", model_dir, "--tokens", token_file, "--out", cli, *flags)
+        expected, _, dtypes = st_reader.read(cli)
+        got = model.capture(tokens, **kwargs)
+        assert sorted(got) == sorted(expected), f"{name}: names {sorted(got)} != {sorted(expected)}"
+        for key, a in expected.items():
+            b = got[key]
+            assert b.dtype == a.dtype and b.shape == a.shape, f"{name} {key}: {b.dtype}{b.shape} != {a.dtype}{a.shape}"
+            assert a.tobytes() == b.tobytes(), f"{name} {key}: not bit-identical to the CLI's dump"
+    one = model.capture(tokens, layers=[1])
+    assert sorted(one) == ["layers.1.attn", "layers.1.values", "query_positions", "tokens"], sorted(one)
+
+    ppl_json = os.path.join(args.scratch, f"{name}-ppl.json")
+    api_lib.run(args.bin, "perplexity", "--model", model_dir, "--text", api_lib.CORPUS, "--context", "32",
+                "--out", ppl_json)
+    with open(api_lib.CORPUS, encoding="utf-8") as f:
+        mine = model.perplexity(text=f.read(), context=32)
+    with open(ppl_json) as f:
+        theirs = json.load(f)
+    assert mine["tokens"] == theirs["tokens"] and mine["perplexity"] == theirs["perplexity"], \
+        f"{name}: perplexity {mine['perplexity']} over {mine['tokens']} != CLI {theirs['perplexity']} over {theirs['tokens']}"
+    assert np.array_equal(mine["nll"], np.array(theirs["nll"])), f"{name}: per-token NLL differs"
+    print(f"ok: {name}: capture, tokenize and perplexity equal the CLI's")
