@@ -1,9 +1,9 @@
 // Linear-layer throughput of each precision path on 7B-like shapes.
 // Reports TFLOP/s = 2 * rows * in * out / time.
+#include <benchmark/benchmark.h>
+
 #include <random>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "ops/bf16_matmul.h"
 #include "ops/gemm.h"

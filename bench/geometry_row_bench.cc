@@ -4,10 +4,10 @@
 // without the reconstructed bounds (whose deviations need the O(M^2 d) pairwise products).
 // analyze runs this once per (layer, head, sequence, query row). BM_RowPart times its stages
 // one by one, with analyze's screen for this CPU.
+#include <benchmark/benchmark.h>
+
 #include <memory>
 #include <random>
-
-#include <benchmark/benchmark.h>
 
 #include "analysis/screen_products.h"
 #include "geometry/deviation_sums.h"
@@ -40,7 +40,8 @@ void BM_AnalyzeRow(benchmark::State& state) {
   if (variant == kInt8Screen) screen = make_int8_pair_products(kDim);
   if (variant == kBf16Screen) screen = make_bf16_pair_products(kDim);
   if ((variant == kInt8Screen || variant == kBf16Screen) && !screen) {
-    state.SkipWithError(variant == kInt8Screen ? "no int8 dot products (VNNI) on this CPU" : "no bf16 matmul on this CPU");
+    state.SkipWithError(variant == kInt8Screen ? "no int8 dot products (VNNI) on this CPU"
+                                               : "no bf16 matmul on this CPU");
     return;
   }
   RowAnalysisOptions options;
@@ -75,18 +76,30 @@ void BM_RowPart(benchmark::State& state) {
   const BoundInputs inputs{row.alpha, units.norms, model};
   for (auto _ : state) {
     switch (part) {
-      case kUnits: benchmark::DoNotOptimize(unit_rows(row)); break;
-      case kLagCurve: benchmark::DoNotOptimize(lag_curve(units)); break;
-      case kScreen: benchmark::DoNotOptimize(screened_cosine_deviation(units, model, *screen)); break;
-      case kDeviationSquares: benchmark::DoNotOptimize(deviation_square_sum(units, model)); break;
-      case kSelection: benchmark::DoNotOptimize(selection_metrics(row, n_values)); break;
+      case kUnits:
+        benchmark::DoNotOptimize(unit_rows(row));
+        break;
+      case kLagCurve:
+        benchmark::DoNotOptimize(lag_curve(units));
+        break;
+      case kScreen:
+        benchmark::DoNotOptimize(screened_cosine_deviation(units, model, *screen));
+        break;
+      case kDeviationSquares:
+        benchmark::DoNotOptimize(deviation_square_sum(units, model));
+        break;
+      case kSelection:
+        benchmark::DoNotOptimize(selection_metrics(row, n_values));
+        break;
       case kEnvelopes:
-        benchmark::DoNotOptimize(reconstructed_envelopes(inputs, n_values, deviation.max_abs, {kDim, deviation.sigma2, 0.05}));
+        benchmark::DoNotOptimize(
+            reconstructed_envelopes(inputs, n_values, deviation.max_abs, {kDim, deviation.sigma2, 0.05}));
         break;
     }
   }
-  static constexpr const char* kLabels[] = {"unit vectors", "lag curve and its fit", "deviation screen (sigma2 included)",
-                                            "sigma2's sums alone", "selection metrics", "R1/R2 envelopes"};
+  static constexpr const char* kLabels[] = {
+      "unit vectors",        "lag curve and its fit", "deviation screen (sigma2 included)",
+      "sigma2's sums alone", "selection metrics",     "R1/R2 envelopes"};
   state.SetLabel(kLabels[part]);
 }
 BENCHMARK(BM_RowPart)->DenseRange(kUnits, kEnvelopes)->Unit(benchmark::kMillisecond);

@@ -1,9 +1,9 @@
 // All-N selection metrics at M = 1024, d = 128: the Gram sweep against the naive from-scratch
 // per-N loop (the test oracle). Same outputs, same asymptotic order; the ratio is the point.
 // Two rows: random lognormal weights with random directions, and a synthetic four-phase head.
-#include <random>
-
 #include <benchmark/benchmark.h>
+
+#include <random>
 
 #include "geometry/selection_metrics.h"
 #include "naive_selection.h"
@@ -35,7 +35,9 @@ const testing::OwnedRow& four_phase_bench_row() {
   return row;
 }
 
-const testing::OwnedRow& bench_row(std::int64_t which) { return which == 0 ? random_bench_row() : four_phase_bench_row(); }
+const testing::OwnedRow& bench_row(std::int64_t which) {
+  return which == 0 ? random_bench_row() : four_phase_bench_row();
+}
 
 void BM_AllNGramSweep(benchmark::State& state) {
   const HeadRowView row = bench_row(state.range(0)).view();

@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint8_t* previous_end = nullptr;
     unsigned sum = 0;
     for (const auto& entry : header.entries) {
-      ATTNGEOM_CHECK(entry.data.empty() || (entry.data.data() >= data && entry.data.data() + entry.data.size() <= data + size));
+      ATTNGEOM_CHECK(entry.data.empty() ||
+                     (entry.data.data() >= data && entry.data.data() + entry.data.size() <= data + size));
       ATTNGEOM_CHECK(entry.data.empty() || previous_end == nullptr || entry.data.data() >= previous_end);
       if (!entry.data.empty()) {
         sum += entry.data.front() + entry.data.back();

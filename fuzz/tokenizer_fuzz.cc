@@ -28,15 +28,24 @@ long reference_first_invalid(const std::string& text) {
     const unsigned char b = s[i];
     std::size_t len = 0;
     unsigned lo2 = 0x80, hi2 = 0xbf;
-    if (b <= 0x7f) len = 1;
-    else if (in(b, 0xc2, 0xdf)) len = 2;
-    else if (b == 0xe0) len = 3, lo2 = 0xa0;
-    else if (in(b, 0xe1, 0xec) || in(b, 0xee, 0xef)) len = 3;
-    else if (b == 0xed) len = 3, hi2 = 0x9f;
-    else if (b == 0xf0) len = 4, lo2 = 0x90;
-    else if (in(b, 0xf1, 0xf3)) len = 4;
-    else if (b == 0xf4) len = 4, hi2 = 0x8f;
-    else return static_cast<long>(i);
+    if (b <= 0x7f)
+      len = 1;
+    else if (in(b, 0xc2, 0xdf))
+      len = 2;
+    else if (b == 0xe0)
+      len = 3, lo2 = 0xa0;
+    else if (in(b, 0xe1, 0xec) || in(b, 0xee, 0xef))
+      len = 3;
+    else if (b == 0xed)
+      len = 3, hi2 = 0x9f;
+    else if (b == 0xf0)
+      len = 4, lo2 = 0x90;
+    else if (in(b, 0xf1, 0xf3))
+      len = 4;
+    else if (b == 0xf4)
+      len = 4, hi2 = 0x8f;
+    else
+      return static_cast<long>(i);
     if (i + len > n) return static_cast<long>(i);
     if (len >= 2 && !in(s[i + 1], lo2, hi2)) return static_cast<long>(i);
     for (std::size_t k = 2; k < len; ++k) {
@@ -76,7 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   try {
-    const attngeom::Tokenizer tokenizer = attngeom::Tokenizer::from_serialized(payload, INT_MAX, "fuzz tokenizer.model");
+    const attngeom::Tokenizer tokenizer =
+        attngeom::Tokenizer::from_serialized(payload, INT_MAX, "fuzz tokenizer.model");
     check_ids(tokenizer.encode("Hello, world: 12 naïve cafés \xe2\x80\x94 done.\n", "sample"), tokenizer.vocab_size());
   } catch (const attngeom::InputError&) {
   }

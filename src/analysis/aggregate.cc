@@ -99,7 +99,7 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
       h.kv_head = hd / (run.heads / kv_heads);
       summarise_head(readers, run.schema, h);
       const auto last_mean = [&](const char* field) { return run.last_row_stat(h, field).mean; };
-      h.features = {last_mean("sink_share"), last_mean("last_share"), last_mean("rest_share"),
+      h.features = {last_mean("sink_share"),     last_mean("last_share"),     last_mean("rest_share"),
                     last_mean("cos_sink_small"), last_mean("cos_sink_large"), last_mean("cos_last_small"),
                     last_mean("cos_last_large")};
       h.rules = stats::classify(h.features, options.taxonomy);
@@ -153,7 +153,8 @@ RunAggregate aggregate_records(const std::vector<std::filesystem::path>& record_
     if (i < head_count) {
       run.heads_table[i].profile_fit = stats::fit_four_phase(run.heads_table[i].profile, options.profile_fit);
     } else {
-      run.layer_profile_fit[i - head_count] = stats::fit_four_phase(run.layer_profile[i - head_count], options.profile_fit);
+      run.layer_profile_fit[i - head_count] =
+          stats::fit_four_phase(run.layer_profile[i - head_count], options.profile_fit);
     }
   });
   return run;

@@ -26,12 +26,12 @@ namespace fs = std::filesystem;
 
 // One dump, checked and copied into aligned arrays.
 struct Dump {
-  ModelConfig shape;                // layers, heads, kv_heads, head_dim: what the analyzer needs
-  std::vector<int> tokens;          // [T]
-  std::vector<int> query_positions; // [Q]
+  ModelConfig shape;                       // layers, heads, kv_heads, head_dim: what the analyzer needs
+  std::vector<int> tokens;                 // [T]
+  std::vector<int> query_positions;        // [Q]
   std::vector<std::vector<float>> attn;    // [L][H, Q, T]
   std::vector<std::vector<float>> values;  // [L][H_kv, T, d]
-  std::string precision;  // the capture's metadata ("fp32", "bf16"); empty from other tools
+  std::string precision;                   // the capture's metadata ("fp32", "bf16"); empty from other tools
 };
 
 template <typename T>
@@ -46,10 +46,11 @@ Dump read_dump(const fs::path& path) {
   const SafetensorsHeader header = parse_safetensors(file.bytes(), path.string());
   const auto need = [&](const std::string& name, DType dtype, std::size_t rank) -> const SafetensorsEntry& {
     const SafetensorsEntry* e = header.find(name);
-    if (e == nullptr) throw InputError(path.string() + ": missing tensor '" + name + "' (see README: the capture dump)");
+    if (e == nullptr)
+      throw InputError(path.string() + ": missing tensor '" + name + "' (see README: the capture dump)");
     if (e->dtype != dtype || e->shape.size() != rank) {
-      throw InputError(path.string() + ": tensor '" + name + "' must be " + std::string(dtype_name(dtype)) + " of rank " +
-                       std::to_string(rank));
+      throw InputError(path.string() + ": tensor '" + name + "' must be " + std::string(dtype_name(dtype)) +
+                       " of rank " + std::to_string(rank));
     }
     return *e;
   };
@@ -63,7 +64,8 @@ Dump read_dump(const fs::path& path) {
   const auto q = static_cast<std::int64_t>(d.query_positions.size());
   if (seq < 2 || q < 1) throw InputError(path.string() + ": needs at least 2 tokens and 1 query row");
   for (std::size_t i = 0; i < d.query_positions.size(); ++i) {
-    if (d.query_positions[i] < 0 || d.query_positions[i] >= seq || (i > 0 && d.query_positions[i] <= d.query_positions[i - 1])) {
+    if (d.query_positions[i] < 0 || d.query_positions[i] >= seq ||
+        (i > 0 && d.query_positions[i] <= d.query_positions[i - 1])) {
       throw InputError(path.string() + ": query_positions must be ascending, in [0, T)");
     }
   }
@@ -78,16 +80,17 @@ Dump read_dump(const fs::path& path) {
     }
     if (attn.shape != std::vector<std::int64_t>{d.shape.heads, q, seq} ||
         values.shape != std::vector<std::int64_t>{d.shape.kv_heads, seq, d.shape.head_dim} || d.shape.heads < 1 ||
-        d.shape.kv_heads < 1 ||
-        d.shape.heads % d.shape.kv_heads != 0 || d.shape.head_dim < 1) {
-      throw InputError(path.string() + ": " + prefix + ".attn must be [H, Q, T] and .values [H_kv, T, d] with H_kv dividing H, "
+        d.shape.kv_heads < 1 || d.shape.heads % d.shape.kv_heads != 0 || d.shape.head_dim < 1) {
+      throw InputError(path.string() + ": " + prefix +
+                       ".attn must be [H, Q, T] and .values [H_kv, T, d] with H_kv dividing H, "
                        "the same in every layer");
     }
     d.attn.push_back(copy_tensor<float>(attn));
     d.values.push_back(copy_tensor<float>(values));
     check_attention_rows(d.attn.back(), d.query_positions, static_cast<std::size_t>(seq),
                          path.string() + ": tensor '" + prefix + ".attn'");
-    if (const NonFiniteCount bad = count_nonfinite(DType::kF32, d.values.back().data(), d.values.back().size()); bad.count) {
+    if (const NonFiniteCount bad = count_nonfinite(DType::kF32, d.values.back().data(), d.values.back().size());
+        bad.count) {
       throw InputError(path.string() + ": tensor '" + prefix + ".values' holds " + std::to_string(bad.count) +
                        " NaN/Inf value(s) (first at flat index " + std::to_string(bad.first) + ")");
     }
@@ -150,7 +153,8 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
       throw InputError(path.string() + ": shape differs from " + s.dumps.front().string() +
                        " (all dumps of one run need the same layers, heads, head_dim and length)");
     }
-    files.back()["precision"] = dumps.back().precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(dumps.back().precision);
+    files.back()["precision"] =
+        dumps.back().precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(dumps.back().precision);
   }
   // One precision per run, as in analyze: a bf16 dump beside an fp32 one would blend two models' numbers.
   std::string precision;
@@ -158,7 +162,8 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
     if (dumps[i].precision.empty()) continue;
     if (!precision.empty() && dumps[i].precision != precision) {
       throw SettingError({setting("dump"), " " + s.dumps[i].string() + ": captured at precision " + dumps[i].precision +
-                                               ", but an earlier dump at " + precision + "; one run holds one precision"});
+                                               ", but an earlier dump at " + precision +
+                                               "; one run holds one precision"});
     }
     precision = dumps[i].precision;
   }
@@ -186,25 +191,28 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
     write_record(record_path(run_dir.records_dir(), i), schema, analyzer.record());
   }
   const RunAggregate aggregate = finish_run_dir(s.out, shape.kv_heads, s.aggregate, s.per_sequence);
-  const nlohmann::json run = {
-      {"format", "attngeom-run-v1"},
-      {"label", s.label.empty() ? default_run_label(s.out) : s.label},
-      {"attngeom", tool_provenance()},
-      {"created", utc_timestamp()},
-      {"machine", machine_provenance()},
-      {"model", {{"dir", "(from capture dumps)"}, {"layers", shape.layers}, {"heads", shape.heads},
-                 {"kv_heads", shape.kv_heads}, {"head_dim", shape.head_dim}}},
-      {"precision", precision.empty() ? "unknown (not in the dumps' metadata)" : precision},
-      {"seq_len", seq_len},
-      {"n_grid", schema.n_grid},
-      {"queries", "from dumps"},
-      {"corpus", {{"files", files}}},
-      {"shard", {{"index", 0}, {"count", 1}}},
-      {"sequences_done", dumps.size()},
-      {"complete", true},
-      {"options", options_json(s.row, s.aggregate)},
-      {"settings", settings},
-      {"taxonomy", taxonomy_json(aggregate)}};
+  const nlohmann::json run = {{"format", "attngeom-run-v1"},
+                              {"label", s.label.empty() ? default_run_label(s.out) : s.label},
+                              {"attngeom", tool_provenance()},
+                              {"created", utc_timestamp()},
+                              {"machine", machine_provenance()},
+                              {"model",
+                               {{"dir", "(from capture dumps)"},
+                                {"layers", shape.layers},
+                                {"heads", shape.heads},
+                                {"kv_heads", shape.kv_heads},
+                                {"head_dim", shape.head_dim}}},
+                              {"precision", precision.empty() ? "unknown (not in the dumps' metadata)" : precision},
+                              {"seq_len", seq_len},
+                              {"n_grid", schema.n_grid},
+                              {"queries", "from dumps"},
+                              {"corpus", {{"files", files}}},
+                              {"shard", {{"index", 0}, {"count", 1}}},
+                              {"sequences_done", dumps.size()},
+                              {"complete", true},
+                              {"options", options_json(s.row, s.aggregate)},
+                              {"settings", settings},
+                              {"taxonomy", taxonomy_json(aggregate)}};
   run_dir.write_json("run.json", run);
 }
 

@@ -23,18 +23,19 @@ struct ShardOf {
 ShardOf shard_of(const nlohmann::json& run, const fs::path& dir) {
   const auto settings = run.find("settings");
   const auto model = run.find("model");
-  const nlohmann::json* shard = settings != run.end() && settings->is_object() && settings->contains("shard")
-                                    ? &(*settings)["shard"] : nullptr;
+  const nlohmann::json* shard =
+      settings != run.end() && settings->is_object() && settings->contains("shard") ? &(*settings)["shard"] : nullptr;
   const auto small_int = [](const nlohmann::json& v) {
     return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < (1 << 30);
   };
-  if (shard == nullptr || !shard->is_array() || shard->size() != 2 || !small_int((*shard)[0]) || !small_int((*shard)[1]) ||
-      (*shard)[0].get<int>() >= (*shard)[1].get<int>() || model == run.end() || !model->is_object() ||
-      !model->contains("kv_heads") || !small_int((*model)["kv_heads"]) || (*model)["kv_heads"].get<int>() < 1 ||
-      !model->contains("heads") || !small_int((*model)["heads"]) ||
+  if (shard == nullptr || !shard->is_array() || shard->size() != 2 || !small_int((*shard)[0]) ||
+      !small_int((*shard)[1]) || (*shard)[0].get<int>() >= (*shard)[1].get<int>() || model == run.end() ||
+      !model->is_object() || !model->contains("kv_heads") || !small_int((*model)["kv_heads"]) ||
+      (*model)["kv_heads"].get<int>() < 1 || !model->contains("heads") || !small_int((*model)["heads"]) ||
       (*model)["heads"].get<int>() % (*model)["kv_heads"].get<int>() != 0) {
-    throw InputError((dir / "run.json").string() +
-                     ": malformed run.json (expected settings.shard [i, n], model.heads and model.kv_heads dividing it)");
+    throw InputError(
+        (dir / "run.json").string() +
+        ": malformed run.json (expected settings.shard [i, n], model.heads and model.kv_heads dividing it)");
   }
   return {(*shard)[0].get<int>(), (*shard)[1].get<int>()};
 }
@@ -79,12 +80,14 @@ nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& ou
     nlohmann::json run = read_run_json(dir);
     const auto complete = run.find("complete");
     if (complete == run.end() || *complete != true) {
-      throw SettingError({dir.string() + ": shard is not complete (finish it with analyze ", setting("resume"), " first)"});
+      throw SettingError(
+          {dir.string() + ": shard is not complete (finish it with analyze ", setting("resume"), " first)"});
     }
     if (run.value("queries", nlohmann::json()) == "from dumps") {
-      throw SettingError({dir.string() + ": is a metrics run (from capture dumps), not a shard; merge combines the runs of "
+      throw SettingError(
+          {dir.string() + ": is a metrics run (from capture dumps), not a shard; merge combines the runs of "
                           "analyze ",
-                          setting("shard"), " i/n (metrics takes several ", setting("dump"), " files at once instead)"});
+           setting("shard"), " i/n (metrics takes several ", setting("dump"), " files at once instead)"});
     }
     const ShardOf shard = shard_of(run, dir);
     const int index = shard.index;
@@ -100,7 +103,8 @@ nlohmann::json merge_one(const std::vector<fs::path>& shards, const fs::path& ou
       throw InputError(dir.string() + ": settings or options differ from " + shards.front().string() +
                        " (not shards of one run)");
     }
-    if (!seen.insert(index).second) throw InputError(dir.string() + ": shard " + std::to_string(index) + " given twice");
+    if (!seen.insert(index).second)
+      throw InputError(dir.string() + ": shard " + std::to_string(index) + " given twice");
     for (fs::path& record : shard_records(run, dir, shard)) records.push_back(std::move(record));
   }
   if (static_cast<int>(seen.size()) != count) {

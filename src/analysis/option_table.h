@@ -4,12 +4,11 @@
 // run.json's writer and its reader (resume, merge) all walk this table. Defaults are the
 // option structs' own initialisers.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "analysis/aggregate.h"
 #include "geometry/row_analysis.h"
@@ -39,8 +38,8 @@ struct OptionSpec {
   std::string_view name;  // the setting: run.json key, and the CLI's flag (a switch for a bool)
   OptionPlace place;
   OptionMember (*member)(const OptionTarget&);
-  double lo = 0, hi = 0;  // accepted range of a number
-  std::string_view help;  // empty: in run.json only, not a command-line setting
+  double lo = 0, hi = 0;              // accepted range of a number
+  std::string_view help;              // empty: in run.json only, not a command-line setting
   std::string_view excluded_by = {};  // a switch (by name) that makes this option meaningless
 };
 

@@ -16,17 +16,17 @@ namespace fs = std::filesystem;
 // Per-row fields written to heads.csv as means over all samples, in this order; then the
 // taxonomy's, as means over each sequence's last query row.
 const std::vector<std::string> kHeadMeans = {
-    "sink_mass", "last_mass", "entropy", "recency_mass", "topk_mass", "nu", "cv", "lambda", "rho0", "beta",
-    "beta_mae", "beta_r2", "negative_cos_share", "sigma2"};
-const std::vector<std::string> kTaxonomyMeans = {"sink_magnitude", "last_magnitude", "rest_magnitude",
-                                                 "cos_sink_small", "cos_sink_large", "cos_last_small",
-                                                 "cos_last_large"};
+    "sink_mass", "last_mass", "entropy",  "recency_mass", "topk_mass",          "nu",    "cv", "lambda",
+    "rho0",      "beta",      "beta_mae", "beta_r2",      "negative_cos_share", "sigma2"};
+const std::vector<std::string> kTaxonomyMeans = {"sink_magnitude", "last_magnitude", "rest_magnitude", "cos_sink_small",
+                                                 "cos_sink_large", "cos_last_small", "cos_last_large"};
 
 // Per-N fields with full distributions in selection.csv, then those given as means.
 const std::vector<std::string> kDistributed = {"precision", "recall", "f", "f_best", "r_min", "r_max", "margin"};
-const std::vector<std::string> kMeanOnly = {
-    "a_in_min", "a_out_max", "separated", "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi",
-    "r1_f_lo", "r1_f_hi", "r1_inside", "r1_vacuous", "r2_recall_lo", "r2_fp_hi", "r2_separation_prob", "r2_vacuous", "r3_certified"};
+const std::vector<std::string> kMeanOnly = {"a_in_min",        "a_out_max",          "separated",    "r1_precision_lo",
+                                            "r1_precision_hi", "r1_recall_lo",       "r1_recall_hi", "r1_f_lo",
+                                            "r1_f_hi",         "r1_inside",          "r1_vacuous",   "r2_recall_lo",
+                                            "r2_fp_hi",        "r2_separation_prob", "r2_vacuous",   "r3_certified"};
 
 // A distribution over samples: its column suffixes and values, in one order.
 const std::vector<std::string> kSummaryParts = {"mean", "std", "q10", "q25", "q50", "q75", "q90"};
@@ -100,7 +100,9 @@ void write_sink_recall(const RunAggregate& run, const fs::path& dir) {
   for (const auto& p : run.sink_recall.points) {
     const auto value = [](const stats::CorrelationEstimate& e, double x) { return e.defined ? x : NAN; };
     t.add(p.n).add(p.heads);
-    t.add(value(p.pearson, p.pearson.value)).add(value(p.pearson, p.pearson.ci_low)).add(value(p.pearson, p.pearson.ci_high));
+    t.add(value(p.pearson, p.pearson.value))
+        .add(value(p.pearson, p.pearson.ci_low))
+        .add(value(p.pearson, p.pearson.ci_high));
     t.add(value(p.spearman, p.spearman.value)).add(value(p.spearman, p.spearman.ci_low));
     t.add(value(p.spearman, p.spearman.ci_high));
     t.end_row();
@@ -110,8 +112,8 @@ void write_sink_recall(const RunAggregate& run, const fs::path& dir) {
 
 void write_layers(const RunAggregate& run, const fs::path& dir) {
   const std::vector<std::string> means = {"sink_mass", "cv", "lambda", "rho0", "beta", "beta_mae"};
-  std::vector<std::string> columns = {"layer", "heads", "retriever_share", "mixer_share", "reset_share",
-                                      "unclassified_share"};
+  std::vector<std::string> columns = {"layer",       "heads",       "retriever_share",
+                                      "mixer_share", "reset_share", "unclassified_share"};
   columns.insert(columns.end(), means.begin(), means.end());
   columns.push_back("f_small");
   CsvWriter t(columns);
@@ -138,10 +140,9 @@ void add_fit(CsvWriter& t, const stats::FourPhaseFit& f) {
   t.add(f.rmse).add(f.relative_l1).add(static_cast<int>(f.fitted));
 }
 
-const std::vector<std::string> kFitColumns = {"sink_weight", "plateau_level", "plateau_end", "oscillation_level",
-                                              "oscillation_spread", "recency_start", "recency_floor",
-                                              "recency_amplitude", "recency_rate", "fit_rmse", "fit_relative_l1",
-                                              "fitted"};
+const std::vector<std::string> kFitColumns = {
+    "sink_weight",   "plateau_level",     "plateau_end",  "oscillation_level", "oscillation_spread", "recency_start",
+    "recency_floor", "recency_amplitude", "recency_rate", "fit_rmse",          "fit_relative_l1",    "fitted"};
 
 void write_profiles(const RunAggregate& run, const fs::path& dir) {
   std::vector<std::string> columns = {"layer", "head"};

@@ -58,7 +58,8 @@ nlohmann::json record_options_json(const geometry::RowAnalysisOptions& row, cons
 }
 
 nlohmann::json options_json(const geometry::RowAnalysisOptions& row, const AggregateOptions& aggregate) {
-  nlohmann::json options = options_at(row, aggregate, {OptionPlace::kRecord, OptionPlace::kStats, OptionPlace::kTables});
+  nlohmann::json options =
+      options_at(row, aggregate, {OptionPlace::kRecord, OptionPlace::kStats, OptionPlace::kTables});
   options["taxonomy"] = options_at(row, aggregate, {OptionPlace::kTaxonomy});
   return options;
 }
@@ -88,7 +89,8 @@ class Progress {
                    "##############################", width - filled, "", done, total_, tokens_per_s, eta);
       if (done == total_) std::fprintf(stderr, "\n");
     } else {
-      std::fprintf(stderr, "attngeom: sequence %zu/%zu done, %.0f tok/s, ETA %.0f s\n", done, total_, tokens_per_s, eta);
+      std::fprintf(stderr, "attngeom: sequence %zu/%zu done, %.0f tok/s, ETA %.0f s\n", done, total_, tokens_per_s,
+                   eta);
     }
   }
 
@@ -114,10 +116,10 @@ struct LengthPlan {
   int seq_len = 0;
   fs::path out;
   SequenceSet sequences;
-  std::vector<int> rows;              // captured query positions of every sequence
+  std::vector<int> rows;  // captured query positions of every sequence
   RecordSchema schema;
-  std::vector<std::size_t> mine;      // this shard's sequences
-  nlohmann::json settings;            // settings_json with this seq_len
+  std::vector<std::size_t> mine;  // this shard's sequences
+  nlohmann::json settings;        // settings_json with this seq_len
 };
 
 LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::path& out, int seq_len,
@@ -126,17 +128,20 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
   const bool main_length = seq_len == s.seq_len;
   if (seq_len > c.max_positions && !s.force) {
     throw SettingError({setting(main_length ? "seq_len" : "lengths"),
-                        (main_length ? " " : ": ") + std::to_string(seq_len) + " exceeds the model's max_position_embeddings " +
-                            std::to_string(c.max_positions) + " (use ",
+                        (main_length ? " " : ": ") + std::to_string(seq_len) +
+                            " exceeds the model's max_position_embeddings " + std::to_string(c.max_positions) +
+                            " (use ",
                         setting("force"), " to run anyway)"});
   }
   LengthPlan plan;
   plan.seq_len = seq_len;
   plan.out = out;
   plan.settings = length_settings_json(s, seq_len);
-  const SequenceOptions seq_options{seq_len, s.pack, s.num_seqs, s.skip, s.shuffle_seed, in.tokenizer.bos_id(), s.pack_bos};
+  const SequenceOptions seq_options{seq_len,   s.pack, s.num_seqs, s.skip, s.shuffle_seed, in.tokenizer.bos_id(),
+                                    s.pack_bos};
   plan.sequences = make_sequences(
-      in.corpus, [&](const std::string& text, const std::string& where) { return in.tokenizer.encode_document(text, where); },
+      in.corpus,
+      [&](const std::string& text, const std::string& where) { return in.tokenizer.encode_document(text, where); },
       seq_options);
   const std::size_t made = plan.sequences.sequences.size();
   if (made < static_cast<std::size_t>(s.num_seqs) && control.warn) {
@@ -159,7 +164,8 @@ LengthPlan plan_length(const AnalysisSettings& s, const Inputs& in, const fs::pa
     throw SettingError({setting("shard"),
                         " " + std::to_string(s.shard_index) + "/" + std::to_string(s.shard_count) +
                             ": no sequence falls to this shard (the corpus gives " + std::to_string(made) + " at ",
-                        setting("seq_len"), " " + std::to_string(seq_len) + "); use at most " + count_of(made, "shard")});
+                        setting("seq_len"),
+                        " " + std::to_string(seq_len) + "); use at most " + count_of(made, "shard")});
   }
   return plan;
 }
@@ -180,9 +186,11 @@ const fs::path& largest_shard(const Checkpoint& checkpoint) {
   const auto& shards = checkpoint.shards();
   ATTNGEOM_CHECK(!shards.empty());
   std::error_code ec;
-  return std::max_element(shards.begin(), shards.end(), [&ec](const ShardInfo& a, const ShardInfo& b) {
-           return fs::file_size(a.path, ec) < fs::file_size(b.path, ec);
-         })->path;
+  return std::max_element(shards.begin(), shards.end(),
+                          [&ec](const ShardInfo& a, const ShardInfo& b) {
+                            return fs::file_size(a.path, ec) < fs::file_size(b.path, ec);
+                          })
+      ->path;
 }
 
 // Memory for the largest length in flight (against the tighter of MemAvailable and the
@@ -196,7 +204,8 @@ void preflight(const AnalysisSettings& s, const Inputs& in, const std::vector<Le
     const LengthWork work{plan.seq_len, plan.rows.size(), &plan.schema,
                           records_to_write(plan, s.mode == RunDirMode::kResume)};
     need.working_bytes = std::max(need.working_bytes, working_memory_bytes(c, work, omp_get_max_threads()));
-    need.disk_bytes = std::min(need.disk_bytes + output_disk_bytes(c, work), std::numeric_limits<std::uint64_t>::max() / 2);
+    need.disk_bytes =
+        std::min(need.disk_bytes + output_disk_bytes(c, work), std::numeric_limits<std::uint64_t>::max() / 2);
   }
   const std::optional<MemoryLimit> memory = process_memory_limit();
   if (check_resources(need, memory, free_disk_bytes(s.out), s.out, s.memory_check) && control.warn) {
@@ -296,21 +305,22 @@ AnalysisOutcome run_lengths(const AnalysisSettings& s, const Inputs& inputs, con
 }  // namespace
 
 nlohmann::json settings_json(const AnalysisSettings& s) {
-  nlohmann::json settings = {
-      {"model_dir", fs::absolute(s.model_dir).string()},
-      {"data", s.data},
-      {"format", s.corpus.format == CorpusFormat::kText ? "text" : s.corpus.format == CorpusFormat::kLines ? "lines" : "jsonl"},
-      {"text_field", s.corpus.text_field},
-      {"max_document_bytes", s.corpus.max_document_bytes},
-      {"seq_len", s.seq_len},
-      {"lengths", s.lengths},
-      {"num_seqs", s.num_seqs},
-      {"skip", s.skip},
-      {"seed", s.shuffle_seed ? nlohmann::json(*s.shuffle_seed) : nlohmann::json(nullptr)},
-      {"pack", s.pack},
-      {"queries", s.queries.text},
-      {"shard", {s.shard_index, s.shard_count}},
-      {"precision", std::string(precision_name(s.precision))}};
+  nlohmann::json settings = {{"model_dir", fs::absolute(s.model_dir).string()},
+                             {"data", s.data},
+                             {"format", s.corpus.format == CorpusFormat::kText    ? "text"
+                                        : s.corpus.format == CorpusFormat::kLines ? "lines"
+                                                                                  : "jsonl"},
+                             {"text_field", s.corpus.text_field},
+                             {"max_document_bytes", s.corpus.max_document_bytes},
+                             {"seq_len", s.seq_len},
+                             {"lengths", s.lengths},
+                             {"num_seqs", s.num_seqs},
+                             {"skip", s.skip},
+                             {"seed", s.shuffle_seed ? nlohmann::json(*s.shuffle_seed) : nlohmann::json(nullptr)},
+                             {"pack", s.pack},
+                             {"queries", s.queries.text},
+                             {"shard", {s.shard_index, s.shard_count}},
+                             {"precision", std::string(precision_name(s.precision))}};
   // Only bf16x3 runs name their fp32 kernel, and only packed runs their separator (so other
   // runs keep resuming from older run.json).
   if (s.precision == Precision::kFp32 && s.fp32_matmul == Fp32Matmul::kBf16x3) settings["fp32_matmul"] = "bf16x3";
@@ -321,7 +331,8 @@ nlohmann::json settings_json(const AnalysisSettings& s) {
 
 void write_length_sweep(const fs::path& out, const AggregateOptions& options,
                         const std::vector<std::pair<int, fs::path>>& runs, int kv_heads) {
-  CsvWriter table({"seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated_mean"});
+  CsvWriter table(
+      {"seq_len", "n", "heads", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated_mean"});
   for (const auto& [seq_len, dir] : runs) {
     const std::vector<fs::path> records = list_records(dir / "records");
     const RunAggregate run = aggregate_records(records, kv_heads, options);
@@ -394,9 +405,10 @@ std::string resumed_label(const AnalysisSettings& s) {
   if (stored == run.end() || !stored->is_string()) return s.label;
   const std::string label = stored->get<std::string>();
   if (!s.label.empty() && s.label != label) {
-    throw SettingError({setting("label"),
-                        " " + s.label + ": the run in " + s.out.string() + " is labelled '" + label + "'; resume it without ",
-                        setting("label"), " (it keeps its label) or with ", setting("label"), " " + label});
+    throw SettingError(
+        {setting("label"),
+         " " + s.label + ": the run in " + s.out.string() + " is labelled '" + label + "'; resume it without ",
+         setting("label"), " (it keeps its label) or with ", setting("label"), " " + label});
   }
   return label == default_run_label(s.out) ? s.label : label;
 }
@@ -407,7 +419,8 @@ AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& co
   AnalysisSettings s = given;
   s.label = resumed_label(given);
   const Checkpoint checkpoint(s.model_dir);
-  const Tokenizer tokenizer = Tokenizer::for_model(s.model_dir, checkpoint.config().vocab, checkpoint.config().bos_token_id);
+  const Tokenizer tokenizer =
+      Tokenizer::for_model(s.model_dir, checkpoint.config().vocab, checkpoint.config().bos_token_id);
   const Corpus corpus = read_corpus(s.data, s.corpus);
   print_corpus_warnings(corpus, "attngeom analyze");
   const Inputs inputs{checkpoint, tokenizer, corpus};

@@ -2,14 +2,13 @@
 // analyze, as a library call: checkpoint + corpus -> per-sequence records -> tables.
 // The CLI (analyze, demo) only fills AnalysisSettings.
 #include <atomic>
-#include <functional>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "analysis/aggregate.h"
 #include "analysis/resources.h"
@@ -41,8 +40,8 @@ struct AnalysisSettings {
   int shard_count = 1;
   Precision precision = Precision::kFp32;
   Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;
-  bool force = false;  // allow seq_len beyond max_position_embeddings
-  bool check_resources = true;  // pre-flight: fail early when memory or disk will not suffice
+  bool force = false;                             // allow seq_len beyond max_position_embeddings
+  bool check_resources = true;                    // pre-flight: fail early when memory or disk will not suffice
   MemoryCheck memory_check = MemoryCheck::kWarn;  // weights beyond the memory limit: refuse, warn or ignore
   geometry::RowAnalysisOptions row;
   AggregateOptions aggregate;
@@ -51,7 +50,7 @@ struct AnalysisSettings {
 // Stops a run between sequences (set from a signal handler); may be null.
 struct RunControl {
   const std::atomic<bool>* stop = nullptr;
-  bool progress_bar = false;  // else plain log lines
+  bool progress_bar = false;                        // else plain log lines
   std::function<void(const SettingMessage&)> warn;  // e.g. fewer sequences than asked for; null: none shown
 };
 

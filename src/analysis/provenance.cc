@@ -3,10 +3,10 @@
 #include <fstream>
 #include <vector>
 
-#include "util/version.h"
 #include "util/error.h"
 #include "util/machine.h"
 #include "util/sha256.h"
+#include "util/version.h"
 
 namespace attngeom {
 
@@ -47,24 +47,36 @@ nlohmann::json tokenizer_provenance(const Tokenizer& tokenizer) {
 nlohmann::json corpus_provenance(const Corpus& corpus, const SequenceSet& sequences) {
   nlohmann::json files = nlohmann::json::array();
   for (const CorpusFile& f : corpus.files) {
-    const char* compression = f.compression == Compression::kGzip ? "gzip" : f.compression == Compression::kZstd ? "zstd" : "none";
-    files.push_back({{"path", std::filesystem::absolute(f.path).string()}, {"sha256", f.sha256},
-                     {"compression", compression}, {"documents", f.documents}});
+    const char* compression = f.compression == Compression::kGzip   ? "gzip"
+                              : f.compression == Compression::kZstd ? "zstd"
+                                                                    : "none";
+    files.push_back({{"path", std::filesystem::absolute(f.path).string()},
+                     {"sha256", f.sha256},
+                     {"compression", compression},
+                     {"documents", f.documents}});
   }
   nlohmann::json used = nlohmann::json::array();
   for (std::size_t i = 0; i < sequences.sequences.size(); ++i) {
-    used.push_back({{"index", i}, {"documents", sequences.sequences[i].documents},
+    used.push_back({{"index", i},
+                    {"documents", sequences.sequences[i].documents},
                     {"first_token", sequences.sequences[i].first_token}});
   }
-  return {{"files", files}, {"warnings", corpus.warnings}, {"warnings_dropped", corpus.warnings_dropped},
+  return {{"files", files},
+          {"warnings", corpus.warnings},
+          {"warnings_dropped", corpus.warnings_dropped},
           {"candidates", sequences.candidates},
-          {"short_documents", sequences.short_documents}, {"sequences", used}};
+          {"short_documents", sequences.short_documents},
+          {"sequences", used}};
 }
 
 nlohmann::json machine_provenance() {
   const MachineInfo m = machine_info();
-  return {{"hostname", m.hostname}, {"cpu_model", m.cpu_model}, {"logical_cores", m.logical_cores},
-          {"memory_bytes", m.memory_bytes}, {"cpu_vendor", cpu_vendor()}, {"has_amx", cpu_has_amx()},
+  return {{"hostname", m.hostname},
+          {"cpu_model", m.cpu_model},
+          {"logical_cores", m.logical_cores},
+          {"memory_bytes", m.memory_bytes},
+          {"cpu_vendor", cpu_vendor()},
+          {"has_amx", cpu_has_amx()},
           {"fast_bf16_matmul", cpu_has_fast_bf16_matmul()}};
 }
 

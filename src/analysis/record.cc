@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors_writer.h"
@@ -58,16 +57,19 @@ void write_record(const std::filesystem::path& path, const RecordSchema& schema,
   const std::int64_t L = r.layers, H = r.heads;
   const auto Q = static_cast<std::int64_t>(r.rows()), T = static_cast<std::int64_t>(r.seq_len());
   const auto G = static_cast<std::int64_t>(schema.n_grid.size());
-  const nlohmann::json meta = {{"sequence", r.sequence}, {"n_grid", schema.n_grid},
-                               {"per_n_fields", schema.per_n_fields}, {"per_row_fields", schema.per_row_fields}};
-  SafetensorsWriter writer(path,
-                           // F64 first: the data region starts 8-aligned, so they stay aligned.
-                           {{"per_n", DType::kF64, {L, H, Q, G, static_cast<std::int64_t>(schema.per_n_fields.size())}},
-                            {"per_row", DType::kF64, {L, H, Q, static_cast<std::int64_t>(schema.per_row_fields.size())}},
-                            {"profile", DType::kF64, {L, H, T}},
-                            {"tokens", DType::kI32, {T}},
-                            {"query_positions", DType::kI32, {Q}}},
-                           {{"format", "attngeom-record-v1"}, {"record", meta.dump()}});
+  const nlohmann::json meta = {{"sequence", r.sequence},
+                               {"n_grid", schema.n_grid},
+                               {"per_n_fields", schema.per_n_fields},
+                               {"per_row_fields", schema.per_row_fields}};
+  SafetensorsWriter writer(
+      path,
+      // F64 first: the data region starts 8-aligned, so they stay aligned.
+      {{"per_n", DType::kF64, {L, H, Q, G, static_cast<std::int64_t>(schema.per_n_fields.size())}},
+       {"per_row", DType::kF64, {L, H, Q, static_cast<std::int64_t>(schema.per_row_fields.size())}},
+       {"profile", DType::kF64, {L, H, T}},
+       {"tokens", DType::kI32, {T}},
+       {"query_positions", DType::kI32, {Q}}},
+      {{"format", "attngeom-record-v1"}, {"record", meta.dump()}});
   writer.write("tokens", 0, r.tokens.data(), r.tokens.size() * sizeof(std::int32_t));
   writer.write("query_positions", 0, r.query_positions.data(), r.query_positions.size() * sizeof(std::int32_t));
   writer.write("per_n", 0, r.per_n.data(), r.per_n.size() * sizeof(double));
@@ -78,7 +80,9 @@ void write_record(const std::filesystem::path& path, const RecordSchema& schema,
 
 RecordReader::RecordReader(const std::filesystem::path& path)
     : file_(path), header_(parse_safetensors(file_.bytes(), path.string())) {
-  const auto bad = [&](const std::string& what) { return InputError(path.string() + ": not an attngeom record: " + what); };
+  const auto bad = [&](const std::string& what) {
+    return InputError(path.string() + ": not an attngeom record: " + what);
+  };
   const auto it = header_.metadata.find("record");
   if (header_.metadata.count("format") == 0 || header_.metadata.at("format") != "attngeom-record-v1" ||
       it == header_.metadata.end()) {
@@ -117,7 +121,8 @@ RecordReader::RecordReader(const std::filesystem::path& path)
     throw bad("tensor shapes disagree with each other or with the schema");
   }
   for (const auto* e : {per_n, per_row, profile}) {
-    if (reinterpret_cast<std::uintptr_t>(e->data.data()) % alignof(double) != 0) throw bad("F64 data not 8-byte aligned");
+    if (reinterpret_cast<std::uintptr_t>(e->data.data()) % alignof(double) != 0)
+      throw bad("F64 data not 8-byte aligned");
   }
 }
 

@@ -27,7 +27,7 @@ struct RecordSchema {
   std::vector<std::string> per_row_fields;
   std::vector<std::size_t> n_grid;
 
-  std::size_t per_n_index(const std::string& field) const;    // ATTNGEOM_CHECKs the name exists
+  std::size_t per_n_index(const std::string& field) const;  // ATTNGEOM_CHECKs the name exists
   std::size_t per_row_index(const std::string& field) const;
   bool operator==(const RecordSchema&) const = default;
 };

@@ -11,7 +11,7 @@ namespace attngeom {
 namespace {
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-constexpr std::uint64_t kTablesAndReport = std::uint64_t{64} << 20;  // CSVs, npy, report.html, run.json
+constexpr std::uint64_t kTablesAndReport = std::uint64_t{64} << 20;   // CSVs, npy, report.html, run.json
 constexpr std::uint64_t kProcessOverhead = std::uint64_t{256} << 20;  // code, oneDNN, OpenMP stacks, corpus slack
 
 // Saturating products and sums: absurd flags must give a huge estimate, not a wrapped one.
@@ -41,9 +41,11 @@ std::string human_bytes(std::uint64_t bytes) {
 
 std::uint64_t record_file_bytes(const RecordSchema& schema, int layers, int heads, std::size_t rows,
                                 std::size_t seq_len) {
-  const std::uint64_t per_row = add(mul(schema.n_grid.size(), schema.per_n_fields.size()), schema.per_row_fields.size());
+  const std::uint64_t per_row =
+      add(mul(schema.n_grid.size(), schema.per_n_fields.size()), schema.per_row_fields.size());
   const std::uint64_t per_head = add(mul(rows, per_row), seq_len);
-  const std::uint64_t doubles = mul(mul(static_cast<std::uint64_t>(layers), static_cast<std::uint64_t>(heads)), per_head);
+  const std::uint64_t doubles =
+      mul(mul(static_cast<std::uint64_t>(layers), static_cast<std::uint64_t>(heads)), per_head);
   return add(mul(doubles, sizeof(double)), add(mul(add(seq_len, rows), sizeof(std::int32_t)), 4096));  // + header
 }
 
@@ -64,9 +66,9 @@ std::uint64_t working_memory_bytes(const ModelConfig& c, const LengthWork& w, in
   // The analyser's copy of one layer's values, and each thread's geometry buffers for one
   // row (keys x (head_dim + a few per-key arrays) doubles).
   const std::uint64_t values = mul(mul(t, static_cast<std::uint64_t>(c.kv_dim())), sizeof(float));
-  const std::uint64_t geometry = mul(mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), t),
-                                         add(static_cast<std::uint64_t>(c.head_dim), 16)),
-                                     sizeof(double));
+  const std::uint64_t geometry = mul(
+      mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), t), add(static_cast<std::uint64_t>(c.head_dim), 16)),
+      sizeof(double));
   return add(add(add(scratch, add(attention, attention_bf16)), add(record, values)), add(geometry, kProcessOverhead));
 }
 
@@ -81,18 +83,18 @@ bool check_resources(const ResourceEstimate& need, const std::optional<MemoryLim
   const bool checked = memory && mode != MemoryCheck::kOff;
   const bool working_fits = !checked || need.working_bytes <= memory->bytes;
   if (!working_fits || (checked && mode == MemoryCheck::kStrict && total > memory->bytes)) {
-    const std::string what = working_fits ? human_bytes(total) + " of memory (" + human_bytes(need.weight_bytes) +
-                                                " mapped weights + " + human_bytes(need.working_bytes) +
-                                                " for one sequence in flight)"
-                                          : human_bytes(need.working_bytes) +
-                                                " of memory for one sequence in flight (besides " +
-                                                human_bytes(need.weight_bytes) + " of mapped weights)";
+    const std::string what =
+        working_fits ? human_bytes(total) + " of memory (" + human_bytes(need.weight_bytes) + " mapped weights + " +
+                           human_bytes(need.working_bytes) + " for one sequence in flight)"
+                     : human_bytes(need.working_bytes) + " of memory for one sequence in flight (besides " +
+                           human_bytes(need.weight_bytes) + " of mapped weights)";
     SettingMessage message{"analyze: needs about " + what + " but only " + human_bytes(memory->bytes) +
-                               " is available (" + memory->source + "); "};
-    message += working_fits ? SettingMessage{setting("memory_check"), " warn lets the mapped weights stream from storage"}
-                            : SettingMessage{"use a shorter ", setting("seq_len"), ", fewer ", setting("queries"),
-                                             " rows or no ", setting("every_n"), " (or ", setting("no_resource_check"),
-                                             " to try anyway)"};
+                           " is available (" + memory->source + "); "};
+    message += working_fits
+                   ? SettingMessage{setting("memory_check"), " warn lets the mapped weights stream from storage"}
+                   : SettingMessage{"use a shorter ", setting("seq_len"), ", fewer ", setting("queries"),
+                                    " rows or no ",   setting("every_n"), " (or ",    setting("no_resource_check"),
+                                    " to try anyway)"};
     throw SettingError(message);
   }
   if (disk_free && need.disk_bytes > *disk_free) {
@@ -117,11 +119,11 @@ SettingMessage streaming_warning(const ResourceEstimate& need, const MemoryLimit
                   static_cast<double>(need.weight_bytes) / *read_rate);
     cost = text;
   }
-  return SettingMessage{"the " + human_bytes(need.weight_bytes) + " of mapped weights and " +
-                            human_bytes(need.working_bytes) + " for one sequence in flight exceed the memory limit of " +
-                            human_bytes(memory.bytes) + " (" + memory.source +
-                            "); weights will be read again from storage as they are evicted: " + cost + " (",
-                        setting("memory_check"), " strict refuses instead)"};
+  return SettingMessage{
+      "the " + human_bytes(need.weight_bytes) + " of mapped weights and " + human_bytes(need.working_bytes) +
+          " for one sequence in flight exceed the memory limit of " + human_bytes(memory.bytes) + " (" + memory.source +
+          "); weights will be read again from storage as they are evicted: " + cost + " (",
+      setting("memory_check"), " strict refuses instead)"};
 }
 
 }  // namespace attngeom

@@ -24,7 +24,7 @@ struct ResourceEstimate {
 // One analysed sequence length: the shape of its work.
 struct LengthWork {
   int seq_len = 0;
-  std::size_t rows = 0;           // captured query rows per sequence
+  std::size_t rows = 0;  // captured query rows per sequence
   const RecordSchema* schema = nullptr;
   std::size_t records_to_write = 0;
 };

@@ -28,38 +28,38 @@ double inside(double value, const geometry::Interval& interval) {
 const std::vector<std::pair<std::string, PerNGetter>>& per_n_fields() {
   static const std::vector<std::pair<std::string, PerNGetter>> fields = [] {
     std::vector<std::pair<std::string, PerNGetter>> f = {
-      {"precision", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].precision; }},
-      {"recall", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].recall; }},
-      {"f", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].f_score; }},
-      {"f_best", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].f_best; }},
-      {"r_min", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].r_min; }},
-      {"r_max", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].r_max; }},
-      {"margin", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].margin; }},
-      {"a_in_min", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].a_in_min; }},
-      {"a_out_max", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].a_out_max; }},
-      {"s_norm", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].s_norm; }},
-      {"cos_sink", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].cos_sink; }},
-      {"cos_last", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].cos_last; }},
-      {"separated", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].margin > 0 ? 1.0 : 0.0; }},
-      {"r1_precision_lo", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].precision.lower; }},
-      {"r1_precision_hi", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].precision.upper; }},
-      {"r1_recall_lo", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].recall.lower; }},
-      {"r1_recall_hi", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].recall.upper; }},
-      {"r1_f_lo", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].f_score.lower; }},
-      {"r1_f_hi", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].f_score.upper; }},
-      {"r1_inside",
-       [](const RowAnalysis& a, std::size_t g) {
-         const SelectionMetrics& m = a.selection[g];
-         const EnvelopePoint& e = a.r1[g];
-         return inside(m.precision, e.precision) * inside(m.recall, e.recall) * inside(m.f_score, e.f_score);
-       }},
-      {"r1_vacuous", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].vacuous ? 1.0 : 0.0; }},
-      {"r2_recall_lo", [](const RowAnalysis& a, std::size_t g) { return a.r2.separation[g].expected_recall; }},
-      {"r2_fp_hi", [](const RowAnalysis& a, std::size_t g) { return a.r2.separation[g].expected_false_positives; }},
-      {"r2_separation_prob",
-       [](const RowAnalysis& a, std::size_t g) { return a.r2.separation[g].separation_probability; }},
-      {"r2_vacuous", [](const RowAnalysis& a, std::size_t g) { return a.r2.points[g].vacuous ? 1.0 : 0.0; }},
-      {"r3_certified", [](const RowAnalysis& a, std::size_t g) { return a.r3[g].guarantees_separation ? 1.0 : 0.0; }},
+        {"precision", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].precision; }},
+        {"recall", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].recall; }},
+        {"f", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].f_score; }},
+        {"f_best", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].f_best; }},
+        {"r_min", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].r_min; }},
+        {"r_max", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].r_max; }},
+        {"margin", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].margin; }},
+        {"a_in_min", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].a_in_min; }},
+        {"a_out_max", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].a_out_max; }},
+        {"s_norm", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].s_norm; }},
+        {"cos_sink", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].cos_sink; }},
+        {"cos_last", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].cos_last; }},
+        {"separated", [](const RowAnalysis& a, std::size_t g) { return a.selection[g].margin > 0 ? 1.0 : 0.0; }},
+        {"r1_precision_lo", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].precision.lower; }},
+        {"r1_precision_hi", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].precision.upper; }},
+        {"r1_recall_lo", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].recall.lower; }},
+        {"r1_recall_hi", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].recall.upper; }},
+        {"r1_f_lo", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].f_score.lower; }},
+        {"r1_f_hi", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].f_score.upper; }},
+        {"r1_inside",
+         [](const RowAnalysis& a, std::size_t g) {
+           const SelectionMetrics& m = a.selection[g];
+           const EnvelopePoint& e = a.r1[g];
+           return inside(m.precision, e.precision) * inside(m.recall, e.recall) * inside(m.f_score, e.f_score);
+         }},
+        {"r1_vacuous", [](const RowAnalysis& a, std::size_t g) { return a.r1[g].vacuous ? 1.0 : 0.0; }},
+        {"r2_recall_lo", [](const RowAnalysis& a, std::size_t g) { return a.r2.separation[g].expected_recall; }},
+        {"r2_fp_hi", [](const RowAnalysis& a, std::size_t g) { return a.r2.separation[g].expected_false_positives; }},
+        {"r2_separation_prob",
+         [](const RowAnalysis& a, std::size_t g) { return a.r2.separation[g].separation_probability; }},
+        {"r2_vacuous", [](const RowAnalysis& a, std::size_t g) { return a.r2.points[g].vacuous ? 1.0 : 0.0; }},
+        {"r3_certified", [](const RowAnalysis& a, std::size_t g) { return a.r3[g].guarantees_separation ? 1.0 : 0.0; }},
     };
     // F in the closed ball of radius rho ||s_N|| around s_N: docs/method.md section 2's normalised-radius curves.
     const std::vector<std::string> names = normalised_radius_fields();

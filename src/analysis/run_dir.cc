@@ -75,7 +75,8 @@ std::string settings_difference(const nlohmann::json& before, const nlohmann::js
     const nlohmann::json old_value = it == before.end() ? nlohmann::json() : *it;
     if (old_value == value) continue;
     if (!out.empty()) out += "; ";
-    out += key + ": " + (it == before.end() ? std::string("absent") : shown(old_value)) + " then, " + shown(value) + " now";
+    out += key + ": " + (it == before.end() ? std::string("absent") : shown(old_value)) + " then, " + shown(value) +
+           " now";
   }
   for (const auto& [key, value] : before.items()) {
     if (!now.contains(key)) out += (out.empty() ? "" : "; ") + key + ": " + shown(value) + " then, absent now";
@@ -101,7 +102,8 @@ bool check_run_dir_and_plan(const fs::path& path, const nlohmann::json& settings
       throw SettingError({setting("resume"), ": " + path.string() + " is not an attngeom run directory"});
     }
     const nlohmann::json previous = read_run_json(path);
-    const nlohmann::json before = previous.is_object() ? previous.value("settings", nlohmann::json()) : nlohmann::json();
+    const nlohmann::json before =
+        previous.is_object() ? previous.value("settings", nlohmann::json()) : nlohmann::json();
     if (before != settings) {
       throw SettingError({setting("resume"),
                           ": " + path.string() + " was started with different settings (" +
@@ -151,7 +153,7 @@ RunDirGuard::RunDirGuard(const fs::path& out, RunDirMode mode, const std::vector
   for (const fs::path& input : inputs) {
     if (lies_within(input, out)) {
       throw SettingError({setting("overwrite"), " " + out.string() + ": the input " + input.string() +
-                                                   " lies inside it and would be deleted with the previous run"});
+                                                    " lies inside it and would be deleted with the previous run"});
     }
   }
   fs::path name = fs::absolute(out).lexically_normal();

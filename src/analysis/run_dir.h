@@ -2,10 +2,9 @@
 // The run directory of `analyze`: created fresh, resumed, or refused. A directory that
 // exists and is not an attngeom run (no run.json of ours) is never written into.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace attngeom {
 
@@ -26,7 +25,7 @@ class RunDir {
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path records_dir() const { return path_ / "records"; }
   bool has_record(std::size_t sequence) const;
-  std::vector<std::size_t> finished_sequences() const;  // ascending
+  std::vector<std::size_t> finished_sequences() const;                          // ascending
   void write_json(const std::string& name, const nlohmann::json& value) const;  // atomic
 
  private:

@@ -14,7 +14,8 @@ static_assert(TileMatmul::kTile == geometry::LoadedUnits::kTile);
 template <class Tiles>
 class LoadedTiles final : public geometry::LoadedUnits {
  public:
-  LoadedTiles(const TileMatmul& product, std::span<const float> units, std::size_t count) : tiles_(product, units, count) {}
+  LoadedTiles(const TileMatmul& product, std::span<const float> units, std::size_t count)
+      : tiles_(product, units, count) {}
   void tile(std::size_t i0, std::size_t j0, float* out) override { tiles_.tile(i0, j0, out); }
   double error_bound() const override { return tiles_.error_bound(); }
 

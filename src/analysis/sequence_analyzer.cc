@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "analysis/screen_products.h"
 #include "analysis/row_fields.h"
+#include "analysis/screen_products.h"
 #include "util/error.h"
 
 namespace attngeom {

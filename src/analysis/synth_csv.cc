@@ -12,10 +12,15 @@ namespace {
 using geometry::EnvelopeCoverage;
 using geometry::EnvelopePoint;
 
-void add_envelope_rows(CsvWriter& f, std::size_t point, std::string_view bound, std::span<const EnvelopePoint> envelope) {
+void add_envelope_rows(CsvWriter& f, std::size_t point, std::string_view bound,
+                       std::span<const EnvelopePoint> envelope) {
   for (const EnvelopePoint& e : envelope) {
     f.add(point).add(std::string(bound)).add(e.n).add(e.precision.lower).add(e.precision.upper).add(e.recall.lower);
-    f.add(e.recall.upper).add(e.f_score.lower).add(e.f_score.upper).add(int{e.guarantees_separation}).add(int{e.vacuous});
+    f.add(e.recall.upper)
+        .add(e.f_score.lower)
+        .add(e.f_score.upper)
+        .add(int{e.guarantees_separation})
+        .add(int{e.vacuous});
     f.end_row();
   }
 }
@@ -29,27 +34,51 @@ void add_coverage_row(CsvWriter& f, std::size_t point, std::string_view bound, c
 }  // namespace
 
 std::vector<std::filesystem::path> write_synth_csv(const std::filesystem::path& directory,
-                                                   std::span<const synth::SynthPoint> points, const std::string& settings) {
+                                                   std::span<const synth::SynthPoint> points,
+                                                   const std::string& settings) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) throw InputError("synth: cannot create " + directory.string() + ": " + error.message());
   const auto table = [&](const std::vector<std::string>& columns) {
     return CsvWriter(columns, CsvReals::kTenDigits, settings);
   };
-  CsvWriter point_file = table({"point", "profile", "d", "L", "lambda", "rho_0", "beta", "cv", "seed", "measured_nu",
-                                "measured_cv", "measured_lambda", "measured_rho_0", "fitted_beta", "beta_fit_mae",
-                                "beta_fit_r2", "negative_pair_share", "negative_lag_share", "eta_max_deviation", "sigma2",
-                                "a_0", "a_L", "normalised_entropy", "recency_mass", "top_k_mass", "taxonomy_label"});
+  CsvWriter point_file = table({"point",
+                                "profile",
+                                "d",
+                                "L",
+                                "lambda",
+                                "rho_0",
+                                "beta",
+                                "cv",
+                                "seed",
+                                "measured_nu",
+                                "measured_cv",
+                                "measured_lambda",
+                                "measured_rho_0",
+                                "fitted_beta",
+                                "beta_fit_mae",
+                                "beta_fit_r2",
+                                "negative_pair_share",
+                                "negative_lag_share",
+                                "eta_max_deviation",
+                                "sigma2",
+                                "a_0",
+                                "a_L",
+                                "normalised_entropy",
+                                "recency_mass",
+                                "top_k_mass",
+                                "taxonomy_label"});
   CsvWriter metric_file = table({"point", "n", "precision", "recall", "f_score", "r_min", "r_max", "margin", "a_in_min",
                                  "a_out_max", "f_best", "f_best_radius", "s_norm", "cos_sink", "cos_last"});
-  CsvWriter envelope_file = table({"point", "bound", "n", "precision_lower", "precision_upper", "recall_lower",
-                                   "recall_upper", "f_score_lower", "f_score_upper", "guarantees_separation", "vacuous"});
-  CsvWriter separation_file = table({"point", "bound", "n", "model_margin", "threshold_radius",
-                                     "separation_probability_lower", "expected_recall_lower",
-                                     "expected_false_positives_upper", "measured_margin"});
-  CsvWriter coverage_file = table({"point", "bound", "points", "coverage_precision", "coverage_recall", "coverage_f_score",
-                                   "coverage_all", "vacuous_share", "mean_width_precision", "mean_width_recall",
-                                   "mean_width_f_score"});
+  CsvWriter envelope_file =
+      table({"point", "bound", "n", "precision_lower", "precision_upper", "recall_lower", "recall_upper",
+             "f_score_lower", "f_score_upper", "guarantees_separation", "vacuous"});
+  CsvWriter separation_file =
+      table({"point", "bound", "n", "model_margin", "threshold_radius", "separation_probability_lower",
+             "expected_recall_lower", "expected_false_positives_upper", "measured_margin"});
+  CsvWriter coverage_file =
+      table({"point", "bound", "points", "coverage_precision", "coverage_recall", "coverage_f_score", "coverage_all",
+             "vacuous_share", "mean_width_precision", "mean_width_recall", "mean_width_f_score"});
   for (const synth::SynthPoint& p : points) {
     const geometry::RowAnalysis& a = p.analysis;
     point_file.add(p.index).add(std::string(synth::profile_name(p.profile))).add(p.values.dim).add(p.length);

@@ -20,6 +20,7 @@ inline constexpr std::array<std::string_view, 5> kSynthCsvFiles = {"points.csv",
 // `directory` (created if missing) and returns their paths. InputError when a file cannot be
 // written.
 std::vector<std::filesystem::path> write_synth_csv(const std::filesystem::path& directory,
-                                                   std::span<const synth::SynthPoint> points, const std::string& settings);
+                                                   std::span<const synth::SynthPoint> points,
+                                                   const std::string& settings);
 
 }  // namespace attngeom

@@ -8,7 +8,7 @@ namespace attngeom {
 void write_synth_section(const synth::SynthSweep& sweep, std::uint64_t seed, const std::filesystem::path& run_dir) {
   const auto points = synth::run_synth_sweep(sweep, seed);
   CsvWriter t({"profile", "d", "L", "n", "precision", "recall", "f", "margin", "separated", "r1_f_lo", "r1_f_hi",
-              "r2_separation_prob"});
+               "r2_separation_prob"});
   for (const synth::SynthPoint& p : points) {
     const geometry::RowAnalysis& a = p.analysis;
     for (std::size_t g = 0; g < a.selection.size(); ++g) {

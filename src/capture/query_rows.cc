@@ -8,7 +8,9 @@
 namespace attngeom {
 
 QuerySelection parse_query_selection(const std::string& text) {
-  const auto bad = [&](const std::string& why) { return SettingError({setting("queries"), " '" + text + "': " + why}); };
+  const auto bad = [&](const std::string& why) {
+    return SettingError({setting("queries"), " '" + text + "': " + why});
+  };
   QuerySelection selection;
   selection.text = text;
   if (text == "last") return selection;

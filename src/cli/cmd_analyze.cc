@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "analysis/option_table.h"
@@ -80,10 +80,12 @@ void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, Aggr
           } else if constexpr (std::is_same_v<T, bool>) {
             // A switch turns its default over: --every-n sets every_n, --no-bounds clears bounds.
             if (!*member) return cmd.add_flag(flag_of(name), *member, help);
-            return cmd.add_flag_callback(flag_of("no_" + name), [member] { *member = false; }, help);
+            return cmd.add_flag_callback(
+                flag_of("no_" + name), [member] { *member = false; }, help);
           } else if constexpr (std::is_same_v<T, geometry::R1Eta>) {
-            return cmd.add_option_function<std::string>(
-                          flag_of(name), [member](const std::string& v) { *member = parse_r1_eta(v); }, help)
+            return cmd
+                .add_option_function<std::string>(
+                    flag_of(name), [member](const std::string& v) { *member = parse_r1_eta(v); }, help)
                 ->check(CLI::IsMember({"max", "mae"}))
                 ->default_str(std::string(r1_eta_name(*member)));
           } else if constexpr (std::is_same_v<T, std::size_t>) {
@@ -91,7 +93,9 @@ void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, Aggr
                 ->check(integer_in(static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)))
                 ->capture_default_str();
           } else if constexpr (std::is_same_v<T, double>) {
-            return cmd.add_option(flag_of(name), *member, help)->check(number_in(spec.lo, spec.hi))->capture_default_str();
+            return cmd.add_option(flag_of(name), *member, help)
+                ->check(number_in(spec.lo, spec.hi))
+                ->capture_default_str();
           } else {
             throw std::logic_error("option " + name + ": no command-line form");
           }
@@ -104,8 +108,12 @@ void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, Aggr
 
 // Flags shared by analyze and demo: the sequences and rows, then the geometry.
 void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
-  cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")->check(integer_in(2, 1LL << 20))->capture_default_str();
-  cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")->check(integer_in(1, 1LL << 24))->capture_default_str();
+  cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")
+      ->check(integer_in(2, 1LL << 20))
+      ->capture_default_str();
+  cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")
+      ->check(integer_in(1, 1LL << 24))
+      ->capture_default_str();
   add_queries_option(cmd, s.queries);
   add_geometry_options(cmd, s.row, s.aggregate, s.per_sequence);
 }
@@ -123,16 +131,21 @@ void add_analyze_command(CLI::App& app) {
       ->capture_default_str();
   auto* seed = cmd->add_option("--seed", f->seed, "shuffle candidate sequences with this seed (default: corpus order)")
                    ->check(seed_value());
-  auto* pack = cmd->add_flag("--pack", s.pack, "concatenate all documents into one stream (short ones are no longer skipped)");
+  auto* pack =
+      cmd->add_flag("--pack", s.pack, "concatenate all documents into one stream (short ones are no longer skipped)");
   cmd->add_option_function<std::string>(
          "--pack-separator", [&s](const std::string& v) { s.pack_bos = v == "bos"; },
          "with --pack: bos (each document after the first starts with BOS, as Hugging Face packs) or none")
-      ->check(CLI::IsMember({"bos", "none"}))->needs(pack)->default_str("bos");
+      ->check(CLI::IsMember({"bos", "none"}))
+      ->needs(pack)
+      ->default_str("bos");
   cmd->add_option("--lengths", f->lengths, "also run these sequence lengths (a length sweep), e.g. 128,256,512");
   cmd->add_option("--label", s.label, "run label in reports (default: the directory name)");
   cmd->add_flag("--resume", f->resume, "continue an interrupted run in --out");
   cmd->add_flag("--overwrite", f->overwrite, "replace an existing run in --out");
-  cmd->add_option("--shard", f->shard, "process only shard i of n (i/n, or auto: the Slurm array task or MPI rank); combine with attngeom merge");
+  cmd->add_option(
+      "--shard", f->shard,
+      "process only shard i of n (i/n, or auto: the Slurm array task or MPI rank); combine with attngeom merge");
   cmd->add_flag("--force", s.force, "allow sequences longer than max_position_embeddings");
   cmd->add_flag("--no-resource-check", f->no_resource_check,
                 "skip the pre-flight check of memory and free disk against the run's estimate");
@@ -146,9 +159,11 @@ void add_analyze_command(CLI::App& app) {
       ->check(CLI::IsMember({"strict", "warn", "off"}))
       ->default_str("warn");
   cmd->add_option("--max-document-bytes", s.corpus.max_document_bytes, "skip (with a warning) longer documents")
-      ->check(integer_in(1, 1LL << 40))->capture_default_str();
+      ->check(integer_in(1, 1LL << 40))
+      ->capture_default_str();
   cmd->add_option("--max-corpus-bytes", s.corpus.max_file_bytes, "refuse corpus files larger than this, decompressed")
-      ->check(integer_in(1, 1LL << 50))->capture_default_str();
+      ->check(integer_in(1, 1LL << 50))
+      ->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);
@@ -183,7 +198,8 @@ void add_analyze_command(CLI::App& app) {
     }
     write_run_report(s.out);
     const std::string lengths = s.lengths.empty() ? "" : " over " + count_of(s.lengths.size() + 1, "length");
-    std::printf("wrote %s (%s%s)\n", s.out.c_str(), count_of(outcome.sequences_done, "sequence").c_str(), lengths.c_str());
+    std::printf("wrote %s (%s%s)\n", s.out.c_str(), count_of(outcome.sequences_done, "sequence").c_str(),
+                lengths.c_str());
   });
 }
 

@@ -9,11 +9,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "analysis/row_fields.h"
 #include "analysis/sequence_analyzer.h"
@@ -66,8 +65,10 @@ class TimedBackend final : public LinearBackend {
 class CopyingObserver final : public ForwardObserver {
  public:
   CopyingObserver(const ModelConfig& c, int seq, std::size_t rows)
-      : values_(static_cast<std::size_t>(c.kv_dim()) * seq), probs_(static_cast<std::size_t>(c.heads) * rows * seq),
-        rows_(rows), seq_(seq) {}
+      : values_(static_cast<std::size_t>(c.kv_dim()) * seq),
+        probs_(static_cast<std::size_t>(c.heads) * rows * seq),
+        rows_(rows),
+        seq_(seq) {}
   void on_values(int, const float* values) override { std::copy_n(values, values_.size(), values_.data()); }
   void on_attention(int, int head, const float* probs) override {
     std::copy_n(probs, rows_ * seq_, probs_.data() + static_cast<std::size_t>(head) * rows_ * seq_);
@@ -89,10 +90,10 @@ struct BenchFlags {
 };
 
 struct StageResult {
-  double seconds = 0;           // per sequence
-  double linear_seconds = 0;    // per sequence
-  double attention_seconds = 0; // per sequence
-  double linear_flops = 0;      // per sequence
+  double seconds = 0;            // per sequence
+  double linear_seconds = 0;     // per sequence
+  double attention_seconds = 0;  // per sequence
+  double linear_flops = 0;       // per sequence
 };
 
 }  // namespace
@@ -101,9 +102,12 @@ void add_bench_command(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand("bench", "Time forward, capture and analyze on random tokens (prints JSON)");
   cmd->add_option("--model", f->model_dir, "Hugging Face model directory")->required();
-  cmd->add_option("--seq-len", f->seq_len, "tokens per sequence")->check(integer_in(2, 1LL << 20))->capture_default_str();
+  cmd->add_option("--seq-len", f->seq_len, "tokens per sequence")
+      ->check(integer_in(2, 1LL << 20))
+      ->capture_default_str();
   cmd->add_option("--repeats", f->repeats, "timed sequences per stage (after one warm-up forward)")
-      ->check(integer_in(1, 1000))->capture_default_str();
+      ->check(integer_in(1, 1000))
+      ->capture_default_str();
   cmd->add_option("--stages", f->stages, "comma-separated subset of forward,capture,analyze")->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
@@ -145,14 +149,17 @@ void add_bench_command(CLI::App& app) {
     SequenceAnalyzer analyzer(c, schema, geometry::RowAnalysisOptions{});
     CopyingObserver copier(c, f->seq_len, 1);
 
-    nlohmann::json out = {{"model", f->model_dir}, {"seq_len", f->seq_len},
+    nlohmann::json out = {{"model", f->model_dir},
+                          {"seq_len", f->seq_len},
                           {"precision", std::string(precision_name(backend.precision()))},
                           {"matmul", std::string(backend.kernel())},
                           {"weight_bytes", checkpoint.weight_bytes()},
-                          {"threads", omp_get_max_threads()}, {"repeats", f->repeats}};
+                          {"threads", omp_get_max_threads()},
+                          {"repeats", f->repeats}};
     const auto run_stage = [&](const std::string& stage) {
-      ForwardObserver* observer = stage == "forward" ? nullptr : stage == "capture" ? static_cast<ForwardObserver*>(&copier)
-                                                                                    : &analyzer;
+      ForwardObserver* observer = stage == "forward"   ? nullptr
+                                  : stage == "capture" ? static_cast<ForwardObserver*>(&copier)
+                                                       : &analyzer;
       StageResult r;
       for (int rep = 0; rep < f->repeats; ++rep) {
         if (stage == "analyze") analyzer.begin(0, tokens, request.capture_rows);
@@ -165,8 +172,10 @@ void add_bench_command(CLI::App& app) {
         r.attention_seconds += (model.timings().attention_seconds - attn0) / f->repeats;
         r.linear_flops = backend.flops - flops0;  // the same on every repeat
       }
-      out[stage] = {{"seconds", r.seconds}, {"linear_seconds", r.linear_seconds},
-                    {"attention_seconds", r.attention_seconds}, {"linear_tflops", r.linear_flops / r.linear_seconds * 1e-12},
+      out[stage] = {{"seconds", r.seconds},
+                    {"linear_seconds", r.linear_seconds},
+                    {"attention_seconds", r.attention_seconds},
+                    {"linear_tflops", r.linear_flops / r.linear_seconds * 1e-12},
                     {"linear_flops", r.linear_flops},
                     {"other_seconds", r.seconds - r.linear_seconds - r.attention_seconds}};
     };

@@ -2,7 +2,6 @@
 // of every layer written to a safetensors dump (see capture/dump_writer.h).
 #include <cstdio>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "capture/dump_writer.h"
@@ -51,7 +50,8 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
   } else {
     tokens = read_token_file(o.tokens_file, c.vocab);  // used verbatim
   }
-  if (o.max_tokens > 0 && static_cast<int>(tokens.size()) > o.max_tokens) tokens.resize(static_cast<std::size_t>(o.max_tokens));
+  if (o.max_tokens > 0 && static_cast<int>(tokens.size()) > o.max_tokens)
+    tokens.resize(static_cast<std::size_t>(o.max_tokens));
   if (static_cast<int>(tokens.size()) > c.max_positions && !o.force) {
     throw InputError("--text/--tokens: " + std::to_string(tokens.size()) + " tokens exceed the model's " +
                      "max_position_embeddings " + std::to_string(c.max_positions) + " (use --max-tokens, or --force)");
@@ -62,21 +62,31 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
 std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint,
                                                  const LinearBackend& backend, const std::string& position0) {
   const ModelConfig& c = checkpoint.config();
-  const nlohmann::json model = {{"dir", fs::absolute(o.model_dir).string()}, {"model_type", c.model_type},
-                                {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kv_heads},
-                                {"head_dim", c.head_dim}, {"hidden", c.hidden}, {"vocab", c.vocab},
-                                {"sliding_window", c.sliding_window}, {"weights_dtype", dtype_name(checkpoint.dominant_dtype())}};
-  const nlohmann::json settings = {{"queries", o.queries.text}, {"bos", position0 == "bos"},
-                                   {"position0", position0},
-                                   {"input", fs::absolute(o.text_file.empty() ? o.tokens_file : o.text_file).string()},
-                                   {"max_tokens", o.max_tokens}, {"logits", o.logits}};
-  return {{"format", "attngeom-capture-v1"}, {"model", model.dump()}, {"precision", std::string(precision_name(backend.precision()))},
+  const nlohmann::json model = {{"dir", fs::absolute(o.model_dir).string()},
+                                {"model_type", c.model_type},
+                                {"layers", c.layers},
+                                {"heads", c.heads},
+                                {"kv_heads", c.kv_heads},
+                                {"head_dim", c.head_dim},
+                                {"hidden", c.hidden},
+                                {"vocab", c.vocab},
+                                {"sliding_window", c.sliding_window},
+                                {"weights_dtype", dtype_name(checkpoint.dominant_dtype())}};
+  const nlohmann::json settings = {
+      {"queries", o.queries.text},  {"bos", position0 == "bos"},
+      {"position0", position0},     {"input", fs::absolute(o.text_file.empty() ? o.tokens_file : o.text_file).string()},
+      {"max_tokens", o.max_tokens}, {"logits", o.logits}};
+  return {{"format", "attngeom-capture-v1"},
+          {"model", model.dump()},
+          {"precision", std::string(precision_name(backend.precision()))},
           {"matmul", std::string(backend.kernel())},
-          {"settings", settings.dump()}, {"attngeom", std::string(kVersion) + " " + kGitCommit}};
+          {"settings", settings.dump()},
+          {"attngeom", std::string(kVersion) + " " + kGitCommit}};
 }
 
 void run_capture(const CaptureOptions& o) {
-  check_output_path(o.out, {setting("out"), " " + o.out}, "a .safetensors file path", {o.model_dir, o.text_file, o.tokens_file});
+  check_output_path(o.out, {setting("out"), " " + o.out}, "a .safetensors file path",
+                    {o.model_dir, o.text_file, o.tokens_file});
   apply_thread_count(o.threads);
 
   const Checkpoint checkpoint(o.model_dir);
@@ -111,13 +121,16 @@ void add_capture_command(CLI::App& app) {
   auto options = std::make_shared<CaptureOptions>();
   CLI::App* cmd = app.add_subcommand("capture", "Run one sequence and dump attention rows and value states");
   cmd->add_option("--model", options->model_dir, "Hugging Face model directory")->required();
-  auto* text = cmd->add_option("--text", options->text_file, "UTF-8 text file to tokenize (BOS prepended where the tokenizer has one)");
-  auto* ids = cmd->add_option("--tokens", options->tokens_file, "file of whitespace-separated token ids, used verbatim");
+  auto* text = cmd->add_option("--text", options->text_file,
+                               "UTF-8 text file to tokenize (BOS prepended where the tokenizer has one)");
+  auto* ids =
+      cmd->add_option("--tokens", options->tokens_file, "file of whitespace-separated token ids, used verbatim");
   text->excludes(ids);
   cmd->add_option("--out", options->out, "output .safetensors path")->check(non_empty())->required();
   add_queries_option(*cmd, options->queries);
   cmd->add_flag("--logits", options->logits, "also write logits [T, vocab]");
-  cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens (default: all)")->check(integer_in(1, 1LL << 24));
+  cmd->add_option("--max-tokens", options->max_tokens, "truncate the sequence to N tokens (default: all)")
+      ->check(integer_in(1, 1LL << 24));
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend BOS to --text")->excludes(ids);
   cmd->add_flag("--force", options->force, "allow sequences longer than max_position_embeddings");
   cmd->add_option("--threads", options->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));

@@ -102,13 +102,17 @@ void add_demo_command(CLI::App& app) {
   s.seq_len = 256;
   s.num_seqs = 24;
   s.lengths = {64, 128};
-  CLI::App* cmd = app.add_subcommand("demo", "Analyse the bundled model organism and the planted model end to end (the embedded "
-                                     "default): --seq-len, a length sweep at 64 and 128 tokens, the synthetic ablation, and "
-                                     "one report of both side by side");
+  CLI::App* cmd =
+      app.add_subcommand("demo",
+                         "Analyse the bundled model organism and the planted model end to end (the embedded "
+                         "default): --seq-len, a length sweep at 64 and 128 tokens, the synthetic ablation, and "
+                         "one report of both side by side");
   cmd->add_option("--model", f->organism, "the trained model (run OUT/organism)")->capture_default_str();
   cmd->add_option("--planted", f->planted, "the planted model (run OUT/planted)")->capture_default_str();
   cmd->add_option("--data", f->data, "held-out text, for both models")->capture_default_str();
-  cmd->add_option("--out", f->out, "output directory: OUT/organism, OUT/planted, OUT/report.html (an earlier demo output there is replaced)")
+  cmd->add_option(
+         "--out", f->out,
+         "output directory: OUT/organism, OUT/planted, OUT/report.html (an earlier demo output there is replaced)")
       ->check(non_empty())
       ->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));

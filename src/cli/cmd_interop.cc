@@ -51,9 +51,11 @@ void require_defined(const std::vector<double>& values, const interop::RunHeads&
 
 void run_export(const ExportFlags& f) {
   const HeadSetFormat format = interop::parse_format(f.format);
-  if (f.score.empty() == f.type.empty()) throw SettingError({"give one of ", setting("score"), " or ", setting("type")});
+  if (f.score.empty() == f.type.empty())
+    throw SettingError({"give one of ", setting("score"), " or ", setting("type")});
   if (f.top > 0 && (format != HeadSetFormat::kQrheadYaml || f.score.empty())) {
-    throw SettingError({setting("top"), " selects heads by ", setting("score"), " for ", setting("format"), " qrhead-yaml only"});
+    throw SettingError(
+        {setting("top"), " selects heads by ", setting("score"), " for ", setting("format"), " qrhead-yaml only"});
   }
   check_output_path(f.out, {setting("out"), " " + f.out}, "a file path", {f.run_dir});
   const interop::RunHeads run = interop::read_run_heads(f.run_dir);
@@ -76,7 +78,8 @@ void run_export(const ExportFlags& f) {
     if (f.top > 0) {
       std::vector<std::size_t> order(per_head.size());
       for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return per_head[a] > per_head[b]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return per_head[a] > per_head[b]; });
       for (std::size_t r = 0; r < order.size() && r < static_cast<std::size_t>(f.top); ++r) member[order[r]] = true;
     } else {
       for (std::size_t i = 0; i < member.size(); ++i) member[i] = per_head[i] >= 0.5;
@@ -91,7 +94,8 @@ void run_compare(const CompareFlags& f) {
   const fs::path out = f.out.empty() ? fs::path(f.run_dir) / "compare.csv" : fs::path(f.out);
   for (const std::string& spec : f.heads) {
     if (spec.find_first_of(",\n") != std::string::npos) {
-      throw SettingError({setting("heads"), " " + spec + ": a file name with a comma or newline cannot go into the CSV"});
+      throw SettingError(
+          {setting("heads"), " " + spec + ": a file name with a comma or newline cannot go into the CSV"});
     }
   }
   check_output_path(out, {setting("out"), " " + out.string()}, "a .csv file path");
@@ -103,7 +107,8 @@ void run_compare(const CompareFlags& f) {
   const auto rows = interop::compare_head_sets(run, f.heads, sets, bootstrap, f.seed);
   interop::write_comparison_csv(out, rows);
   // The run's report shows the comparison when it lies in the run directory.
-  if (fs::equivalent(out.parent_path().empty() ? fs::path(".") : out.parent_path(), f.run_dir)) write_run_report(f.run_dir);
+  if (fs::equivalent(out.parent_path().empty() ? fs::path(".") : out.parent_path(), f.run_dir))
+    write_run_report(f.run_dir);
   std::printf("wrote %s (%s)\n", out.string().c_str(), count_of(sets.size(), "head-set file").c_str());
 }
 
@@ -111,7 +116,8 @@ void run_compare(const CompareFlags& f) {
 
 void add_export_command(CLI::App& app) {
   auto f = std::make_shared<ExportFlags>();
-  CLI::App* cmd = app.add_subcommand("export", "Write a run's head scores as DuoAttention, Retrieval-Head or QRHead files");
+  CLI::App* cmd =
+      app.add_subcommand("export", "Write a run's head scores as DuoAttention, Retrieval-Head or QRHead files");
   cmd->add_option("run_dir", f->run_dir, "run directory written by `attngeom analyze`")->required();
   cmd->add_option("--format", f->format, "duo (full_attention_heads.tsv), retrieval-json or qrhead-yaml")->required();
   cmd->add_option("--score", f->score, "per-head score: f_small, sink_mass, last_mass or entropy");
@@ -126,9 +132,11 @@ void add_compare_command(CLI::App& app) {
   auto f = std::make_shared<CompareFlags>();
   CLI::App* cmd = app.add_subcommand("compare", "Compare other tools' head sets with a run's types and scores");
   cmd->add_option("run_dir", f->run_dir, "run directory written by `attngeom analyze`")->required();
-  cmd->add_option("--heads", f->heads, "head-set file: .tsv (DuoAttention), .json (Retrieval Head), .yaml (QRHead), or FORMAT:FILE")
+  cmd->add_option("--heads", f->heads,
+                  "head-set file: .tsv (DuoAttention), .json (Retrieval Head), .yaml (QRHead), or FORMAT:FILE")
       ->required();
-  cmd->add_option("--out", f->out, "output CSV (default: RUN_DIR/compare.csv, shown in the run's report)")->check(non_empty());
+  cmd->add_option("--out", f->out, "output CSV (default: RUN_DIR/compare.csv, shown in the run's report)")
+      ->check(non_empty());
   cmd->add_option("--seed", f->seed, "bootstrap seed")->check(seed_value());
   cmd->add_option("--bootstrap", f->bootstrap, "bootstrap resamples of the Spearman CI")->check(integer_in(2, 1000000));
   cmd->callback([f] { run_compare(*f); });

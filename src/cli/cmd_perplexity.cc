@@ -2,9 +2,8 @@
 // (eval/perplexity.h), optionally with heads masked.
 #include <cstdio>
 #include <filesystem>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "eval/perplexity.h"
@@ -32,7 +31,9 @@ struct PerplexityOptions {
 };
 
 void run_perplexity(const PerplexityOptions& o) {
-  if (!o.out.empty()) check_output_path(o.out, {setting("out"), " " + o.out}, "a .json file path", {o.model_dir, o.text_file, o.tokens_file});
+  if (!o.out.empty())
+    check_output_path(o.out, {setting("out"), " " + o.out}, "a .json file path",
+                      {o.model_dir, o.text_file, o.tokens_file});
   apply_thread_count(o.threads);
   const Checkpoint checkpoint(o.model_dir);
   const ModelConfig& c = checkpoint.config();
@@ -46,13 +47,15 @@ void run_perplexity(const PerplexityOptions& o) {
     stream = read_token_file(o.tokens_file, c.vocab);
     bos_id = checkpoint_bos_id(o.model_dir, c.vocab, c.bos_token_id);
     if (!o.no_bos && bos_id && !stream.empty() && stream.front() == *bos_id) {
-      std::fprintf(stderr, "attngeom perplexity: warning: %s starts with BOS (id %d), and each window starts with BOS "
+      std::fprintf(stderr,
+                   "attngeom perplexity: warning: %s starts with BOS (id %d), and each window starts with BOS "
                    "too, so the first window has two; drop the leading BOS or use --no-bos\n",
                    o.tokens_file.c_str(), *bos_id);
     }
   }
   const std::string input = o.text_file.empty() ? o.tokens_file : o.text_file;
-  if (o.max_tokens > 0 && static_cast<int>(stream.size()) > o.max_tokens) stream.resize(static_cast<std::size_t>(o.max_tokens));
+  if (o.max_tokens > 0 && static_cast<int>(stream.size()) > o.max_tokens)
+    stream.resize(static_cast<std::size_t>(o.max_tokens));
   if (o.context > c.max_positions && !o.force) {
     throw InputError("--context " + std::to_string(o.context) + " exceeds max_position_embeddings " +
                      std::to_string(c.max_positions) + " (--force allows it)");
@@ -66,12 +69,15 @@ void run_perplexity(const PerplexityOptions& o) {
   if (r.tokens == 0) throw InputError(input + ": no token could be scored (text too short)");
 
   const nlohmann::json result = {
-      {"model", std::filesystem::absolute(o.model_dir).string()}, {"input", input},
+      {"model", std::filesystem::absolute(o.model_dir).string()},
+      {"input", input},
       {"precision", std::string(precision_name(backend->precision()))},
       {"matmul", std::string(backend->kernel())},
-      {"protocol", {{"context", o.context}, {"stride", protocol.effective_stride()},
-                    {"bos", protocol.bos}}},
-      {"tokens", r.tokens}, {"mean_nll", r.mean_nll}, {"perplexity", r.perplexity}, {"nll", r.nll}};
+      {"protocol", {{"context", o.context}, {"stride", protocol.effective_stride()}, {"bos", protocol.bos}}},
+      {"tokens", r.tokens},
+      {"mean_nll", r.mean_nll},
+      {"perplexity", r.perplexity},
+      {"nll", r.nll}};
   if (!o.out.empty()) {
     const std::string text = result.dump(1) + "\n";
     AtomicFile file(o.out);
@@ -79,7 +85,8 @@ void run_perplexity(const PerplexityOptions& o) {
     file.commit();
   }
   std::printf("perplexity %.6f over %s (mean NLL %.6f nats; context %d, stride %zu, %s)\n", r.perplexity,
-              count_of(r.tokens, "token").c_str(), r.mean_nll, o.context, protocol.effective_stride(), protocol.bos ? "BOS per window" : "no BOS");
+              count_of(r.tokens, "token").c_str(), r.mean_nll, o.context, protocol.effective_stride(),
+              protocol.bos ? "BOS per window" : "no BOS");
 }
 
 }  // namespace
@@ -92,15 +99,20 @@ void add_perplexity_command(CLI::App& app) {
   auto* tokens = cmd->add_option("--tokens", o->tokens_file, "whitespace-separated token ids (the stream, no BOS)");
   text->excludes(tokens);
   cmd->add_option("--out", o->out, "write the result (with per-token NLL) as JSON here")->check(non_empty());
-  cmd->add_option("--context", o->context, "tokens per window, including BOS")->check(integer_in(2, 1LL << 20))->capture_default_str();
-  cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")->check(integer_in(1, 1LL << 20));
+  cmd->add_option("--context", o->context, "tokens per window, including BOS")
+      ->check(integer_in(2, 1LL << 20))
+      ->capture_default_str();
+  cmd->add_option("--stride", o->stride, "tokens advanced per window (default: context - 1, no overlap)")
+      ->check(integer_in(1, 1LL << 20));
   cmd->add_flag("--no-bos", o->no_bos, "do not start each window with BOS");
   cmd->add_flag("--force", o->force, "allow --context beyond max_position_embeddings");
-  cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text (default: all)")->check(integer_in(1, 1LL << 30));
+  cmd->add_option("--max-tokens", o->max_tokens, "score at most the first N tokens of the text (default: all)")
+      ->check(integer_in(1, 1LL << 30));
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, o->precision);
   cmd->callback([o, text, tokens] {
-    if (text->count() + tokens->count() != 1) throw InputError("perplexity: exactly one of --text or --tokens is required");
+    if (text->count() + tokens->count() != 1)
+      throw InputError("perplexity: exactly one of --text or --tokens is required");
     run_perplexity(*o);
   });
 }

@@ -90,31 +90,44 @@ void add_prune_command(CLI::App& app) {
   cmd->add_option("--data", s.data, "held-out text: files or folders (text, gzip or zstd)")->required();
   add_corpus_format_options(*cmd, f->format, s.corpus.text_field);
   cmd->add_option("--scores", f->scores, "analyze run directory whose heads.csv / selection.csv rank the heads");
-  cmd->add_option("--out", f->out, "output directory (default: the --scores run directory, whose report is rewritten)")->check(non_empty());
+  cmd->add_option("--out", f->out, "output directory (default: the --scores run directory, whose report is rewritten)")
+      ->check(non_empty());
   auto* strategies = cmd->add_option("--strategies", f->strategies,
                                      "masking orders: type, random, entropy, sink, last, fscore (-rev reverses one)")
                          ->capture_default_str();
   cmd->add_option("--fractions", f->fractions, "fractions of all heads to mask")->capture_default_str();
   cmd->add_option("--seeds", s.seeds, "seeded orders (random, type): number of seeds")
-      ->check(integer_in(1, 1000))->capture_default_str();
+      ->check(integer_in(1, 1000))
+      ->capture_default_str();
   cmd->add_option("--seed", s.seed, "seeded orders: the first seed (then seed+1, ...)")
       ->check(seed_value())
       ->capture_default_str();
   cmd->add_option("--type-order", f->type_order, "type strategy: head types in masking order")->capture_default_str();
-  cmd->add_option("--context", s.context, "tokens per window, including BOS")->check(integer_in(2, 1LL << 20))->capture_default_str();
-  cmd->add_option("--stride", s.stride, "tokens advanced per window (default: context - 1, no overlap)")->check(integer_in(1, 1LL << 20));
+  cmd->add_option("--context", s.context, "tokens per window, including BOS")
+      ->check(integer_in(2, 1LL << 20))
+      ->capture_default_str();
+  cmd->add_option("--stride", s.stride, "tokens advanced per window (default: context - 1, no overlap)")
+      ->check(integer_in(1, 1LL << 20));
   cmd->add_flag("--no-bos", f->no_bos, "do not start each window with BOS");
   cmd->add_option("--max-tokens", s.max_tokens, "score at most the first N tokens of the held-out text (default: all)")
       ->check(integer_in(1, 1LL << 30));
-  cmd->add_option("--mask", f->mask, "also evaluate this [layers, heads] gate matrix (.npy, or TSV: one line per layer)");
+  cmd->add_option("--mask", f->mask,
+                  "also evaluate this [layers, heads] gate matrix (.npy, or TSV: one line per layer)");
   auto* budgets = cmd->add_option("--topn-budgets", f->budgets,
                                   "token-level top-N: mean keys kept per head and query (default: those <= --context)")
                       ->capture_default_str();
   auto* no_topn = cmd->add_flag("--no-topn", f->no_topn, "skip the token-level top-N curve")->excludes(budgets);
-  cmd->add_option("--topn-rule", f->topn_rule, "geometric N per head: tau (smallest N with mean F >= tau) or peak (peak_f_n)")
-      ->check(CLI::IsMember({"tau", "peak"}))->excludes(no_topn)->capture_default_str();
-  cmd->add_option("--topn-tau", s.topn_rule.tau, "tau of the tau rule")->check(number_in(0.0, 1.0))->excludes(no_topn)->capture_default_str();
-  cmd->add_option("--dump-logits", f->dump_logits, "write the first window's logits [tokens, vocab] under --mask (unedited without it) to this .npy");
+  cmd->add_option("--topn-rule", f->topn_rule,
+                  "geometric N per head: tau (smallest N with mean F >= tau) or peak (peak_f_n)")
+      ->check(CLI::IsMember({"tau", "peak"}))
+      ->excludes(no_topn)
+      ->capture_default_str();
+  cmd->add_option("--topn-tau", s.topn_rule.tau, "tau of the tau rule")
+      ->check(number_in(0.0, 1.0))
+      ->excludes(no_topn)
+      ->capture_default_str();
+  cmd->add_option("--dump-logits", f->dump_logits,
+                  "write the first window's logits [tokens, vocab] under --mask (unedited without it) to this .npy");
   cmd->add_flag("--force", s.force, "allow --context beyond max_position_embeddings");
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "util/version.h"
 #include "report/report.h"
+#include "util/version.h"
 
 namespace attngeom::cli {
 
@@ -23,8 +23,10 @@ struct ReportCommandOptions {
 
 void add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("report", "Render one self-contained HTML report from one or more run directories");
-  cmd->add_option("run_dirs", o->run_dirs, "run directories written by `attngeom analyze` (several: overlaid, labelled by run)")
+  CLI::App* cmd =
+      app.add_subcommand("report", "Render one self-contained HTML report from one or more run directories");
+  cmd->add_option("run_dirs", o->run_dirs,
+                  "run directories written by `attngeom analyze` (several: overlaid, labelled by run)")
       ->required();
   cmd->add_option("--out", o->out, "output .html file")->check(non_empty())->required();
   cmd->add_option("--title", o->title, "report heading (default: \"attngeom report:\" and the run labels)");

@@ -1,5 +1,8 @@
 // attngeom synth: the synthetic ablation of docs/method.md section 8 (profiles x value-model parameters),
 // written as CSV. The numbers come from synth/synth_sweep.h; this file only maps flags.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,9 +11,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "analysis/run_dir.h"
 #include "analysis/synth_csv.h"
@@ -71,8 +71,9 @@ std::string settings_line(const SynthSettings& s) {
       "--n-grid {} --r1-eta {} --r2-delta {} --four-phase-sink {} --four-phase-recency {} --bimodal-sink {} "
       "--bimodal-last {} --power-law-gamma {}",
       kVersion, kGitCommit, s.seed, fmt::join(s.profiles, ","), fmt::join(s.dims, ","), fmt::join(s.lengths, ","),
-      fmt::join(s.lambdas, ","), fmt::join(s.rho_0s, ","), fmt::join(s.betas, ","), fmt::join(s.cvs, ","), s.nu, s.n_grid,
-      s.r1_eta, s.r2_delta, s.four_phase_sink, s.four_phase_recency, s.bimodal_sink, s.bimodal_last, s.power_law_gamma);
+      fmt::join(s.lambdas, ","), fmt::join(s.rho_0s, ","), fmt::join(s.betas, ","), fmt::join(s.cvs, ","), s.nu,
+      s.n_grid, s.r1_eta, s.r2_delta, s.four_phase_sink, s.four_phase_recency, s.bimodal_sink, s.bimodal_last,
+      s.power_law_gamma);
 }
 
 // "1-4,1000-1023": the N at which `keep` holds, as ranges.
@@ -86,7 +87,8 @@ std::string n_ranges(const Points& points, Keep keep) {
     }
     std::size_t j = i;
     while (j + 1 < points.size() && keep(points[j + 1]) && points[j + 1].n == points[j].n + 1) ++j;
-    out += fmt::format("{}{}", out.empty() ? "" : ",", i == j ? fmt::format("{}", points[i].n) : fmt::format("{}-{}", points[i].n, points[j].n));
+    out += fmt::format("{}{}", out.empty() ? "" : ",",
+                       i == j ? fmt::format("{}", points[i].n) : fmt::format("{}-{}", points[i].n, points[j].n));
     i = j + 1;
   }
   return out.empty() ? "none" : out;
@@ -107,12 +109,14 @@ void print_summary(const synth::SynthPoint& p) {
   const auto separating = [](const geometry::EnvelopePoint& e) { return e.guarantees_separation; };
   fmt::print("point {} {} d={} L={} lambda={} rho_0={} beta={} cv={}: margin > 0 at N = {};{}\n", p.index,
              synth::profile_name(p.profile), p.values.dim, p.length, p.values.lambda, p.values.rho_0, p.values.beta,
-             p.values.cv, n_ranges(a.selection, [](const geometry::SelectionMetrics& m) { return m.margin > 0.0; }), f_at);
-  fmt::print("  non-vacuous at N = R1 {} | R2 {} | R3 {}; guarantee separation at N = R1 {} | R2 {} | R3 {}; "
-             "coverage R1 {:.3f} R2 {:.3f} R3 {:.3f}\n",
-             n_ranges(a.r1, informative), n_ranges(a.r2.points, informative), n_ranges(a.r3, informative),
-             n_ranges(a.r1, separating), n_ranges(a.r2.points, separating), n_ranges(a.r3, separating), a.r1_coverage.all,
-             a.r2_coverage.all, a.r3_coverage.all);
+             p.values.cv, n_ranges(a.selection, [](const geometry::SelectionMetrics& m) { return m.margin > 0.0; }),
+             f_at);
+  fmt::print(
+      "  non-vacuous at N = R1 {} | R2 {} | R3 {}; guarantee separation at N = R1 {} | R2 {} | R3 {}; "
+      "coverage R1 {:.3f} R2 {:.3f} R3 {:.3f}\n",
+      n_ranges(a.r1, informative), n_ranges(a.r2.points, informative), n_ranges(a.r3, informative),
+      n_ranges(a.r1, separating), n_ranges(a.r2.points, separating), n_ranges(a.r3, separating), a.r1_coverage.all,
+      a.r2_coverage.all, a.r3_coverage.all);
 }
 
 // --out is new, empty, a previous synth output (its five CSVs and nothing else) or a run's
@@ -132,10 +136,10 @@ void check_synth_out(const std::filesystem::path& out) {
     std::ifstream file(entry.path());
     std::string first_line;
     std::getline(file, first_line);
-    if (std::find(kSynthCsvFiles.begin(), kSynthCsvFiles.end(), name) ==
-            kSynthCsvFiles.end() ||
+    if (std::find(kSynthCsvFiles.begin(), kSynthCsvFiles.end(), name) == kSynthCsvFiles.end() ||
         !first_line.starts_with("# attngeom synth ")) {
-      throw InputError(flag + ": holds " + name + ", so it is neither empty nor a previous synth output nor a run's "
+      throw InputError(flag + ": holds " + name +
+                       ", so it is neither empty nor a previous synth output nor a run's "
                        "synth/ folder; expected a new or empty directory");
     }
   }
@@ -149,7 +153,8 @@ void run_synth(const SynthSettings& settings) {
   const std::vector<std::filesystem::path> files = write_synth_csv(settings.out, points, settings_line(settings));
   for (const synth::SynthPoint& p : points) print_summary(p);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("wrote {} files to {} ({}, {:.1f} s)\n", files.size(), settings.out, count_of(points.size(), "point"), seconds);
+  fmt::print("wrote {} files to {} ({}, {:.1f} s)\n", files.size(), settings.out, count_of(points.size(), "point"),
+             seconds);
 }
 
 }  // namespace
@@ -164,9 +169,12 @@ void add_synth_command(CLI::App& app) {
   settings->betas = defaults.betas;
   settings->cvs = defaults.cvs;
   CLI::App* cmd = app.add_subcommand(
-      "synth", "Synthetic heads (docs/method.md section 8): sweep attention profiles and value-model parameters; "
-               "write the measured metrics, the reconstructed envelopes, their coverage and vacuity as CSV");
-  cmd->add_option("--out", settings->out, "Directory for the CSV files (created if missing)")->check(non_empty())->required();
+      "synth",
+      "Synthetic heads (docs/method.md section 8): sweep attention profiles and value-model parameters; "
+      "write the measured metrics, the reconstructed envelopes, their coverage and vacuity as CSV");
+  cmd->add_option("--out", settings->out, "Directory for the CSV files (created if missing)")
+      ->check(non_empty())
+      ->required();
   cmd->add_option("--seed", settings->seed, "Seed of every random draw")->check(seed_value())->capture_default_str();
   cmd->add_option("--profiles", settings->profiles, "Attention profiles: four-phase, uniform, bimodal, power-law")
       ->delimiter(',')
@@ -201,7 +209,8 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--n-grid", settings->n_grid, "N values: 'all' (1..M-1) or 'default' (docs/method.md section 2)")
       ->check(CLI::IsMember({"all", "default"}))
       ->capture_default_str();
-  cmd->add_option("--r1-eta", settings->r1_eta, "R1's cosine-deviation bound: max (provable) or mae (typical), as in analyze")
+  cmd->add_option("--r1-eta", settings->r1_eta,
+                  "R1's cosine-deviation bound: max (provable) or mae (typical), as in analyze")
       ->check(CLI::IsMember({"max", "mae"}))
       ->capture_default_str();
   cmd->add_option("--r2-delta", settings->r2_delta, "Stated violation probability of R2 at each N")

@@ -30,7 +30,8 @@ void run_tokenize(const TokenizeOptions& o) {
   for (const Document& d : corpus.documents) {
     std::vector<int> ids;
     if (!o.no_bos && tokenizer.bos_id()) ids.push_back(*tokenizer.bos_id());
-    const std::vector<int> text_ids = tokenizer.encode_document(d.text, corpus.files[d.file].path.string() + ":" + std::to_string(d.line));
+    const std::vector<int> text_ids =
+        tokenizer.encode_document(d.text, corpus.files[d.file].path.string() + ":" + std::to_string(d.line));
     ids.insert(ids.end(), text_ids.begin(), text_ids.end());
     line.clear();
     for (std::size_t i = 0; i < ids.size(); ++i) line += (i ? " " : "") + std::to_string(ids[i]);

@@ -1,12 +1,11 @@
 #pragma once
 // Each subcommand registers its flags (each declared once, with default and help)
 // and its action on the root app.
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 #include "capture/query_rows.h"
 #include "corpus/documents.h"
@@ -17,7 +16,7 @@
 namespace attngeom {
 struct AggregateOptions;
 struct AnalysisSettings;
-}
+}  // namespace attngeom
 namespace attngeom::geometry {
 struct RowAnalysisOptions;
 }

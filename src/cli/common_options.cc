@@ -1,12 +1,12 @@
+#include <fmt/format.h>
+#include <omp.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-
-#include <fmt/format.h>
-#include <omp.h>
 
 #include "cli/commands.h"
 #include "corpus/documents.h"
@@ -15,9 +15,10 @@
 namespace attngeom::cli {
 
 void add_precision_options(CLI::App& cmd, PrecisionFlags& flags) {
-  cmd.add_option("--precision", flags.precision,
-                 "matmul precision: fp32 (exact reference path), bf16 (fast path), or auto (bf16 where it outruns fp32: "
-                 "AMX, or AVX512-BF16 on AMD)")
+  cmd.add_option(
+         "--precision", flags.precision,
+         "matmul precision: fp32 (exact reference path), bf16 (fast path), or auto (bf16 where it outruns fp32: "
+         "AMX, or AVX512-BF16 on AMD)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
       ->capture_default_str();
   cmd.add_option("--fp32-matmul", flags.fp32_matmul,
@@ -64,8 +65,9 @@ std::optional<double> parse_number(const std::string& text) {
 CLI::Validator seed_value() {
   return {[](const std::string& value) {
             const std::optional<long long> x = parse_integer(value);
-            return x && *x >= 0 && *x < (1LL << 53) ? std::string()
-                                                    : std::string("expected an integer in [0, 2^53), found '" + value + "'");
+            return x && *x >= 0 && *x < (1LL << 53)
+                       ? std::string()
+                       : std::string("expected an integer in [0, 2^53), found '" + value + "'");
           },
           "SEED"};
 }
@@ -83,8 +85,9 @@ CLI::Validator number_in(double lo, double hi) {
 CLI::Validator integer_in(long long lo, long long hi) {
   return {[lo, hi](const std::string& value) {
             const std::optional<long long> x = parse_integer(value);
-            return x && *x >= lo && *x <= hi ? std::string()
-                                             : fmt::format("expected an integer in [{}, {}], found '{}'", lo, hi, value);
+            return x && *x >= lo && *x <= hi
+                       ? std::string()
+                       : fmt::format("expected an integer in [{}, {}], found '{}'", lo, hi, value);
           },
           fmt::format("[{}, {}]", lo, hi)};
 }

@@ -1,5 +1,6 @@
 // attngeom: geometric analysis of token selection in attention heads.
 // Exit codes: 0 success, 2 bad input or flags (one line on stderr), other: internal error.
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -8,12 +9,10 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "cli/commands.h"
 #include "cli/unknown_args.h"
-#include "util/version.h"
 #include "util/error.h"
+#include "util/version.h"
 
 int main(int argc, char** argv) {
   // Past `ulimit -f` a write must fail with EFBIG (a clear error, earlier results kept)
@@ -51,7 +50,8 @@ int main(int argc, char** argv) {
   } catch (const attngeom::cli::StoppedEarly&) {
     return 130;
   } catch (const attngeom::SettingError& e) {
-    std::fprintf(stderr, "attngeom: error: %s\n", attngeom::printable_message(attngeom::cli::spelled(e.message())).c_str());
+    std::fprintf(stderr, "attngeom: error: %s\n",
+                 attngeom::printable_message(attngeom::cli::spelled(e.message())).c_str());
     return 2;
   } catch (const attngeom::InputError& e) {
     std::fprintf(stderr, "attngeom: error: %s\n", e.what());
@@ -61,7 +61,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attngeom: error: %s\n", attngeom::printable_message(e.what()).c_str());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "attngeom: error: out of memory (try a smaller input: a shorter sequence, fewer query rows or values)\n");
+    std::fprintf(
+        stderr,
+        "attngeom: error: out of memory (try a smaller input: a shorter sequence, fewer query rows or values)\n");
     return 2;
   } catch (const std::exception& e) {
     // A library's own failure (oneDNN's dnnl::error, say) that no check foresaw: one line and

@@ -51,12 +51,13 @@ ShardChoice slurm_shard(const Environment& env) {
                      " is set without " + (min ? "SLURM_ARRAY_TASK_MAX" : "SLURM_ARRAY_TASK_MIN"));
   }
   if (!count && !min) {
-    throw InputError("--shard auto: SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_COUNT or "
-                     "SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_MAX");
+    throw InputError(
+        "--shard auto: SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_COUNT or "
+        "SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_MAX");
   }
   if (min && *max < *min) {
-    throw InputError("--shard auto: SLURM_ARRAY_TASK_MAX=" + std::to_string(*max) + " is below SLURM_ARRAY_TASK_MIN=" +
-                     std::to_string(*min));
+    throw InputError("--shard auto: SLURM_ARRAY_TASK_MAX=" + std::to_string(*max) +
+                     " is below SLURM_ARRAY_TASK_MIN=" + std::to_string(*min));
   }
   if (min && count && *count != *max - *min + 1) {
     throw InputError("--shard auto: SLURM_ARRAY_TASK_COUNT=" + std::to_string(*count) +
@@ -68,8 +69,8 @@ ShardChoice slurm_shard(const Environment& env) {
 
 // An MPI launcher's rank and size, Open MPI's or the PMI's (MPICH, Intel MPI, srun).
 std::optional<ShardChoice> mpi_shard(const Environment& env) {
-  for (const auto& [rank_name, size_name] : {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                            std::pair{"PMI_RANK", "PMI_SIZE"}}) {
+  for (const auto& [rank_name, size_name] :
+       {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, std::pair{"PMI_RANK", "PMI_SIZE"}}) {
     const std::optional<long long> rank = env.integer(rank_name, 0);
     const std::optional<long long> size = env.integer(size_name, 1);
     if (rank.has_value() != size.has_value()) {
@@ -89,8 +90,9 @@ ShardChoice parse_shard(const std::string& text, const EnvironmentLookup& enviro
     const std::optional<ShardChoice> mpi = mpi_shard(env);
     if (!env.has("SLURM_ARRAY_TASK_ID")) {
       if (mpi) return *mpi;
-      throw InputError("--shard auto: none of SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK or PMI_RANK is set "
-                       "(run it as a Slurm array task or under mpirun, or give --shard i/n)");
+      throw InputError(
+          "--shard auto: none of SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK or PMI_RANK is set "
+          "(run it as a Slurm array task or under mpirun, or give --shard i/n)");
     }
     const ShardChoice slurm = slurm_shard(env);
     if (mpi && mpi->count > 1) {

@@ -2,10 +2,9 @@
 // A clearer message for a mistyped command or flag. CLI11 reports what it checks first: a
 // misspelt `analyse` reads as "A subcommand is required", and `--modle x` as "--model is
 // required", neither naming the word at fault.
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace attngeom::cli {
 

@@ -117,7 +117,8 @@ FileContent decompress_bytes(std::string raw, std::size_t max_bytes, const std::
 FileContent read_maybe_compressed(const std::filesystem::path& path, std::size_t max_bytes) {
   // The stored file is capped too: compressing incompressible data adds far less than 1/64,
   // so a stored file beyond the cap plus that margin cannot decompress within the cap.
-  const std::size_t stored_cap = max_bytes > (std::size_t{1} << 62) ? max_bytes : max_bytes + max_bytes / 64 + (1 << 20);
+  const std::size_t stored_cap =
+      max_bytes > (std::size_t{1} << 62) ? max_bytes : max_bytes + max_bytes / 64 + (1 << 20);
   return decompress_bytes(read_file_bytes(path, stored_cap, "corpus file"), max_bytes, path.string());
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "io/tokenizer.h"
@@ -29,7 +28,8 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
       if (ec) throw InputError(input + ": cannot list corpus folder: " + ec.message());
       std::sort(inside.begin(), inside.end());
       if (inside.empty()) {
-        throw InputError(input + ": corpus folder has no files (its regular, non-hidden files are read; not its subfolders)");
+        throw InputError(input +
+                         ": corpus folder has no files (its regular, non-hidden files are read; not its subfolders)");
       }
       files.insert(files.end(), inside.begin(), inside.end());
     } else if (fs::is_regular_file(path, ec)) {
@@ -37,7 +37,8 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
     } else if (fs::exists(path, ec)) {
       throw InputError(input + ": not a regular file or folder (a device, FIFO or socket); expected a corpus file");
     } else {
-      throw MissingFileError(input + ": corpus file or folder not found" + (ec ? " (" + ec.message() + ")" : std::string()));
+      throw MissingFileError(input + ": corpus file or folder not found" +
+                             (ec ? " (" + ec.message() + ")" : std::string()));
     }
   }
   // A file read twice (named twice, or as itself and through its folder) would count its

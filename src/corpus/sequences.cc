@@ -93,8 +93,8 @@ SequenceSet make_sequences(const Corpus& corpus, const EncodeFn& encode, const S
   if (result.sequences.empty()) {
     throw InputError("corpus: no sequence of " + std::to_string(o.seq_len) + " tokens available (" +
                      count_of(result.candidates, "window") + ", --skip " + std::to_string(o.skip) + ", " +
-                     count_of(result.short_documents, "document") + " too short; try " +
-                     (o.pack ? "" : "--pack or ") + "a smaller --seq-len or --skip, or more text)");
+                     count_of(result.short_documents, "document") + " too short; try " + (o.pack ? "" : "--pack or ") +
+                     "a smaller --seq-len or --skip, or more text)");
   }
   return result;
 }

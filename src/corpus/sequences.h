@@ -6,8 +6,8 @@
 // Selection is deterministic: corpus order (or a seeded shuffle), then skip, then take.
 #include <cstdint>
 #include <functional>
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "corpus/documents.h"
@@ -23,7 +23,7 @@ struct SequenceOptions {
   int num_seqs = 16;
   int skip = 0;
   std::optional<std::uint64_t> shuffle_seed;  // unset: corpus order
-  std::optional<int> bos_token_id = 1;  // none: no BOS, position 0 holds text
+  std::optional<int> bos_token_id = 1;        // none: no BOS, position 0 holds text
   bool pack_bos = true;  // packed documents after the first start with BOS (each as it was tokenized), if any
 };
 
@@ -35,8 +35,8 @@ struct Sequence {
 
 struct SequenceSet {
   std::vector<Sequence> sequences;
-  std::size_t candidates = 0;         // windows available before skip/take
-  std::size_t short_documents = 0;    // skipped for being shorter than one window
+  std::size_t candidates = 0;       // windows available before skip/take
+  std::size_t short_documents = 0;  // skipped for being shorter than one window
 };
 
 // Throws InputError when no sequence can be made.

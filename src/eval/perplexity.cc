@@ -72,7 +72,8 @@ PerplexityResult evaluate_perplexity(Transformer& model, std::span<const int> st
           ATTNGEOM_CHECK(index < reference->targets.size() && reference->targets[index] == target);
           const float* ref = reference->log_probs.data() + index * static_cast<std::size_t>(vocab);
           double kl = 0;
-          for (int v = 0; v < vocab; ++v) kl += std::exp(static_cast<double>(ref[v])) * (ref[v] - row[static_cast<std::size_t>(v)]);
+          for (int v = 0; v < vocab; ++v)
+            kl += std::exp(static_cast<double>(ref[v])) * (ref[v] - row[static_cast<std::size_t>(v)]);
           kl_sum += kl;
           const auto argmax = [&](const float* x) { return std::max_element(x, x + vocab) - x; };
           agree += argmax(ref) == argmax(row.data()) ? 1 : 0;

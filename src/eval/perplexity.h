@@ -23,7 +23,9 @@ struct PerplexityProtocol {
   bool bos = true;
   int bos_token_id = 1;
 
-  std::size_t content() const { return static_cast<std::size_t>(bos ? context - 1 : context); }  // stream tokens per window
+  std::size_t content() const {
+    return static_cast<std::size_t>(bos ? context - 1 : context);
+  }  // stream tokens per window
   std::size_t effective_stride() const { return static_cast<std::size_t>(stride > 0 ? stride : context - 1); }
 };
 
@@ -33,14 +35,14 @@ void check_stride(const PerplexityProtocol& protocol);
 // The log-probabilities a run assigned at every scored position: [scored, vocab].
 struct ScoredDistributions {
   int vocab = 0;
-  std::vector<int> targets;        // [scored]
-  std::vector<float> log_probs;    // [scored, vocab]
+  std::vector<int> targets;      // [scored]
+  std::vector<float> log_probs;  // [scored, vocab]
 };
 
 struct PerplexityResult {
-  std::size_t tokens = 0;     // scored tokens
-  double mean_nll = 0;        // nats
-  double perplexity = 0;      // exp(mean_nll)
+  std::size_t tokens = 0;        // scored tokens
+  double mean_nll = 0;           // nats
+  double perplexity = 0;         // exp(mean_nll)
   double kl_from_reference = 0;  // mean over tokens of KL(reference || this), nats; 0 without reference
   double top1_agreement = 1;     // share of tokens whose argmax equals the reference's
   std::vector<double> nll;       // [tokens]
@@ -55,9 +57,9 @@ struct HeadEdits {
 
 // Runs the protocol. When `keep` is non-null the per-token distributions are stored
 // there (to serve as a later reference). `reference` (may be null) gives KL and top-1.
-PerplexityResult evaluate_perplexity(Transformer& model, std::span<const int> stream, const PerplexityProtocol& protocol,
-                                     const HeadEdits& edits, const ScoredDistributions* reference,
-                                     ScoredDistributions* keep);
+PerplexityResult evaluate_perplexity(Transformer& model, std::span<const int> stream,
+                                     const PerplexityProtocol& protocol, const HeadEdits& edits,
+                                     const ScoredDistributions* reference, ScoredDistributions* keep);
 
 // log_softmax of one logits row, in double for the normaliser.
 void log_softmax(std::span<const float> logits, std::span<float> out);

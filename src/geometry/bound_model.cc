@@ -35,7 +35,8 @@ ModelSweep::ModelSweep(const BoundInputs& inputs)
       support_(inputs.alpha.size()),
       rounding_(inputs.alpha.size()) {
   const std::size_t keys = inputs.alpha.size();
-  if (keys == 0 || inputs.norms.size() != keys) throw InputError("bounds: alpha and norms must both hold M >= 1 entries");
+  if (keys == 0 || inputs.norms.size() != keys)
+    throw InputError("bounds: alpha and norms must both hold M >= 1 entries");
   for (std::size_t p = 0; p < keys; ++p) {
     const double nu = inputs.norms[order_.order[p]];
     if (!std::isfinite(nu) || nu < 0.0) throw InputError("bounds: value norms must be finite and >= 0");
@@ -43,7 +44,8 @@ ModelSweep::ModelSweep(const BoundInputs& inputs)
     norms_[p] = nu;
     sq_norms_[p] = nu * nu;
   }
-  if (!(std::abs(model_.rho_0) <= 1.0) || !(model_.beta >= 0.0)) throw InputError("bounds: need |rho_0| <= 1 and beta >= 0");
+  if (!(std::abs(model_.rho_0) <= 1.0) || !(model_.beta >= 0.0))
+    throw InputError("bounds: need |rho_0| <= 1 and beta >= 0");
 }
 
 void ModelSweep::advance_to(std::size_t n) {

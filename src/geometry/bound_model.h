@@ -34,9 +34,9 @@ class ModelSweep {
  private:
   CosineModel model_;
   SelectionOrder order_;
-  std::vector<double> alpha_;          // [M] by position
-  std::vector<double> norms_;          // [M] nu by position
-  std::vector<double> sq_norms_;       // [M] nu^2 by position
+  std::vector<double> alpha_;            // [M] by position
+  std::vector<double> norms_;            // [M] nu by position
+  std::vector<double> sq_norms_;         // [M] nu^2 by position
   std::vector<double> weighted_by_key_;  // [M] a_k = alpha_k nu_k for k in I_N, else 0
   std::vector<double> forward_;          // [M] scratch: sum_{1<=i<=k} a_i r^(k-i)
   std::vector<double> backward_;         // [M] scratch: sum_{i>=k} a_i r^(i-k)

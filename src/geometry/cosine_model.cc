@@ -216,7 +216,8 @@ constexpr std::size_t kCrowdedTile = LoadedUnits::kTile * LoadedUnits::kTile / 1
 
 }  // namespace
 
-CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products) {
+CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model,
+                                          const PairProducts& products) {
   const std::size_t keys = units.keys();
   const std::size_t dim = units.dim;
   constexpr std::size_t kTile = LoadedUnits::kTile;

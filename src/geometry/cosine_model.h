@@ -40,6 +40,7 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
 // recomputed in double from the unit vectors; the true maximum is always among them, so
 // max_abs is exact whatever the kernel. sigma2 does not read the products at all: it is
 // d * deviation_square_sum / pairs (deviation_sums.h), the same for every kernel.
-CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products);
+CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model,
+                                          const PairProducts& products);
 
 }  // namespace attngeom::geometry

@@ -1,11 +1,10 @@
 #define EIGEN_DONT_PARALLELIZE  // threads are the caller's (see linalg.cc)
 #include "geometry/deviation_sums.h"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <vector>
-
-#include <Eigen/Core>
 
 namespace attngeom::geometry {
 namespace {
@@ -52,7 +51,7 @@ double deviation_square_sum(const UnitRows& units, const CosineModel& model) {
 
   // Content pairs 1 <= i < l: h = sum_{1 <= i < l} r^(l - i) u_i and g = sum r^(2 (l - i)) over
   // the defined i, both carried from l - 1 to l.
-  const double r = std::exp(-model.beta);  // 0 for beta = +inf
+  const double r = std::exp(-model.beta);              // 0 for beta = +inf
   std::vector<double> h(dim, 0.0), sum_all(dim, 0.0);  // [d] each
   double* carried = h.data();
   double* content_sum = sum_all.data();

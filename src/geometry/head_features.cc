@@ -19,7 +19,8 @@ double norm_of_scaled(std::span<const float> v, double a) {
 
 // Mean of cos_sink / cos_last over the metrics whose N passes `keep`, or over `fallback`.
 template <typename Keep>
-std::pair<double, double> mean_cosines(std::span<const SelectionMetrics> grid, Keep keep, const SelectionMetrics& fallback) {
+std::pair<double, double> mean_cosines(std::span<const SelectionMetrics> grid, Keep keep,
+                                       const SelectionMetrics& fallback) {
   double sink = 0.0;
   double last = 0.0;
   std::size_t count = 0;
@@ -71,8 +72,8 @@ TaxonomyFeatures taxonomy_features(const HeadMagnitudes& magnitudes, std::span<c
   const std::vector<std::size_t> default_grid = default_n_grid(keys);
   const auto on_grid = [&](std::size_t n) { return std::binary_search(default_grid.begin(), default_grid.end(), n); };
   const double large_from = window.large_n_fraction * static_cast<double>(keys - 1);
-  std::tie(f.cos_sink_small, f.cos_last_small) =
-      mean_cosines(grid, [&](std::size_t n) { return on_grid(n) && n <= window.small_n_max; }, grid.front());
+  std::tie(f.cos_sink_small, f.cos_last_small) = mean_cosines(
+      grid, [&](std::size_t n) { return on_grid(n) && n <= window.small_n_max; }, grid.front());
   std::tie(f.cos_sink_large, f.cos_last_large) = mean_cosines(
       grid, [&](std::size_t n) { return on_grid(n) && static_cast<double>(n) >= large_from; }, grid.back());
   return f;

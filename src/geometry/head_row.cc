@@ -13,14 +13,15 @@ void validate(const HeadRowView& row) {
   if (keys == 0) throw InputError("head row: no keys (M = 0)");
   if (row.dim == 0) throw InputError("head row: value dimension d = 0");
   if (row.values.size() != keys * row.dim) {
-    throw InputError("head row: values hold " + std::to_string(row.values.size()) + " numbers, expected M*d = " +
-                     std::to_string(keys) + "*" + std::to_string(row.dim));
+    throw InputError("head row: values hold " + std::to_string(row.values.size()) +
+                     " numbers, expected M*d = " + std::to_string(keys) + "*" + std::to_string(row.dim));
   }
   double sum = 0.0;
   for (std::size_t k = 0; k < keys; ++k) {
     const float a = row.alpha[k];
     if (!std::isfinite(a) || a < 0.0f) {
-      throw InputError("head row: alpha[" + std::to_string(k) + "] = " + std::to_string(a) + " is not a finite weight >= 0");
+      throw InputError("head row: alpha[" + std::to_string(k) + "] = " + std::to_string(a) +
+                       " is not a finite weight >= 0");
     }
     sum += a;
   }
@@ -35,7 +36,8 @@ void validate(const HeadRowView& row) {
   for (std::size_t i = 0; i < count; ++i) non_finite += !std::isfinite(values[i]);
   if (non_finite == 0) return;
   const std::size_t first = static_cast<std::size_t>(
-      std::find_if(row.values.begin(), row.values.end(), [](float x) { return !std::isfinite(x); }) - row.values.begin());
+      std::find_if(row.values.begin(), row.values.end(), [](float x) { return !std::isfinite(x); }) -
+      row.values.begin());
   throw InputError("head row: value of key " + std::to_string(first / row.dim) + " is not finite");
 }
 

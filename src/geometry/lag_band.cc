@@ -89,7 +89,8 @@ class TransposedUnits {
     for (; t + kLanes <= dim_; t += kLanes) {
       Square square{};  // square[w] = keys' units at t..t + kLanes - 1
       for (std::size_t w = 0; w < kLanes; ++w) {
-        if (defined(w)) std::memcpy(&square[w], u.rounded_unit(static_cast<std::size_t>(key_of(w))) + t, sizeof square[w]);
+        if (defined(w))
+          std::memcpy(&square[w], u.rounded_unit(static_cast<std::size_t>(key_of(w))) + t, sizeof square[w]);
       }
       transpose(square);
       std::memcpy(block + t * kLanes, square.data(), sizeof square);
@@ -177,8 +178,8 @@ void add_passes(const TransposedUnits& u, std::size_t dim, std::ptrdiff_t p0, st
                 std::size_t max_lag, std::vector<double>& lane_sums, std::size_t& negative_pairs,
                 std::index_sequence<P...>) {
   constexpr auto key_blocks = std::make_index_sequence<kKeyBlocks>{};
-  (add_tile(tile_products<P * kShifts>(u, dim, p0, g0, key_blocks), p0, g0, P * kShifts, length, max_lag,
-            lane_sums, negative_pairs),
+  (add_tile(tile_products<P * kShifts>(u, dim, p0, g0, key_blocks), p0, g0, P * kShifts, length, max_lag, lane_sums,
+            negative_pairs),
    ...);
 }
 

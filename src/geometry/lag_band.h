@@ -12,9 +12,9 @@
 namespace attngeom::geometry {
 
 struct LagBandSums {
-  std::vector<double> sums;         // [tau_max + 1] sum of the cosines at lag tau (index 0 unused)
-  std::vector<std::size_t> pairs;   // [tau_max + 1] pairs behind each sum: both vectors non-zero
-  std::size_t negative_pairs = 0;   // pairs with a negative cosine
+  std::vector<double> sums;        // [tau_max + 1] sum of the cosines at lag tau (index 0 unused)
+  std::vector<std::size_t> pairs;  // [tau_max + 1] pairs behind each sum: both vectors non-zero
+  std::size_t negative_pairs = 0;  // pairs with a negative cosine
 };
 
 // Each lag's sum runs over i in 16 strands (i mod 16), each in ascending i, added up at the end.

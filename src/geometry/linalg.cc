@@ -3,10 +3,9 @@
 #define EIGEN_DONT_PARALLELIZE
 #include "geometry/linalg.h"
 
-#include <algorithm>
-
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <algorithm>
 
 #include "util/error.h"
 

@@ -1,9 +1,8 @@
 #define EIGEN_DONT_PARALLELIZE  // threads are the caller's (see linalg.cc)
 #include "geometry/pair_products.h"
 
-#include <vector>
-
 #include <Eigen/Core>
+#include <vector>
 
 #include "util/error.h"
 #include "util/float_error.h"
@@ -16,7 +15,8 @@ using FloatRows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 class Fp32Units final : public LoadedUnits {
  public:
   Fp32Units(std::span<const float> units, std::size_t count, std::size_t dim)
-      : rows_(FloatRows::Zero(static_cast<Eigen::Index>((count + kTile - 1) / kTile * kTile), static_cast<Eigen::Index>(dim))) {
+      : rows_(FloatRows::Zero(static_cast<Eigen::Index>((count + kTile - 1) / kTile * kTile),
+                              static_cast<Eigen::Index>(dim))) {
     ATTNGEOM_CHECK(units.size() == count * dim);
     std::copy(units.begin(), units.end(), rows_.data());
   }

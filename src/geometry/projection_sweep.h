@@ -18,8 +18,8 @@ class ProjectionSweep {
   // Adds `key` to s; column[k] = <x_k, x_key> for every key k. O(M).
   void add(std::size_t key, std::span<const double> column);
 
-  double norm2() const { return norm2_; }                     // ||s_N||^2
-  std::span<const double> dots() const { return dots_; }      // [M] <x_k, s_N>
+  double norm2() const { return norm2_; }                 // ||s_N||^2
+  std::span<const double> dots() const { return dots_; }  // [M] <x_k, s_N>
 
  private:
   std::span<const double> weights_;

@@ -52,7 +52,8 @@ std::size_t partition(double* values, double* scratch, std::size_t n, std::size_
   // Four interleaved histograms: a cluster sends consecutive keys to one bucket, and a single
   // counter would then serialise on store-to-load forwarding.
   std::array<std::array<std::uint32_t, kMaxBuckets>, 4> counts;
-  for (auto& histogram : counts) std::fill(histogram.begin(), histogram.begin() + static_cast<std::ptrdiff_t>(buckets), 0u);
+  for (auto& histogram : counts)
+    std::fill(histogram.begin(), histogram.begin() + static_cast<std::ptrdiff_t>(buckets), 0u);
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
     ++counts[0][digit(values[i])];

@@ -31,7 +31,8 @@ class SupportTerms {
   // is not deterministic.
   double tail(double margin, double spread, std::size_t support) {
     const Terms& t = terms(support);
-    const double exponent = static_cast<double>(options_.dim) * margin * margin / (2.0 * options_.sigma2 * spread * spread);
+    const double exponent =
+        static_cast<double>(options_.dim) * margin * margin / (2.0 * options_.sigma2 * spread * spread);
     // Clearly below log(n (n - 1)), the product exceeds 1 by far more than the rounding of exp
     // and the product, so the bound is exactly 1 without the exp (most keys at most N).
     if (exponent < t.log_pairs - kSureOneGap) return 1.0;
@@ -52,14 +53,15 @@ class SupportTerms {
     if (!t.known) {
       t.pairs = static_cast<double>(support) * static_cast<double>(support - 1);
       t.log_pairs = std::log(t.pairs);
-      t.margin_root = std::sqrt(2.0 * options_.sigma2 * std::log(t.pairs / per_key_) / static_cast<double>(options_.dim));
+      t.margin_root =
+          std::sqrt(2.0 * options_.sigma2 * std::log(t.pairs / per_key_) / static_cast<double>(options_.dim));
       t.known = true;
     }
     return t;
   }
 
   ProbabilisticEnvelopeOptions options_;
-  double per_key_;                // delta / M
+  double per_key_;                 // delta / M
   std::vector<Terms> by_support_;  // [M + 2] by support n <= M + 1
 };
 
@@ -98,8 +100,10 @@ SeparationBound separation_bound(const ModelSweep& model, std::size_t n, Support
   const std::span<const double> spread = model.spread();
   const std::span<const std::size_t> support = model.support();
   const std::size_t keys = model.keys();
-  const auto inside = static_cast<std::size_t>(std::max_element(mu.begin(), mu.begin() + static_cast<std::ptrdiff_t>(n)) - mu.begin());
-  const auto outside = static_cast<std::size_t>(std::min_element(mu.begin() + static_cast<std::ptrdiff_t>(n), mu.end()) - mu.begin());
+  const auto inside =
+      static_cast<std::size_t>(std::max_element(mu.begin(), mu.begin() + static_cast<std::ptrdiff_t>(n)) - mu.begin());
+  const auto outside =
+      static_cast<std::size_t>(std::min_element(mu.begin() + static_cast<std::ptrdiff_t>(n), mu.end()) - mu.begin());
   SeparationBound b;
   b.n = n;
   b.model_margin = std::sqrt(mu[outside]) - std::sqrt(mu[inside]);
@@ -107,7 +111,8 @@ SeparationBound separation_bound(const ModelSweep& model, std::size_t n, Support
   b.threshold_radius = std::sqrt(std::max(0.0, t));
   double missed = 0.0;
   for (std::size_t p = 0; p < n; ++p) missed += probability_above(t, mu[p], spread[p], support[p], terms);
-  for (std::size_t p = n; p < keys; ++p) b.expected_false_positives += probability_at_most(t, mu[p], spread[p], support[p], terms);
+  for (std::size_t p = n; p < keys; ++p)
+    b.expected_false_positives += probability_at_most(t, mu[p], spread[p], support[p], terms);
   b.expected_recall = 1.0 - missed / static_cast<double>(n);
   b.separation_probability = b.model_margin > 0.0 ? std::max(0.0, 1.0 - missed - b.expected_false_positives) : 0.0;
   return b;
@@ -141,7 +146,8 @@ class ProbabilisticStep {
   ProbabilisticStep(const ProbabilisticEnvelopeOptions& options, std::size_t keys)
       : terms_(options, keys), lo_(keys), hi_(keys) {
     if (options.dim == 0) throw InputError("R2 (reconstructed): the dimension d is required");
-    if (!(options.sigma2 > 0.0) || !std::isfinite(options.sigma2)) throw InputError("R2 (reconstructed): sigma^2 must be > 0");
+    if (!(options.sigma2 > 0.0) || !std::isfinite(options.sigma2))
+      throw InputError("R2 (reconstructed): sigma^2 must be > 0");
     if (!(options.delta > 0.0 && options.delta < 1.0)) throw InputError("R2 (reconstructed): delta must lie in (0, 1)");
   }
 
@@ -247,7 +253,8 @@ std::vector<EnvelopePoint> sufficient_condition(std::span<const SelectionMetrics
 }
 
 EnvelopeCoverage coverage(std::span<const EnvelopePoint> envelope, std::span<const SelectionMetrics> measured) {
-  if (envelope.size() != measured.size()) throw InputError("coverage: the envelope and the measurements differ in length");
+  if (envelope.size() != measured.size())
+    throw InputError("coverage: the envelope and the measurements differ in length");
   // P, R, F and their bounds are ratios of the same small integers, computed alike; this only
   // absorbs the last-bit differences of F's formula.
   constexpr double kSlack = 1e-12;
@@ -269,8 +276,8 @@ EnvelopeCoverage coverage(std::span<const EnvelopePoint> envelope, std::span<con
   }
   const double count = static_cast<double>(c.points);
   c.all = (c.precision + c.recall + c.f_score) / (3.0 * count);
-  for (double* x : {&c.precision, &c.recall, &c.f_score, &c.vacuous_share, &c.mean_width_precision, &c.mean_width_recall,
-                    &c.mean_width_f_score}) {
+  for (double* x : {&c.precision, &c.recall, &c.f_score, &c.vacuous_share, &c.mean_width_precision,
+                    &c.mean_width_recall, &c.mean_width_f_score}) {
     *x /= count;
   }
   return c;

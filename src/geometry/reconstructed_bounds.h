@@ -72,16 +72,16 @@ struct ProbabilisticEnvelopeOptions {
 // selected and unselected squared distances where the two nearest tails balance.
 struct SeparationBound {
   std::size_t n = 0;
-  double model_margin = 0.0;    // sqrt(min_J mu) - sqrt(max_I mu): the margin with no deviations
-  double threshold_radius = 0.0;  // sqrt(t)
-  double separation_probability = 0.0;  // lower bound on Pr(Delta_N > 0); 0 (vacuous) when model_margin <= 0
-  double expected_recall = 0.0;         // lower bound on E[R(sqrt(t), N)]
+  double model_margin = 0.0;              // sqrt(min_J mu) - sqrt(max_I mu): the margin with no deviations
+  double threshold_radius = 0.0;          // sqrt(t)
+  double separation_probability = 0.0;    // lower bound on Pr(Delta_N > 0); 0 (vacuous) when model_margin <= 0
+  double expected_recall = 0.0;           // lower bound on E[R(sqrt(t), N)]
   double expected_false_positives = 0.0;  // upper bound on E[FP(sqrt(t))]
 };
 
 struct ProbabilisticEnvelope {
-  std::vector<EnvelopePoint> points;         // P, R, F within these with probability >= 1 - delta, at each N
-  std::vector<SeparationBound> separation;   // [n_values.size()]
+  std::vector<EnvelopePoint> points;        // P, R, F within these with probability >= 1 - delta, at each N
+  std::vector<SeparationBound> separation;  // [n_values.size()]
 };
 ProbabilisticEnvelope probabilistic_envelope(const BoundInputs& inputs, std::span<const std::size_t> n_values,
                                              const ProbabilisticEnvelopeOptions& options);
@@ -103,7 +103,7 @@ struct EnvelopeCoverage {
   double precision = 0.0;  // share of N with P inside
   double recall = 0.0;
   double f_score = 0.0;
-  double all = 0.0;        // share of (N, metric) pairs inside
+  double all = 0.0;  // share of (N, metric) pairs inside
   double vacuous_share = 0.0;
   double mean_width_precision = 0.0;
   double mean_width_recall = 0.0;

@@ -31,7 +31,8 @@ ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options
 RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, std::span<const double> norms,
                          const RowAnalysisOptions& options) {
   validate(row);
-  if (!(options.r2_delta > 0.0 && options.r2_delta < 1.0)) throw InputError("row analysis: r2_delta must lie in (0, 1)");
+  if (!(options.r2_delta > 0.0 && options.r2_delta < 1.0))
+    throw InputError("row analysis: r2_delta must lie in (0, 1)");
   const std::size_t keys = row.keys();
   if (values.keys != keys) {
     throw InputError("row analysis: the value geometry is of M = " + std::to_string(values.keys) +

@@ -31,7 +31,7 @@ struct RowAnalysisOptions {
   LagCurveOptions lag;
   MassOptions mass;
   FeatureWindow taxonomy;  // where the taxonomy features read the N grid
-  bool bounds = true;  // R1 and R2: they need every pairwise cosine, O(M^2 d)
+  bool bounds = true;      // R1 and R2: they need every pairwise cosine, O(M^2 d)
   // Screens the pairwise cosines for the deviations (pair_products.h); null: fp32. With
   // every_n the double Gram that the selection needs anyway serves instead.
   const PairProducts* pair_products = nullptr;

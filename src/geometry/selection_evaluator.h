@@ -35,8 +35,8 @@ struct PositionedRow {
   std::vector<std::size_t> order;  // [M] key at each position
   const float* values = nullptr;   // [M, d] v by key
   std::vector<double> sq_norms;    // [M] ||v||^2 by position
-  std::size_t sink_position = 0;  // position of key 0
-  std::size_t last_position = 0;  // position of key M-1
+  std::size_t sink_position = 0;   // position of key 0
+  std::size_t last_position = 0;   // position of key M-1
 
   const float* value(std::size_t p) const { return values + order[p] * dim; }  // [d] v at position p
 };
@@ -59,11 +59,11 @@ class SelectionEvaluator {
   const PositionedRow& row_;
   std::span<const double> normalised_radii_;
   std::vector<double> weighted_norm_min_;  // [M] min_{q <= p} alpha_q ||v_q||, fixed for the row
-  std::vector<double> offset_;                // [M] D^2 - ||s_N||^2 by position
-  std::vector<std::size_t> recomputed_;       // positions whose D came from the vectors, ascending
-  std::vector<double> recomputed_d2_;         // their D^2
-  std::vector<double> selected_sorted_;       // [M] scratch: offsets of I_N, ascending
-  std::vector<std::size_t> tally_;            // [M] scratch: unselected points whose first candidate radius is i
+  std::vector<double> offset_;             // [M] D^2 - ||s_N||^2 by position
+  std::vector<std::size_t> recomputed_;    // positions whose D came from the vectors, ascending
+  std::vector<double> recomputed_d2_;      // their D^2
+  std::vector<double> selected_sorted_;    // [M] scratch: offsets of I_N, ascending
+  std::vector<std::size_t> tally_;         // [M] scratch: unselected points whose first candidate radius is i
   RadixSorter sorter_;
 };
 

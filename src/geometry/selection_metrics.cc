@@ -21,7 +21,8 @@ constexpr std::size_t kDenseGridDivisor = 8;
 
 void check_radii(std::span<const double> radii) {
   for (std::size_t g = 0; g < radii.size(); ++g) {
-    if (!std::isfinite(radii[g]) || radii[g] < 0.0) throw InputError("selection: normalised radii must be finite and >= 0");
+    if (!std::isfinite(radii[g]) || radii[g] < 0.0)
+      throw InputError("selection: normalised radii must be finite and >= 0");
     if (g > 0 && radii[g] <= radii[g - 1]) throw InputError("selection: normalised radii must be strictly ascending");
   }
 }

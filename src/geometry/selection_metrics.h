@@ -57,17 +57,17 @@ struct SelectionMetrics {
   double recall = 0.0;     // R(r_min, N)
   double f_score = 0.0;    // F(N)
   double r_min = 0.0;
-  double r_max = 0.0;      // exactly 0 at N = 1 (s_1 = p_{i_1})
-  double margin = 0.0;     // r_min - r_max; separation is perfect iff > 0
+  double r_max = 0.0;                       // exactly 0 at N = 1 (s_1 = p_{i_1})
+  double margin = 0.0;                      // r_min - r_max; separation is perfect iff > 0
   std::size_t unselected_inside_r_max = 0;  // FP at r_max
   std::size_t selected_inside_r_min = 0;    // TP at r_min
-  double a_in_min = 0.0;   // min_{I_N} alpha
-  double a_out_max = 0.0;  // max_{J_N} alpha
-  double f_best = 0.0;         // max_r F(r, N), exact over every radius
-  double f_best_radius = 0.0;  // the smallest radius reaching f_best
-  double s_norm = 0.0;         // ||s_N||
-  double cos_sink = 0.0;  // cos(s_N, v_0); 0 when either vector is zero
-  double cos_last = 0.0;  // cos(s_N, v_{M-1}); 0 when either vector is zero
+  double a_in_min = 0.0;                    // min_{I_N} alpha
+  double a_out_max = 0.0;                   // max_{J_N} alpha
+  double f_best = 0.0;                      // max_r F(r, N), exact over every radius
+  double f_best_radius = 0.0;               // the smallest radius reaching f_best
+  double s_norm = 0.0;                      // ||s_N||
+  double cos_sink = 0.0;                    // cos(s_N, v_0); 0 when either vector is zero
+  double cos_last = 0.0;                    // cos(s_N, v_{M-1}); 0 when either vector is zero
   SeparationWitness witness;
   std::vector<BallScores> at_normalised_radius;  // [options.normalised_radii.size()]
 };

@@ -121,7 +121,8 @@ ExpDecayFit fit_exp_decay(const std::vector<double>& curve, const ExpDecayFitOpt
   // neighbours of the best grid point finds the minimum the grid brackets.
   std::vector<double> grid = {0.0};
   const double ratio = std::log(options.max_beta / options.min_beta) / static_cast<double>(options.grid_points - 1);
-  for (std::size_t g = 0; g < options.grid_points; ++g) grid.push_back(options.min_beta * std::exp(ratio * static_cast<double>(g)));
+  for (std::size_t g = 0; g < options.grid_points; ++g)
+    grid.push_back(options.min_beta * std::exp(ratio * static_cast<double>(g)));
   std::size_t best = 0;
   double best_sse = std::numeric_limits<double>::infinity();
   for (std::size_t g = 0; g < grid.size(); ++g) {
@@ -171,7 +172,9 @@ std::size_t default_max_lag(std::size_t keys) {
   return std::min<std::size_t>(64, length / 4);
 }
 
-LagCurve lag_curve(const HeadRowView& row, const LagCurveOptions& options) { return lag_curve(unit_rows(row), options); }
+LagCurve lag_curve(const HeadRowView& row, const LagCurveOptions& options) {
+  return lag_curve(unit_rows(row), options);
+}
 
 LagCurve lag_curve(const UnitRows& u, const LagCurveOptions& options) {
   const std::size_t length = u.keys() - 1;  // L: content keys are 1..L
@@ -186,9 +189,11 @@ LagCurve lag_curve(const UnitRows& u, const LagCurveOptions& options) {
     pairs_total += band.pairs[tau];
     out.mean_cosine.push_back(band.pairs[tau] > 0 ? band.sums[tau] / static_cast<double>(band.pairs[tau]) : 0.0);
   }
-  if (pairs_total > 0) out.negative_pair_share = static_cast<double>(band.negative_pairs) / static_cast<double>(pairs_total);
+  if (pairs_total > 0)
+    out.negative_pair_share = static_cast<double>(band.negative_pairs) / static_cast<double>(pairs_total);
   if (max_lag > 0) {
-    const auto negative = std::count_if(out.mean_cosine.begin(), out.mean_cosine.end(), [](double c) { return c < 0.0; });
+    const auto negative =
+        std::count_if(out.mean_cosine.begin(), out.mean_cosine.end(), [](double c) { return c < 0.0; });
     out.negative_lag_share = static_cast<double>(negative) / static_cast<double>(max_lag);
   }
   out.fit = fit_exp_decay(out.mean_cosine, options.fit);

@@ -68,7 +68,7 @@ struct LagCurveOptions {
   ExpDecayFitOptions fit;
 };
 struct LagCurve {
-  std::vector<double> mean_cosine;  // [tau_max] C(tau), tau = 1..tau_max; 0 where no pair is defined
+  std::vector<double> mean_cosine;   // [tau_max] C(tau), tau = 1..tau_max; 0 where no pair is defined
   double negative_pair_share = 0.0;  // share of the pairs (i, i+tau) behind C with a negative cosine
   double negative_lag_share = 0.0;   // share of the lags with C(tau) < 0 (an exponential cannot fit those)
   ExpDecayFit fit;

@@ -8,10 +8,10 @@ namespace attngeom::geometry {
 
 // out[g * order.size() + p] = <vectors_g, rows_{order[p]}>, each a double sum over t in order
 // (one fused multiply-add per term) of the float row widened exactly to double.
-void project_rows_in_order(const float* rows,                      // [*, dim], indexed by order
-                           std::span<const std::size_t> order,     // [count] row of each position
+void project_rows_in_order(const float* rows,                   // [*, dim], indexed by order
+                           std::span<const std::size_t> order,  // [count] row of each position
                            std::size_t dim,
-                           std::span<const double> vectors,        // [n_vectors, dim]
-                           std::span<double> out);                 // [n_vectors, count]
+                           std::span<const double> vectors,  // [n_vectors, dim]
+                           std::span<double> out);           // [n_vectors, count]
 
 }  // namespace attngeom::geometry

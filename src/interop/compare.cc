@@ -53,7 +53,8 @@ std::vector<ComparisonRow> compare_head_sets(const RunHeads& run, const std::vec
       row.spearman = stats::spearman_bootstrap(score, theirs.score, bootstrap, seed);
       rows.push_back(std::move(row));
     };
-    for (const std::string& name : score_names()) add("score:" + name, run.score(name), top_k(run.score(name), their_size));
+    for (const std::string& name : score_names())
+      add("score:" + name, run.score(name), top_k(run.score(name), their_size));
     for (const std::string& type : type_names()) {
       const std::vector<double> indicator = run.type_indicator(type);
       std::vector<bool> set(indicator.size());

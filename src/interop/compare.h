@@ -13,15 +13,15 @@
 namespace attngeom::interop {
 
 struct ComparisonRow {
-  std::string file;    // as given
-  std::string format;  // duo, retrieval-json, qrhead-yaml
-  std::string ours;    // "score:f_small", ..., "type:retriever", ...
-  std::size_t heads = 0;      // query heads compared (the run's grid)
-  std::size_t their_set = 0;  // |S|
-  std::size_t our_set = 0;    // |A|: |S| for a score, the type's heads for a type
-  std::size_t overlap = 0;    // |A & S|
-  double jaccard = 0;         // |A & S| / |A | S| (NaN when both are empty)
-  double precision_at_k = 0;  // |A & S| / |A|, k = |A| (NaN when A is empty)
+  std::string file;                     // as given
+  std::string format;                   // duo, retrieval-json, qrhead-yaml
+  std::string ours;                     // "score:f_small", ..., "type:retriever", ...
+  std::size_t heads = 0;                // query heads compared (the run's grid)
+  std::size_t their_set = 0;            // |S|
+  std::size_t our_set = 0;              // |A|: |S| for a score, the type's heads for a type
+  std::size_t overlap = 0;              // |A & S|
+  double jaccard = 0;                   // |A & S| / |A | S| (NaN when both are empty)
+  double precision_at_k = 0;            // |A & S| / |A|, k = |A| (NaN when A is empty)
   stats::CorrelationEstimate spearman;  // ours vs their per-head score, bootstrap over heads
 };
 

@@ -79,7 +79,8 @@ std::vector<std::vector<double>> RunHeads::per_sequence(const std::string& name)
         if (name == "f_small") {
           // heads.csv's f_small: F over the grid's N = 2..4, here over this sequence's rows only.
           const std::span<const double> per_n = record.per_n(l, h);  // [Q, G, Kn]
-          const std::size_t g_count = schema.n_grid.size(), kn = schema.per_n_fields.size(), f = schema.per_n_index("f");
+          const std::size_t g_count = schema.n_grid.size(), kn = schema.per_n_fields.size(),
+                            f = schema.per_n_index("f");
           for (std::size_t q = 0; q < record.rows(); ++q) {
             for (std::size_t g = 0; g < g_count; ++g) {
               if (schema.n_grid[g] >= 2 && schema.n_grid[g] <= 4) values.push_back(per_n[(q * g_count + g) * kn + f]);

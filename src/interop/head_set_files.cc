@@ -3,9 +3,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "util/atomic_file.h"
 #include "util/csv.h"
@@ -144,7 +143,8 @@ ImportedHeadSet read_qrhead_yaml(const fs::path& path, const FileGrid& grid) {
   };
   auto unquote = [&](std::string s, std::size_t line) {
     s = trim(s);
-    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
+    if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+      s = s.substr(1, s.size() - 2);
     if (s.empty()) throw InputError(file + ":" + std::to_string(line) + ": empty list item; " + expected);
     return s;
   };
@@ -156,7 +156,8 @@ ImportedHeadSet read_qrhead_yaml(const fs::path& path, const FileGrid& grid) {
     std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
     start = end == std::string::npos ? text.size() : end + 1;
     ++line_no;
-    if (line.find('#') != std::string::npos && line.find_first_of("\"'") == std::string::npos) line.resize(line.find('#'));
+    if (line.find('#') != std::string::npos && line.find_first_of("\"'") == std::string::npos)
+      line.resize(line.find('#'));
     line = trim(line);
     if (line.empty()) continue;
     const std::string where = file + ":" + std::to_string(line_no) + ": ";
@@ -171,8 +172,9 @@ ImportedHeadSet read_qrhead_yaml(const fs::path& path, const FileGrid& grid) {
       std::size_t from = 0;
       while (!inner.empty() && from <= inner.size()) {
         const std::size_t comma = inner.find(',', from);
-        items.emplace_back(unquote(inner.substr(from, comma == std::string::npos ? std::string::npos : comma - from), line_no),
-                           line_no);
+        items.emplace_back(
+            unquote(inner.substr(from, comma == std::string::npos ? std::string::npos : comma - from), line_no),
+            line_no);
         if (comma == std::string::npos) break;
         from = comma + 1;
       }
@@ -185,7 +187,8 @@ ImportedHeadSet read_qrhead_yaml(const fs::path& path, const FileGrid& grid) {
   ImportedHeadSet out{path, HeadSetFormat::kQrheadYaml, std::vector<double>(grid.layers * grid.heads, 0.0), {}};
   for (const auto& [name, line] : items) {
     const std::size_t i = parse_head(name, grid, file + ":" + std::to_string(line));
-    if (out.score[i] != 0.0) throw InputError(file + ":" + std::to_string(line) + ": head '" + name + "' appears twice");
+    if (out.score[i] != 0.0)
+      throw InputError(file + ":" + std::to_string(line) + ": head '" + name + "' appears twice");
     out.score[i] = 1.0;
   }
   return out;
@@ -195,9 +198,12 @@ ImportedHeadSet read_qrhead_yaml(const fs::path& path, const FileGrid& grid) {
 
 const char* format_name(HeadSetFormat format) {
   switch (format) {
-    case HeadSetFormat::kDuo: return "duo";
-    case HeadSetFormat::kRetrievalJson: return "retrieval-json";
-    case HeadSetFormat::kQrheadYaml: return "qrhead-yaml";
+    case HeadSetFormat::kDuo:
+      return "duo";
+    case HeadSetFormat::kRetrievalJson:
+      return "retrieval-json";
+    case HeadSetFormat::kQrheadYaml:
+      return "qrhead-yaml";
   }
   return "";
 }
@@ -226,7 +232,9 @@ ImportedHeadSet read_head_set(const std::string& spec, const FileGrid& grid) {
     } else if (ext == ".yaml" || ext == ".yml") {
       format = HeadSetFormat::kQrheadYaml;
     } else {
-      throw InputError(spec + ": unknown head-set format (name it .tsv, .json or .yaml, or prefix duo:, retrieval-json: or qrhead-yaml:)");
+      throw InputError(
+          spec +
+          ": unknown head-set format (name it .tsv, .json or .yaml, or prefix duo:, retrieval-json: or qrhead-yaml:)");
     }
   }
   ImportedHeadSet out = format == HeadSetFormat::kDuo             ? read_duo(path, grid)
@@ -245,7 +253,8 @@ void write_duo_tsv(const fs::path& path, const FileGrid& grid, const std::vector
     for (int k = 0; k < grid.kv_heads; ++k) {
       // A KV head's gate: the largest score among its group's query heads (docs/method.md section 6).
       double gate = 0.0;
-      for (int j = 0; j < group; ++j) gate = std::max(gate, per_head[static_cast<std::size_t>(l) * grid.heads + k * group + j]);
+      for (int j = 0; j < group; ++j)
+        gate = std::max(gate, per_head[static_cast<std::size_t>(l) * grid.heads + k * group + j]);
       text += (k ? "\t" : "") + format_real(gate, CsvReals::kRoundTrip);
     }
     text += "\n";
@@ -253,10 +262,12 @@ void write_duo_tsv(const fs::path& path, const FileGrid& grid, const std::vector
   write_text(path, text);
 }
 
-void write_retrieval_json(const fs::path& path, const FileGrid& grid, const std::vector<std::vector<double>>& per_head_lists) {
+void write_retrieval_json(const fs::path& path, const FileGrid& grid,
+                          const std::vector<std::vector<double>>& per_head_lists) {
   nlohmann::json j = nlohmann::json::object();
   for (int l = 0; l < grid.layers; ++l) {
-    for (int h = 0; h < grid.heads; ++h) j[head_name(l, h)] = per_head_lists[static_cast<std::size_t>(l) * grid.heads + h];
+    for (int h = 0; h < grid.heads; ++h)
+      j[head_name(l, h)] = per_head_lists[static_cast<std::size_t>(l) * grid.heads + h];
   }
   write_text(path, j.dump() + "\n");
 }

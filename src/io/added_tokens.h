@@ -33,7 +33,7 @@ class AddedTokenMatcher {
   bool empty() const { return tokens_.empty(); }
 
  private:
-  std::vector<AddedToken> tokens_;          // longest first
+  std::vector<AddedToken> tokens_;               // longest first
   std::vector<std::size_t> by_first_byte_[256];  // indices into tokens_, longest first
 };
 

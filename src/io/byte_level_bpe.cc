@@ -24,7 +24,9 @@ void append_utf8(char32_t c, std::string& out) {
 const std::array<char32_t, 256>& byte_level_alphabet() {
   static const std::array<char32_t, 256> table = [] {
     std::array<char32_t, 256> t{};
-    const auto printable = [](int b) { return (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff); };
+    const auto printable = [](int b) {
+      return (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    };
     char32_t next = 256;
     for (int b = 0; b < 256; ++b) t[static_cast<std::size_t>(b)] = printable(b) ? static_cast<char32_t>(b) : next++;
     return t;
@@ -96,7 +98,8 @@ void BytePairModel::encode(std::string_view bytes, std::vector<int>& out) const 
   const auto consider = [&](int pos) {
     const int next = symbols[static_cast<std::size_t>(pos)].next;
     if (next < 0) return;
-    const auto it = rules_.find(pair_key(symbols[static_cast<std::size_t>(pos)].id, symbols[static_cast<std::size_t>(next)].id));
+    const auto it =
+        rules_.find(pair_key(symbols[static_cast<std::size_t>(pos)].id, symbols[static_cast<std::size_t>(next)].id));
     if (it != rules_.end()) queue.push({it->second.rank, pos, it->second.merged});
   };
   for (std::size_t i = 0; i + 1 < bytes.size(); ++i) consider(static_cast<int>(i));
@@ -116,7 +119,8 @@ void BytePairModel::encode(std::string_view bytes, std::vector<int>& out) const 
     if (left.prev >= 0) consider(left.prev);
     consider(top.pos);
   }
-  for (int i = 0; i >= 0; i = symbols[static_cast<std::size_t>(i)].next) out.push_back(symbols[static_cast<std::size_t>(i)].id);
+  for (int i = 0; i >= 0; i = symbols[static_cast<std::size_t>(i)].next)
+    out.push_back(symbols[static_cast<std::size_t>(i)].id);
 }
 
 }  // namespace attngeom

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "io/config_json.h"
 #include "util/error.h"
@@ -38,7 +37,8 @@ std::optional<DType> promised_dtype(const ModelConfig& config) {
   return std::nullopt;
 }
 
-void bind_weight(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file, std::optional<DType> promised) {
+void bind_weight(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file,
+                 std::optional<DType> promised) {
   const std::string where = file.string() + ": tensor '" + slot.name + "'";
   if (!entry.dtype || (*entry.dtype != DType::kF32 && *entry.dtype != DType::kF16 && *entry.dtype != DType::kBF16)) {
     throw InputError(where + " has dtype " + entry.dtype_name + "; expected F32, F16 or BF16");
@@ -85,7 +85,8 @@ ShardIndex parse_shard_index(const std::string& json_text, const std::string& so
     const auto name = shard.get<std::string>();
     check_shard_name(name, source);
     result.tensor_to_shard[tensor] = name;
-    if (std::find(result.shards.begin(), result.shards.end(), name) == result.shards.end()) result.shards.push_back(name);
+    if (std::find(result.shards.begin(), result.shards.end(), name) == result.shards.end())
+      result.shards.push_back(name);
   }
   if (result.shards.empty()) throw InputError(source + ": weight_map is empty");
   return result;
@@ -95,7 +96,8 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw MissingFileError(dir.string() + ": model directory not found (expected a Hugging Face checkpoint folder" +
-                     (ec && ec != std::errc::no_such_file_or_directory ? "; " + ec.message() : std::string()) + ")");
+                           (ec && ec != std::errc::no_such_file_or_directory ? "; " + ec.message() : std::string()) +
+                           ")");
   }
   config_ = load_model_config(dir / "config.json");
 
@@ -135,8 +137,8 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
         throw InputError(index_path.string() + ": missing tensor '" + slot.name + "' (expected shape " +
                          shape_text(slot.shape) + ")");
       }
-      shard = static_cast<std::size_t>(std::find(shard_names.begin(), shard_names.end(), it->second) -
-                                       shard_names.begin());
+      shard =
+          static_cast<std::size_t>(std::find(shard_names.begin(), shard_names.end(), it->second) - shard_names.begin());
     }
     const SafetensorsEntry* entry = headers[shard].find(slot.name);
     if (entry == nullptr) {
@@ -158,10 +160,13 @@ std::size_t Checkpoint::weight_bytes() const {
 
 DType Checkpoint::dominant_dtype() const {
   std::map<DType, std::int64_t> bytes;
-  const auto add = [&](const TensorView& v) { bytes[v.dtype] += v.numel() * static_cast<std::int64_t>(dtype_size(v.dtype)); };
+  const auto add = [&](const TensorView& v) {
+    bytes[v.dtype] += v.numel() * static_cast<std::int64_t>(dtype_size(v.dtype));
+  };
   add(weights_.embed);
   for (const auto& l : weights_.layers) {
-    for (const TensorView* v : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) add(*v);
+    for (const TensorView* v : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+      add(*v);
   }
   DType best = DType::kF32;
   std::int64_t most = -1;

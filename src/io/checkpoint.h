@@ -17,7 +17,7 @@ namespace attngeom {
 // model.safetensors.index.json: which shard file holds each tensor. Shard names are
 // plain file names inside the model directory (no separators, no "." or "..").
 struct ShardIndex {
-  std::vector<std::string> shards;                       // each once, in first-mention order
+  std::vector<std::string> shards;  // each once, in first-mention order
   std::map<std::string, std::string> tensor_to_shard;
 };
 

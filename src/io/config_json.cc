@@ -2,9 +2,8 @@
 
 #include <cmath>
 #include <limits>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "util/error.h"
 #include "util/file_read.h"
@@ -86,7 +85,8 @@ Activation parse_activation(const FieldReader& f, const Family& family) {
   if (name == "silu" || name == "swish") return Activation::kSilu;
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::kGeluTanh;
   if (name == "gelu") return Activation::kGeluErf;
-  throw f.error(family.activation_key, "'" + name + "' is not supported (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
+  throw f.error(family.activation_key,
+                "'" + name + "' is not supported (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
 }
 
 bool present(const FieldReader& f, const char* key) { return f.find(key) != nullptr && !f.find(key)->is_null(); }
@@ -103,7 +103,8 @@ void refuse_moe(const FieldReader& f) {
 
 void refuse_partial_rotary(const FieldReader& r) {
   if (r.positive_float_or("partial_rotary_factor", 1.0f) < 1.0f) {
-    throw r.error("partial_rotary_factor", "is below 1: partial rotary embeddings are not supported (RoPE over the whole head_dim only)");
+    throw r.error("partial_rotary_factor",
+                  "is below 1: partial rotary embeddings are not supported (RoPE over the whole head_dim only)");
   }
 }
 
@@ -169,8 +170,8 @@ void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
     if (!value.is_object()) continue;
     per_layer_type = true;
     if (!family.local_rope || (key != "full_attention" && key != "sliding_attention")) {
-      throw f.error("rope_parameters", "has a per-layer-type entry '" + key + "'; not supported for " +
-                                           family.model_type);
+      throw f.error("rope_parameters",
+                    "has a per-layer-type entry '" + key + "'; not supported for " + family.model_type);
     }
   }
   if (!per_layer_type) {
@@ -254,8 +255,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   const bool multimodal = c.model_type == "gemma3";
   const Family* family = find_family(multimodal ? "gemma3_text" : c.model_type);
   if (family == nullptr) {
-    throw InputError(source + ": unsupported model_type '" + c.model_type + "' (supported: " +
-                     supported_model_types() + ")");
+    throw InputError(source + ": unsupported model_type '" + c.model_type + "' (supported: " + supported_model_types() +
+                     ")");
   }
   const json* text_config = multimodal ? top.find("text_config") : &root;
   if (text_config == nullptr || !text_config->is_object()) throw top.error("text_config", "must be an object");
@@ -272,7 +273,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   c.rms_norm_eps = f.positive_float_or("rms_norm_eps", static_cast<float>(defaults.rms_norm_eps));
   c.bos_token_id = f.int_or("bos_token_id", defaults.bos_token_id, 0);
   c.torch_dtype = top.string_or("torch_dtype", "");
-  if (!c.torch_dtype.empty() && c.torch_dtype != "float32" && c.torch_dtype != "float16" && c.torch_dtype != "bfloat16") {
+  if (!c.torch_dtype.empty() && c.torch_dtype != "float32" && c.torch_dtype != "float16" &&
+      c.torch_dtype != "bfloat16") {
     throw top.error("torch_dtype", "'" + c.torch_dtype + "' is not supported (expected float32, float16 or bfloat16)");
   }
   if (c.heads % c.kv_heads != 0) {
@@ -293,8 +295,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   // Sizes are ints in the forward pass; absurd values would overflow them long before a
   // file could hold such weights.
   if (c.layers > kMaxLayers) {
-    throw f.error("num_hidden_layers", "(" + std::to_string(c.layers) + ") exceeds the limit of " +
-                                           std::to_string(kMaxLayers));
+    throw f.error("num_hidden_layers",
+                  "(" + std::to_string(c.layers) + ") exceeds the limit of " + std::to_string(kMaxLayers));
   }
   if (static_cast<std::int64_t>(c.heads) * c.head_dim > (std::int64_t{1} << 30)) {
     throw f.error("num_attention_heads", "times head_dim exceeds 2^30");

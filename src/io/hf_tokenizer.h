@@ -31,12 +31,12 @@ struct PreTokenizerStep {
 };
 
 struct HfTokenizerSpec {
-  std::vector<NormalForm> normalizer;       // applied in order; empty: none
+  std::vector<NormalForm> normalizer;  // applied in order; empty: none
   std::vector<PreTokenizerStep> pre_tokenizer;
   std::optional<BytePairModel> model;
   std::vector<AddedToken> added_tokens;
-  std::optional<int> bos_id;                // prepended when special tokens are added
-  int vocab_size = 0;                       // 1 + the largest id
+  std::optional<int> bos_id;  // prepended when special tokens are added
+  int vocab_size = 0;         // 1 + the largest id
 };
 
 // Reads `json_path` and, beside it, tokenizer_config.json if present (add_bos_token and

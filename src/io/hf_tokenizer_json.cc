@@ -1,9 +1,8 @@
 // Reading tokenizer.json (and tokenizer_config.json) into an HfTokenizerSpec; every
 // refusal names the file and the field.
 #include <climits>
-#include <unordered_map>
-
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "io/hf_tokenizer.h"
 #include "io/tokenizer.h"
@@ -23,7 +22,8 @@ constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}
 // A JSON value and where it sits in its file, for messages.
 class Field {
  public:
-  Field(const json& value, std::string path, const std::string& file) : value_(value), path_(std::move(path)), file_(file) {}
+  Field(const json& value, std::string path, const std::string& file)
+      : value_(value), path_(std::move(path)), file_(file) {}
 
   std::string where() const { return file_ + ": field '" + path_ + "'"; }
   InputError error(const std::string& what) const { return InputError(where() + " " + what); }
@@ -45,7 +45,8 @@ class Field {
   std::vector<Field> items() const {
     if (!value_.is_array()) throw error("must be an array");
     std::vector<Field> out;
-    for (std::size_t i = 0; i < value_.size(); ++i) out.emplace_back(value_[i], path_ + "[" + std::to_string(i) + "]", file_);
+    for (std::size_t i = 0; i < value_.size(); ++i)
+      out.emplace_back(value_[i], path_ + "[" + std::to_string(i) + "]", file_);
     return out;
   }
   std::string string() const {
@@ -144,11 +145,14 @@ void read_pre_tokenizer(const Field& p, std::vector<PreTokenizerStep>& steps, bo
 
 BytePairModel read_model(const Field& m, int model_vocab, int& vocab_size, const std::string& file) {
   if (const auto type = m.find("type"); type && type->string() != "BPE") refuse(*type, type->string(), "BPE");
-  if (bool_or(m, "byte_fallback", false)) throw m.at("byte_fallback").error("is true, which byte-level BPE does not use");
+  if (bool_or(m, "byte_fallback", false))
+    throw m.at("byte_fallback").error("is true, which byte-level BPE does not use");
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    if (const auto f = m.find(key); f && !f->string().empty()) throw f->error("is set, which attngeom does not support");
+    if (const auto f = m.find(key); f && !f->string().empty())
+      throw f->error("is set, which attngeom does not support");
   }
-  if (const auto dropout = m.find("dropout"); dropout && !(dropout->value().is_number() && dropout->value().get<double>() == 0)) {
+  if (const auto dropout = m.find("dropout");
+      dropout && !(dropout->value().is_number() && dropout->value().get<double>() == 0)) {
     throw dropout->error("is set; BPE dropout is for training only");
   }
   const Field vocab = m.at("vocab");
@@ -165,7 +169,8 @@ BytePairModel read_model(const Field& m, int model_vocab, int& vocab_size, const
     if (r.is_string()) {
       const std::string text = r.get<std::string>();
       const std::size_t space = text.find(' ');
-      if (space == std::string::npos || space == 0 || space + 1 == text.size() || text.find(' ', space + 1) != std::string::npos) {
+      if (space == std::string::npos || space == 0 || space + 1 == text.size() ||
+          text.find(' ', space + 1) != std::string::npos) {
         throw rule.error("must be two symbols separated by one space");
       }
       merges.emplace_back(text.substr(0, space), text.substr(space + 1));
@@ -245,7 +250,8 @@ int token_id(const std::string& content, const HfTokenizerSpec& spec, const Fiel
 void read_bos(const Field& root, const std::filesystem::path& config_path, int model_vocab, HfTokenizerSpec& spec) {
   std::vector<int> prefix;
   if (const auto p = root.find("post_processor")) read_post_processor(*p, model_vocab, prefix);
-  if (prefix.size() > 1) throw root.at("post_processor").error("adds more than one token before $A, which attngeom does not support");
+  if (prefix.size() > 1)
+    throw root.at("post_processor").error("adds more than one token before $A, which attngeom does not support");
   if (!prefix.empty()) spec.bos_id = prefix[0];
   std::error_code ec;
   if (!std::filesystem::exists(config_path, ec)) return;

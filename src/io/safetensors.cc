@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "util/error.h"
 #include "util/json_parse.h"
@@ -15,9 +14,8 @@ namespace {
 // Element sizes of every dtype the format defines; only some can be computed with.
 std::optional<std::size_t> element_size(std::string_view dtype) {
   static const std::map<std::string_view, std::size_t> kSizes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"I16", 2},
-      {"U16", 2},  {"F16", 2}, {"BF16", 2}, {"I32", 4},    {"U32", 4},     {"F32", 4},
-      {"I64", 8},  {"U64", 8}, {"F64", 8}};
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"I64", 8},     {"U64", 8}, {"F64", 8}};
   const auto it = kSizes.find(dtype);
   if (it == kSizes.end()) return std::nullopt;
   return it->second;
@@ -45,9 +43,8 @@ SafetensorsEntry parse_entry(const std::string& name, const nlohmann::json& spec
   const auto dtype_it = spec.find("dtype");
   const auto shape_it = spec.find("shape");
   const auto offsets_it = spec.find("data_offsets");
-  if (dtype_it == spec.end() || !dtype_it->is_string() || shape_it == spec.end() ||
-      !shape_it->is_array() || offsets_it == spec.end() || !offsets_it->is_array() ||
-      offsets_it->size() != 2) {
+  if (dtype_it == spec.end() || !dtype_it->is_string() || shape_it == spec.end() || !shape_it->is_array() ||
+      offsets_it == spec.end() || !offsets_it->is_array() || offsets_it->size() != 2) {
     throw InputError(where + ": expected string 'dtype', array 'shape' and 2-element 'data_offsets'");
   }
   SafetensorsEntry entry;
@@ -136,9 +133,8 @@ SafetensorsHeader parse_safetensors(std::span<const std::uint8_t> bytes, const s
   }
 
   // Tensors must not share bytes: sort by start and check each starts after the last ends.
-  std::sort(result.entries.begin(), result.entries.end(), [](const auto& a, const auto& b) {
-    return a.data.data() < b.data.data();
-  });
+  std::sort(result.entries.begin(), result.entries.end(),
+            [](const auto& a, const auto& b) { return a.data.data() < b.data.data(); });
   for (std::size_t i = 1; i < result.entries.size(); ++i) {
     const auto& prev = result.entries[i - 1];
     const auto& cur = result.entries[i];

@@ -16,8 +16,8 @@ namespace attngeom {
 
 struct SafetensorsEntry {
   std::string name;
-  std::string dtype_name;              // as written in the header, e.g. "BF16", "I64"
-  std::optional<DType> dtype;          // set when attngeom can compute with it
+  std::string dtype_name;      // as written in the header, e.g. "BF16", "I64"
+  std::optional<DType> dtype;  // set when attngeom can compute with it
   std::vector<std::int64_t> shape;
   std::span<const std::uint8_t> data;  // bytes inside the data region
 };

@@ -16,9 +16,8 @@ SafetensorsWriter::SafetensorsWriter(const std::filesystem::path& path, const st
   for (const auto& spec : tensors) {
     std::size_t size = dtype_size(spec.dtype);
     for (const auto dim : spec.shape) size *= static_cast<std::size_t>(dim);
-    header[spec.name] = {{"dtype", dtype_name(spec.dtype)},
-                         {"shape", spec.shape},
-                         {"data_offsets", {data_bytes, data_bytes + size}}};
+    header[spec.name] = {
+        {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape}, {"data_offsets", {data_bytes, data_bytes + size}}};
     relative.push_back({spec.name, {data_bytes, size}});
     data_bytes += size;
   }
@@ -36,8 +35,7 @@ SafetensorsWriter::SafetensorsWriter(const std::filesystem::path& path, const st
   }
 }
 
-void SafetensorsWriter::write(const std::string& name, std::size_t byte_offset, const void* data,
-                              std::size_t bytes) {
+void SafetensorsWriter::write(const std::string& name, std::size_t byte_offset, const void* data, std::size_t bytes) {
   const auto it = placements_.find(name);
   ATTNGEOM_CHECK(it != placements_.end());
   ATTNGEOM_CHECK(byte_offset + bytes <= it->second.size);

@@ -1,9 +1,9 @@
 #include "io/tokenizer.h"
 
+#include <sentencepiece_processor.h>
+
 #include <algorithm>
 #include <sstream>
-
-#include <sentencepiece_processor.h>
 
 #include "io/hf_tokenizer.h"
 #include "util/error.h"
@@ -60,7 +60,8 @@ class HfBackend final : public TokenizerBackend {
 std::string read_sentencepiece(const fs::path& model_path) {
   std::error_code ec;
   if (!fs::exists(model_path, ec) && !ec) {
-    throw InputError(model_path.string() + ": missing tokenizer (expected a sentencepiece tokenizer.model, or a Hugging Face "
+    throw InputError(model_path.string() +
+                     ": missing tokenizer (expected a sentencepiece tokenizer.model, or a Hugging Face "
                      "tokenizer.json beside it)");
   }
   return read_file_bytes(model_path, kMaxTokenizerBytes, "tokenizer (a sentencepiece tokenizer.model)");
@@ -78,7 +79,8 @@ Tokenizer::Tokenizer(std::unique_ptr<TokenizerBackend> backend, std::optional<in
     : backend_(std::move(backend)), bos_id_(bos_id), file_(std::move(file)) {}
 
 Tokenizer::Tokenizer(const fs::path& model_path, int model_vocab) {
-  auto backend = std::make_unique<SentencePieceBackend>(read_sentencepiece(model_path), model_vocab, model_path.string());
+  auto backend =
+      std::make_unique<SentencePieceBackend>(read_sentencepiece(model_path), model_vocab, model_path.string());
   bos_id_ = backend->own_bos_id();
   backend_ = std::move(backend);
   file_ = model_path;
@@ -164,7 +166,8 @@ std::vector<int> Tokenizer::encode_document(const std::string& text, const std::
     const std::vector<int> piece_ids = after_space ? encode("a" + piece, source) : encode(piece, source);
     const std::size_t skip = after_space ? anchor.size() : 0;
     // A tokenizer.json's own regex or added tokens may join the anchor to the piece.
-    if (piece_ids.size() < skip || !std::equal(anchor.begin(), anchor.begin() + static_cast<long>(skip), piece_ids.begin())) {
+    if (piece_ids.size() < skip ||
+        !std::equal(anchor.begin(), anchor.begin() + static_cast<long>(skip), piece_ids.begin())) {
       throw InputError(source + ": the tokenizer does not cut this text at a space between words, so a document over " +
                        std::to_string(piece_bytes) + " bytes cannot be encoded in pieces");
     }

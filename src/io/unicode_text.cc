@@ -101,15 +101,23 @@ std::vector<std::pair<std::size_t, std::size_t>> UnicodeRegex::find_all(std::str
 std::string normalize_unicode(std::string_view text, NormalForm form) {
   int options = UTF8PROC_STABLE;
   switch (form) {
-    case NormalForm::kNfc: options |= UTF8PROC_COMPOSE; break;
-    case NormalForm::kNfd: options |= UTF8PROC_DECOMPOSE; break;
-    case NormalForm::kNfkc: options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT; break;
-    case NormalForm::kNfkd: options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT; break;
+    case NormalForm::kNfc:
+      options |= UTF8PROC_COMPOSE;
+      break;
+    case NormalForm::kNfd:
+      options |= UTF8PROC_DECOMPOSE;
+      break;
+    case NormalForm::kNfkc:
+      options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+      break;
+    case NormalForm::kNfkd:
+      options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+      break;
   }
   utf8proc_uint8_t* out = nullptr;
-  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
-                                          static_cast<utf8proc_ssize_t>(text.size()), &out,
-                                          static_cast<utf8proc_option_t>(options));
+  const utf8proc_ssize_t n =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()), static_cast<utf8proc_ssize_t>(text.size()),
+                   &out, static_cast<utf8proc_option_t>(options));
   if (n < 0) throw InputError(std::string("unicode normalisation failed (") + utf8proc_errmsg(n) + ")");
   std::string result(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
   std::free(out);
@@ -133,7 +141,8 @@ char32_t decode_utf8(std::string_view text, std::size_t i, std::size_t* length) 
   } else if (c >= 0xc0) {
     n = 2, cp = c & 0x1f;
   }
-  for (std::size_t k = 1; k < n && i + k < text.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3f);
+  for (std::size_t k = 1; k < n && i + k < text.size(); ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3f);
   *length = n;
   return n == 1 ? static_cast<char32_t>(c) : cp;
 }

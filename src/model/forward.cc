@@ -16,7 +16,8 @@ namespace {
 // residual stream are checked (two scans, negligible next to the products that made them).
 void check_finite(const std::vector<float>& x, std::size_t count, const std::string& what) {
   if (count_nonfinite(DType::kF32, x.data(), count).count == 0) return;
-  throw InputError(what + " overflow float32 (non-finite values); the checkpoint's weights (or head gates) are finite "
+  throw InputError(what +
+                   " overflow float32 (non-finite values); the checkpoint's weights (or head gates) are finite "
                    "but out of range");
 }
 
@@ -151,7 +152,8 @@ void Transformer::mlp(int l) {
   const LinearInput activated{seq, intermediate, nullptr,
                               [&](std::int64_t begin, std::int64_t end, float* out) {
                                 gated_activation(c.recipe.activation, s_.gate.data() + begin * intermediate,
-                                                 s_.up.data() + begin * intermediate, out, (end - begin) * intermediate);
+                                                 s_.up.data() + begin * intermediate, out,
+                                                 (end - begin) * intermediate);
                               },
                               s_.gate.data()};
   const LinearOutput down{&w.down_proj, s_.proj.data()};  // [seq, hidden]
@@ -164,16 +166,16 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   const ModelConfig& c = config_;
   const ModelRecipe& r = c.recipe;
   const int seq = s_.seq;
-  const bool captured = observer != nullptr && std::binary_search(request.capture_layers.begin(),
-                                                                  request.capture_layers.end(), l);
+  const bool captured =
+      observer != nullptr && std::binary_search(request.capture_layers.begin(), request.capture_layers.end(), l);
   attention_input(l, captured);
   if (captured) observer->on_values(l, s_.values.data());
 
   // DotSoftmaxWeightedSum. HF eager: softmax(softcap(q k^T * scale) + mask) v, per head, GQA via
   // repeat_kv; this layer's window. Optional edits (no HF counterpart; docs/method.md section 7):
   // per-head top-N keys, per-head output gates.
-  const AttentionShape shape{seq, c.heads, c.kv_heads, c.head_dim, r.layers[static_cast<std::size_t>(l)].window,
-                             r.attn_scale, r.attn_softcap};
+  const AttentionShape shape{
+      seq, c.heads, c.kv_heads, c.head_dim, r.layers[static_cast<std::size_t>(l)].window, r.attn_scale, r.attn_softcap};
   const std::span<const int> rows = captured ? std::span<const int>(request.capture_rows) : std::span<const int>();
   const std::span<const float> gates =
       request.head_gates.empty()
@@ -188,7 +190,8 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
       shape, s_.q.data(), s_.k.data(), s_.v.data(), s_.attn_out.data(), rows,
       [&](int head, const float* probs) { observer->on_attention(l, head, probs); }, gates, s_.attention, topn,
       backend_.precision());
-  timings_.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
+  timings_.attention_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
   // Overflowing q, k or v projections or scores all end up here (NaN probabilities included).
   check_finite(s_.attn_out, static_cast<std::size_t>(seq) * c.q_dim(), in_layer(l, "the attention outputs"));
   if (!update_residual) return;

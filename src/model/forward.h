@@ -20,18 +20,18 @@ namespace attngeom {
 // Every buffer of one forward pass, sized once per sequence length and reused.
 struct ForwardScratch {
   int seq = 0;
-  std::vector<float> x;          // [seq, hidden] residual stream
-  std::vector<float> normed;     // [seq, hidden] a norm's output, where fp32 backends keep it
-  std::vector<float> q;          // [seq, heads*head_dim]
-  std::vector<float> k;          // [seq, kv_heads*head_dim]
-  std::vector<float> v;          // [seq, kv_heads*head_dim]
-  std::vector<float> attn_out;   // [seq, heads*head_dim]
-  std::vector<float> proj;       // [seq, hidden]
-  std::vector<float> gate;       // [seq, intermediate]; fp32 backends put act(gate) * up over it
-  std::vector<float> up;         // [seq, intermediate]
-  std::vector<float> values;     // [kv_heads, seq, head_dim] captured layout
-  std::vector<float> widened;    // [max(hidden, heads*head_dim)] a norm weight or bias widened to fp32
-  std::vector<RopeTables> ropes; // one per distinct RoPE of the recipe
+  std::vector<float> x;           // [seq, hidden] residual stream
+  std::vector<float> normed;      // [seq, hidden] a norm's output, where fp32 backends keep it
+  std::vector<float> q;           // [seq, heads*head_dim]
+  std::vector<float> k;           // [seq, kv_heads*head_dim]
+  std::vector<float> v;           // [seq, kv_heads*head_dim]
+  std::vector<float> attn_out;    // [seq, heads*head_dim]
+  std::vector<float> proj;        // [seq, hidden]
+  std::vector<float> gate;        // [seq, intermediate]; fp32 backends put act(gate) * up over it
+  std::vector<float> up;          // [seq, intermediate]
+  std::vector<float> values;      // [kv_heads, seq, head_dim] captured layout
+  std::vector<float> widened;     // [max(hidden, heads*head_dim)] a norm weight or bias widened to fp32
+  std::vector<RopeTables> ropes;  // one per distinct RoPE of the recipe
   AttentionScratch attention;
   void resize(const ModelConfig& config, int seq);
 };

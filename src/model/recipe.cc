@@ -52,8 +52,10 @@ const Family kFamilies[] = {
 
 bool is_sliding(const Family& family, const RecipeInputs& in, int layer) {
   switch (family.window) {
-    case WindowRule::kNone: return false;
-    case WindowRule::kEveryLayer: return true;
+    case WindowRule::kNone:
+      return false;
+    case WindowRule::kEveryLayer:
+      return true;
     case WindowRule::kQwen:
       // Qwen2Config: sliding_window = sliding_window if use_sliding_window else None;
       // layer_types default: sliding iff sliding_window is not None and i >= max_window_layers.

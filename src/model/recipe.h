@@ -22,10 +22,10 @@ enum class QkNorm {
 
 // How a family decides which layers attend through a sliding window.
 enum class WindowRule {
-  kNone,          // full causal attention everywhere (HF LLaMA ignores a sliding_window key)
-  kEveryLayer,    // Mistral: sliding_window on every layer (null: none)
-  kQwen,          // Qwen2/3: only with use_sliding_window, layers >= max_window_layers (or layer_types)
-  kLayerTypes,    // Gemma-2/3: layer_types, else the family's pattern
+  kNone,        // full causal attention everywhere (HF LLaMA ignores a sliding_window key)
+  kEveryLayer,  // Mistral: sliding_window on every layer (null: none)
+  kQwen,        // Qwen2/3: only with use_sliding_window, layers >= max_window_layers (or layer_types)
+  kLayerTypes,  // Gemma-2/3: layer_types, else the family's pattern
 };
 
 // modeling_rope_utils.py rope types we implement.
@@ -34,10 +34,10 @@ enum class RopeType { kDefault, kLinear, kLlama3 };
 struct RopeSpec {
   RopeType type = RopeType::kDefault;
   double theta = 10000.0;
-  double factor = 1.0;                        // linear and llama3
-  double low_freq_factor = 1.0;               // llama3
-  double high_freq_factor = 4.0;              // llama3
-  double original_max_positions = 8192.0;     // llama3: original_max_position_embeddings
+  double factor = 1.0;                     // linear and llama3
+  double low_freq_factor = 1.0;            // llama3
+  double high_freq_factor = 4.0;           // llama3
+  double original_max_positions = 8192.0;  // llama3: original_max_position_embeddings
   bool operator==(const RopeSpec&) const = default;
 };
 
@@ -56,20 +56,20 @@ struct NormNames {
 
 // HF config class defaults for keys a config.json may omit.
 struct FamilyDefaults {
-  int kv_heads = 0;             // 0: num_attention_heads
-  int head_dim = 0;             // 0: hidden_size / num_attention_heads
+  int kv_heads = 0;  // 0: num_attention_heads
+  int head_dim = 0;  // 0: hidden_size / num_attention_heads
   int bos_token_id = 1;
   bool tie_embeddings = false;
   double rope_theta = 10000.0;
   double rms_norm_eps = 1e-6;
-  int sliding_window = 4096;    // when the key is absent (families with windows)
+  int sliding_window = 4096;           // when the key is absent (families with windows)
   double query_pre_attn_scalar = 256;  // families that scale scores by it
-  double attn_softcap = 0;      // 0: null
-  double final_softcap = 0;     // 0: null
+  double attn_softcap = 0;             // 0: null
+  double final_softcap = 0;            // 0: null
   // Sizes a sparse config may leave to the class (Gemma3TextConfig under a multimodal
   // text_config); 0: the key is required.
   int vocab = 0, hidden = 0, intermediate = 0, layers = 0, heads = 0;
-  int max_window_layers = 28;   // Qwen2Config / Qwen3Config
+  int max_window_layers = 28;  // Qwen2Config / Qwen3Config
 };
 
 // One family's fixed traits: one row of the table in recipe.cc.
@@ -77,17 +77,17 @@ struct Family {
   const char* model_type;
   NormNames norms;
   QkNorm qk_norm;
-  bool qkv_bias_always;         // Qwen2: q, k, v biases whatever attention_bias says; o_proj none
-  bool reads_attention_bias;    // attention_bias gives q, k, v and o_proj biases
-  float norm_weight_offset;     // RMSNorm multiplies by (offset + w): the Gemmas use 1
-  bool scale_embeddings;        // the Gemmas: embeddings * sqrt(hidden)
-  bool query_pre_attn_scalar;   // scores scaled by query_pre_attn_scalar^-0.5, not head_dim^-0.5
-  bool softcaps;                // reads attn_logit_softcapping and final_logit_softcapping
-  bool local_rope;              // Gemma-3: sliding layers use plain RoPE at rope_local_base_freq
+  bool qkv_bias_always;        // Qwen2: q, k, v biases whatever attention_bias says; o_proj none
+  bool reads_attention_bias;   // attention_bias gives q, k, v and o_proj biases
+  float norm_weight_offset;    // RMSNorm multiplies by (offset + w): the Gemmas use 1
+  bool scale_embeddings;       // the Gemmas: embeddings * sqrt(hidden)
+  bool query_pre_attn_scalar;  // scores scaled by query_pre_attn_scalar^-0.5, not head_dim^-0.5
+  bool softcaps;               // reads attn_logit_softcapping and final_logit_softcapping
+  bool local_rope;             // Gemma-3: sliding layers use plain RoPE at rope_local_base_freq
   WindowRule window;
-  int global_every;             // kLayerTypes without layer_types: layer i is global iff (i + 1) % n == 0
-  bool reads_window_pattern;    // Gemma-3: sliding_window_pattern overrides global_every
-  const char* activation_key;   // "hidden_act" or "hidden_activation"
+  int global_every;            // kLayerTypes without layer_types: layer i is global iff (i + 1) % n == 0
+  bool reads_window_pattern;   // Gemma-3: sliding_window_pattern overrides global_every
+  const char* activation_key;  // "hidden_act" or "hidden_activation"
   const char* activation_default;
   FamilyDefaults defaults;
 };
@@ -106,19 +106,19 @@ struct LayerRecipe {
 
 // Everything the forward pass and the weight list need beyond the sizes.
 struct ModelRecipe {
-  std::string weight_prefix;   // "" or "language_model." (Gemma-3 multimodal checkpoints)
+  std::string weight_prefix;  // "" or "language_model." (Gemma-3 multimodal checkpoints)
   NormNames norms;
   QkNorm qk_norm = QkNorm::kNone;
   bool qkv_bias = false;
   bool o_bias = false;
   float norm_weight_offset = 0;
-  float embedding_scale = 1;   // sqrt(hidden) in fp32 for the Gemmas
+  float embedding_scale = 1;  // sqrt(hidden) in fp32 for the Gemmas
   Activation activation = Activation::kSilu;
-  float attn_scale = 1;        // score scale
-  float attn_softcap = 0;      // 0: none; else scores = cap * tanh(scores / cap) before the mask
-  float final_softcap = 0;     // 0: none; else logits = cap * tanh(logits / cap)
-  std::vector<RopeSpec> ropes;        // distinct RoPE tables
-  std::vector<LayerRecipe> layers;    // [layers]
+  float attn_scale = 1;             // score scale
+  float attn_softcap = 0;           // 0: none; else scores = cap * tanh(scores / cap) before the mask
+  float final_softcap = 0;          // 0: none; else logits = cap * tanh(logits / cap)
+  std::vector<RopeSpec> ropes;      // distinct RoPE tables
+  std::vector<LayerRecipe> layers;  // [layers]
 };
 
 // The config.json values a recipe is resolved from, already parsed and range-checked.
@@ -128,17 +128,17 @@ struct RecipeInputs {
   int head_dim = 0;
   bool attention_bias = false;
   Activation activation = Activation::kSilu;
-  float query_pre_attn_scalar = 0;     // 0: absent
+  float query_pre_attn_scalar = 0;  // 0: absent
   float attn_softcap = 0;
   float final_softcap = 0;
-  int sliding_window = 0;              // 0: none (null)
-  bool use_sliding_window = false;     // Qwen
-  int max_window_layers = 0;           // Qwen
-  std::vector<bool> sliding_layers;    // layer_types when given ([layers], true: sliding_attention)
-  int window_pattern = 0;              // sliding_window_pattern when read; 0: the family's
-  RopeSpec global_rope;                // rope_theta with rope_scaling
-  RopeSpec local_rope;                 // Gemma-3's sliding layers
-  bool multimodal = false;             // weights under language_model.
+  int sliding_window = 0;            // 0: none (null)
+  bool use_sliding_window = false;   // Qwen
+  int max_window_layers = 0;         // Qwen
+  std::vector<bool> sliding_layers;  // layer_types when given ([layers], true: sliding_attention)
+  int window_pattern = 0;            // sliding_window_pattern when read; 0: the family's
+  RopeSpec global_rope;              // rope_theta with rope_scaling
+  RopeSpec local_rope;               // Gemma-3's sliding layers
+  bool multimodal = false;           // weights under language_model.
 };
 
 ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);

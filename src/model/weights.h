@@ -33,7 +33,7 @@ struct LayerWeights {
 };
 
 struct Weights {
-  TensorView embed;       // [vocab, hidden]
+  TensorView embed;  // [vocab, hidden]
   std::vector<LayerWeights> layers;
   TensorView final_norm;  // [1, hidden]
   TensorView lm_head;     // [vocab, hidden]; the embedding when tied

@@ -95,9 +95,8 @@ void attend_one_head(const AttentionShape& s, int head, const float* q, const fl
 }  // namespace
 
 void causal_attention(const AttentionShape& s, const float* q, const float* k, const float* v, float* out,
-                      std::span<const int> capture_rows, const AttentionRowSink& sink,
-                      std::span<const float> head_gate, AttentionScratch& scratch, std::span<const int> head_topn,
-                      Precision products) {
+                      std::span<const int> capture_rows, const AttentionRowSink& sink, std::span<const float> head_gate,
+                      AttentionScratch& scratch, std::span<const int> head_topn, Precision products) {
   ATTNGEOM_CHECK(s.heads % s.kv_heads == 0);
   ATTNGEOM_CHECK(std::is_sorted(capture_rows.begin(), capture_rows.end()));
   ATTNGEOM_CHECK(head_topn.empty() || head_topn.size() == static_cast<std::size_t>(s.heads));

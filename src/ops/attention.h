@@ -44,8 +44,8 @@ void keep_top_n(float* probs, int count, int n, int* order);
 // `products`: kFp32 multiplies in fp32 (sgemm); kBf16 rounds q, k, v and the probabilities
 // to bf16 for the two products (attention_bf16.h), the softmax staying fp32.
 void causal_attention(const AttentionShape& shape, const float* q, const float* k, const float* v, float* out,
-                      std::span<const int> capture_rows, const AttentionRowSink& sink,
-                      std::span<const float> head_gate, AttentionScratch& scratch,
-                      std::span<const int> head_topn = {}, Precision products = Precision::kFp32);
+                      std::span<const int> capture_rows, const AttentionRowSink& sink, std::span<const float> head_gate,
+                      AttentionScratch& scratch, std::span<const int> head_topn = {},
+                      Precision products = Precision::kFp32);
 
 }  // namespace attngeom

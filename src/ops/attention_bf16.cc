@@ -84,8 +84,8 @@ const Bf16AttentionProducts::Products& Bf16AttentionProducts::products(int rows,
   const dnnl::matmul::primitive_desc sum_pd(dnnl::matmul::desc(p.p, p.v, p.o), plain, engine_);
   p.scores = dnnl::matmul(scores_pd);
   p.weighted_sum = dnnl::matmul(sum_pd);
-  scratchpad_bytes_ = std::max({scratchpad_bytes_, scores_pd.scratchpad_desc().get_size(),
-                                sum_pd.scratchpad_desc().get_size()});
+  scratchpad_bytes_ =
+      std::max({scratchpad_bytes_, scores_pd.scratchpad_desc().get_size(), sum_pd.scratchpad_desc().get_size()});
   return products_.emplace(key, std::move(p)).first->second;
 }
 
@@ -96,8 +96,8 @@ void Bf16AttentionProducts::scores(const AttentionBlock& b, float* scores, int t
   memory q(p.q, engine_, q_.data() + (b.head * seq + b.r0) * d);
   memory k(p.k, engine_, k_.data() + (kv_head_of(shape_, b.head) * seq + b.key0) * d);
   memory s(p.s, engine_, scores);
-  p.scores.execute(t.stream, {{DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, k}, {DNNL_ARG_DST, s},
-                              {DNNL_ARG_SCRATCHPAD, t.scratchpad}});
+  p.scores.execute(t.stream,
+                   {{DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, k}, {DNNL_ARG_DST, s}, {DNNL_ARG_SCRATCHPAD, t.scratchpad}});
   t.stream.wait();
 }
 
@@ -110,8 +110,8 @@ void Bf16AttentionProducts::weighted_sum(const AttentionBlock& b, const float* p
   memory pm(p.p, engine_, t.p.data());
   memory v(p.v, engine_, v_.data() + (kv_head_of(shape_, b.head) * seq + b.key0) * d);
   memory o(p.o, engine_, t.out.data());
-  p.weighted_sum.execute(t.stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, v}, {DNNL_ARG_DST, o},
-                                    {DNNL_ARG_SCRATCHPAD, t.scratchpad}});
+  p.weighted_sum.execute(
+      t.stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, v}, {DNNL_ARG_DST, o}, {DNNL_ARG_SCRATCHPAD, t.scratchpad}});
   t.stream.wait();
   const std::int64_t out_stride = static_cast<std::int64_t>(shape_.heads) * d;
   for (int i = 0; i < b.rows; ++i) {

@@ -5,10 +5,9 @@
 // The softmax between them, the captured probabilities and everything after stay fp32.
 #include <cstdint>
 #include <map>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <utility>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "ops/attention_shape.h"
 

@@ -36,7 +36,7 @@ struct AttentionBlock {
 
 inline AttentionBlock attention_block(const AttentionShape& s, int head, int r0) {
   const int r1 = r0 + kAttentionBlockRows < s.seq ? r0 + kAttentionBlockRows : s.seq;
-  const int key0 = first_visible_key(s, r0);  // keys before this are masked for every row
+  const int key0 = first_visible_key(s, r0);    // keys before this are masked for every row
   return {head, r0, r1 - r0, key0, r1 - key0};  // keys after r1 - 1 are masked for every row
 }
 

@@ -4,9 +4,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <tuple>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
 
 #include "ops/gemm.h"
 

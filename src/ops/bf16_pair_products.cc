@@ -1,5 +1,3 @@
-#include "ops/pair_product_tiles.h"
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -7,6 +5,7 @@
 #include <vector>
 
 #include "ops/gemm.h"
+#include "ops/pair_product_tiles.h"
 #include "util/error.h"
 #include "util/float_error.h"
 

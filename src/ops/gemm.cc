@@ -1,21 +1,18 @@
 #include "ops/gemm.h"
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.h>
 
 #include "util/error.h"
 
 namespace attngeom {
 
-std::string_view precision_name(Precision precision) {
-  return precision == Precision::kFp32 ? "fp32" : "bf16";
-}
+std::string_view precision_name(Precision precision) { return precision == Precision::kFp32 ? "fp32" : "bf16"; }
 
-void gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-              const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-              std::int64_t ldc) {
+void gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+              std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   const dnnl_status_t status =
       dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -40,8 +37,8 @@ class Fp32Backend final : public LinearBackend {
  private:
   void multiply(const float* x, std::int64_t rows, const TensorView& w, float* y) {
     if (w.dtype == DType::kF32) {
-      gemm_f32(false, true, rows, w.rows, w.cols, 1.0f, x, w.cols, static_cast<const float*>(w.data), w.cols, 0.0f,
-               y, w.rows);
+      gemm_f32(false, true, rows, w.rows, w.cols, 1.0f, x, w.cols, static_cast<const float*>(w.data), w.cols, 0.0f, y,
+               w.rows);
       return;
     }
     // Widen a block of output rows by input columns, then multiply it into y's columns; a deep
@@ -58,8 +55,8 @@ class Fp32Backend final : public LinearBackend {
         const std::int64_t nc = std::min(block_cols, w.cols - c0);
 #pragma omp parallel for schedule(static)
         for (std::int64_t r = 0; r < nr; ++r) {
-          widen_to_f32(w.dtype, static_cast<const std::uint8_t*>(w.row(r0 + r)) + c0 * element, widened_.data() + r * nc,
-                       static_cast<std::size_t>(nc));
+          widen_to_f32(w.dtype, static_cast<const std::uint8_t*>(w.row(r0 + r)) + c0 * element,
+                       widened_.data() + r * nc, static_cast<std::size_t>(nc));
         }
         gemm_f32(false, true, rows, nr, nc, 1.0f, x + c0, w.cols, widened_.data(), nc, c0 == 0 ? 0.0f : 1.0f, y + r0,
                  w.rows);

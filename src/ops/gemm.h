@@ -21,9 +21,8 @@ enum class Fp32Matmul { kSgemm, kBf16x3 };
 
 // C[M, N] = alpha * op(A) op(B) + beta * C, row-major fp32 (oneDNN sgemm).
 // Runs single-threaded when called inside an OpenMP parallel region.
-void gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-              const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-              std::int64_t ldc);
+void gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+              std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
 
 // One product of a shared input x: y[rows, weight->rows] = x[rows, weight->cols] * weight^T.
 struct LinearOutput {

@@ -1,11 +1,10 @@
-#include "ops/pair_product_tiles.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ops/pair_product_tiles.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -19,7 +18,9 @@ constexpr std::size_t kMaxDim = (std::size_t{1} << 24) / (127 * 127);
 
 bool cpu_has_int8_dot() {
   const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto has = [isa](dnnl::cpu_isa feature) { return (isa & static_cast<unsigned>(feature)) == static_cast<unsigned>(feature); };
+  const auto has = [isa](dnnl::cpu_isa feature) {
+    return (isa & static_cast<unsigned>(feature)) == static_cast<unsigned>(feature);
+  };
   return has(dnnl::cpu_isa::avx512_core_vnni) || has(dnnl::cpu_isa::avx2_vnni);
 }
 

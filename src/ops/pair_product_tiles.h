@@ -13,10 +13,9 @@
 // exact products.
 #include <cstddef>
 #include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <span>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "ops/tile_matmul.h"
 

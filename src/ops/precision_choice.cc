@@ -36,7 +36,8 @@ Fp32Matmul resolve_fp32_matmul(const std::string& precision_text, const std::str
       throw SettingError({setting("fp32_matmul"), " bf16x3: chooses the fp32 path's kernel, but ", setting("precision"),
                           " bf16 runs bf16 products; use ", setting("precision"), " fp32"});
     }
-    std::fprintf(stderr, "attngeom: warning: fp32_matmul bf16x3 has no effect: precision auto chose bf16 (fast on this CPU)\n");
+    std::fprintf(stderr,
+                 "attngeom: warning: fp32_matmul bf16x3 has no effect: precision auto chose bf16 (fast on this CPU)\n");
     return Fp32Matmul::kSgemm;
   }
   require_bf16_matmul({setting("fp32_matmul"), " bf16x3"}, {setting("fp32_matmul"), " sgemm"});

@@ -34,8 +34,8 @@ void TileMatmul::Runner::run(const void* left, const void* right, void* out) {
   memory a(p.a_, p.engine_, const_cast<void*>(left));  // oneDNN takes handles as void*; it only reads them
   memory b(p.b_, p.engine_, const_cast<void*>(right));
   memory c(p.c_, p.engine_, out);
-  p.matmul_.execute(stream_, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c},
-                              {DNNL_ARG_SCRATCHPAD, scratchpad_}});
+  p.matmul_.execute(stream_,
+                    {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}, {DNNL_ARG_SCRATCHPAD, scratchpad_}});
   stream_.wait();
 }
 

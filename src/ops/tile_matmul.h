@@ -3,7 +3,6 @@
 // row's vectors times the transpose of another block, [kTile, kTile] out. One primitive serves
 // every row and thread; each loaded row runs it through its own Runner.
 #include <cstddef>
-
 #include <oneapi/dnnl/dnnl.hpp>
 
 namespace attngeom {

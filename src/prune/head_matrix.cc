@@ -4,9 +4,8 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "util/atomic_file.h"
 #include "util/csv.h"
@@ -73,8 +72,16 @@ double element(const char* p, char kind, int size) {
     case 'i': {
       std::int64_t v = 0;
       if (size == 1) v = static_cast<std::int8_t>(*p);
-      if (size == 2) { std::int16_t x; std::memcpy(&x, p, 2); v = x; }
-      if (size == 4) { std::int32_t x; std::memcpy(&x, p, 4); v = x; }
+      if (size == 2) {
+        std::int16_t x;
+        std::memcpy(&x, p, 2);
+        v = x;
+      }
+      if (size == 4) {
+        std::int32_t x;
+        std::memcpy(&x, p, 4);
+        v = x;
+      }
       if (size == 8) std::memcpy(&v, p, 8);
       return static_cast<double>(v);
     }
@@ -89,15 +96,18 @@ double element(const char* p, char kind, int size) {
 std::vector<double> read_npy_matrix(const fs::path& path, const HeadGrid& grid) {
   const std::string bytes = read_bytes(path);
   const std::string where = path.string() + ": ";
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw InputError(where + "not a .npy file (bad magic)");
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    throw InputError(where + "not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
   std::size_t header_len = 0, offset = 0;
   if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    header_len =
+        static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
     offset = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) throw InputError(where + "truncated .npy header");
-    for (int i = 0; i < 4; ++i) header_len |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      header_len |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
     offset = 12;
   } else {
     throw InputError(where + "unsupported .npy version " + std::to_string(major));
@@ -118,8 +128,7 @@ std::vector<double> read_npy_matrix(const fs::path& path, const HeadGrid& grid) 
                        ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
                        (kind == 'b' && size == 1);
   if ((order != '<' && order != '|' && order != '=') || !size_ok) {
-    throw InputError(where + "unsupported .npy dtype " + descr +
-                     " (expected little-endian float, integer or bool)");
+    throw InputError(where + "unsupported .npy dtype " + descr + " (expected little-endian float, integer or bool)");
   }
   const std::string fortran = header_field(header, "fortran_order", path);
   if (fortran != "False" && fortran != "True") throw InputError(where + "malformed fortran_order " + fortran);
@@ -171,9 +180,11 @@ std::vector<double> read_text_matrix(const fs::path& path, const HeadGrid& grid)
       ++cols;
     }
     if (cols != grid.heads) {
-      throw InputError(where + count_of(cols, "value") + ", expected one per head (" + std::to_string(grid.heads) + ")");
+      throw InputError(where + count_of(cols, "value") + ", expected one per head (" + std::to_string(grid.heads) +
+                       ")");
     }
-    if (++rows > grid.layers) throw InputError(where + "more than one line per layer (" + std::to_string(grid.layers) + ")");
+    if (++rows > grid.layers)
+      throw InputError(where + "more than one line per layer (" + std::to_string(grid.layers) + ")");
   }
   if (rows != grid.layers) {
     throw InputError(path.string() + ": " + count_of(rows, "line") + " of values, expected one per layer (" +
@@ -205,7 +216,8 @@ void write_head_scores(const fs::path& dir, const std::string& name, std::span<c
     for (int h = 0; h < grid.heads; ++h) {
       const double v = values[grid.index(l, h)];
       tsv += format_real(v, CsvReals::kRoundTrip) + (h + 1 < grid.heads ? "\t" : "\n");
-      json[grid.name(grid.index(l, h))] = std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+      json[grid.name(grid.index(l, h))] =
+          std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
     }
   }
   write_text(dir / (name + ".tsv"), tsv);

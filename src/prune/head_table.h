@@ -21,10 +21,10 @@ struct HeadGrid {
 struct HeadTable {
   HeadGrid grid;
   std::vector<double> entropy;
-  std::vector<double> sink_mass;  // a_0
-  std::vector<double> last_mass;  // a_L
-  std::vector<double> f_small;    // mean F over N = 2..4
-  std::vector<double> peak_f_n;   // the non-trivial N with the highest mean F
+  std::vector<double> sink_mass;   // a_0
+  std::vector<double> last_mass;   // a_L
+  std::vector<double> f_small;     // mean F over N = 2..4
+  std::vector<double> peak_f_n;    // the non-trivial N with the highest mean F
   std::vector<std::string> label;  // retriever, mixer, reset, unclassified
 };
 

@@ -34,8 +34,9 @@ void check_reference_fits(std::size_t tokens, std::int64_t vocab, std::optional<
   const std::uint64_t need = reference_distribution_bytes(tokens, vocab);
   if (!available || need <= *available) return;
   const std::uint64_t fits = *available / (4 * static_cast<std::uint64_t>(vocab));
-  throw SettingError({"prune: the unedited model's distributions over " + std::to_string(tokens) + " held-out tokens take " +
-                          human_bytes(need) + " but only " + human_bytes(*available) + " of memory is available; use ",
+  throw SettingError({"prune: the unedited model's distributions over " + std::to_string(tokens) +
+                          " held-out tokens take " + human_bytes(need) + " but only " + human_bytes(*available) +
+                          " of memory is available; use ",
                       setting("max_tokens"), " (at most " + std::to_string(fits) + ")"});
 }
 

@@ -4,10 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
-
-#include <nlohmann/json.hpp>
 
 #include "analysis/pipeline.h"
 #include "analysis/provenance.h"
@@ -119,18 +118,19 @@ void check_out_dir(const PruneSettings& s) {
                setting("scores"), " run (whose report is rewritten); expected that run, or a new or empty directory"});
   }
   if (!fs::is_empty(s.out, ec) && !is_run_dir(s.out) && !fs::exists(s.out / "prune.json", ec)) {
-    throw bad("is not empty and holds neither an attngeom run nor a previous prune output; expected a new or empty "
-              "directory");
+    throw bad(
+        "is not empty and holds neither an attngeom run nor a previous prune output; expected a new or empty "
+        "directory");
   }
 }
 
 void check_settings(const PruneSettings& s, const ModelConfig& c) {
   if (s.context < 2) throw SettingError({setting("context"), " must be at least 2"});
   if (s.context > c.max_positions && !s.force) {
-    throw SettingError({setting("context"),
-                        " " + std::to_string(s.context) + " exceeds max_position_embeddings " +
-                            std::to_string(c.max_positions) + " (",
-                        setting("force"), " allows it)"});
+    throw SettingError(
+        {setting("context"),
+         " " + std::to_string(s.context) + " exceeds max_position_embeddings " + std::to_string(c.max_positions) + " (",
+         setting("force"), " allows it)"});
   }
   check_stride(protocol_of(s, c.bos_token_id));
   for (const double f : s.fractions) {
@@ -143,18 +143,20 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
     }
   }
   if (s.scores_dir.empty() && (!s.strategies.empty() || !s.topn_budgets.empty())) {
-    throw SettingError({setting("scores"), " RUN_DIR is required for ", setting("strategies"), " and ",
-                        setting("topn_budgets")});
+    throw SettingError(
+        {setting("scores"), " RUN_DIR is required for ", setting("strategies"), " and ", setting("topn_budgets")});
   }
   if (s.scores_dir.empty() && s.mask_file.empty()) {
     throw SettingError({"nothing to evaluate: give ", setting("scores"), " or ", setting("mask")});
   }
-  if (s.out.empty() && s.scores_dir.empty()) throw SettingError({setting("out"), " is required without ", setting("scores")});
+  if (s.out.empty() && s.scores_dir.empty())
+    throw SettingError({setting("out"), " is required without ", setting("scores")});
   // Checked before any forward pass: the logits are written after the model has run.
   if (!s.dump_logits.empty()) {
     std::vector<fs::path> inputs = prune_inputs(s);
     if (!s.scores_dir.empty()) inputs.push_back(s.scores_dir / "heads.csv");
-    check_output_path(s.dump_logits, {setting("dump_logits"), " " + s.dump_logits.string()}, "an .npy file path", inputs);
+    check_output_path(s.dump_logits, {setting("dump_logits"), " " + s.dump_logits.string()}, "an .npy file path",
+                      inputs);
   }
   if (!s.out.empty()) check_out_dir(s);
 }
@@ -184,10 +186,11 @@ struct Curve {
 
 // Head masking: one row per (strategy, seed, fraction), then the --mask file's row, and
 // each order's importance.
-Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::vector<float>& mask, const HeadGrid& grid,
-                     CachedEvaluator& evaluate) {
+Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::vector<float>& mask,
+                     const HeadGrid& grid, CachedEvaluator& evaluate) {
   Curve curve{CsvWriter({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"}), json::array(), {}};
-  const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction, const std::vector<float>& gates) {
+  const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction,
+                           const std::vector<float>& gates) {
     const HeldOutScore r = evaluate(gates, {});
     const std::vector<std::string> masked = masked_names(gates, grid);
     curve.table.add(strategy).add(static_cast<std::size_t>(seed)).add(fraction).add(masked.size());
@@ -213,7 +216,8 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
       const std::vector<int> order = masking_order(score);
       curve.head_scores.emplace_back(file, score);
       for (const double fraction : s.fractions) {
-        add_row(strategy.name(), seed, fraction, gates_masking_first(order, heads_for_fraction(fraction, grid.count())));
+        add_row(strategy.name(), seed, fraction,
+                gates_masking_first(order, heads_for_fraction(fraction, grid.count())));
       }
     }
   }
@@ -252,7 +256,8 @@ Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const 
 void make_directory(const fs::path& dir, const SettingMessage& subject) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) throw SettingError(subject + SettingMessage(dir.string() + ": cannot create the directory"));
+  if (ec || !fs::is_directory(dir))
+    throw SettingError(subject + SettingMessage(dir.string() + ": cannot create the directory"));
 }
 
 }  // namespace
@@ -276,8 +281,8 @@ fs::path run_prune(const PruneSettings& s) {
     for (const Strategy& strategy : s.strategies) {
       const std::vector<double> score = importance(strategy, *table, s.type_order, s.seed);
       if (std::none_of(score.begin(), score.end(), [](double x) { return std::isfinite(x); })) {
-        throw SettingError({s.scores_dir.string() + "/heads.csv: no head has a finite score for ", setting("strategies"),
-                            " " + strategy.name() + "; that order is undefined"});
+        throw SettingError({s.scores_dir.string() + "/heads.csv: no head has a finite score for ",
+                            setting("strategies"), " " + strategy.name() + "; that order is undefined"});
       }
     }
   }
@@ -306,12 +311,13 @@ fs::path run_prune(const PruneSettings& s) {
   Transformer model(c, checkpoint.weights(), *backend);
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, protocol, mask);
   std::fprintf(stderr, "attngeom prune: %s held-out tokens in %s; the unedited distributions take %.1f MiB\n",
-               std::to_string(tokens).c_str(), count_of(documents.size(), "document").c_str(), static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
+               std::to_string(tokens).c_str(), count_of(documents.size(), "document").c_str(),
+               static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
   HeldOutEvaluator evaluator(model, std::move(documents), protocol);
   const HeldOutScore& ref = evaluator.reference();
   const std::size_t stride = protocol.effective_stride();
-  std::fprintf(stderr, "attngeom prune: unedited model: ppl %.6g over %zu tokens (context %d, stride %zu, %s)\n", ref.ppl,
-               ref.tokens, s.context, stride, protocol.bos ? "BOS per window" : "no BOS");
+  std::fprintf(stderr, "attngeom prune: unedited model: ppl %.6g over %zu tokens (context %d, stride %zu, %s)\n",
+               ref.ppl, ref.tokens, s.context, stride, protocol.bos ? "BOS per window" : "no BOS");
   CachedEvaluator evaluate(evaluator);
 
   Curve pruning = pruning_curves(s, table ? &*table : nullptr, mask, grid, evaluate);
@@ -338,9 +344,12 @@ fs::path run_prune(const PruneSettings& s) {
       {"precision", std::string(precision_name(backend->precision()))},
       {"matmul", std::string(backend->kernel())},
       {"data", {{"files", files}, {"documents", evaluator.documents().size()}, {"max_tokens", s.max_tokens}}},
-      {"protocol", {{"context", s.context}, {"stride", stride}, {"bos", protocol.bos},
-                    {"bos_token_id", protocol.bos ? json(protocol.bos_token_id) : json(nullptr)},
-                    {"windows", evaluator.window_lengths().size()}}},
+      {"protocol",
+       {{"context", s.context},
+        {"stride", stride},
+        {"bos", protocol.bos},
+        {"bos_token_id", protocol.bos ? json(protocol.bos_token_id) : json(nullptr)},
+        {"windows", evaluator.window_lengths().size()}}},
       {"scores", s.scores_dir.empty() ? json(nullptr) : json(fs::absolute(s.scores_dir).string())},
       {"mask", s.mask_file.empty() ? json(nullptr) : json(fs::absolute(s.mask_file).string())},
       {"type_order", s.type_order},

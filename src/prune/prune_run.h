@@ -23,13 +23,13 @@ struct PruneSettings {
   std::filesystem::path out;         // empty: scores_dir
   std::vector<Strategy> strategies;  // empty: no head-pruning curves
   std::vector<double> fractions = {0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5};
-  int seeds = 3;           // random orders: seeds seed, seed + 1, ...
+  int seeds = 3;  // random orders: seeds seed, seed + 1, ...
   std::uint64_t seed = 0;
   std::vector<std::string> type_order = default_type_order();
-  int context = 256;       // tokens per window, BOS included
-  int stride = 0;          // 0: context - 1 (no overlap)
+  int context = 256;  // tokens per window, BOS included
+  int stride = 0;     // 0: context - 1 (no overlap)
   bool bos = true;
-  std::size_t max_tokens = 0;  // 0: every token of the held-out text
+  std::size_t max_tokens = 0;       // 0: every token of the held-out text
   std::filesystem::path mask_file;  // a [layers, heads] gate matrix evaluated as strategy "mask"
   std::vector<int> topn_budgets;    // empty: no top-N curve
   TopnRuleOptions topn_rule;

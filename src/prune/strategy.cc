@@ -33,7 +33,8 @@ std::vector<std::string> split_list(const std::string& list) {
 
 // Uniform integer in [0, bound) by rejection (no modulo bias, no library-defined mapping).
 std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t bound) {
-  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % bound;
+  const std::uint64_t limit =
+      std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % bound;
   std::uint64_t x;
   do {
     x = rng();
@@ -61,9 +62,11 @@ std::vector<Strategy> parse_strategies(const std::string& list) {
       base.resize(base.size() - std::string_view(kRevSuffix).size());
       s.reversed = true;
     }
-    const auto* found = std::find_if(std::begin(kKinds), std::end(kKinds), [&](const KindName& k) { return base == k.name; });
+    const auto* found =
+        std::find_if(std::begin(kKinds), std::end(kKinds), [&](const KindName& k) { return base == k.name; });
     if (found == std::end(kKinds)) {
-      throw bad("unknown strategy '" + item + "' (expected type, random, entropy, sink, last or fscore, optionally with -rev)");
+      throw bad("unknown strategy '" + item +
+                "' (expected type, random, entropy, sink, last or fscore, optionally with -rev)");
     }
     s.kind = found->kind;
     if (s.kind == StrategyKind::kRandom && s.reversed) throw bad("random-rev is the same as random");

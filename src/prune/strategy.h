@@ -23,7 +23,7 @@ enum class StrategyKind {
 
 struct Strategy {
   StrategyKind kind = StrategyKind::kType;
-  bool reversed = false;  // "-rev" suffix: the opposite order (not for random)
+  bool reversed = false;     // "-rev" suffix: the opposite order (not for random)
   std::string name() const;  // the CLI / CSV identifier, e.g. "entropy", "sink-rev"
   bool seeded() const { return kind == StrategyKind::kType || kind == StrategyKind::kRandom; }
 };

@@ -38,7 +38,7 @@ std::vector<double> geometric_base_n(const fs::path& run_dir, const HeadTable& t
   for (std::size_t i = 0; i < count; ++i) {
     if (curves[i].empty()) throw InputError(csv.path().string() + ": no row for head " + table.grid.name(i));
     const auto nontrivial = curves[i].lower_bound(2);
-    if (nontrivial == curves[i].end()) continue;  // only N = 1 measured: 1
+    if (nontrivial == curves[i].end()) continue;               // only N = 1 measured: 1
     base[i] = static_cast<double>(curves[i].rbegin()->first);  // never reaches tau: the largest grid N
     for (auto it = nontrivial; it != curves[i].end(); ++it) {
       if (it->second >= options.tau) {  // false for NaN
@@ -63,7 +63,8 @@ KeptKeys::KeptKeys(std::span<const int> window_lengths, int sliding_window) {
       at_least[static_cast<std::size_t>(keys)] += 1;
     }
   }
-  for (int k = most - 1; k >= 1; --k) at_least[static_cast<std::size_t>(k)] += at_least[static_cast<std::size_t>(k) + 1];
+  for (int k = most - 1; k >= 1; --k)
+    at_least[static_cast<std::size_t>(k)] += at_least[static_cast<std::size_t>(k) + 1];
   kept_.assign(at_least.size(), 0.0);
   for (std::size_t n = 1; n < kept_.size(); ++n) kept_[n] = kept_[n - 1] + at_least[n];
 }

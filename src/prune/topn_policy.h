@@ -32,7 +32,7 @@ std::vector<double> geometric_base_n(const std::filesystem::path& run_dir, const
 class KeptKeys {
  public:
   KeptKeys(std::span<const int> window_lengths, int sliding_window);
-  double of(int n) const;  // n = 0: all visible pairs
+  double of(int n) const;                                                 // n = 0: all visible pairs
   int max_visible() const { return static_cast<int>(kept_.size()) - 1; }  // a larger N keeps nothing more
   // Share of all (head, query, visible key) triples that `topn` ([layers, heads], 0 = all) keeps.
   double share(std::span<const int> topn) const;

@@ -1,13 +1,13 @@
 // attngeom.analyze: the main job (analysis/pipeline.h) with the CLI's settings as keyword
 // arguments: the option table's (analysis/option_table.h) and analyze's own, each checked
 // as the CLI checks its flag; an unknown name is a TypeError naming it.
+#include <pybind11/stl.h>
+
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
-
-#include <pybind11/stl.h>
 
 #include "analysis/option_table.h"
 #include "analysis/pipeline.h"
@@ -27,10 +27,11 @@ namespace py = pybind11;
 template <typename T>
 T value_of(const std::string& name, const py::handle& value) {
   const bool is_bool = py::isinstance<py::bool_>(value);
-  const bool ok = std::is_same_v<T, bool>          ? is_bool
-                  : std::is_integral_v<T>          ? py::isinstance<py::int_>(value) && !is_bool
-                  : std::is_floating_point_v<T>    ? (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)) && !is_bool
-                                                   : py::isinstance<py::str>(value);
+  const bool ok = std::is_same_v<T, bool> ? is_bool
+                  : std::is_integral_v<T> ? py::isinstance<py::int_>(value) && !is_bool
+                  : std::is_floating_point_v<T>
+                      ? (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)) && !is_bool
+                      : py::isinstance<py::str>(value);
   if (!ok) {
     throw py::type_error(name + ": expected " + std::string(py::str(py::type::of(py::cast(T{})).attr("__name__"))) +
                          ", got " + std::string(py::str(py::type::of(value).attr("__name__"))));
@@ -98,16 +99,32 @@ using Setter = std::function<void(PythonSettings&, const std::string&, const py:
 // analyze's settings beyond the option table, each as its CLI flag accepts it.
 const std::map<std::string, Setter>& own_settings() {
   static const std::map<std::string, Setter> setters = {
-      {"seq_len", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.seq_len = static_cast<int>(integer_in(n, v, 2, 1LL << 20)); }},
-      {"num_seqs", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.num_seqs = static_cast<int>(integer_in(n, v, 1, 1LL << 24)); }},
-      {"queries", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.queries = parse_query_selection(value_of<std::string>(n, v)); }},
-      {"format", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.corpus.format = parse_corpus_format(one_of(n, v, {"text", "lines", "jsonl"})); }},
-      {"text_field", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.corpus.text_field = value_of<std::string>(n, v); }},
-      {"skip", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.skip = static_cast<int>(integer_in(n, v, 0, 1LL << 30)); }},
-      {"seed", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.shuffle_seed = static_cast<std::uint64_t>(integer_in(n, v, 0, (1LL << 53) - 1)); }},
-      {"pack", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.pack = value_of<bool>(n, v); }},
-      {"pack_separator", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.pack_bos = one_of(n, v, {"bos", "none"}) == "bos"; }},
-      {"lengths", [](PythonSettings& s, const std::string& n, const py::handle& v) {
+      {"seq_len", [](PythonSettings& s, const std::string& n,
+                     const py::handle& v) { s.analysis.seq_len = static_cast<int>(integer_in(n, v, 2, 1LL << 20)); }},
+      {"num_seqs", [](PythonSettings& s, const std::string& n,
+                      const py::handle& v) { s.analysis.num_seqs = static_cast<int>(integer_in(n, v, 1, 1LL << 24)); }},
+      {"queries", [](PythonSettings& s, const std::string& n,
+                     const py::handle& v) { s.analysis.queries = parse_query_selection(value_of<std::string>(n, v)); }},
+      {"format",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) {
+         s.analysis.corpus.format = parse_corpus_format(one_of(n, v, {"text", "lines", "jsonl"}));
+       }},
+      {"text_field", [](PythonSettings& s, const std::string& n,
+                        const py::handle& v) { s.analysis.corpus.text_field = value_of<std::string>(n, v); }},
+      {"skip", [](PythonSettings& s, const std::string& n,
+                  const py::handle& v) { s.analysis.skip = static_cast<int>(integer_in(n, v, 0, 1LL << 30)); }},
+      {"seed",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) {
+         s.analysis.shuffle_seed = static_cast<std::uint64_t>(integer_in(n, v, 0, (1LL << 53) - 1));
+       }},
+      {"pack",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.pack = value_of<bool>(n, v); }},
+      {"pack_separator",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) {
+         s.analysis.pack_bos = one_of(n, v, {"bos", "none"}) == "bos";
+       }},
+      {"lengths",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) {
          if (!py::isinstance<py::iterable>(v) || py::isinstance<py::str>(v)) {
            throw py::type_error(n + ": expected a list of sequence lengths");
          }
@@ -120,10 +137,13 @@ const std::map<std::string, Setter>& own_settings() {
          }
          std::sort(s.analysis.lengths.begin(), s.analysis.lengths.end());
        }},
-      {"label", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.label = value_of<std::string>(n, v); }},
+      {"label", [](PythonSettings& s, const std::string& n,
+                   const py::handle& v) { s.analysis.label = value_of<std::string>(n, v); }},
       {"resume", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.resume = value_of<bool>(n, v); }},
-      {"overwrite", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.overwrite = value_of<bool>(n, v); }},
-      {"shard", [](PythonSettings& s, const std::string& n, const py::handle& v) {
+      {"overwrite",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) { s.overwrite = value_of<bool>(n, v); }},
+      {"shard",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) {
          if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v) || py::len(v) != 2) {
            throw py::type_error(n + ": expected (i, n), shard i of n");
          }
@@ -131,14 +151,26 @@ const std::map<std::string, Setter>& own_settings() {
          s.analysis.shard_count = static_cast<int>(integer_in(n, pair[1], 1, 1LL << 30));
          s.analysis.shard_index = static_cast<int>(integer_in(n, pair[0], 0, s.analysis.shard_count - 1));
        }},
-      {"force", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.force = value_of<bool>(n, v); }},
-      {"resource_check", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.check_resources = value_of<bool>(n, v); }},
-      {"max_document_bytes", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.corpus.max_document_bytes = static_cast<std::size_t>(integer_in(n, v, 1, 1LL << 40)); }},
-      {"max_corpus_bytes", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.corpus.max_file_bytes = static_cast<std::size_t>(integer_in(n, v, 1, 1LL << 50)); }},
-      {"per_sequence", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.per_sequence = value_of<bool>(n, v); }},
-      {"precision", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.precision = value_of<std::string>(n, v); }},
-      {"fp32_matmul", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.fp32_matmul = value_of<std::string>(n, v); }},
-      {"threads", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.threads = static_cast<int>(integer_in(n, v, 1, 1024)); }},
+      {"force",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.force = value_of<bool>(n, v); }},
+      {"resource_check", [](PythonSettings& s, const std::string& n,
+                            const py::handle& v) { s.analysis.check_resources = value_of<bool>(n, v); }},
+      {"max_document_bytes",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) {
+         s.analysis.corpus.max_document_bytes = static_cast<std::size_t>(integer_in(n, v, 1, 1LL << 40));
+       }},
+      {"max_corpus_bytes",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) {
+         s.analysis.corpus.max_file_bytes = static_cast<std::size_t>(integer_in(n, v, 1, 1LL << 50));
+       }},
+      {"per_sequence", [](PythonSettings& s, const std::string& n,
+                          const py::handle& v) { s.analysis.per_sequence = value_of<bool>(n, v); }},
+      {"precision",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) { s.precision = value_of<std::string>(n, v); }},
+      {"fp32_matmul", [](PythonSettings& s, const std::string& n,
+                         const py::handle& v) { s.fp32_matmul = value_of<std::string>(n, v); }},
+      {"threads", [](PythonSettings& s, const std::string& n,
+                     const py::handle& v) { s.threads = static_cast<int>(integer_in(n, v, 1, 1024)); }},
   };
   return setters;
 }
@@ -155,10 +187,12 @@ PythonSettings settings_of(const py::dict& options) {
     }
     const auto table = analysis_option_table();
     const auto spec = std::find_if(table.begin(), table.end(), [&](const OptionSpec& o) { return o.name == name; });
-    if (spec == table.end() || spec->help.empty()) throw py::type_error("analyze() got an unexpected keyword argument '" + name + "'");
+    if (spec == table.end() || spec->help.empty())
+      throw py::type_error("analyze() got an unexpected keyword argument '" + name + "'");
     set_table_option(*spec, target, value);
   }
-  if (s.resume && s.overwrite) throw SettingError({setting("resume"), " and ", setting("overwrite"), " cannot be combined"});
+  if (s.resume && s.overwrite)
+    throw SettingError({setting("resume"), " and ", setting("overwrite"), " cannot be combined"});
   return s;
 }
 

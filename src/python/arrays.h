@@ -1,9 +1,9 @@
 #pragma once
 // Hands C++ vectors to numpy without a copy: the array owns the vector through a capsule.
+#include <pybind11/numpy.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <pybind11/numpy.h>
 
 namespace attngeom::python {
 

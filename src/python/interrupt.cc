@@ -1,14 +1,13 @@
 #include "python/interrupt.h"
 
 #include <omp.h>
+#include <pybind11/pybind11.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <thread>
-
-#include <pybind11/pybind11.h>
 
 namespace attngeom::python {
 

@@ -1,5 +1,8 @@
 // attngeom.Model: a checkpoint loaded once (memory-mapped), run like `attngeom capture` and
 // `attngeom perplexity` with numpy arrays in and out.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -7,9 +10,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-
-#include <pybind11/numpy.h>
-#include <pybind11/stl.h>
 
 #include "capture/query_rows.h"
 #include "eval/perplexity.h"
@@ -34,8 +34,8 @@ class ArrayCapture final : public ForwardObserver {
   ArrayCapture(const ModelConfig& c, std::size_t seq, std::size_t rows, const std::vector<int>& layers)
       : config_(c), seq_(seq), rows_(rows) {
     for (const int l : layers) {
-      attn_[l].assign(static_cast<std::size_t>(c.heads) * rows * seq, 0.0f);                // [H, Q, T]
-      values_[l].assign(static_cast<std::size_t>(c.kv_heads) * seq * c.head_dim, 0.0f);    // [H_kv, T, d]
+      attn_[l].assign(static_cast<std::size_t>(c.heads) * rows * seq, 0.0f);             // [H, Q, T]
+      values_[l].assign(static_cast<std::size_t>(c.kv_heads) * seq * c.head_dim, 0.0f);  // [H_kv, T, d]
     }
   }
   void on_values(int layer, const float* values) override {
@@ -107,8 +107,9 @@ class Model {
         threads_);
     py::dict out;
     out["tokens"] = to_numpy(std::vector<std::int32_t>(tokens.begin(), tokens.end()), {seq});
-    out["query_positions"] = to_numpy(std::vector<std::int32_t>(request.capture_rows.begin(), request.capture_rows.end()),
-                                      {static_cast<std::int64_t>(request.capture_rows.size())});
+    out["query_positions"] =
+        to_numpy(std::vector<std::int32_t>(request.capture_rows.begin(), request.capture_rows.end()),
+                 {static_cast<std::int64_t>(request.capture_rows.size())});
     capture.take(out);
     if (logits) out["logits"] = to_numpy(std::move(logit_values), {seq, config().vocab});
     return out;
@@ -118,9 +119,10 @@ class Model {
     const std::vector<int> stream = checked_tokens(stream_in, true);
     if (context < 2) throw SettingError({setting("context"), " " + std::to_string(context) + ": must be at least 2"});
     if (context > config().max_positions && !force) {
-      throw SettingError({setting("context"), " " + std::to_string(context) + " exceeds max_position_embeddings " +
-                                                  std::to_string(config().max_positions) + " (", setting("force"),
-                          " allows it)"});
+      throw SettingError({setting("context"),
+                          " " + std::to_string(context) + " exceeds max_position_embeddings " +
+                              std::to_string(config().max_positions) + " (",
+                          setting("force"), " allows it)"});
     }
     const PerplexityProtocol protocol{context, stride, bos, config().bos_token_id};
     check_stride(protocol);
@@ -157,7 +159,8 @@ class Model {
     if (tokens.empty()) throw InputError("tokens: empty");
     if (static_cast<int>(tokens.size()) > c.max_positions && !force) {
       throw SettingError({"tokens: " + std::to_string(tokens.size()) + " tokens exceed the model's " +
-                          "max_position_embeddings " + std::to_string(c.max_positions) + " (use ", setting("force"), ")"});
+                              "max_position_embeddings " + std::to_string(c.max_positions) + " (use ",
+                          setting("force"), ")"});
     }
     return tokens;
   }
@@ -171,8 +174,8 @@ class Model {
     out = std::move(*layers);
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (out[i] < 0 || out[i] >= config().layers || (i > 0 && out[i] <= out[i - 1])) {
-        throw SettingError({setting("layers"), ": expected ascending layer indices in [0, " +
-                                                   std::to_string(config().layers) + ")"});
+        throw SettingError(
+            {setting("layers"), ": expected ascending layer indices in [0, " + std::to_string(config().layers) + ")"});
       }
     }
     if (out.empty()) throw SettingError({setting("layers"), ": empty (None captures every layer)"});

@@ -23,7 +23,8 @@ PYBIND11_MODULE(_attngeom, m) {
     } catch (const std::filesystem::filesystem_error& e) {
       PyErr_SetString(PyExc_OSError, attngeom::printable_message(e.what()).c_str());
     } catch (const std::bad_alloc&) {
-      PyErr_SetString(PyExc_MemoryError, "out of memory (try a smaller input: a shorter sequence, fewer query rows or values)");
+      PyErr_SetString(PyExc_MemoryError,
+                      "out of memory (try a smaller input: a shorter sequence, fewer query rows or values)");
     }
   });
   attngeom::python::bind_model(m);

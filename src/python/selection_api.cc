@@ -1,11 +1,11 @@
 // attngeom.selection: docs/method.md section 2 on arrays the user brings, computed by the
 // same geometry calls, on the same N grid, as `attngeom metrics` on a dump of those arrays.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include <pybind11/numpy.h>
-#include <pybind11/stl.h>
 
 #include "analysis/dump_input.h"
 #include "analysis/row_fields.h"
@@ -38,9 +38,13 @@ SelectionInput checked_input(const FloatArray& attn, const FloatArray& values, c
   if (attn.ndim() != 3 || values.ndim() != 3 || query_positions.ndim() != 1) {
     throw InputError("selection: attn must be [H, Q, T] (or [H, T]) and values [H_kv, T, d]");
   }
-  SelectionInput in{static_cast<std::size_t>(attn.shape(0)),   static_cast<std::size_t>(attn.shape(1)),
-                    static_cast<std::size_t>(attn.shape(2)),   static_cast<std::size_t>(values.shape(0)),
-                    static_cast<std::size_t>(values.shape(2)), attn.data(), values.data(),
+  SelectionInput in{static_cast<std::size_t>(attn.shape(0)),
+                    static_cast<std::size_t>(attn.shape(1)),
+                    static_cast<std::size_t>(attn.shape(2)),
+                    static_cast<std::size_t>(values.shape(0)),
+                    static_cast<std::size_t>(values.shape(2)),
+                    attn.data(),
+                    values.data(),
                     {query_positions.data(), static_cast<std::size_t>(query_positions.shape(0))}};
   if (in.heads < 1 || in.kv_heads < 1 || in.heads % in.kv_heads != 0 || in.dim < 1 ||
       static_cast<std::size_t>(values.shape(1)) != in.seq) {
@@ -72,7 +76,8 @@ py::dict selection(const FloatArray& attn, const FloatArray& values, const IntAr
   run_interruptibly(
       [&](const std::atomic<bool>& stop) {
         check_attention_rows({in.attn, in.heads * in.rows * in.seq}, in.query_positions, in.seq, "selection: attn");
-        if (const NonFiniteCount bad = count_nonfinite(DType::kF32, in.values, in.kv_heads * in.seq * in.dim); bad.count) {
+        if (const NonFiniteCount bad = count_nonfinite(DType::kF32, in.values, in.kv_heads * in.seq * in.dim);
+            bad.count) {
           throw InputError("selection: values hold " + std::to_string(bad.count) +
                            " NaN/Inf value(s) (first at flat index " + std::to_string(bad.first) + ")");
         }
@@ -81,8 +86,8 @@ py::dict selection(const FloatArray& attn, const FloatArray& values, const IntAr
           if (stop) return;
           const std::size_t h = hq / in.rows, q = hq % in.rows;
           const auto keys = static_cast<std::size_t>(in.query_positions[q]) + 1;  // causal: keys 0..q
-          const geometry::HeadRowView row{{in.attn + hq * in.seq, keys},
-                                          {in.values + (h / group) * in.seq * in.dim, keys * in.dim}, in.dim};
+          const geometry::HeadRowView row{
+              {in.attn + hq * in.seq, keys}, {in.values + (h / group) * in.seq * in.dim, keys * in.dim}, in.dim};
           geometry::validate(row);
           // The calls analyze_row makes: every N through one Gram, the default grid directly.
           const std::vector<std::size_t> n_values = all_n ? geometry::every_n(keys) : geometry::default_n_grid(keys);

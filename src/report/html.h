@@ -2,10 +2,9 @@
 // Assembles the self-contained report: the template with the stylesheet, the data
 // object, the charting libraries and our script (web/js/*.js) inlined. No external
 // reference.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace attngeom::report {
 

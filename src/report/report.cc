@@ -23,8 +23,8 @@ void check_not_a_run_file(const fs::path& out, const std::vector<fs::path>& run_
     std::error_code ec;
     const bool the_report = out.filename() == "report.html" && fs::equivalent(parent, dir, ec);
     if (lies_within(out, dir) && !the_report) {
-      throw InputError("report --out " + out.string() + ": lies inside the run directory " + dir.string() +
-                       "; only " + (dir / "report.html").string() + " may be written there");
+      throw InputError("report --out " + out.string() + ": lies inside the run directory " + dir.string() + "; only " +
+                       (dir / "report.html").string() + " may be written there");
     }
   }
 }
@@ -37,7 +37,8 @@ void check_runs_and_out(const fs::path& out, const std::vector<fs::path>& run_di
   }
   std::error_code ec;
   const auto drawn = [&](const fs::path& dir) {
-    return std::any_of(run_dirs.begin(), run_dirs.end(), [&](const fs::path& run) { return fs::equivalent(dir, run, ec); });
+    return std::any_of(run_dirs.begin(), run_dirs.end(),
+                       [&](const fs::path& run) { return fs::equivalent(dir, run, ec); });
   };
   for (fs::path dir = fs::absolute(out).parent_path(); !dir.empty(); dir = dir.parent_path()) {
     if (fs::is_regular_file(dir / "run.json", ec) && !drawn(dir)) {
@@ -57,8 +58,10 @@ void write_report(const std::vector<fs::path>& run_dirs, const fs::path& out, co
   if (options.run_notes.size() > run_dirs.size()) throw InputError("report: more run notes than run directories");
 
   const std::vector<report::RunData> runs = report::load_runs(run_dirs);
-  report::DataOptions data_options{.title = options.title, .generator = options.generator, .generated = utc_timestamp(),
-                                    .run_notes = options.run_notes};
+  report::DataOptions data_options{.title = options.title,
+                                   .generator = options.generator,
+                                   .generated = utc_timestamp(),
+                                   .run_notes = options.run_notes};
   if (data_options.title.empty()) {
     data_options.title = "attngeom report:";
     for (std::size_t i = 0; i < runs.size(); ++i) data_options.title += (i ? ", " : " ") + runs[i].label;

@@ -59,7 +59,8 @@ void sink_recall_rows(const RunData& run, TableBuilder& t) {
 }
 
 const std::vector<std::string> kHeadNumeric = {
-    "sink_mass", "last_mass", "entropy", "rho0", "cv", "lambda", "beta", "beta_mae", "f_small", "peak_f_n",
+    "sink_mass",      "last_mass",      "entropy",        "rho0",          "cv",
+    "lambda",         "beta",           "beta_mae",       "f_small",       "peak_f_n",
     "cos_sink_small", "cos_sink_large", "cos_last_small", "cos_last_large"};
 const std::vector<std::string> kFlags = {"flag_negative_margin", "flag_flat_precision", "flag_no_sink"};
 
@@ -71,8 +72,8 @@ void head_rows(const RunData& run, TableBuilder& t) {
   for (const auto& c : kHeadNumeric) numeric.push_back(h.column(c));
   for (const auto& c : kFlags) flags.push_back(h.column(c));
   for (std::size_t i = 0; i < h.rows(); ++i) {
-    json row = {run.label, h.integer(i, layer), h.integer(i, head), h.integer(i, kv), h.text(i, label),
-                h.text(i, kmeans)};
+    json row = {run.label,        h.integer(i, layer), h.integer(i, head),
+                h.integer(i, kv), h.text(i, label),    h.text(i, kmeans)};
     for (std::size_t c : numeric) row.push_back(number_or_null(h.number(i, c)));
     for (std::size_t c : flags) {
       const long f = h.integer(i, c);
@@ -93,7 +94,8 @@ void layer_share_rows(const RunData& run, TableBuilder& t) {
   const std::size_t layer = l.column("layer");
   for (std::size_t i = 0; i < l.rows(); ++i) {
     for (const char* label : kLabels) {
-      t.add({run.label, l.integer(i, layer), label, number_or_null(l.number(i, l.column(std::string(label) + "_share")))});
+      t.add({run.label, l.integer(i, layer), label,
+             number_or_null(l.number(i, l.column(std::string(label) + "_share")))});
     }
   }
 }
@@ -105,18 +107,20 @@ void sink_scatter_rows(const RunData& run, const json& summary, TableBuilder& t)
   if (peak.is_null()) return;
   const long peak_n = peak["n"].get<long>();
   const CsvTable& s = run.selection;
-  const std::size_t layer_s = s.column("layer"), head_s = s.column("head"), n = s.column("n"), recall = s.column("recall_mean");
+  const std::size_t layer_s = s.column("layer"), head_s = s.column("head"), n = s.column("n"),
+                    recall = s.column("recall_mean");
   std::map<std::pair<long, long>, double> recall_at_peak;
   for (std::size_t i = 0; i < s.rows(); ++i) {
     if (s.integer(i, n) == peak_n) recall_at_peak[{s.integer(i, layer_s), s.integer(i, head_s)}] = s.number(i, recall);
   }
   const CsvTable& h = run.heads;
-  const std::size_t layer = h.column("layer"), head = h.column("head"), label = h.column("label"), rho0 = h.column("rho0");
+  const std::size_t layer = h.column("layer"), head = h.column("head"), label = h.column("label"),
+                    rho0 = h.column("rho0");
   for (std::size_t i = 0; i < h.rows(); ++i) {
     const auto it = recall_at_peak.find({h.integer(i, layer), h.integer(i, head)});
     if (it == recall_at_peak.end()) continue;
-    t.add({run.label, h.integer(i, layer), h.integer(i, head), h.text(i, label), peak_n, number_or_null(h.number(i, rho0)),
-           number_or_null(it->second)});
+    t.add({run.label, h.integer(i, layer), h.integer(i, head), h.text(i, label), peak_n,
+           number_or_null(h.number(i, rho0)), number_or_null(it->second)});
   }
 }
 
@@ -292,7 +296,7 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   TableBuilder topn_budget({"run", "policy", "budget", "kept_share", "metric", "value"});
   TableBuilder compare({"run", "file", "format", "ours", "their_set", "our_set", "jaccard", "precision_at_k",
                         "spearman", "spearman_lo", "spearman_hi"});
-  std::map<std::string, TableBuilder> synth;  // by file name
+  std::map<std::string, TableBuilder> synth;   // by file name
   std::map<std::string, json> synth_settings;  // by file name: [{run, text}] of drawable files
   json synth_skipped = json::array();
   bool any_sweep = false, any_pruning = false, any_topn = false, any_compare = false;
@@ -327,7 +331,9 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
       compare_rows(run, compare);
     }
     for (const SynthTable& s : run.synth) {
-      auto it = synth.try_emplace(s.name, std::vector<std::string>{"run", "profile", "n", "metric", "value", "lo", "hi"}).first;
+      auto it =
+          synth.try_emplace(s.name, std::vector<std::string>{"run", "profile", "n", "metric", "value", "lo", "hi"})
+              .first;
       SynthRows drawn = synth_rows(run.label, s.table);
       if (drawn.metrics.empty()) {
         synth_skipped.push_back({{"run", run.label}, {"file", s.name}});
@@ -346,9 +352,8 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   }
 
   json tables = {{"selection", std::move(selection).build()}, {"separation", std::move(separation).build()},
-                 {"sink_recall", std::move(sink).build()},
-                 {"sink_scatter", std::move(scatter).build()},
-                 {"heads", std::move(heads).build()}, {"layer_shares", std::move(shares).build()},
+                 {"sink_recall", std::move(sink).build()},    {"sink_scatter", std::move(scatter).build()},
+                 {"heads", std::move(heads).build()},         {"layer_shares", std::move(shares).build()},
                  {"profile", std::move(profile).build()}};
   if (any_sweep) tables["length_sweep"] = std::move(sweep).build();
   if (any_pruning) tables["pruning"] = std::move(pruning).build();
@@ -362,12 +367,8 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
     }
   }
   tables["synth"] = std::move(synth_list);
-  return {{"format", "attngeom-report-data-v1"},
-          {"title", options.title},
-          {"generator", options.generator},
-          {"generated", options.generated},
-          {"runs", std::move(run_list)},
-          {"tables", std::move(tables)},
+  return {{"format", "attngeom-report-data-v1"},      {"title", options.title},      {"generator", options.generator},
+          {"generated", options.generated},           {"runs", std::move(run_list)}, {"tables", std::move(tables)},
           {"synth_skipped", std::move(synth_skipped)}};
 }
 

@@ -3,20 +3,19 @@
 // reductions over heads happen here (so the HTML stays small for large models);
 // the script only reshapes for display. Tables are column-oriented JSON:
 // {"columns": [names], "rows": [[values]]}, NaN written as null.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "report/run_data.h"
 
 namespace attngeom::report {
 
 struct DataOptions {
-  std::string title;      // shown as the report's heading
-  std::string generator;  // e.g. "attngeom 0.1.0 (abc123)"; may be empty
-  std::string generated;  // ISO 8601 timestamp of rendering
+  std::string title;                   // shown as the report's heading
+  std::string generator;               // e.g. "attngeom 0.1.0 (abc123)"; may be empty
+  std::string generated;               // ISO 8601 timestamp of rendering
   std::vector<std::string> run_notes;  // per run, in run order; may be shorter than the runs
 };
 

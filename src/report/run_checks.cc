@@ -56,8 +56,8 @@ RunShape shape_of(const RunData& run) {
 long index_in(const CsvTable& t, std::size_t row, const char* column, long end, const char* what) {
   const long v = t.integer(row, t.column(column));
   if (v < 0 || v >= end) {
-    bad_cell(t, row, column, std::to_string(v) + " is outside the run's " + std::to_string(end) + " " + what +
-                                 " (run.json model)");
+    bad_cell(t, row, column,
+             std::to_string(v) + " is outside the run's " + std::to_string(end) + " " + what + " (run.json model)");
   }
   return v;
 }
@@ -127,8 +127,9 @@ void check_sink_recall(const RunData& run, const RunShape& s) {
       for (const std::string& column : {std::string(method), lo, hi}) in_range(t, i, column.c_str(), -1, 1);
       const double r = t.number(i, t.column(method)), l = t.number(i, t.column(lo)), h = t.number(i, t.column(hi));
       if (std::isfinite(r) && std::isfinite(l) && std::isfinite(h) && !(l <= r && r <= h)) {
-        bad_cell(t, i, method, "the estimate lies outside its own interval [" + t.text(i, t.column(lo)) + ", " +
-                                   t.text(i, t.column(hi)) + "]");
+        bad_cell(t, i, method,
+                 "the estimate lies outside its own interval [" + t.text(i, t.column(lo)) + ", " +
+                     t.text(i, t.column(hi)) + "]");
       }
     }
   }
@@ -170,8 +171,8 @@ void check_optional(const RunData& run) {
     const CsvTable& t = *run.pruning;
     std::set<std::tuple<std::string, long, std::string>> seen;  // a repeat would count as another seed
     for (std::size_t i = 0; i < t.rows(); ++i) {
-      unique(seen, {t.text(i, t.column("strategy")), t.integer(i, t.column("seed")), t.text(i, t.column("fraction"))}, t,
-             i, "strategy, seed, fraction");
+      unique(seen, {t.text(i, t.column("strategy")), t.integer(i, t.column("seed")), t.text(i, t.column("fraction"))},
+             t, i, "strategy, seed, fraction");
       in_range(t, i, "fraction", 0, 1);
       in_range(t, i, "top1", 0, 1);
     }

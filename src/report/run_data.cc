@@ -65,25 +65,57 @@ std::optional<CsvTable> read_optional(const fs::path& path, const std::vector<st
 }
 
 // Columns the report reads; everything else in the file is ignored.
-const std::vector<std::string> kHeadColumns = {
-    "layer", "head", "kv_head", "label", "kmeans_label", "sink_mass", "last_mass", "entropy", "rho0", "cv",
-    "lambda", "beta", "beta_mae", "f_small", "peak_f_n", "cos_sink_small", "cos_sink_large", "cos_last_small",
-    "cos_last_large", "flag_negative_margin", "flag_flat_precision", "flag_no_sink"};
-const std::vector<std::string> kSelectionColumns = {
-    "layer", "head", "n", "precision_mean", "recall_mean", "f_mean", "margin_mean", "separated",
-    "r1_precision_lo", "r1_precision_hi", "r1_recall_lo", "r1_recall_hi", "r1_f_lo", "r1_f_hi", "r1_inside",
-    "r2_separation_prob", "r3_certified"};
-const std::vector<std::string> kSinkRecallColumns = {"n", "heads", "pearson", "pearson_lo", "pearson_hi",
-                                                     "spearman", "spearman_lo", "spearman_hi"};
-const std::vector<std::string> kLayerColumns = {"layer", "heads", "retriever_share", "mixer_share", "reset_share",
-                                                "unclassified_share"};
+const std::vector<std::string> kHeadColumns = {"layer",
+                                               "head",
+                                               "kv_head",
+                                               "label",
+                                               "kmeans_label",
+                                               "sink_mass",
+                                               "last_mass",
+                                               "entropy",
+                                               "rho0",
+                                               "cv",
+                                               "lambda",
+                                               "beta",
+                                               "beta_mae",
+                                               "f_small",
+                                               "peak_f_n",
+                                               "cos_sink_small",
+                                               "cos_sink_large",
+                                               "cos_last_small",
+                                               "cos_last_large",
+                                               "flag_negative_margin",
+                                               "flag_flat_precision",
+                                               "flag_no_sink"};
+const std::vector<std::string> kSelectionColumns = {"layer",
+                                                    "head",
+                                                    "n",
+                                                    "precision_mean",
+                                                    "recall_mean",
+                                                    "f_mean",
+                                                    "margin_mean",
+                                                    "separated",
+                                                    "r1_precision_lo",
+                                                    "r1_precision_hi",
+                                                    "r1_recall_lo",
+                                                    "r1_recall_hi",
+                                                    "r1_f_lo",
+                                                    "r1_f_hi",
+                                                    "r1_inside",
+                                                    "r2_separation_prob",
+                                                    "r3_certified"};
+const std::vector<std::string> kSinkRecallColumns = {"n",          "heads",    "pearson",     "pearson_lo",
+                                                     "pearson_hi", "spearman", "spearman_lo", "spearman_hi"};
+const std::vector<std::string> kLayerColumns = {"layer",       "heads",       "retriever_share",
+                                                "mixer_share", "reset_share", "unclassified_share"};
 const std::vector<std::string> kProfileColumns = {"layer", "position", "mean_alpha", "fitted"};
-const std::vector<std::string> kLengthSweepColumns = {"seq_len", "n", "precision_mean", "recall_mean", "f_mean",
-                                                      "separated_mean"};
+const std::vector<std::string> kLengthSweepColumns = {"seq_len",     "n",      "precision_mean",
+                                                      "recall_mean", "f_mean", "separated_mean"};
 const std::vector<std::string> kPruningColumns = {"strategy", "seed", "fraction", "ppl", "kl", "top1"};
 const std::vector<std::string> kTopnBudgetColumns = {"policy", "budget", "kept_share", "ppl", "kl", "top1"};
-const std::vector<std::string> kCompareColumns = {"file", "format", "ours", "their_set", "our_set", "jaccard",
-                                                  "precision_at_k", "spearman", "spearman_lo", "spearman_hi"};
+const std::vector<std::string> kCompareColumns = {"file",        "format",     "ours",           "their_set",
+                                                  "our_set",     "jaccard",    "precision_at_k", "spearman",
+                                                  "spearman_lo", "spearman_hi"};
 
 const std::vector<std::string> kLabels = {"retriever", "mixer", "reset", "unclassified"};
 
@@ -94,7 +126,8 @@ void check_labels(const CsvTable& heads) {
     for (std::size_t i = 0; i < heads.rows(); ++i) {
       if (std::find(kLabels.begin(), kLabels.end(), heads.text(i, c)) == kLabels.end()) {
         throw InputError(heads.path().string() + ":" + std::to_string(heads.line_of(i)) + ": column '" + column +
-                         "': unknown label '" + heads.text(i, c) + "' (expected retriever, mixer, reset or unclassified)");
+                         "': unknown label '" + heads.text(i, c) +
+                         "' (expected retriever, mixer, reset or unclassified)");
       }
     }
   }

@@ -3,11 +3,10 @@
 // reads. Required files missing or corrupt: InputError naming the file. Optional
 // files (length sweep, pruning, top-N budget, compare, synth/) are simply absent.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/csv.h"
 
@@ -20,7 +19,7 @@ struct SynthTable {
 
 struct RunData {
   std::filesystem::path dir;
-  std::string label;  // run.json `label`, else the directory name; made unique by load_runs
+  std::string label;   // run.json `label`, else the directory name; made unique by load_runs
   nlohmann::json run;  // run.json as written
   CsvTable heads;
   CsvTable selection;
@@ -31,8 +30,8 @@ struct RunData {
   std::optional<CsvTable> pruning;
   std::optional<CsvTable> topn_budget;  // attngeom prune's token-level top-N curve
   std::optional<CsvTable> compare;      // attngeom compare's head-set overlaps
-  nlohmann::json prune_protocol;  // prune.json's "protocol" and "reference" (null without prune.json)
-  std::vector<SynthTable> synth;  // every synth/*.csv, sorted by name
+  nlohmann::json prune_protocol;        // prune.json's "protocol" and "reference" (null without prune.json)
+  std::vector<SynthTable> synth;        // every synth/*.csv, sorted by name
 };
 
 RunData load_run(const std::filesystem::path& dir);

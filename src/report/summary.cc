@@ -181,14 +181,18 @@ json run_summary(const RunData& run) {
   // Where corr(rho0, R) peaks, per method.
   const CsvTable& c = run.sink_recall;
   for (const std::string method : {"pearson", "spearman"}) {
-    const std::size_t n = c.column("n"), r_col = c.column(method), lo = c.column(method + "_lo"), hi = c.column(method + "_hi");
+    const std::size_t n = c.column("n"), r_col = c.column(method), lo = c.column(method + "_lo"),
+                      hi = c.column(method + "_hi");
     json peak = nullptr;
     double best = -2;
     for (std::size_t i = 0; i < c.rows(); ++i) {
       const double r = c.number(i, r_col);
       if (std::isfinite(r) && r > best) {
         best = r;
-        peak = {{"n", c.integer(i, n)}, {"r", r}, {"lo", json_or_null(c.number(i, lo))}, {"hi", json_or_null(c.number(i, hi))}};
+        peak = {{"n", c.integer(i, n)},
+                {"r", r},
+                {"lo", json_or_null(c.number(i, lo))},
+                {"hi", json_or_null(c.number(i, hi))}};
       }
     }
     out["corr_peak"][method] = peak;

@@ -2,10 +2,9 @@
 // The synthetic-ablation tables of a run (synth/*.csv with `profile` and `n` columns)
 // reshaped for the report: only the metrics that vary with N, each with the reconstructed
 // bound drawn over it; the file's constant settings (d, L) become one line of text.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/csv.h"
 

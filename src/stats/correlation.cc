@@ -116,8 +116,8 @@ SinkRecallCorrelation sink_recall_correlation(std::span<const double> rho_0, std
       }
       std::sort(pearson_draws.begin(), pearson_draws.end());
       std::sort(spearman_draws.begin(), spearman_draws.end());
-      point.pearson = {pearson(rho_used, recall_used), quantile(pearson_draws, tail), quantile(pearson_draws, 1.0 - tail),
-                       true};
+      point.pearson = {pearson(rho_used, recall_used), quantile(pearson_draws, tail),
+                       quantile(pearson_draws, 1.0 - tail), true};
       point.spearman = {spearman(rho_used, recall_used), quantile(spearman_draws, tail),
                         quantile(spearman_draws, 1.0 - tail), true};
       if (point.pearson.value > best) {

@@ -34,7 +34,7 @@ struct SinkRecallPoint {
 
 struct SinkRecallCorrelation {
   std::vector<SinkRecallPoint> points;  // one per N
-  std::size_t peak_n = 0;  // N with the largest defined Pearson correlation (0 if none is defined)
+  std::size_t peak_n = 0;               // N with the largest defined Pearson correlation (0 if none is defined)
 };
 
 // rho_0: [H] one value per head. recall: [H, G] row-major, recall[h * G + g] = R(n_values[g])

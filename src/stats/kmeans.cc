@@ -72,7 +72,8 @@ KMeansResult lloyd(std::span<const double> points, std::size_t count, std::size_
     }
     for (std::size_t c = 0; c < k; ++c) {
       if (sizes[c] == 0) continue;  // an empty cluster keeps its centre
-      for (std::size_t f = 0; f < features; ++f) centres[c * features + f] = sums[c * features + f] / static_cast<double>(sizes[c]);
+      for (std::size_t f = 0; f < features; ++f)
+        centres[c * features + f] = sums[c * features + f] / static_cast<double>(sizes[c]);
     }
   }
   for (std::size_t p = 0; p < count; ++p) {

@@ -27,7 +27,9 @@ struct PrefixSums {
       sum_sq[i + 1] = sum_sq[i] + y[i] * y[i];
     }
   }
-  double mean(std::size_t begin, std::size_t end) const { return (sum[end] - sum[begin]) / static_cast<double>(end - begin); }
+  double mean(std::size_t begin, std::size_t end) const {
+    return (sum[end] - sum[begin]) / static_cast<double>(end - begin);
+  }
   double sse(std::size_t begin, std::size_t end) const {  // residual of the constant fit
     const double s = sum[end] - sum[begin];
     return std::max(0.0, sum_sq[end] - sum_sq[begin] - s * s / static_cast<double>(end - begin));
@@ -195,7 +197,8 @@ Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> 
       s -= prefix.sum[b1];
       squares -= prefix.sum_sq[b1];
       const Doubles mean_square = s * s * inverse_n;
-      const Doubles sse_low = squares - mean_square - kSseRounding * ((squares < 0.0 ? -squares : squares) + mean_square);
+      const Doubles sse_low =
+          squares - mean_square - kSseRounding * ((squares < 0.0 ? -squares : squares) + mean_square);
       const Doubles variance_low = sse_low * inverse_n * (1.0 - kSseRounding);
       BinarySplit split;
       split_binary(variance_low, split);
@@ -205,7 +208,8 @@ Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> 
       Doubles log_low, oscillation, lower;
       const auto bound_lower = [&] {
         oscillation = n * (variance_low > floor_variance ? log_low : log_floor);
-        lower = in_range + oscillation - kCostRounding * (fixed_magnitude + (oscillation < 0.0 ? -oscillation : oscillation));
+        lower = in_range + oscillation -
+                kCostRounding * (fixed_magnitude + (oscillation < 0.0 ? -oscillation : oscillation));
       };
       log_chord_bound(split, log_low);
       bound_lower();
@@ -216,7 +220,8 @@ Breakpoints best_breakpoints(const PrefixSums& prefix, std::span<const TailFit> 
       for (std::size_t k = 0; k < kDoubleLanes; ++k) {
         if (!(lower[k] < best)) continue;
         const std::size_t pair_b2 = b2 + k;
-        const double cost = plateau + phase_cost(static_cast<double>(pair_b2 - b1), prefix.sse(b1, pair_b2)) + tails[pair_b2].cost;
+        const double cost =
+            plateau + phase_cost(static_cast<double>(pair_b2 - b1), prefix.sse(b1, pair_b2)) + tails[pair_b2].cost;
         if (cost < best) {
           best = cost;
           found = {b1, pair_b2};
@@ -250,9 +255,11 @@ FourPhaseFit fit_four_phase(std::span<const double> row, const FourPhaseFitOptio
   const PrefixSums prefix(row, kDoubleLanes);
 
   // Variance floor, relative to the spread of the whole row after the sink.
-  const double floor_variance =
-      std::max(options.variance_floor * prefix.sse(1, keys) / static_cast<double>(keys - 1), std::numeric_limits<double>::min());
-  const auto phase_cost = [floor_variance](double n, double sse) { return n * std::log(std::max(sse / n, floor_variance)); };
+  const double floor_variance = std::max(options.variance_floor * prefix.sse(1, keys) / static_cast<double>(keys - 1),
+                                         std::numeric_limits<double>::min());
+  const auto phase_cost = [floor_variance](double n, double sse) {
+    return n * std::log(std::max(sse / n, floor_variance));
+  };
 
   // Best recency tail for every start b2, over the rate grid, from suffix sums.
   std::vector<TailFit> tails(keys);

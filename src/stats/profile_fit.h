@@ -28,7 +28,7 @@ struct FourPhaseFitOptions {
 };
 
 struct FourPhaseFit {
-  bool fitted = false;  // false when M < 1 + 3 * min_phase_length; every other field is then 0
+  bool fitted = false;                // false when M < 1 + 3 * min_phase_length; every other field is then 0
   std::size_t oscillation_start = 0;  // b1
   std::size_t recency_start = 0;      // b2
   double sink_weight = 0.0;
@@ -38,8 +38,8 @@ struct FourPhaseFit {
   double recency_floor = 0.0;
   double recency_amplitude = 0.0;
   double recency_rate = 0.0;
-  double rmse = 0.0;         // sqrt(mean (f - y)^2) over all keys
-  double relative_l1 = 0.0;  // sum |f - y| / sum |y|; 0 when the row is all zero
+  double rmse = 0.0;          // sqrt(mean (f - y)^2) over all keys
+  double relative_l1 = 0.0;   // sum |f - y| / sum |y|; 0 when the row is all zero
   std::vector<double> curve;  // [M] f
 };
 

@@ -15,7 +15,8 @@ constexpr std::size_t kTypes = 3;  // retriever, mixer, reset: k of the cross-ch
 constexpr std::size_t kFeatureCount = 7;
 
 std::array<double, kFeatureCount> as_array(const TaxonomyFeatures& f) {
-  return {f.sink_share, f.last_share, f.rest_share, f.cos_sink_small, f.cos_sink_large, f.cos_last_small, f.cos_last_large};
+  return {f.sink_share,     f.last_share,     f.rest_share,    f.cos_sink_small,
+          f.cos_sink_large, f.cos_last_small, f.cos_last_large};
 }
 
 }  // namespace
@@ -52,7 +53,8 @@ RuleMatch classify(const TaxonomyFeatures& f, const TaxonomyOptions& o) {
   RuleMatch r;
   r.retriever = f.cos_last_small >= o.retriever_min_cos_last && f.cos_last_large >= o.retriever_min_cos_last;
   r.reset = f.sink_share >= o.reset_min_sink_share && f.cos_last_small <= o.reset_max_small_cos_last;
-  r.mixer = f.cos_sink_small >= o.mixer_min_small_cos_sink && f.cos_sink_small - f.cos_sink_large >= o.mixer_min_sink_shift;
+  r.mixer =
+      f.cos_sink_small >= o.mixer_min_small_cos_sink && f.cos_sink_small - f.cos_sink_large >= o.mixer_min_sink_shift;
   const int matches = int{r.retriever} + int{r.reset} + int{r.mixer};
   if (matches == 1) r.label = r.retriever ? HeadType::kRetriever : r.mixer ? HeadType::kMixer : HeadType::kReset;
   return r;
@@ -86,7 +88,8 @@ ClusterCrossCheck kmeans_cross_check(std::span<const TaxonomyFeatures> features,
       x = sd > 0.0 && std::isfinite(x) ? (x - mean) / sd : 0.0;
     }
   }
-  const KMeansResult clusters = kmeans(points, heads, kFeatureCount, kTypes, options.restarts, options.max_iterations, seed);
+  const KMeansResult clusters =
+      kmeans(points, heads, kFeatureCount, kTypes, options.restarts, options.max_iterations, seed);
 
   ClusterCrossCheck out;
   // Clusters numbered by their first head: a partition gets the same numbers (and, through
@@ -110,7 +113,8 @@ ClusterCrossCheck kmeans_cross_check(std::span<const TaxonomyFeatures> features,
   out.cluster_type.assign(types.begin(), types.end());
   do {
     std::size_t agree = 0;
-    for (std::size_t h = 0; h < heads; ++h) agree += rule_labels[h] != HeadType::kUnclassified && types[out.cluster[h]] == rule_labels[h];
+    for (std::size_t h = 0; h < heads; ++h)
+      agree += rule_labels[h] != HeadType::kUnclassified && types[out.cluster[h]] == rule_labels[h];
     if (agree > best) {
       best = agree;
       out.cluster_type.assign(types.begin(), types.end());
@@ -130,7 +134,10 @@ std::vector<LayerTypeShares> type_shares_by_layer(std::span<const HeadType> labe
     s.layer = layer;
     for (std::size_t h = 0; h < heads_per_layer; ++h) {
       const HeadType t = labels[layer * heads_per_layer + h];
-      double& share = t == HeadType::kRetriever ? s.retriever : t == HeadType::kMixer ? s.mixer : t == HeadType::kReset ? s.reset : s.unclassified;
+      double& share = t == HeadType::kRetriever ? s.retriever
+                      : t == HeadType::kMixer   ? s.mixer
+                      : t == HeadType::kReset   ? s.reset
+                                                : s.unclassified;
       share += 1.0 / static_cast<double>(heads_per_layer);
     }
     out.push_back(s);

@@ -24,7 +24,7 @@ struct TaxonomyOptions {
   // Retriever (last-token dominated): cos(s_N, v_L) high across N.
   double retriever_min_cos_last = 0.6;  // at small and at large N
   // Reset (sink-biased normalisation): sink magnitude dominates, cos(s_N, v_L) weak at small N.
-  double reset_min_sink_share = 0.5;       // sink / (sink + last + rest)
+  double reset_min_sink_share = 0.5;  // sink / (sink + last + rest)
   double reset_max_small_cos_last = 0.3;
   // Mixer (gating between sink and content): aligned with v_0 at small N, shifting away as N grows.
   double mixer_min_small_cos_sink = 0.6;
@@ -49,10 +49,10 @@ struct KMeansOptions {
   std::size_t max_iterations = 100;
 };
 struct ClusterCrossCheck {
-  std::vector<std::size_t> cluster;  // [H] cluster of each head, 0..2
+  std::vector<std::size_t> cluster;    // [H] cluster of each head, 0..2
   std::vector<HeadType> cluster_type;  // [3] the rule label each cluster maps to (best agreement)
-  std::size_t compared = 0;  // heads with a rule label other than unclassified
-  double agreement = 0.0;    // share of the compared heads whose cluster maps to their rule label
+  std::size_t compared = 0;            // heads with a rule label other than unclassified
+  double agreement = 0.0;              // share of the compared heads whose cluster maps to their rule label
 };
 // k-means with k = 3 on the standardised features (each field z-scored over its finite
 // values; a constant field, and an undefined (NaN) value, is 0: the field's mean).

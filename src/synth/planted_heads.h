@@ -14,7 +14,7 @@
 namespace attngeom::synth {
 
 struct PlantedHeadSpec {
-  ProfileSpec profile;   // bimodal: sink + last, the rest spread over the content keys
+  ProfileSpec profile;  // bimodal: sink + last, the rest spread over the content keys
   ValueModelSpec values;
 };
 

@@ -16,7 +16,7 @@ struct SynthSweep {
   // The seed's ablation: the four profiles at one value model.
   std::vector<ProfileKind> profiles = {ProfileKind::kFourPhase, ProfileKind::kUniform, ProfileKind::kBimodal,
                                        ProfileKind::kPowerLaw};
-  std::vector<std::size_t> dims = {128};     // d
+  std::vector<std::size_t> dims = {128};      // d
   std::vector<std::size_t> lengths = {1023};  // L; M = L + 1 keys
   std::vector<double> lambdas = {0.2};
   std::vector<double> rho_0s = {0.1};

@@ -83,7 +83,8 @@ std::string_view profile_name(ProfileKind kind) {
 }
 
 ProfileKind parse_profile(std::string_view name) {
-  for (const ProfileKind kind : {ProfileKind::kFourPhase, ProfileKind::kUniform, ProfileKind::kBimodal, ProfileKind::kPowerLaw}) {
+  for (const ProfileKind kind :
+       {ProfileKind::kFourPhase, ProfileKind::kUniform, ProfileKind::kBimodal, ProfileKind::kPowerLaw}) {
     if (profile_name(kind) == name) return kind;
   }
   throw InputError("unknown attention profile '" + std::string(name) + "' (four-phase, uniform, bimodal, power-law)");
@@ -119,10 +120,9 @@ ValueSampler::ValueSampler(const ValueModelSpec& spec, std::size_t keys) : spec_
   if (!geometry::psd_factor(cosines, keys, kPsdTolerance, factor_)) {
     // With independent directions (beta = inf) C is the identity bordered by rho_0: PSD
     // exactly when L rho_0^2 <= 1.
-    const std::string fix = std::isinf(spec.beta)
-                                ? "lower |rho_0| to at most 1/sqrt(L) = " +
-                                      std::to_string(1.0 / std::sqrt(static_cast<double>(keys - 1)))
-                                : "lower rho_0 or raise beta";
+    const std::string fix = std::isinf(spec.beta) ? "lower |rho_0| to at most 1/sqrt(L) = " +
+                                                        std::to_string(1.0 / std::sqrt(static_cast<double>(keys - 1)))
+                                                  : "lower rho_0 or raise beta";
     throw InputError("synthetic: the cosine model (rho_0 = " + std::to_string(spec.rho_0) +
                      ", beta = " + std::to_string(spec.beta) + ", M = " + std::to_string(keys) +
                      ") is not positive semi-definite: " + fix);
@@ -140,7 +140,8 @@ void ValueSampler::sample(std::mt19937_64& rng, std::span<float> values) const {
   // Lognormal content norms with mean nu and the requested CV; the sink is exactly lambda nu.
   const double spread = std::sqrt(std::log1p(spec_.cv * spec_.cv));
   for (std::size_t k = 0; k < keys_; ++k) {
-    const double norm = k == 0 ? spec_.lambda * spec_.nu : spec_.nu * std::exp(spread * gauss(rng) - 0.5 * spread * spread);
+    const double norm =
+        k == 0 ? spec_.lambda * spec_.nu : spec_.nu * std::exp(spread * gauss(rng) - 0.5 * spread * spread);
     double sq = 0.0;
     for (std::size_t t = 0; t < dim; ++t) sq += x[k * dim + t] * x[k * dim + t];
     const double scale = sq > 0.0 ? norm / std::sqrt(sq) : 0.0;

@@ -14,7 +14,7 @@ namespace attngeom::synth {
 // ---- attention profiles -------------------------------------------------------------------
 
 enum class ProfileKind { kFourPhase, kUniform, kBimodal, kPowerLaw };
-std::string_view profile_name(ProfileKind kind);  // "four-phase", "uniform", "bimodal", "power-law"
+std::string_view profile_name(ProfileKind kind);   // "four-phase", "uniform", "bimodal", "power-law"
 ProfileKind parse_profile(std::string_view name);  // InputError on an unknown name
 
 // Sink, plateau, oscillation band, exponential recency tail (docs/method.md section 3, A3).

@@ -32,7 +32,8 @@ void check_output_path(const fs::path& out, const SettingMessage& label, const s
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(out, ec);
   if (fs::is_directory(status)) throw bad("is a directory; expected " + expected);
-  if (is_special(status)) throw bad("exists and is not a regular file (a link, device, FIFO or socket); expected " + expected);
+  if (is_special(status))
+    throw bad("exists and is not a regular file (a link, device, FIFO or socket); expected " + expected);
   const fs::path parent = fs::absolute(out).parent_path();
   if (!fs::is_directory(parent, ec)) throw bad("directory " + parent.string() + " does not exist");
   for (const fs::path& input : inputs) {

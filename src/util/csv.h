@@ -32,7 +32,7 @@ class CsvWriter {
   CsvWriter& add(std::size_t value);
   CsvWriter& add(int value);
   CsvWriter& add(const std::string& value);  // must not contain a comma or newline
-  void end_row();  // ATTNGEOM_CHECKs that the row has one cell per column
+  void end_row();                            // ATTNGEOM_CHECKs that the row has one cell per column
   void write(const std::filesystem::path& path) const;
 
  private:

@@ -105,5 +105,4 @@ class SettingError : public InputError {
 
 }  // namespace attngeom
 
-#define ATTNGEOM_CHECK(cond) \
-  ((cond) ? static_cast<void>(0) : ::attngeom::check_failed(#cond, __FILE__, __LINE__))
+#define ATTNGEOM_CHECK(cond) ((cond) ? static_cast<void>(0) : ::attngeom::check_failed(#cond, __FILE__, __LINE__))

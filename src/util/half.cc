@@ -9,11 +9,16 @@ namespace attngeom {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "F32";
-    case DType::kF16: return "F16";
-    case DType::kBF16: return "BF16";
-    case DType::kI32: return "I32";
-    case DType::kF64: return "F64";
+    case DType::kF32:
+      return "F32";
+    case DType::kF16:
+      return "F16";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kI32:
+      return "I32";
+    case DType::kF64:
+      return "F64";
   }
   return "?";
 }
@@ -21,10 +26,13 @@ std::string_view dtype_name(DType dtype) {
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kF32:
-    case DType::kI32: return 4;
+    case DType::kI32:
+      return 4;
     case DType::kF16:
-    case DType::kBF16: return 2;
-    case DType::kF64: return 8;
+    case DType::kBF16:
+      return 2;
+    case DType::kF64:
+      return 8;
   }
   return 0;
 }
@@ -81,11 +89,15 @@ NonFiniteCount scan_exponents(const void* data, std::size_t count) {
 
 NonFiniteCount count_nonfinite(DType dtype, const void* data, std::size_t count) {
   switch (dtype) {
-    case DType::kF32: return scan_exponents<std::uint32_t, 0x7f800000u>(data, count);
-    case DType::kF16: return scan_exponents<std::uint16_t, 0x7c00u>(data, count);
-    case DType::kBF16: return scan_exponents<std::uint16_t, 0x7f80u>(data, count);
+    case DType::kF32:
+      return scan_exponents<std::uint32_t, 0x7f800000u>(data, count);
+    case DType::kF16:
+      return scan_exponents<std::uint16_t, 0x7c00u>(data, count);
+    case DType::kBF16:
+      return scan_exponents<std::uint16_t, 0x7f80u>(data, count);
     case DType::kI32:
-    case DType::kF64: break;
+    case DType::kF64:
+      break;
   }
   ATTNGEOM_CHECK(false && "count_nonfinite: not a float dtype");
   return {};
@@ -109,7 +121,8 @@ void widen_to_f32(DType dtype, const void* src, float* dst, std::size_t count) {
       return;
     }
     case DType::kI32:
-    case DType::kF64: break;
+    case DType::kF64:
+      break;
   }
   ATTNGEOM_CHECK(false && "widen_to_f32: not a float dtype");
 }

@@ -3,10 +3,9 @@
 // with a nesting limit: nlohmann's parser is iterative, but serialising and comparing
 // recurse, so a file nested 100,000 deep would overflow the stack later (the report's
 // dump of run.json, --resume's settings comparison).
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace attngeom {
 

@@ -29,8 +29,8 @@ std::optional<std::uint64_t> read_limit_file(const fs::path& file) {
 }
 
 // The tightest limit in `file_name` of cgroup `path` and its ancestors under `hierarchy`.
-std::optional<MemoryLimit> tightest_limit(const fs::path& hierarchy, const std::string& path,
-                                          const char* file_name, const std::string& version) {
+std::optional<MemoryLimit> tightest_limit(const fs::path& hierarchy, const std::string& path, const char* file_name,
+                                          const std::string& version) {
   std::optional<MemoryLimit> best;
   for (fs::path group = fs::path(path).lexically_normal();; group = group.parent_path()) {
     const std::optional<std::uint64_t> limit = read_limit_file(hierarchy / group.relative_path() / file_name);

@@ -39,7 +39,8 @@ void write_array(const std::filesystem::path& path, const void* data, std::size_
 
 }  // namespace
 
-void write_npy(const std::filesystem::path& path, std::span<const double> data, const std::vector<std::int64_t>& shape) {
+void write_npy(const std::filesystem::path& path, std::span<const double> data,
+               const std::vector<std::int64_t>& shape) {
   write_array(path, data.data(), data.size_bytes(), "<f8", data.size(), shape);
 }
 void write_npy(const std::filesystem::path& path, std::span<const float> data, const std::vector<std::int64_t>& shape) {

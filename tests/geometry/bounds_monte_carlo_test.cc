@@ -1,13 +1,13 @@
 // Monte Carlo checks of the reconstructed bounds (docs/method.md section 4) on synthetic heads that
 // satisfy each bound's assumptions. Each check prints coverage and width.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
-#include <ostream>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "geometry/cosine_model.h"
 #include "geometry/reconstructed_bounds.h"
@@ -17,13 +17,13 @@
 
 namespace attngeom::geometry {
 
+using synth::attention_profile;
 using synth::ProfileKind;
 using synth::ProfileSpec;
+using synth::synthetic_head;
 using synth::SyntheticHead;
 using synth::ValueModelSpec;
 using synth::ValueSampler;
-using synth::attention_profile;
-using synth::synthetic_head;
 namespace {
 
 constexpr std::size_t kDraws = 2000;
@@ -50,7 +50,8 @@ BallCounts counts_at_radius(const SyntheticHead& head, std::size_t n, double rad
   std::vector<double> s(head.dim, 0.0);  // [d] s_N
   for (std::size_t p = 0; p < n; ++p) {
     const std::size_t i = order.order[p];
-    for (std::size_t t = 0; t < head.dim; ++t) s[t] += static_cast<double>(head.alpha[i]) * head.values[i * head.dim + t];
+    for (std::size_t t = 0; t < head.dim; ++t)
+      s[t] += static_cast<double>(head.alpha[i]) * head.values[i * head.dim + t];
   }
   BallCounts c;
   for (std::size_t k = 0; k < keys; ++k) {
@@ -94,9 +95,10 @@ struct Tally {
   }
   void print(const char* bound, const char* setting) const {
     const double d = static_cast<double>(kDraws);
-    std::printf("[%s | %s] coverage %.4f, mean width P %.3f R %.3f F %.3f, vacuous share %.3f; F width at N=1,2,3,4,8,16:",
-                bound, setting, total.all / d, total.mean_width_precision / d, total.mean_width_recall / d,
-                total.mean_width_f_score / d, total.vacuous_share / d);
+    std::printf(
+        "[%s | %s] coverage %.4f, mean width P %.3f R %.3f F %.3f, vacuous share %.3f; F width at N=1,2,3,4,8,16:",
+        bound, setting, total.all / d, total.mean_width_precision / d, total.mean_width_recall / d,
+        total.mean_width_f_score / d, total.vacuous_share / d);
     for (const std::size_t n : kExpectationNs) std::printf(" %.3f", width_f[n - 1] / d);
     std::printf("\n");
   }
@@ -136,8 +138,7 @@ TEST_P(ProbabilisticBounds, EnvelopesHoldAtTheirStatedRates) {
     const BoundInputs inputs{head.alpha, norms, model};
     const double eta = cosine_deviation(head.view(), gram, model).max_abs;  // the true max deviation
     const std::vector<EnvelopePoint> deterministic = deterministic_envelope(inputs, n_values, eta);
-    const ProbabilisticEnvelope probabilistic =
-        probabilistic_envelope(inputs, n_values, {kDim, 1.0, kDelta});
+    const ProbabilisticEnvelope probabilistic = probabilistic_envelope(inputs, n_values, {kDim, 1.0, kDelta});
     r1.add(deterministic, measured);
     r2.add(probabilistic.points, measured);
     for (std::size_t i = 0; i < n_values.size(); ++i) {
@@ -174,9 +175,10 @@ TEST_P(ProbabilisticBounds, EnvelopesHoldAtTheirStatedRates) {
     const double se = std::sqrt(std::max(p * (1.0 - p), 1.0 / d) / d);
     EXPECT_GE(p, separation_bound[i] / d - 3.0 * se) << "N = " << n_values[i];
   }
-  for (const std::size_t n : kExpectationNs) std::printf(" %.3f/%.3f", separated[n - 1] / d, separation_bound[n - 1] / d);
-  std::printf("\n[%s | %s] E[R] measured vs lower bound, E[FP] measured vs upper bound at N=1,2,3,4,8,16:", kR2Name.data(),
-              setting.name);
+  for (const std::size_t n : kExpectationNs)
+    std::printf(" %.3f/%.3f", separated[n - 1] / d, separation_bound[n - 1] / d);
+  std::printf("\n[%s | %s] E[R] measured vs lower bound, E[FP] measured vs upper bound at N=1,2,3,4,8,16:",
+              kR2Name.data(), setting.name);
   for (const Expectations& e : expectations) {
     // Recall and FP per draw lie in [0, 1] and [0, M]: their means have SE <= range / (2 sqrt(draws)).
     EXPECT_GE(e.recall / d, e.recall_bound / d - 3.0 * 0.5 / std::sqrt(d));
@@ -199,7 +201,7 @@ TEST(ProbabilisticBoundsTightness, EnvelopesTightenWithDimension) {
   const std::vector<double> profile = attention_profile({}, kKeys);
   const std::vector<std::size_t> n_values = {2, 3, 4, 5, 6, 8};
   const CosineModel model{std::numeric_limits<double>::infinity(), 0.0};
-  std::vector<double> mean_width;  // R2's F width over n_values, per dimension
+  std::vector<double> mean_width;       // R2's F width over n_values, per dimension
   std::vector<double> mean_separation;  // R2's separation bound at N = 2, per dimension
   for (const std::size_t dim : {std::size_t{128}, std::size_t{2048}}) {
     const ValueSampler sampler({dim, 1.0, 0.03, 0.2, 0.0, std::numeric_limits<double>::infinity()}, kKeys);
@@ -218,8 +220,9 @@ TEST(ProbabilisticBoundsTightness, EnvelopesTightenWithDimension) {
     }
     mean_width.push_back(width / static_cast<double>(kTightnessDraws * n_values.size()));
     mean_separation.push_back(separation / static_cast<double>(kTightnessDraws));
-    std::printf("[%s | sphere-uniform, d = %zu] coverage %.4f, mean F width over N = 2..8 %.3f, Pr(Delta_2 > 0) bound %.3f\n",
-                kR2Name.data(), dim, covered / static_cast<double>(kTightnessDraws), mean_width.back(), mean_separation.back());
+    std::printf(
+        "[%s | sphere-uniform, d = %zu] coverage %.4f, mean F width over N = 2..8 %.3f, Pr(Delta_2 > 0) bound %.3f\n",
+        kR2Name.data(), dim, covered / static_cast<double>(kTightnessDraws), mean_width.back(), mean_separation.back());
     EXPECT_EQ(covered, static_cast<double>(kTightnessDraws));
   }
   EXPECT_LT(mean_width[1], 0.9 * mean_width[0]);

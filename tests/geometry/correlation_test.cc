@@ -1,20 +1,21 @@
 // Sink vs Recall correlation with seeded bootstrap intervals.
+#include "stats/correlation.h"
+
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "stats/correlation.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
 
-using stats::SinkRecallCorrelation;
-using stats::SinkRecallPoint;
 using stats::pearson;
 using stats::sink_recall_correlation;
+using stats::SinkRecallCorrelation;
+using stats::SinkRecallPoint;
 using stats::spearman;
 namespace {
 
@@ -82,8 +83,8 @@ TEST(SinkRecall, ResamplesWithoutACorrelationAreLeftOut) {
 
 TEST(SinkRecall, TooFewHeadsAreUndefinedNotNaN) {
   const std::vector<std::size_t> n_values = {1};
-  const SinkRecallCorrelation r = sink_recall_correlation(std::vector<double>{0.1, 0.2}, std::vector<double>{0.5, 0.7},
-                                                          n_values, {}, 1);
+  const SinkRecallCorrelation r =
+      sink_recall_correlation(std::vector<double>{0.1, 0.2}, std::vector<double>{0.5, 0.7}, n_values, {}, 1);
   EXPECT_FALSE(r.points[0].pearson.defined);
   EXPECT_EQ(r.points[0].pearson.value, 0.0);
   EXPECT_EQ(r.peak_n, 0u);
@@ -96,8 +97,7 @@ TEST(SinkRecall, HeadsWithoutRecallAtNSitOutOfThatN) {
   const std::vector<std::size_t> n_values = {2, 8, 16};
   const std::vector<double> rho_0 = {0.1, 0.4, 0.2, 0.9, 0.5};
   // recall [heads, N]: N = 8 lacks heads 1 and 3, N = 16 lacks every head
-  const std::vector<double> recall = {0.2, 0.3, nan,  0.5, nan, nan,  0.1, 0.2, nan,
-                                      0.9, nan, nan,  0.4, 0.7, nan};
+  const std::vector<double> recall = {0.2, 0.3, nan, 0.5, nan, nan, 0.1, 0.2, nan, 0.9, nan, nan, 0.4, 0.7, nan};
   const SinkRecallCorrelation r = sink_recall_correlation(rho_0, recall, n_values, {}, 7);
   ASSERT_EQ(r.points.size(), 3u);
   EXPECT_EQ(r.points[0].heads, 5u);

@@ -1,11 +1,11 @@
 // docs/method.md section 3 diagnostics: estimator recovery on synthetic heads, known answers, degenerate rows.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "geometry/cosine_model.h"
 #include "geometry/mass_stats.h"
@@ -31,7 +31,8 @@ TEST(EstimatorRecovery, PlantedHeadParametersAreRecovered) {
     Recovery truth;
     double rho_0_tolerance;
   };
-  const std::vector<Case> cases = {{{0.2, 0.5, 0.02, 0.08}, 0.02}, {{0.5, 0.3, 0.03, 0.05}, 0.02}, {{0.05, 0.2, 0.04, 0.15}, 0.05}};
+  const std::vector<Case> cases = {
+      {{0.2, 0.5, 0.02, 0.08}, 0.02}, {{0.5, 0.3, 0.03, 0.05}, 0.02}, {{0.05, 0.2, 0.04, 0.15}, 0.05}};
   std::mt19937_64 rng(11);
   for (const auto& [truth, rho_0_tolerance] : cases) {
     const synth::ValueModelSpec spec{128, 1.0, truth.cv, truth.lambda, truth.rho_0, truth.beta};
@@ -40,12 +41,14 @@ TEST(EstimatorRecovery, PlantedHeadParametersAreRecovered) {
     const NormStats norms = norm_stats(head.view());
     const LagCurve lag = lag_curve(head.view());
     const double rho_0 = sink_similarity(head.view());
-    const Recovery error = {std::abs(lag.fit.beta - truth.beta) / truth.beta, std::abs(norms.lambda - truth.lambda) / truth.lambda,
-                            std::abs(norms.cv - truth.cv), std::abs(rho_0 - truth.rho_0)};
-    std::printf("[estimator recovery] planted beta %.3f lambda %.2f cv %.3f rho_0 %.3f | estimated %.4f %.4f %.4f %.4f | "
-                "errors: beta %.1f%%, lambda %.2f%%, cv %.4f, rho_0 %.4f (fit MAE %.4f, R^2 %.3f)\n",
-                truth.beta, truth.lambda, truth.cv, truth.rho_0, lag.fit.beta, norms.lambda, norms.cv, rho_0,
-                100 * error.beta, 100 * error.lambda, error.cv, error.rho_0, lag.fit.mae, lag.fit.r_squared);
+    const Recovery error = {std::abs(lag.fit.beta - truth.beta) / truth.beta,
+                            std::abs(norms.lambda - truth.lambda) / truth.lambda, std::abs(norms.cv - truth.cv),
+                            std::abs(rho_0 - truth.rho_0)};
+    std::printf(
+        "[estimator recovery] planted beta %.3f lambda %.2f cv %.3f rho_0 %.3f | estimated %.4f %.4f %.4f %.4f | "
+        "errors: beta %.1f%%, lambda %.2f%%, cv %.4f, rho_0 %.4f (fit MAE %.4f, R^2 %.3f)\n",
+        truth.beta, truth.lambda, truth.cv, truth.rho_0, lag.fit.beta, norms.lambda, norms.cv, rho_0, 100 * error.beta,
+        100 * error.lambda, error.cv, error.rho_0, lag.fit.mae, lag.fit.r_squared);
     EXPECT_LE(error.beta, 0.10);
     EXPECT_LE(error.lambda, 0.05);
     EXPECT_LE(error.cv, 0.02);

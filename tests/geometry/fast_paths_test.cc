@@ -3,6 +3,8 @@
 // against cosines taken pair by pair, the recursive model sweep of the reconstructed bounds
 // against mu_k and T_k summed pair by pair, and R1 and R2 on one shared sweep against each
 // computed alone.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,8 +13,6 @@
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "geometry/bound_model.h"
 #include "geometry/cosine_model.h"
@@ -80,7 +80,8 @@ TEST(ScreenedDeviation, MatchesTheDoubleGramWithAnExactMaximum) {
       // The maximum is recomputed in double: only the last bits of the cosine may differ.
       EXPECT_NEAR(screened.max_abs, reference.max_abs, 1e-14) << where;
       const double tolerance = square_sum_tolerance(units, reference.max_abs, reference.pairs);
-      const double pair_by_pair = reference.sigma2 * static_cast<double>(reference.pairs) / static_cast<double>(row.dim);
+      const double pair_by_pair =
+          reference.sigma2 * static_cast<double>(reference.pairs) / static_cast<double>(row.dim);
       EXPECT_NEAR(deviation_square_sum(units, model), pair_by_pair, tolerance) << where;
       if (reference.pairs == 0) continue;
       const double per_pair = static_cast<double>(row.dim) / static_cast<double>(reference.pairs);
@@ -140,13 +141,15 @@ TEST(LagBand, MatchesCosinesTakenPairByPair) {
   }
   testing::OwnedRow alternating = testing::random_row(rng, 200, 16, {});
   for (std::size_t k = 1; k < 200; ++k) {
-    for (std::size_t t = 0; t < 16; ++t) alternating.values[k * 16 + t] = alternating.values[16 + t] * (k % 2 ? 1.0f : -1.0f);
+    for (std::size_t t = 0; t < 16; ++t)
+      alternating.values[k * 16 + t] = alternating.values[16 + t] * (k % 2 ? 1.0f : -1.0f);
   }
   cases.push_back(alternating);
   for (const testing::OwnedRow& row : cases) {
     const std::size_t length = row.alpha.size() - 1;
     const UnitRows units = unit_rows(row.view());
-    for (const std::size_t max_lag : {std::size_t{1}, std::size_t{7}, default_max_lag(row.alpha.size()), std::size_t{90}, length - 1}) {
+    for (const std::size_t max_lag :
+         {std::size_t{1}, std::size_t{7}, default_max_lag(row.alpha.size()), std::size_t{90}, length - 1}) {
       if (max_lag == 0 || max_lag >= length) continue;
       const std::string where = "M=" + std::to_string(row.alpha.size()) + " d=" + std::to_string(row.dim) +
                                 " tau_max=" + std::to_string(max_lag);
@@ -171,7 +174,8 @@ TEST(LagBand, MatchesCosinesTakenPairByPair) {
 bool same_point(const EnvelopePoint& a, const EnvelopePoint& b) {
   return a.n == b.n && a.precision.lower == b.precision.lower && a.precision.upper == b.precision.upper &&
          a.recall.lower == b.recall.lower && a.recall.upper == b.recall.upper && a.f_score.lower == b.f_score.lower &&
-         a.f_score.upper == b.f_score.upper && a.guarantees_separation == b.guarantees_separation && a.vacuous == b.vacuous;
+         a.f_score.upper == b.f_score.upper && a.guarantees_separation == b.guarantees_separation &&
+         a.vacuous == b.vacuous;
 }
 
 // R2's separation statements from their definition (reconstructed_bounds.h), every tail
@@ -195,7 +199,8 @@ SeparationBound naive_separation(const ModelSweep& sweep, std::size_t n, const P
   SeparationBound b;
   b.model_margin = std::sqrt(mu[out]) - std::sqrt(mu[in]);
   double missed = 0.0;
-  for (std::size_t p = 0; p < n; ++p) missed += fixed(p) ? (mu[p] > t ? 1.0 : 0.0) : t > mu[p] ? tail(p, t - mu[p]) : 1.0;
+  for (std::size_t p = 0; p < n; ++p)
+    missed += fixed(p) ? (mu[p] > t ? 1.0 : 0.0) : t > mu[p] ? tail(p, t - mu[p]) : 1.0;
   for (std::size_t p = n; p < mu.size(); ++p) {
     b.expected_false_positives += fixed(p) ? (mu[p] <= t ? 1.0 : 0.0) : mu[p] > t ? tail(p, mu[p] - t) : 1.0;
   }
@@ -235,9 +240,10 @@ TEST(ReconstructedEnvelopes, SharedSweepMatchesTheDefinitions) {
         const double margin =
             sweep.support()[p] < 2 || spread == 0.0
                 ? 0.0
-                : spread * std::sqrt(2.0 * r2_options.sigma2 *
-                                     std::log(support * (support - 1.0) / (r2_options.delta / static_cast<double>(keys))) /
-                                     static_cast<double>(r2_options.dim));
+                : spread *
+                      std::sqrt(2.0 * r2_options.sigma2 *
+                                std::log(support * (support - 1.0) / (r2_options.delta / static_cast<double>(keys))) /
+                                static_cast<double>(r2_options.dim));
         lo[p] = std::max(0.0, sweep.mu()[p] - margin - sweep.rounding()[p]);
         hi[p] = sweep.mu()[p] + margin + sweep.rounding()[p];
       }
@@ -315,8 +321,9 @@ TEST(ReconstructedEnvelopes, R1HoldsOnExactTiesWithZeroEta) {
     const std::vector<SelectionMetrics> measured = selection_metrics(row.view(), n_values);
     for (std::size_t g = 0; g < n_values.size(); ++g) {
       const SelectionMetrics& m = measured[g];
-      for (const auto& [value, interval, what] :
-           {std::tuple{m.precision, r1[g].precision, "P"}, {m.recall, r1[g].recall, "R"}, {m.f_score, r1[g].f_score, "F"}}) {
+      for (const auto& [value, interval, what] : {std::tuple{m.precision, r1[g].precision, "P"},
+                                                  {m.recall, r1[g].recall, "R"},
+                                                  {m.f_score, r1[g].f_score, "F"}}) {
         EXPECT_LE(interval.lower, value) << what << " at M = " << keys << ", N = " << m.n;
         EXPECT_GE(interval.upper, value) << what << " at M = " << keys << ", N = " << m.n;
       }

@@ -1,4 +1,8 @@
 // Four-phase profile fit: planted breakpoints and parameters are recovered.
+#include "stats/profile_fit.h"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,28 +11,26 @@
 #include <span>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "stats/profile_fit.h"
 #include "synth/synthetic.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
 
+using stats::fit_four_phase;
 using stats::FourPhaseFit;
 using stats::FourPhaseFitOptions;
-using stats::fit_four_phase;
-using synth::FourPhaseShape;
 using synth::attention_profile;
+using synth::FourPhaseShape;
 namespace {
 
 TEST(FourPhaseFit, RecoversPlantedPhasesOfTheGenerator) {
   const std::size_t keys = 513;  // L = 512: b1 = 256, b2 = 461
-  const FourPhaseShape shape;  // the default profile
+  const FourPhaseShape shape;    // the default profile
   const std::vector<double> row = attention_profile({}, keys);
   const FourPhaseFit fit = fit_four_phase(row);
-  std::printf("[four-phase fit] exact row: b1 %zu (planted 256), b2 %zu (planted 461), rate %.4f (planted %.4f), rmse %.3g\n",
-              fit.oscillation_start, fit.recency_start, fit.recency_rate, 1.0 / shape.recency_decay, fit.rmse);
+  std::printf(
+      "[four-phase fit] exact row: b1 %zu (planted 256), b2 %zu (planted 461), rate %.4f (planted %.4f), rmse %.3g\n",
+      fit.oscillation_start, fit.recency_start, fit.recency_rate, 1.0 / shape.recency_decay, fit.rmse);
   ASSERT_TRUE(fit.fitted);
   EXPECT_EQ(fit.oscillation_start, 256u);
   EXPECT_EQ(fit.recency_start, 461u);
@@ -72,7 +74,9 @@ class NaiveBreakpointCost {
   }
 
  private:
-  double phase(std::size_t n, double sse) const { return static_cast<double>(n) * std::log(std::max(sse / static_cast<double>(n), floor_)); }
+  double phase(std::size_t n, double sse) const {
+    return static_cast<double>(n) * std::log(std::max(sse / static_cast<double>(n), floor_));
+  }
   double constant_sse(std::size_t begin, std::size_t end) const {
     double mean = 0, sse = 0;
     for (std::size_t i = begin; i < end; ++i) mean += row_[i] / static_cast<double>(end - begin);
@@ -81,7 +85,8 @@ class NaiveBreakpointCost {
   }
   double tail(std::size_t start) const {
     const double last = static_cast<double>(row_.size() - 1);
-    const double ratio = std::pow(o_.max_recency_rate / o_.min_recency_rate, 1.0 / static_cast<double>(o_.recency_rate_points - 1));
+    const double ratio =
+        std::pow(o_.max_recency_rate / o_.min_recency_rate, 1.0 / static_cast<double>(o_.recency_rate_points - 1));
     double best = std::numeric_limits<double>::infinity();
     for (std::size_t g = 0; g < o_.recency_rate_points; ++g) {
       const double rate = o_.min_recency_rate * std::pow(ratio, static_cast<double>(g));
@@ -126,8 +131,10 @@ TEST(FourPhaseFit, BreakpointsAreTheExhaustiveMinimum) {
       std::vector<double> row = attention_profile({}, keys);
       std::normal_distribution<double> noise(0.0, kind == 1 ? 0.05 : 1.0);
       std::uniform_real_distribution<double> uniform(0.0, 1.0);
-      if (kind == 1 || kind == 2) for (double& a : row) a *= std::exp(noise(rng));
-      if (kind == 3) for (double& a : row) a = uniform(rng);
+      if (kind == 1 || kind == 2)
+        for (double& a : row) a *= std::exp(noise(rng));
+      if (kind == 3)
+        for (double& a : row) a = uniform(rng);
       if (kind == 4) std::fill(row.begin() + 20, row.begin() + 90, row[20]);  // a flat stretch: residuals at the floor
       FourPhaseFitOptions options;
       options.min_phase_length = min_len;

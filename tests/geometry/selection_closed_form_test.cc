@@ -1,9 +1,9 @@
 // Selection metrics on inputs whose answers are known by hand, and on degenerate inputs.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "geometry/selection_metrics.h"
 #include "random_rows.h"
@@ -22,9 +22,10 @@ SelectionMetrics at(const OwnedRow& row, std::size_t n, ProjectionMethod method 
 }
 
 void expect_no_nan(const SelectionMetrics& m) {
-  for (const double x : {m.precision, m.recall, m.f_score, m.r_min, m.r_max, m.margin, m.a_in_min, m.a_out_max, m.f_best,
-                         m.f_best_radius, m.s_norm, m.cos_sink, m.cos_last, m.witness.min_selected_weighted_norm,
-                         m.witness.max_unselected_projection, m.witness.min_selected_cross_projection}) {
+  for (const double x :
+       {m.precision, m.recall, m.f_score, m.r_min, m.r_max, m.margin, m.a_in_min, m.a_out_max, m.f_best,
+        m.f_best_radius, m.s_norm, m.cos_sink, m.cos_last, m.witness.min_selected_weighted_norm,
+        m.witness.max_unselected_projection, m.witness.min_selected_cross_projection}) {
     EXPECT_TRUE(std::isfinite(x)) << "N = " << m.n;
   }
 }
@@ -53,7 +54,7 @@ TEST(SelectionClosedForm, OrthogonalEqualNormValues) {
       EXPECT_EQ(m.a_in_min, a_in);
       EXPECT_EQ(m.a_out_max, alpha[n]);
       EXPECT_NEAR(m.cos_sink, 2.0 * alpha[0] / std::sqrt(s2), 1e-12);  // key 0 is always selected
-      EXPECT_EQ(m.cos_last, 0.0);                                       // key M-1 is never selected
+      EXPECT_EQ(m.cos_last, 0.0);                                      // key M-1 is never selected
     }
   }
 }
@@ -198,7 +199,7 @@ TEST(SelectionInputErrors, RejectBadRowsAndBadN) {
   EXPECT_THROW(selection_metrics(OwnedRow{{1.5f, -0.5f}, {1, 2}, 1}.view(), one), InputError);  // negative
   EXPECT_THROW(selection_metrics(OwnedRow{{0.5f, 0.5f}, {1, NAN}, 1}.view(), one), InputError);
   EXPECT_THROW(selection_metrics(OwnedRow{{0.5f, 0.5f}, {1, 2, 3}, 1}.view(), one), InputError);  // shape
-  EXPECT_THROW(selection_metrics(good.view(), std::vector<std::size_t>{2}), InputError);            // N = M
+  EXPECT_THROW(selection_metrics(good.view(), std::vector<std::size_t>{2}), InputError);          // N = M
   EXPECT_THROW(selection_metrics(OwnedRow{{0.2f, 0.3f, 0.5f}, {1, 2, 3}, 1}.view(), descending), InputError);
   SelectionOptions descending_radii;
   descending_radii.normalised_radii = {1.0, 0.5};

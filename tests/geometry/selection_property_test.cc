@@ -1,11 +1,11 @@
 // Property test: the fast sweeps (Gram, all N; direct, on the N grid) against the naive
 // from-scratch oracle on random rows with ties, masked keys and zero vectors.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "geometry/selection_metrics.h"
 #include "naive_selection.h"
@@ -99,7 +99,8 @@ TEST(SelectionProperty, FastSweepsMatchNaiveOracleOnThousandRandomRows) {
     SCOPED_TRACE("case " + std::to_string(c) + ": M = " + std::to_string(keys) + ", d = " + std::to_string(dim));
 
     const std::vector<std::size_t> all = every_n(keys);
-    const std::vector<SelectionMetrics> gram = selection_metrics(row, all, {options.normalised_radii, ProjectionMethod::kGram});
+    const std::vector<SelectionMetrics> gram =
+        selection_metrics(row, all, {options.normalised_radii, ProjectionMethod::kGram});
     const std::vector<SelectionMetrics> naive_all = oracle::naive_selection_metrics(row, all, options.normalised_radii);
     ASSERT_EQ(gram.size(), all.size());
     for (std::size_t i = 0; i < all.size(); ++i) compare(gram[i], naive_all[i], scale, worst);
@@ -111,8 +112,9 @@ TEST(SelectionProperty, FastSweepsMatchNaiveOracleOnThousandRandomRows) {
     points += all.size() + grid.size();
     if (HasFailure()) break;
   }
-  std::printf("[selection property] %zu cases, %zu (row, N) points: worst relative radius error %.3g, count mismatches %zu\n",
-              kCases, points, worst.worst_radius_error, worst.count_mismatches);
+  std::printf(
+      "[selection property] %zu cases, %zu (row, N) points: worst relative radius error %.3g, count mismatches %zu\n",
+      kCases, points, worst.worst_radius_error, worst.count_mismatches);
 }
 
 }  // namespace

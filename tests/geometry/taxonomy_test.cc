@@ -1,34 +1,35 @@
 // Taxonomy: planted Retriever / Mixer / Reset heads are labelled by the rules, the k-means
 // cross-check agrees, and the helpers behave on small inputs.
+#include "stats/taxonomy.h"
+
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "stats/taxonomy.h"
 #include "synth/planted_heads.h"
 #include "synth/synthetic.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
 
-using stats::ClusterCrossCheck;
-using stats::HeadType;
-using stats::LayerTypeShares;
-using stats::RuleMatch;
 using stats::classify;
+using stats::ClusterCrossCheck;
 using stats::head_type_name;
+using stats::HeadType;
 using stats::kmeans_cross_check;
+using stats::LayerTypeShares;
 using stats::mean_features;
+using stats::RuleMatch;
 using stats::type_shares_by_layer;
-using synth::PlantedHeadSpec;
-using synth::SyntheticHead;
-using synth::ValueSampler;
 using synth::attention_profile;
 using synth::planted_head_spec;
+using synth::PlantedHeadSpec;
 using synth::synthetic_head;
+using synth::SyntheticHead;
+using synth::ValueSampler;
 namespace {
 
 TEST(Taxonomy, PlantedHeadsAreLabelledWithAtLeast95PercentAccuracy) {
@@ -53,13 +54,15 @@ TEST(Taxonomy, PlantedHeadsAreLabelledWithAtLeast95PercentAccuracy) {
       planted.push_back(type);
       type_correct += labels.back() == type;
     }
-    std::printf("[taxonomy] planted %-9s: %zu/%zu labelled correctly\n", head_type_name(type).data(), type_correct, kPerType);
+    std::printf("[taxonomy] planted %-9s: %zu/%zu labelled correctly\n", head_type_name(type).data(), type_correct,
+                kPerType);
     correct += type_correct;
   }
   const double accuracy = static_cast<double>(correct) / static_cast<double>(labels.size());
   const ClusterCrossCheck check = kmeans_cross_check(features, labels, {}, 17);
-  std::printf("[taxonomy] rule accuracy %.3f over %zu planted heads; k-means (k = 3) agreement with the rules %.3f over %zu\n",
-              accuracy, labels.size(), check.agreement, check.compared);
+  std::printf(
+      "[taxonomy] rule accuracy %.3f over %zu planted heads; k-means (k = 3) agreement with the rules %.3f over %zu\n",
+      accuracy, labels.size(), check.agreement, check.compared);
   EXPECT_GE(accuracy, 0.95);
   EXPECT_GE(check.agreement, 0.9);
 }
@@ -71,7 +74,8 @@ TEST(Taxonomy, FeaturesDoNotDependOnTheAnalysedNList) {
   std::mt19937_64 rng(9);
   for (const HeadType type : {HeadType::kRetriever, HeadType::kMixer, HeadType::kReset}) {
     const PlantedHeadSpec spec = planted_head_spec(type, 32, rng);
-    const SyntheticHead head = synthetic_head(attention_profile(spec.profile, kKeys), ValueSampler(spec.values, kKeys), rng);
+    const SyntheticHead head =
+        synthetic_head(attention_profile(spec.profile, kKeys), ValueSampler(spec.values, kKeys), rng);
     const HeadMagnitudes m = head_magnitudes(head.view());
     const TaxonomyFeatures grid = taxonomy_features(m, selection_metrics(head.view(), default_n_grid(kKeys)), kKeys);
     const TaxonomyFeatures every = taxonomy_features(m, selection_metrics(head.view(), every_n(kKeys)), kKeys);
@@ -96,7 +100,8 @@ TEST(Taxonomy, SmallAndLargeNSetsIncludeTheirBounds) {
     }
     double large_sum = 0.0, large_count = 0.0;
     for (const std::size_t n : default_n_grid(keys)) {
-      if (4.0 * static_cast<double>(n) >= static_cast<double>(keys - 1)) large_sum += static_cast<double>(n), ++large_count;
+      if (4.0 * static_cast<double>(n) >= static_cast<double>(keys - 1))
+        large_sum += static_cast<double>(n), ++large_count;
     }
     const TaxonomyFeatures f = taxonomy_features(HeadMagnitudes{1, 1, 1}, grid, keys);
     EXPECT_DOUBLE_EQ(f.cos_sink_small, 2.5) << keys;  // N = 1..4
@@ -151,7 +156,7 @@ TEST(Taxonomy, KMeansPlacesUndefinedFeaturesAtTheFieldMean) {
   const TaxonomyFeatures a{0.4, 0.3, 0.3, 0.9, 0.9, 0.1, 0.1}, b{0.4, 0.3, 0.3, 0.1, 0.1, 0.9, 0.9},
       c{0.4, 0.3, 0.3, 0.9, 0.2, 0.2, 0.3};
   std::vector<TaxonomyFeatures> features = {a, a, b, b, c, c};
-  const std::vector<HeadType> labels = {HeadType::kReset, HeadType::kReset, HeadType::kRetriever,
+  const std::vector<HeadType> labels = {HeadType::kReset,     HeadType::kReset, HeadType::kRetriever,
                                         HeadType::kRetriever, HeadType::kMixer, HeadType::kMixer};
   const ClusterCrossCheck defined = kmeans_cross_check(features, labels, {}, 3);
   EXPECT_DOUBLE_EQ(defined.agreement, 1.0);
@@ -179,8 +184,8 @@ TEST(Taxonomy, KMeansLabelsDependOnThePartitionNotTheSeed) {
   const TaxonomyFeatures a{0.4, 0.3, 0.3, 0.9, 0.9, 0.1, 0.1}, b{0.4, 0.3, 0.3, 0.1, 0.1, 0.9, 0.9},
       c{0.4, 0.3, 0.3, 0.9, 0.2, 0.2, 0.3};
   const std::vector<TaxonomyFeatures> features = {b, a, c, a, b, c};
-  const std::vector<HeadType> labels = {HeadType::kUnclassified, HeadType::kReset, HeadType::kUnclassified,
-                                        HeadType::kReset, HeadType::kUnclassified, HeadType::kUnclassified};
+  const std::vector<HeadType> labels = {HeadType::kUnclassified, HeadType::kReset,        HeadType::kUnclassified,
+                                        HeadType::kReset,        HeadType::kUnclassified, HeadType::kUnclassified};
   const ClusterCrossCheck first = kmeans_cross_check(features, labels, {}, 1);
   EXPECT_EQ(first.cluster, (std::vector<std::size_t>{0, 1, 2, 1, 0, 2}));
   for (std::uint64_t seed = 2; seed <= 20; ++seed) {
@@ -193,8 +198,9 @@ TEST(Taxonomy, KMeansLabelsDependOnThePartitionNotTheSeed) {
 }
 
 TEST(Taxonomy, LayerSharesAndMeanFeatures) {
-  const std::vector<HeadType> labels = {HeadType::kRetriever, HeadType::kRetriever, HeadType::kMixer, HeadType::kUnclassified,
-                                        HeadType::kReset, HeadType::kReset, HeadType::kReset, HeadType::kMixer};
+  const std::vector<HeadType> labels = {HeadType::kRetriever,    HeadType::kRetriever, HeadType::kMixer,
+                                        HeadType::kUnclassified, HeadType::kReset,     HeadType::kReset,
+                                        HeadType::kReset,        HeadType::kMixer};
   const std::vector<LayerTypeShares> shares = type_shares_by_layer(labels, 4);
   ASSERT_EQ(shares.size(), 2u);
   EXPECT_DOUBLE_EQ(shares[0].retriever, 0.5);

@@ -1,4 +1,5 @@
 // Unit tests of the report library: CSV reading, reductions over heads, HTML assembly.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -8,8 +9,6 @@
 #include <map>
 #include <string>
 #include <utility>
-
-#include <gtest/gtest.h>
 
 #include "report/html.h"
 #include "report/report_data.h"
@@ -64,21 +63,29 @@ TEST(CsvTable, ReadsNumbersNanAndText) {
 TEST(CsvTable, ErrorsNameFileLineAndColumn) {
   TempDir dir;
   const auto ragged = dir.write("ragged.csv", "a,b\n1,2\n3\n");
-  EXPECT_NE(error_of([&] { CsvTable::read(ragged); }).find("ragged.csv:3: expected 2 fields, found 1"), std::string::npos);
+  EXPECT_NE(error_of([&] { CsvTable::read(ragged); }).find("ragged.csv:3: expected 2 fields, found 1"),
+            std::string::npos);
   const auto bad = dir.write("bad.csv", "a,b\n1,2\n3,x4\n");
   const CsvTable t = CsvTable::read(bad);
   EXPECT_NE(error_of([&] { t.number(1, 1); }).find("bad.csv:3: column 'b': expected a number, found 'x4'"),
             std::string::npos);
   EXPECT_EQ(error_of([&] { (void)t.integer(0, 0); }), "");
   EXPECT_NE(error_of([&] { t.column("zzz"); }).find("bad.csv: missing column 'zzz'"), std::string::npos);
-  EXPECT_NE(error_of([&] { t.require_columns({"a", "c", "d"}); }).find("missing column(s) 'c', 'd'"), std::string::npos);
+  EXPECT_NE(error_of([&] {
+              t.require_columns({"a", "c", "d"});
+            }).find("missing column(s) 'c', 'd'"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { CsvTable::read(dir.write("empty.csv", "")); }).find("empty file"), std::string::npos);
   // A blank line inside would shift every later line number; a repeated column would hide one.
   EXPECT_NE(error_of([&] { CsvTable::read(dir.write("gap.csv", "a\n1\n\n2\n")); }).find("gap.csv:3: blank line"),
             std::string::npos);
   EXPECT_NE(error_of([&] { CsvTable::read(dir.write("twice.csv", "a,b,a\n1,2,3\n")); }).find("'a' appears twice"),
             std::string::npos);
-  EXPECT_EQ(CsvTable::read(dir.write("bom.csv", "\xef\xbb\xbf" "a,b\n1,2\n")).column("a"), 0u);  // spreadsheet BOM
+  EXPECT_EQ(CsvTable::read(dir.write("bom.csv",
+                                     "\xef\xbb\xbf"
+                                     "a,b\n1,2\n"))
+                .column("a"),
+            0u);  // spreadsheet BOM
   EXPECT_NE(error_of([&] { CsvTable::read(fs::path("/nonexistent/x.csv")); }).find("/nonexistent/x.csv: missing"),
             std::string::npos);
 }
@@ -86,13 +93,15 @@ TEST(CsvTable, ErrorsNameFileLineAndColumn) {
 // `attngeom synth` opens each CSV with a '#' provenance line; line numbers stay the file's.
 TEST(CsvTable, CommentLinesBeforeTheHeaderAreSkippedAndCounted) {
   TempDir dir;
-  const CsvTable t = CsvTable::read(dir.write("s.csv", "# attngeom synth --seed 1, --d 16\n#\nprofile,n\nuniform,2\nx,y\n"));
+  const CsvTable t =
+      CsvTable::read(dir.write("s.csv", "# attngeom synth --seed 1, --d 16\n#\nprofile,n\nuniform,2\nx,y\n"));
   EXPECT_EQ(t.header(), (std::vector<std::string>{"profile", "n"}));
   ASSERT_EQ(t.rows(), 2u);
   EXPECT_EQ(t.line_of(0), 4u);
   EXPECT_NE(error_of([&] { (void)t.integer(1, 1); }).find("s.csv:5: column 'n'"), std::string::npos);
-  EXPECT_NE(error_of([&] { CsvTable::read(dir.write("h.csv", "# c\na,a\n")); }).find("h.csv:2: column 'a' appears twice"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { CsvTable::read(dir.write("h.csv", "# c\na,a\n")); }).find("h.csv:2: column 'a' appears twice"),
+      std::string::npos);
   // After the header, '#' is data like any other text.
   EXPECT_NE(error_of([&] { CsvTable::read(dir.write("late.csv", "a,b\n# c\n")); }).find("late.csv:2: expected 2"),
             std::string::npos);
@@ -123,12 +132,12 @@ TEST(SelectionSummary, ReducesOverHeadsPerNAndMetric) {
   // Two heads at N = 2; the second head's precision is undefined there.
   RunData run;
   run.label = "r";
-  run.selection = CsvTable::read(dir.write(
-      "selection.csv",
-      "layer,head,n,precision_mean,recall_mean,f_mean,margin_mean,separated,r1_precision_lo,r1_precision_hi,"
-      "r1_recall_lo,r1_recall_hi,r1_f_lo,r1_f_hi,r1_inside\n"
-      "0,0,2,0.5,0.2,0.3,0,0,0.1,0.9,0.0,0.4,0.2,0.6,1.0\n"
-      "0,1,2,nan,0.6,0.7,0,0,0.3,1.0,0.2,0.8,0.4,1.0,0.5\n"));
+  run.selection = CsvTable::read(
+      dir.write("selection.csv",
+                "layer,head,n,precision_mean,recall_mean,f_mean,margin_mean,separated,r1_precision_lo,r1_precision_hi,"
+                "r1_recall_lo,r1_recall_hi,r1_f_lo,r1_f_hi,r1_inside\n"
+                "0,0,2,0.5,0.2,0.3,0,0,0.1,0.9,0.0,0.4,0.2,0.6,1.0\n"
+                "0,1,2,nan,0.6,0.7,0,0,0.3,1.0,0.2,0.8,0.4,1.0,0.5\n"));
   const auto summary = selection_summary(run);
   ASSERT_EQ(summary["rows"].size(), 3u);  // Precision, Recall, F at N = 2
   const auto& cols = summary["columns"];
@@ -137,7 +146,7 @@ TEST(SelectionSummary, ReducesOverHeadsPerNAndMetric) {
     EXPECT_EQ(row[0], "r");
     EXPECT_EQ(row[1], 2);
     EXPECT_EQ(row[9], row[2] == "Precision" ? 1 : 2);  // heads whose mean is defined
-    EXPECT_DOUBLE_EQ(row[8].get<double>(), 0.75);  // mean r1_inside
+    EXPECT_DOUBLE_EQ(row[8].get<double>(), 0.75);      // mean r1_inside
     if (row[2] == "Precision") {
       EXPECT_DOUBLE_EQ(row[3].get<double>(), 0.5);  // NaN skipped
       EXPECT_DOUBLE_EQ(row[6].get<double>(), 0.2);
@@ -166,7 +175,7 @@ TEST(SeparationSummary, AveragesEachSeriesOverTheHeadsThatDefineIt) {
                                            "0,1,3,0.75,nan,0.5\n"));
   const auto summary = separation_summary(run);
   ASSERT_EQ(summary["columns"], nlohmann::json({"run", "n", "series", "value", "heads"}));
-  ASSERT_EQ(summary["rows"].size(), 6u);  // three series at each N
+  ASSERT_EQ(summary["rows"].size(), 6u);                              // three series at each N
   std::map<std::pair<int, std::string>, std::pair<double, int>> got;  // (n, series) -> (value, heads)
   for (const auto& row : summary["rows"]) {
     EXPECT_EQ(row[0], "r");

@@ -5,13 +5,13 @@
 // - probabilities: a softmax whose inputs move by at most D moves each p by at most
 //   p (e^{2D} - 1), plus the fp32 softmax's own error (8 eps32 + |s - max| eps32) p;
 // - outputs: sum_j |dp_j| |v_j| + (u_bf16 + gamma_keys) (1 + u_bf16) sum_j p_j |v_j|.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <tuple>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ops/attention.h"
 #include "util/half.h"
@@ -33,7 +33,7 @@ std::vector<float> rounded_normal(std::size_t n, std::mt19937& rng, float scale)
 
 // Row i of head h in double, with each probability's and output's error bound.
 struct ReferenceRow {
-  std::vector<double> p, p_bound;     // [seq]
+  std::vector<double> p, p_bound;      // [seq]
   std::vector<double> out, out_bound;  // [d]
 };
 
@@ -92,11 +92,12 @@ TEST_P(Bf16AttentionTest, MatchesReferenceOnRoundedInputsWithinDerivedBounds) {
   // A shorter call first, so that the products are reused across a change of length.
   const AttentionShape shorter{150, s.heads, s.kv_heads, s.head_dim, s.window, s.scale};
   causal_attention(shorter, q.data(), k.data(), v.data(), out.data(), {}, {}, {}, scratch, {}, Precision::kBf16);
-  causal_attention(s, q.data(), k.data(), v.data(), out.data(), rows,
-                   [&](int head, const float* probs) {
-                     std::copy_n(probs, rows.size() * s.seq, captured.data() + head * rows.size() * s.seq);
-                   },
-                   {}, scratch, {}, Precision::kBf16);
+  causal_attention(
+      s, q.data(), k.data(), v.data(), out.data(), rows,
+      [&](int head, const float* probs) {
+        std::copy_n(probs, rows.size() * s.seq, captured.data() + head * rows.size() * s.seq);
+      },
+      {}, scratch, {}, Precision::kBf16);
 
   double worst_p = 0.0, worst_out = 0.0;  // largest |error| / bound seen
   for (int h = 0; h < s.heads; ++h) {
@@ -120,8 +121,8 @@ TEST_P(Bf16AttentionTest, MatchesReferenceOnRoundedInputsWithinDerivedBounds) {
       }
     }
   }
-  std::printf("[bf16 attention] window %d kv_heads %d: largest error / bound: probabilities %.3f, outputs %.3f\n", window,
-              kv_heads, worst_p, worst_out);
+  std::printf("[bf16 attention] window %d kv_heads %d: largest error / bound: probabilities %.3f, outputs %.3f\n",
+              window, kv_heads, worst_p, worst_out);
 }
 
 INSTANTIATE_TEST_SUITE_P(WindowsAndGqa, Bf16AttentionTest,

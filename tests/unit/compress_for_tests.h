@@ -1,11 +1,10 @@
 #pragma once
 // In-memory gzip and zstd compression, to build compressed corpus inputs in tests.
+#include <gtest/gtest.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace attngeom::testing {
 

@@ -1,8 +1,8 @@
 #include "io/config_json.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "util/error.h"
 
@@ -84,9 +84,9 @@ TEST(ConfigJson, ReadsRopeFromRopeScalingOrRopeParametersAndRefusesTheRest) {
   EXPECT_EQ(rope(R"(,"rope_parameters":{"rope_type":"default","rope_theta":1000000.0})").theta, 1e6);
   EXPECT_EQ(rope(R"(,"rope_theta":500000.0,"rope_parameters":{"rope_theta":500000.0})").theta, 5e5);
   EXPECT_EQ(rope(R"(,"rope_theta":500000.0,"rope_parameters":null)").theta, 5e5);
-  const RopeSpec llama3 = rope(
-      R"(,"rope_theta":500000.0,"rope_scaling":{"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,)"
-      R"("high_freq_factor":4.0,"original_max_position_embeddings":8192})");
+  const RopeSpec llama3 =
+      rope(R"(,"rope_theta":500000.0,"rope_scaling":{"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,)"
+           R"("high_freq_factor":4.0,"original_max_position_embeddings":8192})");
   EXPECT_EQ(llama3.type, RopeType::kLlama3);
   EXPECT_EQ(llama3.factor, 8.0);
   EXPECT_EQ(llama3.high_freq_factor, 4.0);

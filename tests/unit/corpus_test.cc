@@ -1,12 +1,11 @@
 // Corpus reading (formats, compression, bad input) and deterministic window selection.
+#include <gtest/gtest.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <numeric>
-
-#include <gtest/gtest.h>
 
 #include "compress_for_tests.h"
 #include "corpus/documents.h"
@@ -66,7 +65,12 @@ TEST_F(CorpusTest, LinesAndJsonlSkipBadDocumentsWithFileAndLine) {
   ASSERT_EQ(c.warnings.size(), 1u);
   EXPECT_NE(c.warnings[0].find("l.txt:2: skipped: invalid UTF-8"), std::string::npos);
 
-  const std::string jsonl = write("j.jsonl", R"({"text":"alpha"})" "\n" R"({"body":"x"})" "\n" "not json\n" R"({"text":"beta"})");
+  const std::string jsonl = write("j.jsonl", R"({"text":"alpha"})"
+                                             "\n"
+                                             R"({"body":"x"})"
+                                             "\n"
+                                             "not json\n"
+                                             R"({"text":"beta"})");
   options.format = CorpusFormat::kJsonl;
   const Corpus j = read_corpus({jsonl}, options);
   ASSERT_EQ(j.documents.size(), 2u);

@@ -1,14 +1,14 @@
 // util/csv: the writer's two real-number formats, read back by the reader.
+#include "util/csv.h"
+
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
-
-#include "util/csv.h"
 
 namespace attngeom {
 namespace {

@@ -1,12 +1,12 @@
 // The fp32-on-AMX kernel against its two claims: the three-term split of an fp32 value
 // is exact, and the product is an fp32 GEMM (error within fp32's gamma_K bound of the
 // double-precision product, far inside what bf16 activations would give).
+#include <gtest/gtest.h>
+
 #include <cfloat>
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ops/gemm.h"
 #include "util/half.h"
@@ -20,8 +20,15 @@ TEST(Bf16x3, SplitRecoversEveryFp32ValueExactly) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<std::uint32_t> mantissa(0, (1u << 23) - 1);
   std::uniform_int_distribution<int> exponent(-110, 127);
-  std::vector<float> x = {1.0f, -1.0f, FLT_MAX, -FLT_MAX, 0.0f, std::ldexp(1.0f, -110), 1.0f + FLT_EPSILON,
-                          std::nextafter(2.0f, 0.0f), -std::nextafter(1.0f, 0.0f)};
+  std::vector<float> x = {1.0f,
+                          -1.0f,
+                          FLT_MAX,
+                          -FLT_MAX,
+                          0.0f,
+                          std::ldexp(1.0f, -110),
+                          1.0f + FLT_EPSILON,
+                          std::nextafter(2.0f, 0.0f),
+                          -std::nextafter(1.0f, 0.0f)};
   for (int i = 0; i < 100000; ++i) {
     const float unit = 1.0f + static_cast<float>(mantissa(rng)) * std::ldexp(1.0f, -23);  // every significand bit
     x.push_back((i % 2 ? -1.0f : 1.0f) * std::ldexp(unit, exponent(rng)));
@@ -30,8 +37,8 @@ TEST(Bf16x3, SplitRecoversEveryFp32ValueExactly) {
   std::vector<std::uint16_t> terms(3 * x.size());
   split_into_bf16_terms(x.data(), count, terms.data(), terms.data() + count, terms.data() + 2 * count);
   for (std::int64_t i = 0; i < count; ++i) {
-    const double sum = static_cast<double>(bf16_to_f32(terms[2 * count + i])) + bf16_to_f32(terms[count + i]) +
-                       bf16_to_f32(terms[i]);
+    const double sum =
+        static_cast<double>(bf16_to_f32(terms[2 * count + i])) + bf16_to_f32(terms[count + i]) + bf16_to_f32(terms[i]);
     ASSERT_EQ(sum, static_cast<double>(x[i])) << "x = " << x[i];
   }
 }
@@ -48,7 +55,8 @@ void expect_fp32_accurate(LinearBackend& backend, DType dtype) {
     w_bf16[i] = f32_to_bf16(dist(rng) * 0.05f);
     w[i] = bf16_to_f32(w_bf16[i]);
   }
-  const TensorView view{"w", dtype, out, in, dtype == DType::kBF16 ? static_cast<const void*>(w_bf16.data()) : w.data()};
+  const TensorView view{"w", dtype, out, in,
+                        dtype == DType::kBF16 ? static_cast<const void*>(w_bf16.data()) : w.data()};
   std::vector<float> y(static_cast<std::size_t>(rows) * out);
   backend.linear(x.data(), rows, view, y.data());
   for (int r = 0; r < rows; ++r) {

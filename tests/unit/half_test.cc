@@ -1,10 +1,10 @@
 #include "util/half.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-
-#include <gtest/gtest.h>
 
 namespace attngeom {
 namespace {

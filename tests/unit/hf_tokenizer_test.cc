@@ -31,13 +31,13 @@ TEST(ByteLevelAlphabet, MatchesGpt2Table) {
   const auto& t = byte_level_alphabet();
   EXPECT_EQ(t['A'], U'A');
   EXPECT_EQ(t['!'], U'!');
-  EXPECT_EQ(t[0x00], char32_t{0x100});   // the first unprintable byte
-  EXPECT_EQ(t[' '], char32_t{0x120});    // 'Ġ'
-  EXPECT_EQ(t['\n'], char32_t{0x10a});   // 'Ċ'
-  EXPECT_EQ(t[0x7f], char32_t{0x121});   // after the 33 controls and space
-  EXPECT_EQ(t[0xad], char32_t{0x143});   // soft hyphen, the last unprintable byte
+  EXPECT_EQ(t[0x00], char32_t{0x100});  // the first unprintable byte
+  EXPECT_EQ(t[' '], char32_t{0x120});   // 'Ġ'
+  EXPECT_EQ(t['\n'], char32_t{0x10a});  // 'Ċ'
+  EXPECT_EQ(t[0x7f], char32_t{0x121});  // after the 33 controls and space
+  EXPECT_EQ(t[0xad], char32_t{0x143});  // soft hyphen, the last unprintable byte
   EXPECT_EQ(t[0xa9], char32_t{0xa9});
-  EXPECT_EQ(byte_level_string(" hi\n"), "\xc4\xa0hi\xc4\x8a");  // "Ġhi" + "Ċ"
+  EXPECT_EQ(byte_level_string(" hi\n"), "\xc4\xa0hi\xc4\x8a");   // "Ġhi" + "Ċ"
   EXPECT_EQ(byte_level_string("\xc3\xa9"), "\xc3\x83\xc2\xa9");  // é's bytes C3 A9 -> "Ã©"
 }
 
@@ -63,9 +63,12 @@ TEST(BytePairModel, IgnoreMergesTakesAWholePieceInTheVocab) {
   EXPECT_EQ(encode(BytePairModel(vocab, merges, false, "t"), "abd"), (std::vector<int>{vocab.at("ab"), 'd'}));
   EXPECT_EQ(encode(BytePairModel(vocab, merges, true, "t"), "abd"), (std::vector<int>{vocab.at("abd")}));
   // A space is 'Ġ' in the vocab's spelling.
-  const auto spaced = vocab_with({"\xc4\xa0" "a"});
+  const auto spaced =
+      vocab_with({"\xc4\xa0"
+                  "a"});
   EXPECT_EQ(encode(BytePairModel(spaced, Merges{{"\xc4\xa0", "a"}}, false, "t"), " a"),
-            (std::vector<int>{spaced.at("\xc4\xa0" "a")}));
+            (std::vector<int>{spaced.at("\xc4\xa0"
+                                        "a")}));
 }
 
 TEST(BytePairModel, RefusesRulesOutsideTheVocab) {
@@ -92,8 +95,9 @@ TEST(AddedTokenMatcher, LongestMatchFirstAndStrips) {
 }
 
 TEST(UnicodeRegex, Llama3SplitPattern) {
-  const UnicodeRegex re(R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
-                        "test");
+  const UnicodeRegex re(
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+      "test");
   const std::string text = "Héllo world'S 12345  мир!\n\n";
   std::vector<std::string> pieces;
   for (const auto& [b, e] : re.find_all(text)) pieces.push_back(text.substr(b, e - b));
@@ -105,7 +109,7 @@ TEST(UnicodeRegex, Llama3SplitPattern) {
 TEST(UnicodeText, NormalFormsAndSpaces) {
   EXPECT_EQ(normalize_unicode("e\xcc\x81", NormalForm::kNfc), "\xc3\xa9");  // e + U+0301 -> é
   EXPECT_EQ(normalize_unicode("\xc3\xa9", NormalForm::kNfd), "e\xcc\x81");
-  EXPECT_EQ(normalize_unicode("\xef\xac\x81", NormalForm::kNfkc), "fi");     // the ligature ﬁ
+  EXPECT_EQ(normalize_unicode("\xef\xac\x81", NormalForm::kNfkc), "fi");  // the ligature ﬁ
   EXPECT_TRUE(is_unicode_space(U'\u3000'));
   EXPECT_TRUE(is_unicode_space(U'\u0085'));
   EXPECT_FALSE(is_unicode_space(U'\u200b'));

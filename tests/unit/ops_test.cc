@@ -1,5 +1,7 @@
 // Fast ops against naive scalar references. Tolerances come from fp32 rounding:
 // a K-term dot product has error at most ~K * eps * sum|a_k b_k| (Higham's gamma_K).
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,8 +9,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ops/attention.h"
 #include "ops/bf16_matmul.h"
@@ -141,12 +141,14 @@ TEST(Gemm, ProducedInputMatchesStoredInputBitForBit) {
       const std::size_t count = with_f32_weight ? 2 : 1;
       backend->linear_many(x.data(), rows, std::span(stored_outputs, count));
       std::vector<float> home(x.size(), -1.0f);
-      backend->linear_products(LinearInput{rows, in, nullptr, produce, home.data()}, std::span(produced_outputs, count));
+      backend->linear_products(LinearInput{rows, in, nullptr, produce, home.data()},
+                               std::span(produced_outputs, count));
       ASSERT_EQ(produced_a, stored_a) << where;
       if (with_f32_weight) {
         ASSERT_EQ(produced_b, stored_b) << where;
       }
-      const bool fp32_home = backend->kernel() == "onednn-sgemm" || (backend->kernel() == "onednn-bf16x3" && with_f32_weight);
+      const bool fp32_home =
+          backend->kernel() == "onednn-sgemm" || (backend->kernel() == "onednn-bf16x3" && with_f32_weight);
       if (fp32_home) {
         EXPECT_EQ(home, x) << where;
       } else {
@@ -222,7 +224,8 @@ TEST(Elementwise, RopeRotatesHalvesByPositionAngles) {
   const int seq = 50, heads = 3, d = 8;
   const float theta = 500.0f;
   std::vector<double> inv_freq(d / 2);
-  for (int i = 0; i < d / 2; ++i) inv_freq[static_cast<std::size_t>(i)] = 1.0 / std::pow(static_cast<double>(theta), 2.0 * i / d);
+  for (int i = 0; i < d / 2; ++i)
+    inv_freq[static_cast<std::size_t>(i)] = 1.0 / std::pow(static_cast<double>(theta), 2.0 * i / d);
   RopeTables tables;
   make_rope_tables(seq, inv_freq, tables);
   std::mt19937 rng(4);
@@ -313,7 +316,8 @@ NaiveAttention naive_attention(const AttentionShape& s, const std::vector<float>
       for (int j = 0; j <= i; ++j) {
         if (s.window > 0 && i - j >= s.window) continue;
         double dot = 0;
-        for (int c = 0; c < d; ++c) dot += static_cast<double>(q[(i * s.heads + h) * d + c]) * k[(j * s.kv_heads + g) * d + c];
+        for (int c = 0; c < d; ++c)
+          dot += static_cast<double>(q[(i * s.heads + h) * d + c]) * k[(j * s.kv_heads + g) * d + c];
         row[j] = dot * s.scale;
         mx = std::max(mx, row[j]);
       }
@@ -346,11 +350,12 @@ TEST_P(AttentionTest, MatchesNaiveProbabilitiesOutputsAndCapturedRows) {
   std::vector<float> out(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim);
   AttentionScratch scratch;
   const std::vector<float> gates = {1.0f, 0.0f, 1.0f, 0.5f};
-  causal_attention(s, q.data(), k.data(), v.data(), out.data(), rows,
-                   [&](int head, const float* probs) {
-                     std::copy_n(probs, rows.size() * s.seq, captured.data() + head * rows.size() * s.seq);
-                   },
-                   gates, scratch);
+  causal_attention(
+      s, q.data(), k.data(), v.data(), out.data(), rows,
+      [&](int head, const float* probs) {
+        std::copy_n(probs, rows.size() * s.seq, captured.data() + head * rows.size() * s.seq);
+      },
+      gates, scratch);
 
   // Probabilities: softmax over n keys of fp32 scores with a d-term dot product each.
   const double prob_tol = 4 * (s.head_dim + 8) * kEps * 2.0 * 2.0 * s.head_dim * s.scale;

@@ -44,7 +44,8 @@ TEST(SettingError, NamesTheSettingAndLetsTheCliSpellIt) {
     FAIL() << "expected a SettingError";
   } catch (const SettingError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("queries '5,x': ", 0), 0u) << e.what();
-    EXPECT_EQ(e.message().spelled([](const std::string& name) { return "<" + name + ">"; }).rfind("<queries> '5,x'", 0), 0u);
+    EXPECT_EQ(e.message().spelled([](const std::string& name) { return "<" + name + ">"; }).rfind("<queries> '5,x'", 0),
+              0u);
   }
 }
 

@@ -1,13 +1,13 @@
 // attngeom prune's pure policies (src/prune): masking orders, fractions, the seeded
 // permutation, the top-N key apportionment and the kept-key share, on hand-computed cases.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "prune/held_out.h"
 #include "prune/strategy.h"
@@ -28,7 +28,7 @@ TEST(PruneOrder, HeadsForFractionRoundsHalvesUp) {
   EXPECT_EQ(heads_for_fraction(0.0, 8), 0);
   EXPECT_EQ(heads_for_fraction(0.05, 8), 0);  // 0.4
   EXPECT_EQ(heads_for_fraction(0.25, 8), 2);
-  EXPECT_EQ(heads_for_fraction(0.3, 5), 2);   // 1.4999999999999998 is meant as 1.5
+  EXPECT_EQ(heads_for_fraction(0.3, 5), 2);       // 1.4999999999999998 is meant as 1.5
   EXPECT_EQ(heads_for_fraction(0.05, 1024), 51);  // 51.2
   EXPECT_EQ(heads_for_fraction(1.0, 7), 7);
 }
@@ -47,28 +47,31 @@ TEST(PruneOrder, StrategyDirectionsFollowTheDocs) {
   const auto order = [&](const std::string& name) {
     return masking_order(importance(parse_strategies(name)[0], t, default_type_order(), 0));
   };
-  EXPECT_EQ(order("entropy"), (std::vector<int>{0, 3, 2, 1}));      // most diffuse first
+  EXPECT_EQ(order("entropy"), (std::vector<int>{0, 3, 2, 1}));  // most diffuse first
   EXPECT_EQ(order("entropy-rev"), (std::vector<int>{1, 2, 3, 0}));
-  EXPECT_EQ(order("sink"), (std::vector<int>{1, 3, 0, 2}));         // most sink mass first
-  EXPECT_EQ(order("last"), (std::vector<int>{1, 3, 0, 2}));         // least a_L first
-  EXPECT_EQ(order("fscore"), (std::vector<int>{3, 0, 1, 2}));       // lowest F first, NaN last
+  EXPECT_EQ(order("sink"), (std::vector<int>{1, 3, 0, 2}));    // most sink mass first
+  EXPECT_EQ(order("last"), (std::vector<int>{1, 3, 0, 2}));    // least a_L first
+  EXPECT_EQ(order("fscore"), (std::vector<int>{3, 0, 1, 2}));  // lowest F first, NaN last
 }
 
 TEST(PruneOrder, TypeIsTheSeedsRandomOrderStablyGroupedByType) {
   HeadTable t;
   t.grid = {3, 4};
-  t.label = {"retriever", "mixer", "mixer", "unclassified", "reset", "mixer",
-             "retriever", "unclassified", "reset", "mixer", "unclassified", "retriever"};
-  for (const std::string& order_text : {std::string("unclassified,mixer,reset,retriever"),
-                                        std::string("retriever,reset,mixer,unclassified")}) {
+  t.label = {"retriever", "mixer",        "mixer", "unclassified", "reset",        "mixer",
+             "retriever", "unclassified", "reset", "mixer",        "unclassified", "retriever"};
+  for (const std::string& order_text :
+       {std::string("unclassified,mixer,reset,retriever"), std::string("retriever,reset,mixer,unclassified")}) {
     const std::vector<std::string> type_order = parse_type_order(order_text);
     for (std::uint64_t seed = 0; seed < 5; ++seed) {
       std::vector<int> want = masking_order(importance(parse_strategies("random")[0], t, type_order, seed));
       std::stable_sort(want.begin(), want.end(), [&](int a, int b) {
-        const auto rank = [&](int i) { return std::find(type_order.begin(), type_order.end(), t.label[i]) - type_order.begin(); };
+        const auto rank = [&](int i) {
+          return std::find(type_order.begin(), type_order.end(), t.label[i]) - type_order.begin();
+        };
         return rank(a) < rank(b);
       });
-      EXPECT_EQ(masking_order(importance(parse_strategies("type")[0], t, type_order, seed)), want) << order_text << " " << seed;
+      EXPECT_EQ(masking_order(importance(parse_strategies("type")[0], t, type_order, seed)), want)
+          << order_text << " " << seed;
     }
   }
 }
@@ -173,19 +176,19 @@ TEST(TopnBudget, GeometricKeepsUniformsPairsAndServesSmallNeedsFirst) {
             (std::vector<int>{1, 6, 6}));
 }
 
-
 // The held-out reference distributions ([tokens, vocab] floats) must fit before any forward.
 TEST(HeldOutMemory, ReferenceThatDoesNotFitNamesMaxTokensAndHowManyFit) {
   EXPECT_EQ(reference_distribution_bytes(1000, 32000), 128000000u);
-  EXPECT_NO_THROW(check_reference_fits(1000, 32000, std::nullopt));    // unknown: passes
-  EXPECT_NO_THROW(check_reference_fits(1000, 32000, 128000000u));      // exactly fits
+  EXPECT_NO_THROW(check_reference_fits(1000, 32000, std::nullopt));  // unknown: passes
+  EXPECT_NO_THROW(check_reference_fits(1000, 32000, 128000000u));    // exactly fits
   try {
     check_reference_fits(1000, 32000, 127999999u);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("1000 held-out tokens"), std::string::npos) << what;
-    EXPECT_NE(what.find("use max_tokens (at most 999)"), std::string::npos) << what;  // the setting, which the CLI shows as --max-tokens
+    EXPECT_NE(what.find("use max_tokens (at most 999)"), std::string::npos)
+        << what;  // the setting, which the CLI shows as --max-tokens
   }
   EXPECT_EQ(reference_distribution_bytes(std::size_t{1} << 62, 256000), UINT64_MAX);  // saturates
 }

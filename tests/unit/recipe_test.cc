@@ -1,9 +1,9 @@
 #include "model/recipe.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <numbers>
-
-#include <gtest/gtest.h>
 
 #include "io/config_json.h"
 #include "util/error.h"
@@ -84,16 +84,17 @@ TEST(Recipe, FamiliesMapTheirQuirks) {
   EXPECT_EQ(qwen3.recipe.qk_norm, QkNorm::kPerHead);
   EXPECT_TRUE(qwen3.recipe.qkv_bias && qwen3.recipe.o_bias);
   EXPECT_FLOAT_EQ(qwen3.recipe.attn_scale, 0.25f);
-  EXPECT_EQ(parse_model_config(R"({"model_type":"qwen3","hidden_size":64,"intermediate_size":128,)"
-                               R"("num_attention_heads":4,"num_key_value_heads":2,"vocab_size":100,"num_hidden_layers":1})",
-                               "config.json")
-                .head_dim,
-            128);  // Qwen3Config's default, not hidden / heads
+  EXPECT_EQ(
+      parse_model_config(R"({"model_type":"qwen3","hidden_size":64,"intermediate_size":128,)"
+                         R"("num_attention_heads":4,"num_key_value_heads":2,"vocab_size":100,"num_hidden_layers":1})",
+                         "config.json")
+          .head_dim,
+      128);  // Qwen3Config's default, not hidden / heads
 
   const ModelConfig gemma2 = parse("gemma2", 4, R"(,"sliding_window":16,"query_pre_attn_scalar":64)");
   EXPECT_EQ(windows(gemma2), (std::vector<int>{16, 0, 16, 0}));  // even layers slide
   EXPECT_FLOAT_EQ(gemma2.recipe.attn_scale, 0.125f);
-  EXPECT_FLOAT_EQ(gemma2.recipe.attn_softcap, 50.0f);   // Gemma2Config defaults
+  EXPECT_FLOAT_EQ(gemma2.recipe.attn_softcap, 50.0f);  // Gemma2Config defaults
   EXPECT_FLOAT_EQ(gemma2.recipe.final_softcap, 30.0f);
   EXPECT_EQ(gemma2.recipe.norms.mlp_input, std::string("pre_feedforward_layernorm.weight"));
   EXPECT_EQ(gemma2.sliding_window, 0);  // not shared by every layer
@@ -135,11 +136,11 @@ TEST(Recipe, Gemma3UsesLocalRopeOnSlidingLayersAndScaledRopeOnGlobalOnes) {
 }
 
 TEST(Recipe, Gemma3MultimodalReadsTheTextTowerWithItsClassDefaults) {
-  const ModelConfig c = parse_model_config(
-      R"({"model_type":"gemma3","torch_dtype":"bfloat16","text_config":{"model_type":"gemma3_text",)"
-      R"("hidden_size":2560,"intermediate_size":10240,"num_hidden_layers":34,"sliding_window":1024,)"
-      R"("rope_scaling":{"factor":8.0,"rope_type":"linear"}},"vision_config":{"hidden_size":1152}})",
-      "config.json");
+  const ModelConfig c =
+      parse_model_config(R"({"model_type":"gemma3","torch_dtype":"bfloat16","text_config":{"model_type":"gemma3_text",)"
+                         R"("hidden_size":2560,"intermediate_size":10240,"num_hidden_layers":34,"sliding_window":1024,)"
+                         R"("rope_scaling":{"factor":8.0,"rope_type":"linear"}},"vision_config":{"hidden_size":1152}})",
+                         "config.json");
   EXPECT_EQ(c.recipe.weight_prefix, "language_model.");
   EXPECT_EQ(c.heads, 8);
   EXPECT_EQ(c.kv_heads, 4);
@@ -148,11 +149,11 @@ TEST(Recipe, Gemma3MultimodalReadsTheTextTowerWithItsClassDefaults) {
   EXPECT_TRUE(c.tie_embeddings);
   EXPECT_EQ(c.torch_dtype, "bfloat16");
   EXPECT_FLOAT_EQ(c.recipe.attn_scale, 1.0f / 16);
-  const ModelConfig v5 = parse_model_config(
-      R"({"model_type":"gemma3","text_config":{"num_hidden_layers":6,"rope_parameters":{)"
-      R"("full_attention":{"rope_type":"linear","factor":4.0,"rope_theta":1000000.0},)"
-      R"("sliding_attention":{"rope_type":"default","rope_theta":10000.0}}}})",
-      "config.json");
+  const ModelConfig v5 =
+      parse_model_config(R"({"model_type":"gemma3","text_config":{"num_hidden_layers":6,"rope_parameters":{)"
+                         R"("full_attention":{"rope_type":"linear","factor":4.0,"rope_theta":1000000.0},)"
+                         R"("sliding_attention":{"rope_type":"default","rope_theta":10000.0}}}})",
+                         "config.json");
   EXPECT_EQ(v5.recipe.ropes.at(static_cast<std::size_t>(v5.recipe.layers[5].rope_table)).factor, 4.0);
   EXPECT_EQ(v5.recipe.ropes.at(static_cast<std::size_t>(v5.recipe.layers[0].rope_table)).theta, 10000.0);
 }

@@ -1,6 +1,9 @@
 // The pre-flight resource estimate and check (analysis/resources.h): the record size
 // estimate, the memory and disk refusals, the warning for weights beyond the memory limit,
 // the cgroup limit (v1 and v2) and the storage read rate.
+#include "analysis/resources.h"
+
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,10 +11,7 @@
 #include <functional>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "analysis/record.h"
-#include "analysis/resources.h"
 #include "analysis/row_fields.h"
 #include "util/error.h"
 #include "util/memory_limit.h"
@@ -85,14 +85,16 @@ TEST(Resources, WeightsBeyondTheLimitWarnButWorkingMemoryBeyondItIsRefused) {
   const MemoryLimit limit{2ull << 30, "cgroup v1 memory.limit_in_bytes of /small"};
   EXPECT_TRUE(check_resources(need, limit, std::nullopt, "runs/x", MemoryCheck::kWarn));
   EXPECT_FALSE(check_resources(need, limit, std::nullopt, "runs/x", MemoryCheck::kOff));
-  EXPECT_FALSE(check_resources(need, MemoryLimit{8ull << 30, "MemAvailable"}, std::nullopt, "runs/x", MemoryCheck::kWarn));
+  EXPECT_FALSE(
+      check_resources(need, MemoryLimit{8ull << 30, "MemAvailable"}, std::nullopt, "runs/x", MemoryCheck::kWarn));
   const std::string warning = streaming_warning(need, limit, 1024.0 * 1024 * 1024).plain();
   EXPECT_NE(warning.find("memory limit of 2.0 GiB (cgroup v1 memory.limit_in_bytes of /small)"), std::string::npos)
       << warning;
   EXPECT_NE(warning.find("about 2.0 to 3.0 s more per sequence"), std::string::npos) << warning;
   EXPECT_NE(warning.find("memory_check strict"), std::string::npos) << warning;
   need.working_bytes = 3ull << 30;
-  const std::string refused = error_of([&] { check_resources(need, limit, std::nullopt, "runs/x", MemoryCheck::kWarn); });
+  const std::string refused =
+      error_of([&] { check_resources(need, limit, std::nullopt, "runs/x", MemoryCheck::kWarn); });
   EXPECT_NE(refused.find("3.0 GiB of memory for one sequence in flight"), std::string::npos) << refused;
   EXPECT_NE(refused.find("only 2.0 GiB is available (cgroup v1"), std::string::npos) << refused;
 }

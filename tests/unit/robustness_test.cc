@@ -1,6 +1,7 @@
 // Robustness of the input and output layers (docs/robustness.md): size caps, compression
 // corner cases, hostile paths and files, the non-finite weight scan, atomic writes under
 // a file-size limit and run-directory refusals.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -17,12 +18,9 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "compress_for_tests.h"
-
 #include "analysis/record.h"
 #include "analysis/run_dir.h"
+#include "compress_for_tests.h"
 #include "corpus/decompress.h"
 #include "corpus/documents.h"
 #include "io/checkpoint.h"
@@ -134,7 +132,8 @@ TEST_F(TempDir, ReadFileRefusesFifosLoopsDirectoriesAndOversizedFiles) {
   EXPECT_NE(error_of([&] { read_file_bytes(fifo, 100, "config"); }).find("not a regular file"), std::string::npos);
   fs::create_symlink(dir_ / "loop_b", dir_ / "loop_a");
   fs::create_symlink(dir_ / "loop_a", dir_ / "loop_b");
-  EXPECT_NE(error_of([&] { read_file_bytes(dir_ / "loop_a", 100, "config"); }).find("symbolic links"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_file_bytes(dir_ / "loop_a", 100, "config"); }).find("symbolic links"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { read_file_bytes(dir_, 100, "config"); }).find("not a regular file"), std::string::npos);
   EXPECT_NE(error_of([&] { read_file_bytes(dir_ / "absent", 100, "config"); }).find("config not found"),
             std::string::npos);
@@ -166,7 +165,9 @@ TEST(ConfigLimits, AbsurdValuesAreInputErrors) {
   const auto config = [](const std::string& extra) {
     return error_of([&] {
       parse_model_config(R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
-          "num_attention_heads": 4, "vocab_size": 100)" + extra + "}", "config.json");
+          "num_attention_heads": 4, "vocab_size": 100)" +
+                             extra + "}",
+                         "config.json");
     });
   };
   EXPECT_EQ(config(R"(, "num_hidden_layers": 2)"), "");
@@ -207,8 +208,9 @@ TEST(JsonParse, NestingBeyondTheLimitIsAnInputErrorNotAStackOverflowLater) {
   EXPECT_EQ(parse_json(nested(kMaxJsonDepth), "ok.json").dump().size(), 2u * kMaxJsonDepth);
   EXPECT_NE(error_of([&] { parse_json(nested(100000), "deep.json"); }).find("deep.json: JSON nested deeper than"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { parse_json(R"({"a": {"b": )" + nested(kMaxJsonDepth) + "}}", "run.json"); }).find("run.json"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { parse_json(R"({"a": {"b": )" + nested(kMaxJsonDepth) + "}}", "run.json"); }).find("run.json"),
+      std::string::npos);
   EXPECT_THROW(parse_json("{\"a\": ", "cut.json"), nlohmann::json::parse_error);
 }
 
@@ -308,7 +310,9 @@ TEST_F(TempDir, RunDirRefusesForeignDirectoriesAndNeverWritesIntoThem) {
   EXPECT_TRUE(is_run_dir(dir_ / "run"));
   EXPECT_NE(error_of([&] { RunDir(dir_ / "run", settings, RunDirMode::kCreate); }).find("already holds a run"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { RunDir(dir_ / "run", {{"k", 2}}, RunDirMode::kResume); }).find("different settings"),
+  EXPECT_NE(error_of([&] {
+              RunDir(dir_ / "run", {{"k", 2}}, RunDirMode::kResume);
+            }).find("different settings"),
             std::string::npos);
   write("run/records/seq-000003.safetensors.tmp.123", "partial");
   write("run/records/seq-000001.safetensors", "x");
@@ -386,8 +390,9 @@ TEST_F(TempDir, RunDirGuardRestoresThePreviousRunUntilTheFirstRecord) {
 
   // An input inside the run would go with it: refused, nothing moved.
   write("run/corpus.txt", "text");
-  EXPECT_NE(error_of([&] { RunDirGuard(run, RunDirMode::kOverwrite, {dir_ / "model", run / "corpus.txt"}); })
-                .find("corpus.txt lies inside it"),
+  EXPECT_NE(error_of([&] {
+              RunDirGuard(run, RunDirMode::kOverwrite, {dir_ / "model", run / "corpus.txt"});
+            }).find("corpus.txt lies inside it"),
             std::string::npos);
   EXPECT_TRUE(fs::exists(run / "corpus.txt"));
 }

@@ -1,13 +1,13 @@
 // The safetensors parser on crafted byte strings, and the writer read back by the parser.
 #include "io/safetensors.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "io/safetensors_writer.h"
 #include "util/error.h"
@@ -62,12 +62,14 @@ TEST(Safetensors, RejectsEachKindOfCorruptionWithAClearMessage) {
   EXPECT_NE(parse_error(make_file(ok, 8)).find("out of range"), std::string::npos);
   EXPECT_NE(parse_error(make_file("{not json", 0)).find("malformed"), std::string::npos);
   EXPECT_NE(parse_error(make_file(R"([1,2])", 0)).find("not a JSON object"), std::string::npos);
-  EXPECT_NE(parse_error(make_file(R"({"a":{"dtype":"Q7","shape":[4],"data_offsets":[0,16]}})", 16)).find("unknown dtype"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error(make_file(R"({"a":{"dtype":"Q7","shape":[4],"data_offsets":[0,16]}})", 16)).find("unknown dtype"),
+      std::string::npos);
   EXPECT_NE(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[5],"data_offsets":[0,16]}})", 16)).find("need 20"),
             std::string::npos);
-  EXPECT_NE(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,16]}})", 16)).find("non-negative"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error(make_file(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,16]}})", 16)).find("non-negative"),
+      std::string::npos);
   EXPECT_NE(parse_error(make_file(R"({"a":{"dtype":"F64","shape":[4611686018427387904,4],"data_offsets":[0,16]}})", 16))
                 .find("overflows"),
             std::string::npos);
@@ -76,8 +78,9 @@ TEST(Safetensors, RejectsEachKindOfCorruptionWithAClearMessage) {
                                   16))
                 .find("overlapping"),
             std::string::npos);
-  EXPECT_NE(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[16,0]}})", 16)).find("out of range"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error(make_file(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[16,0]}})", 16)).find("out of range"),
+      std::string::npos);
   EXPECT_NE(parse_error(make_file(R"({"__metadata__":{"k":3}})", 0)).find("not a string"), std::string::npos);
   EXPECT_EQ(parse_error(make_file(ok, 16)), "");
 }
@@ -96,9 +99,7 @@ TEST(Safetensors, WriterOutputReadsBackAndAppearsOnlyOnCommit) {
     EXPECT_FALSE(std::filesystem::exists(path));
     writer.commit();
   }
-  {
-    SafetensorsWriter abandoned(dir / "never.safetensors", {{"x", DType::kF32, {1}}}, {});
-  }
+  { SafetensorsWriter abandoned(dir / "never.safetensors", {{"x", DType::kF32, {1}}}, {}); }
   EXPECT_FALSE(std::filesystem::exists(dir / "never.safetensors"));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
 

@@ -1,15 +1,16 @@
 // analyze's deviation screens (int8 and bf16): every tile entry within the loaded units' error
 // bound of the exact cosine, the maximum deviation exact whatever the screen picks, and tiles
 // computed on many threads at once equal to tiles computed alone.
+#include "analysis/screen_products.h"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "analysis/screen_products.h"
 #include "geometry/cosine_model.h"
 #include "util/error.h"
 
@@ -107,7 +108,8 @@ TEST_P(ScreenProducts, DeviationsEqualThoseOfTheFp32Screen) {
       for (const geometry::CosineModel model : {geometry::CosineModel{0.2, 0.1}, geometry::CosineModel{0.0, 0.9}}) {
         const std::string where = "M=" + std::to_string(keys) + " spread=" + std::to_string(spread);
         const geometry::CosineDeviation reference = geometry::cosine_deviation(row.view(), gram, model);
-        const geometry::CosineDeviation fp32 = geometry::screened_cosine_deviation(units, model, geometry::fp32_pair_products());
+        const geometry::CosineDeviation fp32 =
+            geometry::screened_cosine_deviation(units, model, geometry::fp32_pair_products());
         const geometry::CosineDeviation screened = geometry::screened_cosine_deviation(units, model, *products);
         EXPECT_NEAR(screened.max_abs, reference.max_abs, 1e-14) << where;
         // Both recompute the same maximum pair in double; sigma2 never reads the products.

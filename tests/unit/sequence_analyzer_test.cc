@@ -1,15 +1,16 @@
 // analyze's observer on a GQA layout: the heads of a kv group share one value geometry per
 // captured row, computed by whichever head comes first on whichever thread. The record must
 // equal one filled from geometry::analyze_row called on every (layer, head, row) on its own.
+#include "analysis/sequence_analyzer.h"
+
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "analysis/row_fields.h"
-#include "analysis/sequence_analyzer.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -78,7 +79,8 @@ TEST(SequenceAnalyzer, GqaHeadsSharingValueGeometryMatchPerHeadAnalysis) {
   const std::size_t row_block = schema.per_row_fields.size();
   for (int l = 0; l < kLayers; ++l) {
     for (int h = 0; h < kHeads; ++h) {
-      const float* kv = values[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(config.kv_head_of(h)) * kSeq * kDim;
+      const float* kv =
+          values[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(config.kv_head_of(h)) * kSeq * kDim;
       for (std::size_t q = 0; q < rows.size(); ++q) {
         const auto keys = static_cast<std::size_t>(rows[q]) + 1;
         const geometry::HeadRowView row{
@@ -100,8 +102,10 @@ TEST(SequenceAnalyzer, ValueGeometryOfOtherKeysIsRefused) {
   const std::vector<int> rows = {9, 19};
   const std::vector<float> probs = causal_probs(rng, rows);
   std::vector<float> values(kSeq * kDim, 0.5f);
-  const geometry::HeadRowView short_row{std::span<const float>(probs.data(), 10), std::span<const float>(values.data(), 10 * kDim), kDim};
-  const geometry::HeadRowView long_row{std::span<const float>(probs.data() + kSeq, 20), std::span<const float>(values.data(), 20 * kDim), kDim};
+  const geometry::HeadRowView short_row{std::span<const float>(probs.data(), 10),
+                                        std::span<const float>(values.data(), 10 * kDim), kDim};
+  const geometry::HeadRowView long_row{std::span<const float>(probs.data() + kSeq, 20),
+                                       std::span<const float>(values.data(), 20 * kDim), kDim};
   EXPECT_THROW(geometry::analyze_row(long_row, geometry::analyze_values(short_row)), InputError);
 }
 

@@ -1,4 +1,6 @@
 // The synth sweep and its CSV files: reproducible, complete, NaN-free.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -6,8 +8,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "analysis/synth_csv.h"
 #include "geometry/linalg.h"

@@ -1,14 +1,14 @@
 // Token-level top-N (keep_top_n and causal_attention's head_topn) against a naive
 // double-precision reference: sort the keys by (probability desc, index asc), keep the
 // first N, renormalise. Also: N >= every row's key count, or N = 0, is a bitwise no-op.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ops/attention.h"
 
@@ -143,12 +143,13 @@ TEST_P(TopNAttentionTest, MatchesNaiveProbabilitiesAndOutputs) {
   std::vector<float> captured(static_cast<std::size_t>(s.heads) * s.seq * s.seq);
   std::vector<float> out(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim);
   AttentionScratch scratch;
-  causal_attention(s, q.data(), k.data(), v.data(), out.data(), rows,
-                   [&](int head, const float* probs) {
-                     std::copy_n(probs, static_cast<std::size_t>(s.seq) * s.seq,
-                                 captured.data() + static_cast<std::size_t>(head) * s.seq * s.seq);
-                   },
-                   {}, scratch, topn);
+  causal_attention(
+      s, q.data(), k.data(), v.data(), out.data(), rows,
+      [&](int head, const float* probs) {
+        std::copy_n(probs, static_cast<std::size_t>(s.seq) * s.seq,
+                    captured.data() + static_cast<std::size_t>(head) * s.seq * s.seq);
+      },
+      {}, scratch, topn);
 
   const double prob_tol = 4 * (s.head_dim + 8) * kEps * 2.0 * 2.0 * s.head_dim * s.scale;
   int ambiguous = 0;
@@ -192,11 +193,12 @@ TEST_P(TopNAttentionTest, NAtLeastEveryRowsKeysIsBitwiseUnmodified) {
     std::vector<float> out(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim);
     probs.assign(static_cast<std::size_t>(s.heads) * rows.size() * s.seq, -1.0f);
     AttentionScratch scratch;
-    causal_attention(s, q.data(), k.data(), v.data(), out.data(), rows,
-                     [&](int head, const float* p) {
-                       std::copy_n(p, rows.size() * s.seq, probs.data() + head * rows.size() * s.seq);
-                     },
-                     {}, scratch, topn);
+    causal_attention(
+        s, q.data(), k.data(), v.data(), out.data(), rows,
+        [&](int head, const float* p) {
+          std::copy_n(p, rows.size() * s.seq, probs.data() + head * rows.size() * s.seq);
+        },
+        {}, scratch, topn);
     return out;
   };
   std::vector<float> base_probs, probs;
