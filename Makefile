@@ -60,5 +60,9 @@ fuzz:
 demo: build
 	$(BUILD_DIR)/src/attngeom demo --out demo-out
 
+# Applies .clang-format to every C++ file (ctest's style.clang_format checks it).
+format:
+	git ls-files -- '*.cc' '*.h' | xargs clang-format -i
+
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(FUZZ_BUILD_DIR)

@@ -19,7 +19,7 @@ packages=(cmake ninja-build g++ pkg-config
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "$purpose" = test ]; then
   # python3-torch: the Python package's example (examples/selection_from_torch.py).
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch chromium zstd)
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch chromium zstd clang-format)
 fi
 if [ "$purpose" = fuzz ]; then
   packages+=(clang-14 libclang-rt-14-dev zstd)
