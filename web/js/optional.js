@@ -145,30 +145,30 @@ function synthSection() {
   for (const f of files) {
     s.append(el('h3', { class: 'mono', text: 'synth/' + f.file }));
     s.append(el('p', { text: 'Settings: ' + f.settings.map((x) => (multi ? x.run + ': ' : '') + (x.text || '\u2014')).join('; ') + '.' }));
-    const values = rows(f.table).filter((r) => r.n > 0);  // n > 0: log axis
+    // One row per drawn point: the measured value and each reconstructed bound as a series.
+    const SERIES = [['value', 'measured'], ['lo', 'lower bound'], ['hi', 'upper bound']];
+    const values = rows(f.table).filter((r) => r.n > 0).flatMap((r) =>  // n > 0: log axis
+      SERIES.filter(([k]) => typeof r[k] === 'number' && isFinite(r[k])).map(([k, series]) => ({ run: r.run, profile: r.profile, n: r.n, metric: r.metric, series: series, v: r[k] })));
     const profiles = [...new Set(values.map((r) => r.profile))];
-    const line = (field, dash, title) => ({
-      mark: { type: 'line', strokeWidth: dash ? 1.2 : 1.8, strokeDash: dash ? [4, 3] : [1, 0], point: dash ? false : { filled: true, size: 16 } },
-      transform: [{ filter: finite(field) }],
-      encoding: {
-        x: { field: 'n', type: 'quantitative', title: 'N', scale: { type: 'log', base: 2 } },
-        y: { field: field, type: 'quantitative', title: null },
-        color: { field: 'profile', type: 'nominal', title: 'profile' },
-        tooltip: [{ field: 'run' }, { field: 'profile' }, { field: 'n', title: 'N' }, { field: 'metric' }, { field: field, title: title, format: '.4g' }],
-      },
-    });
     const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: SYNTH_METRICS } };
     if (f.settings.length > 1) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
-    figureIf(hasFinite(values, 'value'), s, 'synth-' + f.file.replace(/[^A-Za-z0-9]/g, '-'), {
+    figureIf(values.some((r) => r.series === 'measured'), s, 'synth-' + f.file.replace(/[^A-Za-z0-9]/g, '-'), {
       data: { values: values },
       facet: facet,
       spec: {
         width: 190,
         height: 160,
-        layer: [line('value', false, 'measured'), line('lo', true, 'lower bound'), line('hi', true, 'upper bound')],
+        mark: { type: 'line', strokeWidth: 1.6 },
+        encoding: {
+          x: { field: 'n', type: 'quantitative', title: 'N', scale: { type: 'log', base: 2 } },
+          y: { field: 'v', type: 'quantitative', title: null },
+          color: { field: 'profile', type: 'nominal', title: 'profile' },
+          strokeDash: { field: 'series', type: 'nominal', title: null, scale: { domain: SERIES.map(([, x]) => x), range: [[1, 0], [4, 3], [1, 3]] } },
+          tooltip: [{ field: 'run' }, { field: 'profile' }, { field: 'n', title: 'N' }, { field: 'metric' }, { field: 'series' }, { field: 'v', title: 'value', format: '.4g' }],
+        },
       },
       resolve: { scale: { y: 'independent' } },
-    }, '<strong>Solid</strong>: measured; <strong>dashed</strong>: ' + RECON + ' bound. <strong>Colour</strong>: attention profile.', 'No defined value to draw.');
+    }, '<strong>Solid</strong>: measured; <strong>dashed</strong>: ' + RECON + ' lower bound; <strong>dotted</strong>: its upper bound. <strong>Colour</strong>: attention profile.', 'No defined value to draw.');
     s.append(el('ul', {}, profiles.map((p) => el('li', { html: '<strong>' + p + '</strong>: ' + (SYNTH_PROFILES[p] || 'a profile of the run\u2019s own generator.') }))));
   }
   if (data.synth_skipped.length > 0) {
