@@ -10,6 +10,7 @@
 #include <random>
 
 #include "analysis/screen_products.h"
+#include "four_phase_head.h"
 #include "geometry/deviation_sums.h"
 #include "geometry/row_analysis.h"
 #include "synth/synthetic.h"
@@ -18,22 +19,13 @@ namespace attngeom::geometry {
 
 namespace {
 
-constexpr std::size_t kKeys = 1024;
-constexpr std::size_t kDim = 128;
-
-const synth::SyntheticHead& bench_head() {
-  static const synth::SyntheticHead head = [] {
-    std::mt19937_64 rng(7);
-    const synth::ValueSampler sampler({kDim, 1.0, 0.03, 0.2, 0.1, 0.1}, kKeys);
-    return synth::synthetic_head(synth::attention_profile({}, kKeys), sampler, rng);
-  }();
-  return head;
-}
+using bench::kDim;
+using bench::kKeys;
 
 enum Variant { kWithoutBounds, kFp32Screen, kInt8Screen, kBf16Screen };
 
 void BM_AnalyzeRow(benchmark::State& state) {
-  const synth::SyntheticHead& head = bench_head();
+  const synth::SyntheticHead& head = bench::four_phase_head();
   const HeadRowView row{head.alpha, head.values, kDim};
   const auto variant = static_cast<Variant>(state.range(0));
   std::unique_ptr<PairProducts> screen;
@@ -64,7 +56,7 @@ BENCHMARK(BM_AnalyzeRow)
 enum Part { kUnits, kLagCurve, kScreen, kDeviationSquares, kSelection, kEnvelopes };
 
 void BM_RowPart(benchmark::State& state) {
-  const synth::SyntheticHead& head = bench_head();
+  const synth::SyntheticHead& head = bench::four_phase_head();
   const HeadRowView row{head.alpha, head.values, kDim};
   const auto part = static_cast<Part>(state.range(0));
   const std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);

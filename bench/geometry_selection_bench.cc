@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "four_phase_head.h"
 #include "geometry/selection_metrics.h"
 #include "naive_selection.h"
 #include "random_rows.h"
@@ -14,8 +15,8 @@ namespace attngeom::geometry {
 
 namespace {
 
-constexpr std::size_t kKeys = 1024;
-constexpr std::size_t kDim = 128;
+using bench::kDim;
+using bench::kKeys;
 
 const testing::OwnedRow& random_bench_row() {
   static const testing::OwnedRow row = [] {
@@ -26,12 +27,7 @@ const testing::OwnedRow& random_bench_row() {
 }
 
 const testing::OwnedRow& four_phase_bench_row() {
-  static const testing::OwnedRow row = [] {
-    std::mt19937_64 rng(7);
-    const synth::ValueSampler sampler({kDim, 1.0, 0.03, 0.2, 0.1, 0.1}, kKeys);
-    synth::SyntheticHead head = synth::synthetic_head(synth::attention_profile({}, kKeys), sampler, rng);
-    return testing::OwnedRow{std::move(head.alpha), std::move(head.values), kDim};
-  }();
+  static const testing::OwnedRow row{bench::four_phase_head().alpha, bench::four_phase_head().values, kDim};
   return row;
 }
 

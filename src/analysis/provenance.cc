@@ -11,7 +11,6 @@
 namespace attngeom {
 
 nlohmann::json model_provenance(const Checkpoint& checkpoint) {
-  const ModelConfig& c = checkpoint.config();
   nlohmann::json headers = nlohmann::json::array();
   for (const ShardInfo& shard : checkpoint.shards()) {
     std::vector<std::uint8_t> bytes(shard.header_bytes);
@@ -20,12 +19,18 @@ nlohmann::json model_provenance(const Checkpoint& checkpoint) {
     if (!in) throw InputError(shard.path.string() + ": cannot re-read the header for hashing");
     headers.push_back({{"file", shard.path.filename().string()}, {"header_sha256", sha256_hex(bytes)}});
   }
+  nlohmann::json model = model_shape(checkpoint);
+  model["config_sha256"] = sha256_file(checkpoint.dir() / "config.json");
+  model["weight_headers"] = headers;
+  model["weight_bytes"] = checkpoint.weight_bytes();
+  return model;
+}
+
+nlohmann::json model_shape(const Checkpoint& checkpoint) {
+  const ModelConfig& c = checkpoint.config();
   return {{"dir", std::filesystem::absolute(checkpoint.dir()).string()},
           {"model_type", c.model_type},
-          {"config_sha256", sha256_file(checkpoint.dir() / "config.json")},
-          {"weight_headers", headers},
           {"weights_dtype", dtype_name(checkpoint.dominant_dtype())},
-          {"weight_bytes", checkpoint.weight_bytes()},
           {"layers", c.layers},
           {"heads", c.heads},
           {"kv_heads", c.kv_heads},

@@ -11,6 +11,8 @@
 namespace attngeom {
 
 nlohmann::json model_provenance(const Checkpoint& checkpoint);
+// Where the model is and its shape: the part of model_provenance a capture dump records too.
+nlohmann::json model_shape(const Checkpoint& checkpoint);
 // The tokenizer's file and hash, its BOS, and what position 0 of every sequence holds:
 // "bos", or "text" for a tokenizer without BOS (the sink is then a text token).
 nlohmann::json tokenizer_provenance(const Tokenizer& tokenizer);

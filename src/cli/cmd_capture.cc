@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "analysis/provenance.h"
 #include "capture/dump_writer.h"
 #include "capture/query_rows.h"
 #include "cli/commands.h"
@@ -61,17 +62,7 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
 
 std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint,
                                                  const LinearBackend& backend, const std::string& position0) {
-  const ModelConfig& c = checkpoint.config();
-  const nlohmann::json model = {{"dir", fs::absolute(o.model_dir).string()},
-                                {"model_type", c.model_type},
-                                {"layers", c.layers},
-                                {"heads", c.heads},
-                                {"kv_heads", c.kv_heads},
-                                {"head_dim", c.head_dim},
-                                {"hidden", c.hidden},
-                                {"vocab", c.vocab},
-                                {"sliding_window", c.sliding_window},
-                                {"weights_dtype", dtype_name(checkpoint.dominant_dtype())}};
+  const nlohmann::json model = model_shape(checkpoint);
   const nlohmann::json settings = {
       {"queries", o.queries.text},  {"bos", position0 == "bos"},
       {"position0", position0},     {"input", fs::absolute(o.text_file.empty() ? o.tokens_file : o.text_file).string()},
