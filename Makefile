@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 
 # The sanitizer build runs the GoogleTest suites and the fuzz replays under ASan + UBSan
 # (docs/robustness.md); only these targets are built there.
-SANITIZED_TARGETS = attngeom_unit_tests attngeom_robustness_tests attngeom_geometry_tests attngeom_report_tests \
+SANITIZED_TARGETS = attngeom_unit_tests attngeom_robustness_tests attngeom_resources_tests attngeom_geometry_tests attngeom_report_tests \
   fuzz_replay_safetensors fuzz_replay_config fuzz_replay_tokenizer fuzz_replay_corpus
 # Where `make python` points Debian's python3 at the package (a .pth file naming the build folder).
 PYTHON_SITE ?= $(shell /usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
