@@ -13,6 +13,7 @@
 
 #include "analysis/record.h"
 #include "analysis/row_fields.h"
+#include "temp_dir.h"
 #include "util/error.h"
 #include "util/memory_limit.h"
 
@@ -21,26 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-class ResourcesDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("resources_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using testing_support::error_of;
+using ResourcesDir = testing_support::TempDir;
 
 TEST_F(ResourcesDir, RecordSizeEstimateBoundsTheRealRecord) {
   const RecordSchema schema = make_record_schema(40, false);

@@ -26,6 +26,7 @@
 #include "io/checkpoint.h"
 #include "io/config_json.h"
 #include "io/tokenizer.h"
+#include "temp_dir.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/file_read.h"
@@ -37,30 +38,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-class TempDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("robustness_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path write(const std::string& name, const std::string& bytes) {
-    std::ofstream(dir_ / name, std::ios::binary) << bytes;
-    return dir_ / name;
-  }
-  fs::path dir_;
-};
+using testing_support::error_of;
+using TempDir = testing_support::TempDir;
 
 std::string zstd_compress(const std::string& text) { return testing::zstd(text, 19); }
 std::string gzip_compress(const std::string& text) { return testing::gzip(text, 9); }
