@@ -1,8 +1,10 @@
 // attngeom perplexity: held-out perplexity of a text under the documented protocol
 // (eval/perplexity.h), optionally with heads masked.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 
 #include "cli/commands.h"
@@ -38,10 +40,13 @@ void run_perplexity(const PerplexityOptions& o) {
   const Checkpoint checkpoint(o.model_dir);
   const ModelConfig& c = checkpoint.config();
   std::vector<int> stream;
+  std::size_t text_bytes = 0;
   std::optional<int> bos_id;  // none: the tokenizer puts nothing before a text (Qwen)
   if (!o.text_file.empty()) {
     const Tokenizer tokenizer = Tokenizer::for_model(o.model_dir, c.vocab, c.bos_token_id);
-    stream = tokenizer.encode(read_text_file(o.text_file), o.text_file);
+    const std::string text = read_text_file(o.text_file);
+    text_bytes = text.size();
+    stream = tokenizer.encode(text, o.text_file);
     bos_id = tokenizer.bos_id();
   } else {
     stream = read_token_file(o.tokens_file, c.vocab);
@@ -54,8 +59,10 @@ void run_perplexity(const PerplexityOptions& o) {
     }
   }
   const std::string input = o.text_file.empty() ? o.tokens_file : o.text_file;
-  if (o.max_tokens > 0 && static_cast<int>(stream.size()) > o.max_tokens)
+  if (o.max_tokens > 0 && static_cast<int>(stream.size()) > o.max_tokens) {
     stream.resize(static_cast<std::size_t>(o.max_tokens));
+    text_bytes = 0;  // the scored tokens no longer cover the text's bytes
+  }
   if (o.context > c.max_positions && !o.force) {
     throw InputError("--context " + std::to_string(o.context) + " exceeds max_position_embeddings " +
                      std::to_string(c.max_positions) + " (--force allows it)");
@@ -67,6 +74,12 @@ void run_perplexity(const PerplexityOptions& o) {
   Transformer model(c, checkpoint.weights(), *backend);
   const PerplexityResult r = evaluate_perplexity(model, stream, protocol, {}, nullptr, nullptr);
   if (r.tokens == 0) throw InputError(input + ": no token could be scored (text too short)");
+  // Bits per byte needs every token of the whole text scored: a text, BOS before every window.
+  std::optional<double> bits_per_byte;
+  if (text_bytes > 0 && protocol.bos) {
+    const double total_nll = std::accumulate(r.nll.begin(), r.nll.end(), 0.0);
+    bits_per_byte = total_nll / std::log(2.0) / static_cast<double>(text_bytes);
+  }
 
   const nlohmann::json result = {
       {"model", std::filesystem::absolute(o.model_dir).string()},
@@ -77,6 +90,8 @@ void run_perplexity(const PerplexityOptions& o) {
       {"tokens", r.tokens},
       {"mean_nll", r.mean_nll},
       {"perplexity", r.perplexity},
+      {"text_bytes", text_bytes > 0 ? nlohmann::json(text_bytes) : nlohmann::json()},
+      {"bits_per_byte", bits_per_byte ? nlohmann::json(*bits_per_byte) : nlohmann::json()},
       {"nll", r.nll}};
   if (!o.out.empty()) {
     const std::string text = result.dump(1) + "\n";
@@ -87,6 +102,7 @@ void run_perplexity(const PerplexityOptions& o) {
   std::printf("perplexity %.6f over %s (mean NLL %.6f nats; context %d, stride %zu, %s)\n", r.perplexity,
               count_of(r.tokens, "token").c_str(), r.mean_nll, o.context, protocol.effective_stride(),
               protocol.bos ? "BOS per window" : "no BOS");
+  if (bits_per_byte) std::printf("bits per byte %.6f over %zu UTF-8 bytes\n", *bits_per_byte, text_bytes);
 }
 
 }  // namespace
