@@ -13,7 +13,7 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_check
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all bootstrap build python test test-sanitize fuzz demo clean
+.PHONY: all bootstrap build python test test-sanitize fuzz demo organism clean
 
 all: build
 
@@ -58,6 +58,10 @@ fuzz:
 # model; demo-out/report.html shows both side by side.
 demo: build
 	$(BUILD_DIR)/src/attngeom demo --out demo-out
+
+# Opt-in: retrain models/organism from scratch (tools/organism/README.md; about 1.5 hours on one core).
+organism:
+	bash tools/organism/build.sh
 
 # Applies .clang-format to every C++ file (ctest's style.clang_format checks it).
 format:

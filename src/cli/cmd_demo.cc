@@ -39,10 +39,10 @@ constexpr const char* kOrganism = "organism";
 constexpr const char* kPlanted = "planted";
 
 const char* const kOrganismNote =
-    "A 4-layer, 8-head LLaMA trained for this project (models/organism/MODEL_CARD.md), small and on little "
-    "data. As the literature predicts for such models, it has no attention sink: most heads give BOS less "
-    "than the uniform share, so no head is a Reset or a Mixer and the sink similarity has nothing to act on. "
-    "A few heads in layer 1 are Retrievers (last-token dominated); the rest are unclassified.";
+    "A 4-layer, 4-head LLaMA trained for this project on 14M tokens of English (models/organism/MODEL_CARD.md), "
+    "small and on little data. As the literature predicts for such models, its attention sink is only starting "
+    "to grow: one layer-2 head gives BOS about a fifth of its attention, the rest little more than the uniform "
+    "share, so no head is yet a Reset or a Mixer. All heads are unclassified.";
 const char* const kPlantedNote =
     "A LLaMA checkpoint with no training, every weight written from a formula (models/planted/MODEL_CARD.md). "
     "Its 16 heads are built to be 4 Retriever, 4 Reset and 4 Mixer heads and 4 controls, so the taxonomy must "

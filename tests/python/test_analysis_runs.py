@@ -16,8 +16,8 @@ second_signal  SIGINT while a long sequence runs, then SIGINT again: the run exi
 last_row     the head types and their features (heads.csv) of a `--queries all` run equal
              the `--queries last` run's: docs/method.md section 6 reads the last query row;
              head_stats.csv equals numpy's mean, std and quantiles of the records' rows; and
-             heads.csv's kv_head (GQA), f_small and peak_f_n (ties: the smallest N, which
-             the model organism's F = 1 plateaus exercise) follow from the other tables.
+             heads.csv's kv_head (GQA), f_small and peak_f_n (ties: the smallest N) follow
+             from the other tables, on the fixtures and on the trained model organism.
 every_n      `analyze --every-n` with one short query row (fewer keys than most N) finishes,
              has every N in 1..T-1 for every head with finite P/R/F, counts only the rows
              long enough at each N, and equals the default-grid run at the grid's N.
@@ -299,7 +299,7 @@ def check_last_row(args, tmp, failures):
     print(f"last_row: {len(tables['last'])} heads, types and features equal; sink_mass (all rows) differs in {differ}")
     check_head_stats(os.path.join(tmp, "all"), failures)
     check_head_columns(os.path.join(tmp, "last"), failures)
-    # The model organism's retrievers reach F = 1 at several N: peak_f_n's tie rule shows.
+    # A trained model as well as the random fixtures.
     organism = os.path.join(tmp, "organism")
     subprocess.run([args.bin, "analyze", "--model", ORGANISM, "--data", CORPUS, "--seq-len", "128", "--num-seqs", "4",
                     "--threads", "1", "--out", organism], check=True, capture_output=True)

@@ -7,7 +7,10 @@
   framework's (PyTorch, fp32 weights) within 1e-4 relative (max abs error / max |logit|),
   and so do the per-token NLLs;
 - perplexity: the engine's held-out perplexity under the model card's protocol (context
-  512, non-overlapping windows, BOS per window) equals the training script's within 0.5%.
+  512, non-overlapping windows, BOS per window) equals the training script's within 0.5%;
+- unseen text: the engine's bits per byte on the GPL-3 text (rebuilt here by the training
+  data's own prep.unseen_text, from /usr/share/common-licenses) equals the training script's
+  within 0.5%, and is at most 2.0.
 """
 import argparse
 import json
@@ -22,7 +25,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import st_reader  # noqa: E402
 from perplexity_reference import log_softmax  # noqa: E402
 
-ORGANISM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "organism")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+ORGANISM = os.path.join(ROOT, "models", "organism")
+sys.path.insert(0, os.path.join(ROOT, "tools", "organism"))
+import prep  # noqa: E402
 
 
 def write_ids(path, ids):
@@ -68,6 +74,21 @@ def main():
               f"relative difference {rel:.2e} (tolerance 5e-3); unigram baseline {card['unigram_ppl']:.1f}")
         if rel > 5e-3 or ours_ppl["tokens"] != card["heldout_predicted_tokens"]:
             failures.append(f"perplexity differs by {rel:.2e} or token counts differ")
+
+        unseen = os.path.join(tmp, "unseen.txt")
+        with open(unseen, "w", encoding="utf-8") as f:
+            f.write(prep.unseen_text())
+        subprocess.run([args.bin, "perplexity", "--model", ORGANISM, "--text", unseen, "--context", "512",
+                        "--precision", "fp32", "--out", out], check=True, capture_output=True)
+        ours_bpb = json.load(open(out))
+        bpb_rel = abs(ours_bpb["bits_per_byte"] - card["unseen_bits_per_byte"]) / card["unseen_bits_per_byte"]
+        print(f"unseen text: engine {ours_bpb['bits_per_byte']:.4f} bits per byte over {ours_bpb['text_bytes']} bytes "
+              f"and {ours_bpb['tokens']} tokens; training script {card['unseen_bits_per_byte']:.4f} over "
+              f"{card['unseen_bytes']} bytes and {card['unseen_tokens']} tokens (tolerance 5e-3 relative; bound 2.0)")
+        if bpb_rel > 5e-3 or ours_bpb["tokens"] != card["unseen_tokens"] or ours_bpb["text_bytes"] != card["unseen_bytes"]:
+            failures.append(f"unseen bits per byte differ by {bpb_rel:.2e}, or token or byte counts differ")
+        if ours_bpb["bits_per_byte"] > 2.0:
+            failures.append(f"unseen bits per byte {ours_bpb['bits_per_byte']:.4f} > 2.0")
     for f in failures:
         print("FAIL", f)
     print(f"organism: {'FAILED' if failures else 'passed'} ({len(failures)} failures)")

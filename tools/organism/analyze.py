@@ -1,8 +1,7 @@
 #!/usr/bin/python3
 """Where does the last query's attention go? Loads an exported organism (HF safetensors) into the
 training model class and reports, per layer/head, averaged over the full held-out windows, the last
-query's attention mass on BOS (position 0), on EOS separators, on the current and previous token,
-and on the rest of the current document.
+query's attention mass on BOS (position 0), on the current and previous token, and on the rest.
 Usage: analyze.py MODEL_DIR [CTX]"""
 import json, os, struct, sys
 import numpy as np, torch
@@ -37,21 +36,16 @@ with torch.no_grad():
         L.gate_up.weight.copy_(torch.cat([W[p + "mlp.gate_proj.weight"], W[p + "mlp.up_proj.weight"]]))
         L.down_proj.weight.copy_(W[p + "mlp.down_proj.weight"])
 m.eval()
-n = T - 1
-wins = [np.concatenate([[1], held[i:i + n]]) for i in range(0, len(held), n)]
-wins = [w for w in wins if len(w) == T]
-acc = {k: 0 for k in ("bos", "eos", "self", "prev", "doc")}
+wins = [w for w in tr.windows(held, T) if len(w) == T]
+acc = {k: 0 for k in ("bos", "self", "prev", "rest")}
 with torch.no_grad():
     for w in wins:
         _, att = m(torch.from_numpy(w)[None], want_attn=True)
         A = torch.stack([a[0, :, -1, :] for a in att]).numpy()  # [L, H, T]
-        eos = np.where(w == 2)[0]
-        last_eos = eos[eos < T - 1].max() if (eos < T - 1).any() else 0
         acc["bos"] = acc["bos"] + A[:, :, 0]
-        acc["eos"] = acc["eos"] + A[:, :, eos].sum(-1)
         acc["self"] = acc["self"] + A[:, :, T - 1]
         acc["prev"] = acc["prev"] + A[:, :, T - 2]
-        acc["doc"] = acc["doc"] + A[:, :, last_eos + 1:T - 2].sum(-1)
+        acc["rest"] = acc["rest"] + A[:, :, 1:T - 2].sum(-1)
 print("%d full windows of %d tokens; last query's attention mass (mean over windows)" % (len(wins), T))
 for k in acc:
     v = acc[k] / len(wins)

@@ -1,26 +1,66 @@
 #!/usr/bin/python3
-"""Write models/organism/MODEL_CARD.md from eval.json, config.json and loss.csv.
+"""Write MODEL_CARD.md and sink_growth.svg of an exported organism.
 
-Usage: make_card.py MODEL_DIR NOTES_MD
-NOTES_MD is a markdown fragment (what was tried, observations) inserted verbatim.
+Usage: make_card.py MODEL_DIR NOTES_MD RUNS_DIR [SEED_CLAIMS_MD]
+  NOTES_MD        what the training showed (markdown, inserted verbatim)
+  RUNS_DIR        WORK/runs: one folder per sweep run with its log.csv (train.py --name)
+  SEED_CLAIMS_MD  the output of tools/seed_claims.py on the demo's run (optional)
 """
 import csv, json, os, sys
 
-d = sys.argv[1]
-notes = open(sys.argv[2]).read() if len(sys.argv) > 2 else ""
+d, notes_path, runs_dir = sys.argv[1:4]
+claims = open(sys.argv[4]).read() if len(sys.argv) > 4 else ""
 ev = json.load(open(os.path.join(d, "eval.json")))
 cfg = json.load(open(os.path.join(d, "config.json")))
+sources = json.load(open(os.path.join(d, "sources.json")))
 rows = list(csv.DictReader(open(os.path.join(d, "loss.csv"))))
+runs = {name: list(csv.DictReader(open(os.path.join(runs_dir, name, "log.csv"))))
+        for name in sorted(os.listdir(runs_dir)) if os.path.exists(os.path.join(runs_dir, name, "log.csv"))}
 a = ev["train"]["args"]
-sm = ev["sink_mass"]
-sizes = {f: os.path.getsize(os.path.join(d, f)) for f in sorted(os.listdir(d))}
+nl, H = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
+
+def sink_svg(path, shipped):
+    """Mean attention to BOS (over heads and queries t >= 1) per layer against tokens seen, one panel
+    per layer: the top row compares every run over the sweep's range, the bottom row is the whole
+    shipped run."""
+    W, Hh, pad = 300, 200, 40
+    sweep_end = max(int(r["tokens"]) for name, rs in runs.items() if name != shipped for r in rs)
+    rows_spec = [("sweep: first %.1fM tokens" % (sweep_end / 1e6), runs, sweep_end),
+                 ("shipped run", {shipped: runs[shipped]}, max(int(r["tokens"]) for r in runs[shipped]))]
+    ymax = max(0.05, max(float(r["bos_mean_L%d" % i]) for rs in runs.values() for r in rs for i in range(nl)))
+    names = list(runs)
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
+           % (W * nl, 2 * Hh + 30 + 16 * (len(names) // 4 + 1)), '<rect width="100%" height="100%" fill="white"/>']
+    for row, (title, group, xmax) in enumerate(rows_spec):
+        y0 = row * Hh
+        for L in range(nl):
+            x0 = L * W
+            sx = lambda t: x0 + pad + (W - pad - 10) * t / xmax
+            sy = lambda v: y0 + 10 + (Hh - 40) * (1 - v / ymax)
+            out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>' % (x0 + pad, y0 + 10, W - pad - 10, Hh - 40))
+            out.append('<text x="%d" y="%d">layer %d, %s</text>' % (x0 + pad + 4, y0 + 24, L, title))
+            for t in (0, ymax / 2, ymax):
+                out.append('<text x="%d" y="%.1f" text-anchor="end">%.2f</text>' % (x0 + pad - 3, sy(t) + 4, t))
+            out.append('<text x="%d" y="%d" text-anchor="middle">tokens seen (0 to %.1fM)</text>' % (x0 + W / 2 + pad / 2, y0 + Hh - 14, xmax / 1e6))
+            for name, rs in group.items():
+                pts = " ".join("%.1f,%.1f" % (sx(int(r["tokens"])), sy(float(r["bos_mean_L%d" % L])))
+                               for r in rs if int(r["tokens"]) <= xmax)
+                out.append('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>' % (COLOURS[names.index(name) % 6], pts))
+    for k, name in enumerate(names):
+        out.append('<text x="%d" y="%d" fill="%s">%s</text>' % (pad + 280 * (k % 4), 2 * Hh + 16 * (k // 4 + 1), COLOURS[k % 6], name))
+    out.append("</svg>")
+    open(path, "w").write("\n".join(out) + "\n")
+
+
+sink_svg(os.path.join(d, "sink_growth.svg"), "organism")
 L = []
 w = L.append
 w("# attngeom model organism (`models/organism`)\n")
-w("A small LLaMA-architecture language model trained from scratch on CPU, shipped so that attngeom's")
-w("demo and tests have a real trained checkpoint with attention structure (issue 7). It is a toy:")
-w("it writes fortune-cookie / King-James-flavoured English and is not useful for anything else.\n")
+w("A small LLaMA-architecture language model trained from scratch on CPU for attngeom's demo and tests:")
+w("a real trained checkpoint whose attention the tools can be checked on. It is a toy that writes")
+w("English in the style of fortune cookies, the King James Bible and Debian documentation.\n")
 w("## Files\n")
 w("| file | bytes | what |")
 w("|---|---:|---|")
@@ -30,37 +70,42 @@ desc = {"config.json": "HF `LlamaForCausalLM` config",
         "heldout.txt": "held-out split, one document per line (never trained on)",
         "heldout_tokens.safetensors": "`tokens` I32: the held-out token stream (see protocol)",
         "golden.safetensors": "`tokens` I32 [T], `logits` F32 [T, vocab], `nll` F32 [T-1] from torch",
-        "eval.json": "held-out perplexity, unigram baseline, sink masses, recipe (machine-readable)",
-        "loss.csv": "loss log: step, tokens, seconds, train loss (EMA), held-out loss, per-layer sink mass",
+        "eval.json": "held-out perplexity, unseen-text bits per byte, BOS attention per head, recipe",
+        "loss.csv": "the shipped run's log: losses, bits per byte, BOS attention per layer",
+        "sources.json": "documents and bytes per training source",
+        "sink_growth.svg": "mean attention to BOS per layer against steps, every sweep run",
         "MODEL_CARD.md": "this file",
         "attention_roles.txt": "output of `tools/organism/analyze.py models/organism`: where attention goes"}
-for f, s in sizes.items():
-    w("| `%s` | %d | %s |" % (f, s, desc.get(f, "")))
+for f in sorted(os.listdir(d)):
+    w("| `%s` | %d | %s |" % (f, os.path.getsize(os.path.join(d, f)), desc.get(f, "")))
 w("")
-w("## Data and licence\n")
-w("- **fortunes** (Debian package `fortunes`, files in `/usr/share/games/fortunes`, all files except")
-w("  `ascii-art`): BSD-licensed fortune-cookie collection from fortune-mod (copyright The Regents of the")
-w("  University of California and contributors; see `/usr/share/doc/fortunes/copyright`), which permits")
-w("  redistribution with or without modification provided the notice is retained. Each cookie (text between")
-w("  `%` lines) is one document; whitespace and newlines are collapsed to single spaces, non-ASCII")
-w("  characters become spaces, duplicates are removed, documents shorter than 20 or longer than 2000")
-w("  characters are dropped.")
-w("- **King James Bible** (Debian package `bible-kjv-text`, printed with `bible -l10000 Gen1:1-Rev22:21`):")
-w("  public domain (translation of 1611, copyright expired; see `/usr/share/doc/bible-kjv-text/copyright`).")
-w("  Each document is a run of %d consecutive verses of one chapter, prefixed by its reference, e.g." % 3)
-w("  `Genesis 1:1-3 In the beginning God created ...`.")
-w("- All documents are shuffled with seed 1234; documents are popped into the held-out split until it holds")
-w("  48 000 bytes (%d tokens); the rest is the training split (about 2.09M tokens). The held-out split is" % ev["heldout_stream_tokens"])
-w("  `heldout.txt` (one document per line) and is never trained on (nor used for the tokenizer).\n")
+w("## Data and licences\n")
+w("All text comes from Debian 12 packages (`tools/organism/prep.py`). Non-ASCII characters become spaces and")
+w("whitespace is collapsed. Documents are deduplicated, shuffled (seed %d) and packed back to back." % 1234)
+w("")
+w("| source | Debian package | licence | documents | bytes |")
+w("|---|---|---|---:|---:|")
+lic = {"fortunes": ("`fortunes` (`/usr/share/games/fortunes`, all but `ascii-art`; one cookie per document)", "BSD (fortune-mod; `/usr/share/doc/fortunes/copyright`)"),
+       "bible-kjv": ("`bible-kjv` (`bible -l10000 Gen1:1-Rev22:21`; 3 verses per document)", "public domain (`/usr/share/doc/bible-kjv-text/copyright`)"),
+       "package-docs": ("README, NEWS and changelog files under `/usr/share/doc` (first 20,000 characters of each; paragraphs grouped up to 2,000 characters)", "each package's own, in its `/usr/share/doc/PKG/copyright`; all Debian main, so free to redistribute"),
+       "debian-handbook": ("`debian-handbook` (en-US HTML, prose paragraphs)", "GPL-2+ or CC-BY-SA-3.0"),
+       "debian-reference": ("`debian-reference-en` (HTML, prose paragraphs)", "GPL-2+"),
+       "python-doc": ("`python3.11-doc` (HTML, prose paragraphs, code blocks dropped)", "PSF licence (Python documentation)")}
+for k, (pkg, l) in lic.items():
+    w("| %s | %s | %s | %d | %d |" % (k, pkg, l, sources[k]["documents"], sources[k]["bytes"]))
+w("")
+w("Never trained on: `/usr/share/common-licenses` (files named copyright, COPYING or LICENSE are skipped, and")
+w("%d documents that share a run of 8 words with any licence there were dropped), and the held-out split" % sum(v.get("dropped_licence_overlap", 0) for v in sources.values() if isinstance(v, dict)))
+w("(documents popped from the shuffled list until it held 48,000 bytes: `heldout.txt`, %d tokens)." % ev["heldout_stream_tokens"])
+w("Training stream: %d tokens.\n" % sources["train_tokens"])
 w("## Tokenizer\n")
 w("`spm_train --model_type=bpe --vocab_size=%d --character_coverage=1.0 --normalization_rule_name=identity" % cfg["vocab_size"])
-w("--bos_id=1 --eos_id=2 --unk_id=0 --pad_id=-1` on the training split (one document per line). Ids are")
-w("exactly those of `spm_encode --output_format=id`. A token stream is built as: for each document (line),")
-w("its `spm_encode` ids followed by EOS (id 2). Every model window is `[BOS=1] + a slice of a stream`.\n")
+w("--bos_id=1 --eos_id=2 --unk_id=0 --pad_id=-1` on the training split (one document per line). A token stream")
+w("is the `spm_encode` ids of the documents back to back: no EOS between documents. BOS (id 1) is only ever at")
+w("position 0 of a window.\n")
 w("## Architecture\n")
 w("LLaMA: pre-RMSNorm (eps %g), RoPE (theta %g, Hugging Face `rotate_half` convention, full head dim)," % (cfg["rms_norm_eps"], cfg["rope_theta"]))
-w("SwiGLU MLP (`down(silu(gate(x)) * up(x))`), no biases, untied input embedding and `lm_head`")
-w("(`tie_word_embeddings: false`), multi-head attention (no GQA).\n")
+w("SwiGLU MLP, no biases, untied embedding and `lm_head`, multi-head attention (no GQA).\n")
 w("| | |\n|---|---|")
 for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
           "intermediate_size", "vocab_size", "max_position_embeddings"):
@@ -68,73 +113,70 @@ for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_va
 w("| parameters | %d |" % ev["train"]["params"])
 w("")
 w("## Training recipe\n")
-w("Training windows have %d tokens: BOS at position 0, then documents drawn uniformly at random (with" % a["ctx"])
-w("replacement) from the training split and packed back to back, each followed by EOS; the first document")
-w("of a window starts at a random offset inside it (as the held-out windows do). With probability")
-w("p_repeat + p_kv + p_filler a drawn document is replaced by a synthetic one:")
-w("- **repeat** (p_repeat=%g): a random 8-48-token span of a training document, `;`, the same span again" % a["p_repeat"])
-w("  (grows copying / induction heads);")
-w("- **key-value recall** (p_kv=%g): 4-12 pairs `key = value ,` of random word tokens, then `;` and" % a["p_kv"])
-w("  2-n recalled pairs `key = value ;` (value predictable only by looking up the key);")
-w("- **filler** (p_filler=%g): a training document with a run of 16-96 `.` tokens inserted at a random" % a["p_filler"])
-w("  position (a predictable span where attention has nothing useful to do).")
-w("")
-w("Loss: next-token cross-entropy on every position (BOS is never a target). Optimiser AdamW")
-w("(betas 0.9/0.95, eps 1e-8), weight decay %g on matrices (not on norms), peak lr %g, linear warmup %d steps," % (a["wd"], a["lr"], a["warmup"]))
-w(("constant, then linear decay over the last %d%% of steps to %g x peak;" % (round(100 * a["decay_frac"]), a["min_lr_frac"]) if a["decay_frac"] > 0 else "then constant (no decay, so a checkpoint at step N equals a run with --steps N);") + " gradient clipping %g; batch %d" % (a["clip"], a["batch"]))
-w("windows x %d tokens; %d steps = %d tokens seen; init N(0, 0.02), `o_proj`/`down_proj` scaled by" % (a["ctx"], a["steps"], ev["train"]["tokens_seen"]))
-w("1/sqrt(2 x layers); seed %d; no dropout; bf16 autocast for the training forward/backward: %s (F32 master weights, optimiser, evaluation and export). Wall time of the shipped run: %.0f s with %d torch thread(s)" % (a["seed"], "yes" if a.get("bf16") else "no", ev["train"]["seconds"], ev["train"]["threads"]))
-w("on a shared, heavily loaded 2-core machine.\n")
-w("## Loss curve\n")
-w("Train loss is an exponential moving average (0.98) of the batch loss; held-out loss during training is on")
-w("the first %d held-out windows (the full-protocol number is in the next section). Sink = mean over heads" % a["eval_windows"])
-w("of the last query's attention to BOS on those windows.\n")
-nl = cfg["num_hidden_layers"]
-w("| step | tokens | train loss | held-out loss | " + " | ".join("sink L%d" % i for i in range(nl)) + " |")
-w("|---:|---:|---:|---:|" + "---:|" * nl)
-step_rows = rows if len(rows) <= 25 else [r for i, r in enumerate(rows) if i % max(1, len(rows) // 20) == 0 or i == len(rows) - 1]
-for r in step_rows:
-    w("| %s | %s | %s | %s | " % (r["step"], r["tokens"], r["train_loss"], r["heldout_loss"]) +
-      " | ".join(r.get("sink_L%d" % i, "") for i in range(nl)) + " |")
-w("\nFull log: `loss.csv`.\n")
-w("## Held-out perplexity\n")
+w("Each training window is BOS followed by %d consecutive tokens from a uniformly random offset of the" % a["ctx"])
+w("training stream; next-token cross-entropy on every position after BOS. AdamW (betas 0.9/0.95, eps 1e-8),")
+w("weight decay %g on matrices, peak lr %g, linear warmup %d steps, constant, then linear decay over the" % (a["wd"], a["lr"], a["warmup"]))
+w("last %d%% of steps to %g x peak; gradient clipping %g; batch %d windows; %d steps = %d tokens; init" % (round(100 * a["decay_frac"]), a["min_lr_frac"], a["clip"], a["batch"], a["steps"], ev["train"]["tokens_seen"]))
+w("N(0, 0.02), `o_proj` and `down_proj` scaled by 1/sqrt(2 x layers); seed %d; bf16 autocast for the training" % a["seed"])
+w("forward and backward (F32 weights, optimiser, probes and export). Wall time %.0f s on %d torch thread(s)," % (ev["train"]["seconds"], ev["train"]["threads"]))
+w("Debian's `python3-torch` 1.13 with OpenBLAS (`libopenblas0-openmp`) and jemalloc, on a 2-core AMD EPYC")
+w("(Zen 5) shared with other work.\n")
+w("## Results\n")
 p = ev["protocol"]
-w("- **Held-out perplexity: %.3f** (mean NLL %.4f nats/token over %d predicted tokens)." % (ev["heldout_ppl"], ev["heldout_nll"], ev["heldout_predicted_tokens"]))
-w("- **Unigram baseline: %.3f** (%s)." % (ev["unigram_ppl"], p["unigram"]))
-w("- Protocol: stream = %s (%d tokens, also stored in `heldout_tokens.safetensors`);" % (p["stream"], ev["heldout_stream_tokens"]))
-w("  windows = %s; %s; %s." % (p["windows"], p["bos"], p["scored"]))
-w("  (Context length %d, stride %d: each stream token is scored exactly once, with the context reset at each window.)\n" % (p["context"], p["stride"]))
-w("## Attention sinks\n")
-w(sm["definition"][0].upper() + sm["definition"][1:] + ". Rows: layers; columns: heads.\n")
-H = cfg["num_attention_heads"]
-w("| layer | " + " | ".join("h%d" % h for h in range(H)) + " | mean | std | min | max |")
-w("|---|" + "---:|" * (H + 4))
-for i, r in enumerate(sm["per_head"]):
-    w("| %d | " % i + " | ".join("%.3f" % v for v in r) + " | **%.3f** | %.3f | %.3f | %.3f |" % (
-        sm["per_layer_mean"][i], sm["per_layer_std"][i], sm["per_layer_min"][i], sm["per_layer_max"][i]))
-w("\nA uniform causal attention at the last query would give 1/%d = %.4f.\n" % (a["ctx"], 1.0 / a["ctx"]))
-if notes:
-    w(notes.rstrip() + "\n")
+w("- **Unseen English prose: %.3f bits per byte** (%d tokens, %d UTF-8 bytes). %s." % (ev["unseen_bits_per_byte"], ev["unseen_tokens"], ev["unseen_bytes"], p["unseen"][0].upper() + p["unseen"][1:]))
+w("  `attngeom perplexity --model models/organism --text T --context %d` prints the same figure." % a["ctx"])
+w("- **Held-out perplexity: %.3f** (mean NLL %.4f nats over %d tokens; unigram baseline %.1f)." % (ev["heldout_ppl"], ev["heldout_nll"], ev["heldout_predicted_tokens"], ev["unigram_ppl"]))
+w("  Protocol: %s; windows = %s; %s; %s.\n" % (p["stream"], p["windows"], p["bos"], p["scored"]))
+ba = ev["bos_attention"]
+w("### Attention to BOS per head\n")
+w(ba["definition"][0].upper() + ba["definition"][1:] + " (%d windows). Uniform causal attention would give" % ba["windows"])
+w("about %.4f averaged over queries.\n" % (sum(1.0 / t for t in range(2, a["ctx"] + 1)) / (a["ctx"] - 1)))
+w("| layer | " + " | ".join("h%d mean / last" % h for h in range(H)) + " |")
+w("|---|" + "---:|" * H)
+for i in range(nl):
+    w("| %d | " % i + " | ".join("%.3f / %.3f" % (ba["mean_over_queries"][i][h], ba["last_query"][i][h]) for h in range(H)) + " |")
+w("")
+w("## Sink growth: the sweep\n")
+w("Every run below starts from the same seed and data order; each logs, on 8 held-out windows, the mean")
+w("attention to BOS over the queries t >= 1 of each head. The plot shows the mean over a layer's heads;")
+w("the table gives the layer means at each run's last logged step and the largest head after layer 0 at any")
+w("logged step. The sweep runs keep a constant learning rate after warmup; the shipped run decays it over its")
+w("last %d%% of steps. Logs: `tools/organism/runs/NAME/log.csv`.\n" % round(100 * a["decay_frac"]))
+w("![mean attention to BOS per layer against steps](sink_growth.svg)\n")
+w("| run | steps | tokens | held-out loss | unseen bits/byte | " + " | ".join("BOS L%d" % i for i in range(nl)) + " | best head after L0 |")
+w("|---|---:|---:|---:|---:|" + "---:|" * nl + "---:|")
+for name, rs in runs.items():
+    r = rs[-1]
+    best = max(float(x["bos_max_L%d" % i]) for x in rs for i in range(1, nl))
+    w("| %s | %s | %s | %s | %s | " % (name, r["step"], r["tokens"], r["heldout_loss"], r["unseen_bpb"]) +
+      " | ".join(r["bos_mean_L%d" % i] for i in range(nl)) + " | %.3f |" % best)
+w("")
+w("### The shipped run's log\n")
+w("| step | tokens | train loss | held-out loss | unseen bits/byte | " + " | ".join("BOS L%d (max head)" % i for i in range(nl)) + " |")
+w("|---:|---:|---:|---:|---:|" + "---:|" * nl)
+for r in rows:
+    w("| %s | %s | %s | %s | %s | " % (r["step"], r["tokens"], r["train_loss"], r["heldout_loss"], r["unseen_bpb"]) +
+      " | ".join("%s (%s)" % (r["bos_mean_L%d" % i], r["bos_max_L%d" % i]) for i in range(nl)) + " |")
+w("")
+w(open(notes_path).read().rstrip() + "\n")
+if claims:
+    w(claims.rstrip() + "\n")
 w("## Golden file\n")
 w("`golden.safetensors`: `tokens` = [BOS] + the first %d tokens of the held-out stream, `logits` = torch F32" % (a["golden_len"] - 1))
 w("logits of the shipped model at every position, `nll[t] = -log softmax(logits[t])[tokens[t+1]]`.\n")
 w("## Reproduction\n")
+w("`make organism` installs the packages, prepares the data, trains, exports to `models/organism`, and")
+w("rewrites `attention_roles.txt` and this card (`tools/organism/build.sh`; about %d minutes on one core)." % round(ev["train"]["seconds"] / 60 + 3))
+w("The training command it runs:\n")
 w("```sh")
-w("/usr/bin/python3 tools/organism/prep.py")
-cmd = "/usr/bin/python3 tools/organism/train.py --threads 2 --out models/organism --log models/organism/loss.csv"
-for k in ("layers", "hidden", "heads", "ffn", "ctx", "batch", "steps", "lr", "wd", "warmup", "decay_frac",
-          "min_lr_frac", "p_repeat", "p_kv", "p_filler", "bf16", "seed", "eval_every", "eval_windows", "golden_len"):
+cmd = "tools/organism/train.py --out models/organism --name organism"
+for k in ("threads", "layers", "hidden", "heads", "ffn", "ctx", "batch", "steps", "lr", "wd", "warmup", "decay_frac",
+          "min_lr_frac", "clip", "bf16", "seed", "eval_every", "eval_windows", "golden_len"):
     cmd += " --%s %s" % (k, a[k])
 w(cmd)
-w("/usr/bin/python3 tools/organism/make_card.py models/organism tools/organism/notes.md")
 w("```\n")
-w("Needs Debian `python3-torch` (1.13, CPU), `python3-numpy`, `sentencepiece`, `fortunes`, `bible-kjv`. `--bf16 1` is fast only")
-w("on CPUs with AMX / AVX512-BF16; elsewhere use the same command (it is emulated, slower) or drop it (F32, slightly different numbers).")
-w("`tools/organism/verify.py models/organism` re-checks the export with an independent numpy forward pass.")
-if ev["train"].get("note"):
-    w("The shipped run: " + ev["train"]["note"] + ".")
-w("Everything is seeded; the shipped checkpoint was produced with `--threads %d`. A different thread count" % ev["train"]["threads"])
-w("changes only floating-point summation order (results agree closely but not bitwise). On 2 unloaded cores")
-w("the run should take well under 45 minutes (estimated from throughput measured early on; 2.66M tokens at >= 2,500 tokens/s is under 18 minutes; not timed on an unloaded machine).")
+w("Everything is seeded. A different thread count or CPU changes the floating-point summation order, so")
+w("a rerun agrees closely, not bitwise. `tools/organism/verify.py models/organism` re-checks the export with")
+w("an independent numpy forward pass.")
 open(os.path.join(d, "MODEL_CARD.md"), "w").write("\n".join(L) + "\n")
 print("wrote", os.path.join(d, "MODEL_CARD.md"))

@@ -106,105 +106,63 @@ class Llama(nn.Module):
 
 # ----------------------------------------------------------------------------- data
 class Data:
-    def __init__(self, work, args):
-        self.train = np.load(os.path.join(work, "train_ids.npy"))
-        off = np.load(os.path.join(work, "train_doc_off.npy"))
-        self.docs = [self.train[off[i]:(off[i + 1] if i + 1 < len(off) else len(self.train))] for i in range(len(off))]
-        self.held = np.load(os.path.join(work, "heldout_ids.npy"))
-        self.a = args
-        vocab = [l.split("\t")[0] for l in open(os.path.join(work, "spm.vocab"), encoding="utf-8")]
-        self.vocab = vocab
-        self.word_ids = np.array([i for i, p in enumerate(vocab) if p.startswith("\u2581") and len(p) >= 3 and p[1:].isalpha()])
-        self.tok = {p: i for i, p in enumerate(vocab)}
-        self.dot = self.tok.get(".", 0)
-        self.eq = self.tok.get("=", 0)
-        self.comma = self.tok.get(",", 0)
-        self.semi = self.tok.get(";", 0)
+    """Token streams from prep.py: documents back to back, no separators; BOS only at position 0
+    of every window."""
 
-    def synth(self, rng):
-        a = self.a
-        r = rng.random()
-        if r < a.p_repeat / (a.p_repeat + a.p_kv + a.p_filler):
-            d = self.docs[rng.randrange(len(self.docs))][:-1]
-            L = rng.randint(8, 48)
-            s = rng.randrange(max(1, len(d) - L + 1))
-            ch = list(d[s:s + L])
-            return ch + [self.semi] + ch + [EOS]
-        if r < (a.p_repeat + a.p_kv) / (a.p_repeat + a.p_kv + a.p_filler):
-            n = rng.randint(4, 12)
-            ks = [int(x) for x in rng.sample(list(self.word_ids), 2 * n)]
-            keys, vals = ks[:n], ks[n:]
-            out = []
-            for k, v in zip(keys, vals):
-                out += [k, self.eq, v, self.comma]
-            out[-1] = self.semi
-            for j in rng.sample(range(n), rng.randint(2, n)):
-                out += [keys[j], self.eq, vals[j], self.semi]
-            return out + [EOS]
-        # predictable filler: a natural doc with a run of '.' tokens inserted
-        d = list(self.docs[rng.randrange(len(self.docs))][:-1])
-        p = rng.randrange(len(d) + 1)
-        return d[:p] + [self.dot] * rng.randint(16, 96) + d[p:] + [EOS]
-
-    def window(self, rng, T):
-        a = self.a
-        out = [BOS]
-        first = True
-        psyn = a.p_repeat + a.p_kv + a.p_filler
-        while len(out) < T + 1:
-            if psyn > 0 and rng.random() < psyn:
-                d = self.synth(rng)
-            else:
-                d = list(self.docs[rng.randrange(len(self.docs))])
-            if first:  # start mid-document, like the held-out windows
-                d = d[rng.randrange(len(d)):]
-                first = False
-            out += d
-        return out[:T + 1]
+    def __init__(self, work):
+        self.train = np.load(os.path.join(work, "train_ids.npy")).astype(np.int64)
+        self.held = np.load(os.path.join(work, "heldout_ids.npy")).astype(np.int64)
+        self.vocab = [l.split("\t")[0] for l in open(os.path.join(work, "spm.vocab"), encoding="utf-8")]
+        self.unseen = np.load(os.path.join(work, "unseen_ids.npy")).astype(np.int64)
+        self.unseen_bytes = os.path.getsize(os.path.join(work, "unseen.txt"))
 
     def batch(self, rng, B, T):
-        x = torch.tensor([self.window(rng, T) for _ in range(B)], dtype=torch.long)
+        """B windows [BOS] + T random consecutive training tokens: inputs [B, T], targets [B, T]."""
+        starts = rng.integers(0, len(self.train) - T, size=B)
+        x = np.stack([np.concatenate([[BOS], self.train[s:s + T]]) for s in starts])
+        x = torch.from_numpy(x)
         return x[:, :-1], x[:, 1:]
 
-    def held_windows(self, T):
-        """Non-overlapping held-out windows: [BOS] + stream[k*(T-1):(k+1)*(T-1)] (last one may be shorter)."""
-        n = T - 1
-        return [np.concatenate([[BOS], self.held[i:i + n]]).astype(np.int64) for i in range(0, len(self.held), n)]
+
+def windows(stream, T):
+    """Non-overlapping windows [BOS] + stream[k*(T-1):(k+1)*(T-1)] (the last one may be shorter)."""
+    n = T - 1
+    return [np.concatenate([[BOS], stream[i:i + n]]).astype(np.int64) for i in range(0, len(stream), n)]
 
 
 # ----------------------------------------------------------------------------- eval
 @torch.no_grad()
-def evaluate(model, data, T, max_windows=None, with_sinks=True):
+def evaluate(model, stream, T, max_windows=None):
+    """Total NLL (nats) and count of the non-BOS tokens, and the per-head BOS attention of the full
+    windows: mean of A[t, 0] over queries t >= 1 ([L, H]) and A[T-1, 0] at the last query ([L, H])."""
     model.eval()
-    wins = data.held_windows(T)
-    if max_windows:
-        wins = wins[:max_windows]
-    tot, cnt = 0.0, 0
-    Lh = model.c["num_hidden_layers"]
-    sink_sum = None
-    nsink = 0
+    wins = windows(stream, T)[:max_windows]
+    tot, cnt, mean_sum, last_sum, full = 0.0, 0, 0, 0, 0
     for w in wins:
         x = torch.from_numpy(w)[None]
-        logits, attns = model(x, want_attn=with_sinks)
-        nll = F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="sum")
-        tot += nll.item()
+        logits, attns = model(x, want_attn=True)
+        tot += F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="sum").item()
         cnt += x.shape[1] - 1
-        if with_sinks and len(w) == T:  # full windows only
-            s = torch.stack([a[0, :, -1, 0] for a in attns])  # [L, H]
-            sink_sum = s if sink_sum is None else sink_sum + s
-            nsink += 1
+        if len(w) == T:
+            a = torch.stack([at[0, :, 1:, 0] for at in attns])  # [L, H, T-1]
+            mean_sum, last_sum, full = mean_sum + a.mean(-1), last_sum + a[..., -1], full + 1
     model.train()
-    return tot / cnt, cnt, (sink_sum / nsink if nsink else None), nsink
+    return tot, cnt, (mean_sum / full if full else None), (last_sum / full if full else None), full
 
 
 def unigram_nll(data, T):
     counts = np.bincount(data.train, minlength=len(data.vocab)).astype(np.float64) + 1.0
     p = counts / counts.sum()
     tot, cnt = 0.0, 0
-    for w in data.held_windows(T):
+    for w in windows(data.held, T):
         tot += -np.log(p[w[1:]]).sum()
         cnt += len(w) - 1
     return tot / cnt
+
+
+def bits_per_byte(model, data, T):
+    tot, _, _, _, _ = evaluate(model, data.unseen, T)
+    return tot / math.log(2) / data.unseen_bytes
 
 
 # ----------------------------------------------------------------------------- export
@@ -249,6 +207,7 @@ def hf_state(model):
 
 # ----------------------------------------------------------------------------- main
 def lr_at(step, a):
+    """Warmup, constant, then a linear decay over the last decay_frac of the steps to min_lr_frac."""
     if step < a.warmup:
         return a.lr * (step + 1) / a.warmup
     dstart = int(a.steps * (1 - a.decay_frac))
@@ -257,10 +216,40 @@ def lr_at(step, a):
     return a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * (a.steps - step) / max(1, a.steps - dstart))
 
 
+def probe(model, data, a, step, tokens, seconds, ema):
+    """One row of the training log: losses, bits per byte on the unseen text, BOS attention per layer."""
+    tot, cnt, mean_bos, _, _ = evaluate(model, data.held, a.ctx, a.eval_windows)
+    bpb = bits_per_byte(model, data, a.ctx)
+    row = {"step": step, "tokens": tokens, "seconds": round(seconds, 1),
+           "train_loss": round(ema, 4) if ema else "", "heldout_loss": round(tot / cnt, 4), "unseen_bpb": round(bpb, 4)}
+    row.update({"bos_mean_L%d" % i: round(v, 4) for i, v in enumerate(mean_bos.mean(1).tolist())})
+    row.update({"bos_max_L%d" % i: round(v, 4) for i, v in enumerate(mean_bos.max(1).values.tolist())})
+    print("step %6d tok %10d t %6.0fs train %.4f held %.4f bpb %.4f | BOS mean/layer %s | max head %s" % (
+        step, tokens, seconds, ema or float("nan"), tot / cnt, bpb,
+        " ".join("%.3f" % v for v in mean_bos.mean(1).tolist()),
+        " ".join("%.3f" % v for v in mean_bos.max(1).values.tolist())), flush=True)
+    return row
+
+
+def write_csv(path, rows):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[-1].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def config_of(a, vocab):
+    return {"hidden_size": a.hidden, "intermediate_size": a.ffn, "num_hidden_layers": a.layers,
+            "num_attention_heads": a.heads, "num_key_value_heads": a.heads, "head_dim": a.hidden // a.heads,
+            "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "max_position_embeddings": a.ctx, "vocab_size": vocab}
+
+
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
-    ap.add_argument("--out", default=None, help="export directory (e.g. models/organism); omit for experiments")
+    ap.add_argument("--out", default=None, help="export directory (e.g. models/organism); omit for sweep runs")
+    ap.add_argument("--name", default="run", help="sweep run name: the log and checkpoints go to WORK/runs/NAME")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--layers", type=int, default=4)
@@ -270,76 +259,61 @@ def main():
     ap.add_argument("--ctx", type=int, default=512)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--steps", type=int, default=1000)
-    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--wd", type=float, default=0.1)
-    ap.add_argument("--warmup", type=int, default=50)
-    ap.add_argument("--decay_frac", type=float, default=0.3)
-    ap.add_argument("--min_lr_frac", type=float, default=0.1)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--decay_frac", type=float, default=0.2)
+    ap.add_argument("--min_lr_frac", type=float, default=0.05)
     ap.add_argument("--clip", type=float, default=1.0)
-    ap.add_argument("--p_repeat", type=float, default=0.0)
-    ap.add_argument("--p_kv", type=float, default=0.0)
-    ap.add_argument("--p_filler", type=float, default=0.0)
-    ap.add_argument("--eval_every", type=int, default=100)
+    ap.add_argument("--eval_every", type=int, default=250)
     ap.add_argument("--eval_windows", type=int, default=8)
-    ap.add_argument("--log", default=None, help="loss CSV path")
     ap.add_argument("--golden_len", type=int, default=192)
+    ap.add_argument("--bf16", type=int, default=1,
+                    help="1: bf16 autocast for the training forward and backward (weights, optimiser, probes and export stay F32)")
     ap.add_argument("--ckpt_every", type=int, default=0,
-                    help="save work/ckpt/step_N.pt every N steps (with --decay_frac 0 the model at step N equals "
-                         "that of a run with --steps N, so any checkpoint can be exported with --export_from)")
-    ap.add_argument("--bf16", type=int, default=0,
-                    help="1: bf16 autocast for the training forward/backward (weights, optimiser, eval and export stay F32)")
+                    help="save WORK/runs/NAME/last.pt (model, optimiser, data sampler) every N steps")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue WORK/runs/NAME from last.pt; before the decay starts the learning rate does not "
+                         "depend on --steps, so a run extended this way equals a run started with the new --steps")
     ap.add_argument("--export_from", default=None, help="export a saved checkpoint instead of training")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    rng = random.Random(a.seed)
-    data = Data(a.work, a)
-    V = len(data.vocab)
-    c = {"hidden_size": a.hidden, "intermediate_size": a.ffn, "num_hidden_layers": a.layers,
-         "num_attention_heads": a.heads, "num_key_value_heads": a.heads, "head_dim": a.hidden // a.heads,
-         "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "max_position_embeddings": a.ctx, "vocab_size": V}
+    rng = np.random.default_rng(a.seed)
+    data = Data(a.work)
+    c = config_of(a, len(data.vocab))
     model = Llama(c)
     nparam = sum(p.numel() for p in model.parameters())
-    print("params %d, vocab %d, args %s" % (nparam, V, vars(a)), flush=True)
+    print("params %d, vocab %d, train tokens %d, args %s" % (nparam, len(data.vocab), len(data.train), vars(a)), flush=True)
+    run_dir = os.path.join(a.work, "runs", a.name)
+    if a.export_from:
+        ck = torch.load(a.export_from)
+        model.load_state_dict(ck["model"])
+        export(model, data, a, c, ck["rows"], ck["tokens"], ck["seconds"], nparam)
+        return
     decay = [p for n, p in model.named_parameters() if p.dim() == 2]
     nodecay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.wd}, {"params": nodecay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
-    if a.export_from:
-        ck = torch.load(a.export_from)
+    rows, ema, tokens, t0, first = [], None, 0, time.time(), 0
+    if a.resume:
+        ck = torch.load(os.path.join(run_dir, "last.pt"))
         model.load_state_dict(ck["model"])
-        a.steps = ck["step"]
-        print("exporting checkpoint of step %d" % a.steps, flush=True)
-        export(model, data, a, c, ck["rows"], ck["tokens"], ck["seconds"], nparam)
-        return
-    rows = []
-    t0 = time.time()
-    ema = None
-    tokens = 0
-    for step in range(a.steps + 1):
-        if step % a.eval_every == 0 or step == a.steps:
-            hl, _, sinks, ns = evaluate(model, data, a.ctx, a.eval_windows)
-            per_layer = sinks.mean(1).tolist() if sinks is not None else []
-            el = time.time() - t0
-            print("step %5d tok %9d t %6.0fs train %.4f held %.4f | sink/layer %s | max head %s" % (
-                step, tokens, el, ema if ema else float("nan"), hl,
-                " ".join("%.3f" % s for s in per_layer),
-                " ".join("%.2f" % s for s in sinks.max(1).values.tolist())), flush=True)
-            rows.append({"step": step, "tokens": tokens, "seconds": round(el, 1),
-                         "train_loss": round(ema, 4) if ema else "", "heldout_loss": round(hl, 4),
-                         **{"sink_L%d" % i: round(s, 4) for i, s in enumerate(per_layer)}})
-            if a.log:
-                os.makedirs(os.path.dirname(os.path.abspath(a.log)), exist_ok=True)
-                with open(a.log, "w", newline="") as f:
-                    w = csv.DictWriter(f, fieldnames=list(rows[-1].keys()))
-                    w.writeheader()
-                    w.writerows(rows)
-            if a.ckpt_every and step > 0 and step % a.ckpt_every == 0:
-                cdir = os.path.join(a.work, "ckpt", os.path.basename(os.path.normpath(a.out or "exp")))
-                os.makedirs(cdir, exist_ok=True)
-                torch.save({"model": model.state_dict(), "step": step, "rows": list(rows), "tokens": tokens,
-                            "seconds": time.time() - t0}, os.path.join(cdir, "step_%d.pt" % step))
+        opt.load_state_dict(ck["optimizer"])
+        rng.bit_generator.state = ck["sampler"]
+        rows, ema, tokens, first = ck["rows"], ck["ema"], ck["tokens"], ck["step"]
+        t0 -= ck["seconds"]
+        print("resumed at step %d" % first, flush=True)
+    for step in range(first, a.steps + 1):
+        if (step % a.eval_every == 0 or step == a.steps) and not (a.resume and step == first):
+            rows.append(probe(model, data, a, step, tokens, time.time() - t0, ema))
+            write_csv(os.path.join(run_dir, "log.csv"), rows)
+        if a.ckpt_every and step > first and step % a.ckpt_every == 0:
+            torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "sampler": rng.bit_generator.state,
+                        "step": step, "rows": list(rows), "ema": ema, "tokens": tokens, "seconds": time.time() - t0},
+                       os.path.join(run_dir, "last.pt.tmp"))
+            os.replace(os.path.join(run_dir, "last.pt.tmp"), os.path.join(run_dir, "last.pt"))
         if step == a.steps:
             break
         for g in opt.param_groups:
@@ -347,7 +321,7 @@ def main():
         x, y = data.batch(rng, a.batch, a.ctx)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bool(a.bf16)):
             logits, _ = model(x)
-        loss = F.cross_entropy(logits.float().reshape(-1, V), y.reshape(-1))
+        loss = F.cross_entropy(logits.float().reshape(-1, c["vocab_size"]), y.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip)
@@ -356,6 +330,8 @@ def main():
         ema = loss.item() if ema is None else 0.98 * ema + 0.02 * loss.item()
     train_seconds = time.time() - t0
     print("trained %d tokens in %.0fs (%.0f tok/s)" % (tokens, train_seconds, tokens / train_seconds), flush=True)
+    torch.save({"model": model.state_dict(), "step": a.steps, "rows": rows, "tokens": tokens, "seconds": train_seconds},
+               os.path.join(run_dir, "final.pt"))
     if a.out:
         export(model, data, a, c, rows, tokens, train_seconds, nparam)
 
@@ -363,67 +339,52 @@ def main():
 def export(model, data, a, c, rows, tokens, train_seconds, nparam):
     import shutil
     os.makedirs(a.out, exist_ok=True)
-    V = c["vocab_size"]
-    # full held-out evaluation
-    hl, cnt, sinks, ns = evaluate(model, data, a.ctx)
+    tot, cnt, mean_bos, last_bos, full = evaluate(model, data.held, a.ctx)
+    bpb = bits_per_byte(model, data, a.ctx)
     ug = unigram_nll(data, a.ctx)
-    tensors = hf_state(model)
-    meta = {"format": "pt"}
-    save_safetensors(os.path.join(a.out, "model.safetensors"), tensors, meta)
+    save_safetensors(os.path.join(a.out, "model.safetensors"), hf_state(model), {"format": "pt"})
     cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-           "hidden_size": c["hidden_size"], "intermediate_size": c["intermediate_size"],
-           "num_hidden_layers": c["num_hidden_layers"], "num_attention_heads": c["num_attention_heads"],
-           "num_key_value_heads": c["num_key_value_heads"], "head_dim": c["head_dim"],
-           "rms_norm_eps": c["rms_norm_eps"], "rope_theta": c["rope_theta"],
-           "max_position_embeddings": c["max_position_embeddings"], "vocab_size": V,
-           "bos_token_id": BOS, "eos_token_id": EOS, "tie_word_embeddings": False,
-           "hidden_act": "silu", "attention_bias": False, "mlp_bias": False,
-           "initializer_range": 0.02, "torch_dtype": "float32"}
+           **{k: c[k] for k in ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                                "num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta",
+                                "max_position_embeddings", "vocab_size")},
+           "bos_token_id": BOS, "eos_token_id": EOS, "tie_word_embeddings": False, "hidden_act": "silu",
+           "attention_bias": False, "mlp_bias": False, "initializer_range": 0.02, "torch_dtype": "float32"}
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
         f.write("\n")
-    with open(os.path.join(a.out, "loss.csv"), "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[-1].keys()))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_csv(os.path.join(a.out, "loss.csv"), rows)
     shutil.copy(os.path.join(a.work, "spm.model"), os.path.join(a.out, "tokenizer.model"))
     shutil.copy(os.path.join(a.work, "heldout.txt"), os.path.join(a.out, "heldout.txt"))
-    # golden: first held-out window of golden_len tokens
-    g = data.held_windows(a.golden_len)[0]
+    g = windows(data.held, a.golden_len)[0]
     model.eval()
     with torch.no_grad():
         x = torch.from_numpy(g)[None]
         logits, _ = model(x)
         nll = F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="none")
     save_safetensors(os.path.join(a.out, "golden.safetensors"),
-                     {"tokens": g.astype(np.int32), "logits": logits[0].float().numpy(),
-                      "nll": nll.float().numpy()},
+                     {"tokens": g.astype(np.int32), "logits": logits[0].float().numpy(), "nll": nll.float().numpy()},
                      {"protocol": "tokens = [BOS] + first %d tokens of the held-out stream; logits[t] predicts tokens[t+1]; nll[t] = -log softmax(logits[t])[tokens[t+1]]" % (a.golden_len - 1)})
-    save_safetensors(os.path.join(a.out, "heldout_tokens.safetensors"),
-                     {"tokens": data.held.astype(np.int32)},
-                     {"protocol": "held-out stream: for each line of heldout.txt: spm_encode ids + [EOS=2]; no BOS"})
+    save_safetensors(os.path.join(a.out, "heldout_tokens.safetensors"), {"tokens": data.held.astype(np.int32)},
+                     {"protocol": "held-out stream: the spm_encode ids of the lines of heldout.txt, back to back; no BOS, no EOS"})
+    hl = tot / cnt
     ev = {"heldout_nll": hl, "heldout_ppl": math.exp(hl), "heldout_predicted_tokens": cnt,
-          "heldout_stream_tokens": int(len(data.held)),
-          "unigram_nll": ug, "unigram_ppl": math.exp(ug),
-          "protocol": {"stream": "for each line of heldout.txt in order: spm_encode(line) ids followed by EOS (id 2); no BOS in the stream",
+          "heldout_stream_tokens": int(len(data.held)), "unigram_nll": ug, "unigram_ppl": math.exp(ug),
+          "unseen_bits_per_byte": bpb, "unseen_tokens": int(len(data.unseen)), "unseen_bytes": data.unseen_bytes,
+          "protocol": {"stream": "the spm_encode ids of the lines of heldout.txt, back to back (no EOS, no BOS)",
                        "windows": "non-overlapping: window k = [BOS] + stream[k*(C-1):(k+1)*(C-1)] with C = %d (last window shorter)" % a.ctx,
                        "context": a.ctx, "stride": a.ctx - 1, "bos": "BOS (id 1) at position 0 of every window, never predicted",
                        "scored": "every non-BOS token of every window, predicted from its window prefix; ppl = exp(total nll / count)",
-                       "unigram": "add-one smoothed unigram frequencies of the training stream, scored on the same tokens"},
-          "sink_mass": {"definition": "attention weight of the last query (position C-1) on position 0 (BOS), averaged over the %d full held-out windows" % ns,
-                        "windows": ns, "per_head": sinks.tolist(), "per_layer_mean": sinks.mean(1).tolist(),
-                        "per_layer_std": sinks.std(1, unbiased=False).tolist(),
-                        "per_layer_min": sinks.min(1).values.tolist(), "per_layer_max": sinks.max(1).values.tolist()},
+                       "unseen": "GPL-3 from its Preamble to the end of its terms, whitespace collapsed (prep.py unseen_text), windowed the same way; bits per byte = total NLL / ln 2 / UTF-8 bytes",
+                       "unigram": "add-one smoothed unigram frequencies of the training stream, scored on the held-out tokens"},
+          "bos_attention": {"definition": "per head, attention on position 0 (BOS) averaged over the full held-out windows: mean_over_queries averages queries t >= 1, last_query takes t = C-1",
+                            "windows": full, "mean_over_queries": mean_bos.tolist(), "last_query": last_bos.tolist()},
           "train": {"tokens_seen": tokens, "seconds": round(train_seconds, 1), "threads": a.threads,
                     "final_train_loss_ema": rows[-1]["train_loss"], "params": nparam,
-                    "args": {k: v for k, v in vars(a).items() if k not in ("work", "out", "log", "ckpt_every", "export_from")}}}
+                    "args": {k: v for k, v in vars(a).items() if k not in ("work", "out", "ckpt_every", "export_from", "name")}}}
     with open(os.path.join(a.out, "eval.json"), "w") as f:
         json.dump(ev, f, indent=2)
         f.write("\n")
-    print(json.dumps({k: ev[k] for k in ("heldout_nll", "heldout_ppl", "unigram_ppl")}))
-    print("sink mass (last query -> BOS), rows = layers, cols = heads:")
-    for i, r in enumerate(sinks.tolist()):
-        print("  L%d: %s   mean %.3f std %.3f" % (i, " ".join("%.3f" % v for v in r), sum(r) / len(r), float(sinks[i].std(unbiased=False))))
+    print(json.dumps({k: ev[k] for k in ("heldout_nll", "heldout_ppl", "unigram_ppl", "unseen_bits_per_byte")}))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Independent check of an exported organism: a plain-numpy LLaMA forward pass built only from
 config.json + model.safetensors (HF names) must reproduce golden.safetensors, and spm_encode of
-heldout.txt (per line, + EOS) must reproduce heldout_tokens.safetensors.
+heldout.txt (the lines' ids back to back) must reproduce heldout_tokens.safetensors.
 Usage: verify.py MODEL_DIR"""
 import json, os, struct, subprocess, sys
 import numpy as np
@@ -55,7 +55,7 @@ ids = subprocess.run(["spm_encode", "--model=" + os.path.join(d, "tokenizer.mode
                       "--input=" + os.path.join(d, "heldout.txt")], capture_output=True, text=True, check=True).stdout
 stream = []
 for line in ids.rstrip("\n").split("\n"):
-    stream += [int(t) for t in line.split()] + [2]
+    stream += [int(t) for t in line.split()]
 ht = load_st(os.path.join(d, "heldout_tokens.safetensors"))["tokens"]
 print("heldout stream tokens: %d, matches spm_encode: %s" % (len(ht), np.array_equal(np.array(stream), ht)))
 assert rel < 1e-4 and np.array_equal(np.array(stream), ht)
