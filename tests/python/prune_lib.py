@@ -13,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "data", "fixture_corpus.txt")
 
 failures = []
+TYPE_ORDER = ["unclassified", "mixer", "reset", "retriever"]
 
 
 def fail(msg):
@@ -37,6 +38,21 @@ def corpus_lines(n, min_chars=200):
     with open(CORPUS) as f:
         lines = [l.strip() for l in f if len(l.strip()) >= min_chars]
     return lines[:n]
+
+
+def relabel_every_type(run_dir):
+    """A fixture's heads are all one type; give them every label, in uneven numbers (3
+    unclassified, 2 mixers, 1 reset, 2 retrievers in 8 heads), so that the type order is
+    exercised across types and within one. Rewrites heads.csv; returns its rows."""
+    path = os.path.join(run_dir, "heads.csv")
+    heads = read_csv(path)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(heads[0].keys()), lineterminator="\n")
+        w.writeheader()
+        for i, r in enumerate(heads):
+            r["label"] = TYPE_ORDER[[0, 1, 0, 2, 3, 0, 1, 3][i % 8]]
+            w.writerow(r)
+    return heads
 
 
 def write_text(path, text):

@@ -27,7 +27,6 @@ bad_inputs     wrong mask shape, ragged TSV, a gate beyond float32, unknown stra
                one line naming the problem, and no pruning.csv left behind.
 """
 import argparse
-import csv
 import json
 import math
 import os
@@ -43,8 +42,8 @@ import harness  # noqa: E402
 from hostile_lib import snapshot  # noqa: E402
 import reference_forward as rf  # noqa: E402
 from perplexity_reference import reference_scores, summary  # noqa: E402
-from prune_lib import (CORPUS, Fixture, analyze_run, corpus_lines, fail, failures, prune_args, read_csv,  # noqa: E402
-                       run, spm_ids_lines, write_mask, write_text)
+from prune_lib import (CORPUS, TYPE_ORDER, Fixture, analyze_run, corpus_lines, fail, failures, prune_args,  # noqa: E402
+                       read_csv, relabel_every_type, run, spm_ids_lines, write_mask, write_text)
 import st_reader  # noqa: E402
 
 LOGITS_TOL = 1e-4   # relative to max |logit|, as test_capture_vs_reference.py
@@ -55,7 +54,6 @@ LOGITS_TOL = 1e-4   # relative to max |logit|, as test_capture_vs_reference.py
 NLL_TOL = 2e-6
 PRUNE_COLUMNS = ["strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"]
 BUDGET_COLUMNS = ["policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"]
-TYPE_ORDER = ["unclassified", "mixer", "reset", "retriever"]
 
 # ---- checks ---------------------------------------------------------------------------
 
@@ -240,17 +238,8 @@ def ascending(npy):
 
 def check_strategies(binary, fx, tmp):
     scores = analyze_run(binary, fx, tmp)
-    # The fixture's heads are all one type; give them every label, in uneven numbers (3
-    # unclassified: the seed picks which 2 go at fraction 0.25), so that the type order
-    # is exercised across types and within one.
-    path = os.path.join(scores, "heads.csv")
-    heads = read_csv(path)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(heads[0].keys()), lineterminator="\n")
-        w.writeheader()
-        for i, r in enumerate(heads):
-            r["label"] = TYPE_ORDER[[0, 1, 0, 2, 3, 0, 1, 3][i % 8]]
-            w.writerow(r)
+    # 3 unclassified: the seed picks which 2 go at fraction 0.25.
+    relabel_every_type(scores)
     data = write_text(os.path.join(tmp, "held.txt"), corpus_lines(2)[1])
     context, max_tokens = 48, 120
     budgets = [1, 2, 4, context]

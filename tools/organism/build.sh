@@ -22,4 +22,5 @@ cp "$work/sources.json" models/organism/sources.json
 /usr/bin/python3 tools/organism/analyze.py models/organism > models/organism/attention_roles.txt
 mkdir -p tools/organism/runs/organism
 cp "$work/runs/organism/log.csv" tools/organism/runs/organism/log.csv
-/usr/bin/python3 tools/organism/make_card.py models/organism tools/organism/notes.md tools/organism/runs
+/usr/bin/python3 tools/organism/make_card.py models/organism tools/organism/notes.md tools/organism/runs \
+  tools/organism/seed_claims.md
