@@ -19,7 +19,9 @@ packages=(cmake ninja-build g++ pkg-config
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "$purpose" = test ]; then
   # python3-torch: the Python package's example (examples/selection_from_torch.py).
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch chromium zstd clang-format)
+  # Open MPI: analyze under mpirun (docs/cluster.md), built and tested on loopback.
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch chromium zstd clang-format
+    libopenmpi-dev openmpi-bin)
 fi
 if [ "$purpose" = fuzz ]; then
   packages+=(clang-14 libclang-rt-14-dev zstd)

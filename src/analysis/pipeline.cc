@@ -3,12 +3,13 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "analysis/option_table.h"
 #include "analysis/outputs.h"
+#include "analysis/progress.h"
 #include "analysis/provenance.h"
 #include "analysis/record.h"
 #include "analysis/resources.h"
@@ -30,7 +31,6 @@ namespace attngeom {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
@@ -73,32 +73,8 @@ struct Inputs {
   const Corpus& corpus;
 };
 
-class Progress {
- public:
-  Progress(std::size_t total, std::size_t seq_len, bool bar) : total_(total), seq_len_(seq_len), bar_(bar) {}
-  void sequence_done(std::size_t done) {
-    ++computed_;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-    const double per_seq = elapsed / static_cast<double>(computed_);
-    const double tokens_per_s = static_cast<double>(computed_ * seq_len_) / std::max(elapsed, 1e-9);
-    const double eta = per_seq * static_cast<double>(total_ - done);
-    if (bar_) {
-      const int width = 30;
-      const int filled = static_cast<int>(width * done / std::max<std::size_t>(total_, 1));
-      std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu sequences  %.0f tok/s  ETA %.0f s   ", filled,
-                   "##############################", width - filled, "", done, total_, tokens_per_s, eta);
-      if (done == total_) std::fprintf(stderr, "\n");
-    } else {
-      std::fprintf(stderr, "attngeom: sequence %zu/%zu done, %.0f tok/s, ETA %.0f s\n", done, total_, tokens_per_s,
-                   eta);
-    }
-  }
-
- private:
-  std::size_t total_, seq_len_, computed_ = 0;
-  bool bar_;
-  Clock::time_point start_ = Clock::now();
-};
+// Whether this process writes the run directory: a process alone, or rank 0 of an MPI job.
+bool writes_run_dir(const RunControl& control) { return control.ranks == nullptr || control.ranks->rank() == 0; }
 
 // The settings of one length's run directory: the run's, with that seq_len. Only the main
 // directory keeps the sweep's lengths, so that resuming with other lengths is refused.
@@ -208,73 +184,131 @@ void preflight(const AnalysisSettings& s, const Inputs& in, const std::vector<Le
         std::min(need.disk_bytes + output_disk_bytes(c, work), std::numeric_limits<std::uint64_t>::max() / 2);
   }
   const std::optional<MemoryLimit> memory = process_memory_limit();
-  if (check_resources(need, memory, free_disk_bytes(s.out), s.out, s.memory_check) && control.warn) {
+  // The other ranks of an MPI job write no run directory: only their memory is checked.
+  const std::optional<std::uint64_t> disk = writes_run_dir(control) ? free_disk_bytes(s.out) : std::nullopt;
+  if (check_resources(need, memory, disk, s.out, s.memory_check) && control.warn) {
     control.warn(streaming_warning(need, *memory, measured_read_rate(largest_shard(in.checkpoint), kReadRateSample)));
   }
 }
 
-AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, const LengthPlan& plan, RunDirMode mode,
-                               const RunControl& control) {
-  const ModelConfig& c = in.checkpoint.config();
-  const fs::path& out = plan.out;
-  const int seq_len = plan.seq_len;
-  const RunDir run_dir(out, plan.settings, mode);
-  const SequenceSet& sequences = plan.sequences;
-  const RecordSchema& schema = plan.schema;
-
-  auto backend = make_backend(s.precision, s.fp32_matmul, in.checkpoint.dominant_dtype());
+// run.json of one length's run directory, before its sequences are computed.
+nlohmann::json run_json(const AnalysisSettings& s, const Inputs& in, const LengthPlan& plan,
+                        const LinearBackend& backend, const RunControl& control) {
   nlohmann::json run = {{"format", "attngeom-run-v1"},
-                        {"label", s.label.empty() ? default_run_label(out) : s.label},
+                        {"label", s.label.empty() ? default_run_label(plan.out) : s.label},
                         {"attngeom", tool_provenance()},
                         {"created", utc_timestamp()},
                         {"machine", machine_provenance()},
                         {"model", model_provenance(in.checkpoint)},
                         {"precision", std::string(precision_name(s.precision))},
-                        {"matmul", std::string(backend->kernel())},
+                        {"matmul", std::string(backend.kernel())},
                         {"tokenizer", tokenizer_provenance(in.tokenizer)},
-                        {"seq_len", seq_len},
-                        {"n_grid", schema.n_grid},
+                        {"seq_len", plan.seq_len},
+                        {"n_grid", plan.schema.n_grid},
                         {"queries", plan.settings["queries"]},
-                        {"corpus", corpus_provenance(in.corpus, sequences)},
+                        {"corpus", corpus_provenance(in.corpus, plan.sequences)},
                         {"options", options_json(s.row, s.aggregate)},
                         {"shard", {{"index", s.shard_index}, {"count", s.shard_count}}},
                         {"settings", plan.settings}};
-  if (!s.lengths.empty() && out == s.out) run["lengths"] = s.lengths;
+  if (!s.lengths.empty() && plan.out == s.out) run["lengths"] = s.lengths;
   for (const char* key : {"format", "text_field", "pack", "pack_separator", "num_seqs", "skip", "seed"}) {
     if (plan.settings.contains(key)) run["corpus"][key] = plan.settings[key];
   }
-  run["sequences_done"] = run_dir.finished_sequences().size();
-  run_dir.write_json("run.json", run);
+  if (control.ranks != nullptr) run["mpi_ranks"] = control.ranks->size();
+  return run;
+}
 
-  const std::vector<std::size_t>& mine = plan.mine;
+// What every rank of an MPI job must share for its records to belong to one run: the settings
+// but the paths (a node may hold its copy elsewhere), the model's config and weight headers, and
+// the sequences' tokens.
+std::string job_fingerprint(const Inputs& in, const LengthPlan& plan) {
+  nlohmann::json settings = plan.settings;
+  settings.erase("model_dir");
+  settings.erase("data");
+  const std::string text = settings.dump() + model_provenance(in.checkpoint).dump();
+  std::vector<std::uint8_t> bytes(text.begin(), text.end());
+  for (const auto& sequence : plan.sequences.sequences) {
+    const auto* tokens = reinterpret_cast<const std::uint8_t*>(sequence.tokens.data());
+    bytes.insert(bytes.end(), tokens, tokens + sequence.tokens.size() * sizeof(sequence.tokens[0]));
+  }
+  return sha256_hex(bytes);
+}
+
+// One length: this process's sequences not finished before, each written as a record the
+// moment it is done. Under MPI rank r computes k mod K = r; rank 0 also writes the records
+// the other ranks send, between its own sequences and after them.
+AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, const LengthPlan& plan, RunDirMode mode,
+                               const RunControl& control) {
+  const ModelConfig& c = in.checkpoint.config();
+  JobRanks* const ranks = control.ranks;
+  std::optional<RunDir> run_dir;
+  if (writes_run_dir(control)) run_dir.emplace(plan.out, plan.settings, mode);
+  std::vector<std::size_t> finished = run_dir ? run_dir->finished_sequences() : std::vector<std::size_t>{};
+  if (ranks != nullptr) finished = ranks->start_length(job_fingerprint(in, plan), finished);
+
+  auto backend = make_backend(s.precision, s.fp32_matmul, in.checkpoint.dominant_dtype());
+  nlohmann::json run;
+  if (run_dir) {
+    run = run_json(s, in, plan, *backend, control);
+    run["sequences_done"] = finished.size();
+    run_dir->write_json("run.json", run);
+  }
+
   Transformer model(c, in.checkpoint.weights(), *backend);
-  SequenceAnalyzer analyzer(c, schema, s.row);
+  SequenceAnalyzer analyzer(c, plan.schema, s.row);
   ForwardRequest request;
   for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
   request.capture_rows = plan.rows;
 
-  AnalysisOutcome outcome;
-  outcome.sequences_total = mine.size();
-  std::size_t done = 0;
-  for (const std::size_t i : mine) done += run_dir.has_record(i) ? 1 : 0;
-  Progress progress(mine.size(), static_cast<std::size_t>(seq_len), control.progress_bar);
-  for (const std::size_t i : mine) {
-    if (run_dir.has_record(i)) continue;  // finished before an interruption: never recomputed
+  const std::size_t rank = ranks != nullptr ? static_cast<std::size_t>(ranks->rank()) : 0;
+  const std::size_t size = ranks != nullptr ? static_cast<std::size_t>(ranks->size()) : 1;
+  std::size_t done = 0, owed = 0;  // owed: records the other ranks have still to send
+  std::vector<std::size_t> todo;   // this rank's, never recomputed once finished
+  for (const std::size_t i : plan.mine) {
+    if (std::binary_search(finished.begin(), finished.end(), i)) {
+      ++done;
+    } else if (i % size == rank) {
+      todo.push_back(i);
+    } else {
+      ++owed;
+    }
+  }
+  Progress progress(plan.mine.size(), static_cast<std::size_t>(plan.seq_len), control.progress_bar);
+  const auto receive = [&](bool wait) {
+    for (std::size_t n = ranks->receive_records(run_dir->records_dir(), wait); n > 0; --n, --owed) {
+      progress.sequence_done(++done);
+    }
+  };
+  std::size_t computed = 0;
+  for (const std::size_t i : todo) {
     if (control.stop != nullptr && control.stop->load()) break;
-    const std::vector<int>& tokens = sequences.sequences[i].tokens;
+    const std::vector<int>& tokens = plan.sequences.sequences[i].tokens;
     analyzer.begin(i, tokens, request.capture_rows);
     model.forward(tokens, request, &analyzer, nullptr);
-    write_record(record_path(run_dir.records_dir(), i), schema, analyzer.record());
+    ++computed;
+    if (!run_dir) {
+      const fs::path staged = record_path(ranks->staging_dir(), i);
+      write_record(staged, plan.schema, analyzer.record());
+      ranks->send_record(i, staged);
+      continue;
+    }
+    write_record(record_path(run_dir->records_dir(), i), plan.schema, analyzer.record());
     progress.sequence_done(++done);
+    if (owed > 0) receive(false);
   }
-  outcome.sequences_done = done;
-  outcome.complete = done == mine.size();
+  if (!run_dir) {
+    ranks->finish_sending();
+    return {computed == todo.size(), computed, todo.size()};
+  }
+  while (owed > 0) receive(true);
+
+  AnalysisOutcome outcome{done == plan.mine.size(), done, plan.mine.size()};
   run["sequences_done"] = done;
   if (outcome.complete) {
-    run["taxonomy"] = taxonomy_json(finish_run_dir(out, c.kv_heads, s.aggregate, s.per_sequence));
+    run["taxonomy"] = taxonomy_json(finish_run_dir(plan.out, c.kv_heads, s.aggregate, s.per_sequence));
     run["complete"] = true;
   }
-  run_dir.write_json("run.json", run);
+  run_dir->write_json("run.json", run);
   return outcome;
 }
 
@@ -298,7 +332,7 @@ AnalysisOutcome run_lengths(const AnalysisSettings& s, const Inputs& inputs, con
     }
     sweep.push_back({plan.seq_len, plan.out});
   }
-  write_length_sweep(s.out, s.aggregate, sweep, inputs.checkpoint.config().kv_heads);
+  if (writes_run_dir(control)) write_length_sweep(s.out, s.aggregate, sweep, inputs.checkpoint.config().kv_heads);
   return outcome;
 }
 
@@ -414,15 +448,17 @@ std::string resumed_label(const AnalysisSettings& s) {
 }
 
 AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& control) {
+  // Only this process (or rank 0 of an MPI job) sees the output directory.
+  const bool writer = writes_run_dir(control);
   // The cheap checks first: a wrong output directory fails before the model or corpus is read.
-  check_run_dir(given.out, length_settings_json(given, given.seq_len), given.mode);
+  if (writer) check_run_dir(given.out, length_settings_json(given, given.seq_len), given.mode);
   AnalysisSettings s = given;
-  s.label = resumed_label(given);
+  if (writer) s.label = resumed_label(given);
   const Checkpoint checkpoint(s.model_dir);
   const Tokenizer tokenizer =
       Tokenizer::for_model(s.model_dir, checkpoint.config().vocab, checkpoint.config().bos_token_id);
   const Corpus corpus = read_corpus(s.data, s.corpus);
-  print_corpus_warnings(corpus, "attngeom analyze");
+  if (writer) print_corpus_warnings(corpus, "attngeom analyze");
   const Inputs inputs{checkpoint, tokenizer, corpus};
 
   // Every length is planned (and every input error raised) before anything is written.
@@ -438,8 +474,9 @@ AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& co
   // leaves the output directory as it was; once records exist they stay for --resume.
   std::vector<fs::path> input_paths = {s.model_dir};
   input_paths.insert(input_paths.end(), s.data.begin(), s.data.end());
-  const RunDirGuard guard(s.out, s.mode, input_paths);
-  return run_lengths(s, inputs, plans, guard.open_mode(), control);
+  std::optional<RunDirGuard> guard;
+  if (writer) guard.emplace(s.out, s.mode, input_paths);
+  return run_lengths(s, inputs, plans, guard ? guard->open_mode() : s.mode, control);
 }
 
 }  // namespace attngeom

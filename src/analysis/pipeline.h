@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/aggregate.h"
+#include "analysis/job_ranks.h"
 #include "analysis/resources.h"
 #include "analysis/run_dir.h"
 #include "capture/query_rows.h"
@@ -47,13 +48,14 @@ struct AnalysisSettings {
   AggregateOptions aggregate;
 };
 
-// Stops a run between sequences (set from a signal handler); may be null.
 struct RunControl {
-  const std::atomic<bool>* stop = nullptr;
+  const std::atomic<bool>* stop = nullptr;          // stops a run between sequences (set from a signal handler)
   bool progress_bar = false;                        // else plain log lines
   std::function<void(const SettingMessage&)> warn;  // e.g. fewer sequences than asked for; null: none shown
+  JobRanks* ranks = nullptr;                        // this process's part of an MPI job; null: alone
 };
 
+// The run's sequences (a shard's); on a rank other than 0 of an MPI job, that rank's own.
 struct AnalysisOutcome {
   bool complete = false;  // false when stopped early; the run directory is resumable
   std::size_t sequences_done = 0;

@@ -12,6 +12,9 @@
 #include "analysis/pipeline.h"
 #include "cli/commands.h"
 #include "cli/shard_option.h"
+#if ATTNGEOM_WITH_MPI
+#include "cli/mpi_analyze.h"
+#endif
 #include "util/error.h"
 #include "util/plural.h"
 
@@ -56,6 +59,19 @@ std::vector<int> parse_lengths(const std::string& text) {
   }
   std::sort(lengths.begin(), lengths.end());  // one order in run.json, whatever the flag's
   return lengths;
+}
+
+// The report and the summary line of a finished run, or how to continue a stopped one.
+void finish_analysis(const AnalysisSettings& s, const AnalysisOutcome& outcome) {
+  if (!outcome.complete) {
+    std::fprintf(stderr, "attngeom: stopped after %zu/%zu sequences; continue with: attngeom analyze ... --resume\n",
+                 outcome.sequences_done, outcome.sequences_total);
+    throw StoppedEarly();
+  }
+  write_run_report(s.out);
+  const std::string lengths = s.lengths.empty() ? "" : " over " + count_of(s.lengths.size() + 1, "length");
+  std::printf("wrote %s (%s%s)\n", s.out.c_str(), count_of(outcome.sequences_done, "sequence").c_str(),
+              lengths.c_str());
 }
 
 }  // namespace
@@ -185,21 +201,23 @@ void add_analyze_command(CLI::App& app) {
     const PrecisionChoice precision = resolve_precision(f->precision);
     s.precision = precision.precision;
     s.fp32_matmul = precision.fp32_matmul;
-    apply_thread_count(f->threads);
+    apply_thread_count(f->threads);  // per process: under mpirun, per rank
+#if ATTNGEOM_WITH_MPI
+    // Started by mpirun as one of several ranks, without --shard: one job, its records
+    // gathered by rank 0 (with --shard each rank stays an independent shard, as before).
+    if (f->shard.empty()) {
+      const std::optional<ShardChoice> launch = mpi_launch([](const char* name) { return std::getenv(name); });
+      if (launch && launch->count > 1) {
+        analyze_as_mpi_rank(s, launch->count, [&s](const AnalysisOutcome& outcome) { finish_analysis(s, outcome); });
+        return;
+      }
+    }
+#endif
 
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
     const RunControl control{&g_stop_requested, ::isatty(STDERR_FILENO) != 0, warn_analyze};
-    const AnalysisOutcome outcome = run_analysis(s, control);
-    if (!outcome.complete) {
-      std::fprintf(stderr, "attngeom: stopped after %zu/%zu sequences; continue with: attngeom analyze ... --resume\n",
-                   outcome.sequences_done, outcome.sequences_total);
-      throw StoppedEarly();
-    }
-    write_run_report(s.out);
-    const std::string lengths = s.lengths.empty() ? "" : " over " + count_of(s.lengths.size() + 1, "length");
-    std::printf("wrote %s (%s%s)\n", s.out.c_str(), count_of(outcome.sequences_done, "sequence").c_str(),
-                lengths.c_str());
+    finish_analysis(s, run_analysis(s, control));
   });
 }
 

@@ -4,12 +4,11 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
-#include <filesystem>
-#include <new>
 #include <optional>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/failure.h"
 #include "cli/unknown_args.h"
 #include "util/error.h"
 #include "util/version.h"
@@ -49,27 +48,10 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const attngeom::cli::StoppedEarly&) {
     return 130;
-  } catch (const attngeom::SettingError& e) {
-    std::fprintf(stderr, "attngeom: error: %s\n",
-                 attngeom::printable_message(attngeom::cli::spelled(e.message())).c_str());
-    return 2;
-  } catch (const attngeom::InputError& e) {
-    std::fprintf(stderr, "attngeom: error: %s\n", e.what());
-    return 2;
-  } catch (const std::filesystem::filesystem_error& e) {
-    // A file system refusal (permissions, a vanished path) the code did not anticipate.
-    std::fprintf(stderr, "attngeom: error: %s\n", attngeom::printable_message(e.what()).c_str());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(
-        stderr,
-        "attngeom: error: out of memory (try a smaller input: a shorter sequence, fewer query rows or values)\n");
-    return 2;
-  } catch (const std::exception& e) {
-    // A library's own failure (oneDNN's dnnl::error, say) that no check foresaw: one line and
-    // the internal-error exit code, rather than std::terminate's abort.
-    std::fprintf(stderr, "attngeom: internal error: %s\n", attngeom::printable_message(e.what()).c_str());
-    return 1;
+  } catch (const std::exception&) {
+    const attngeom::cli::Failure failure = attngeom::cli::describe_failure(std::current_exception());
+    std::fprintf(stderr, "attngeom: %s: %s\n", failure.internal ? "internal error" : "error", failure.message.c_str());
+    return failure.exit_code;
   }
   return 0;
 }

@@ -11,9 +11,11 @@ namespace {
 
 constexpr long long kMaxShards = 1LL << 30;
 
+// The environment, read for `subject` (which starts every error: "--shard auto").
 class Environment {
  public:
-  explicit Environment(const EnvironmentLookup& lookup) : lookup_(lookup) {}
+  Environment(const EnvironmentLookup& lookup, std::string subject) : lookup_(lookup), subject_(std::move(subject)) {}
+  const std::string& subject() const { return subject_; }
   bool has(const char* name) const { return lookup_(name) != nullptr; }
   // The variable as an integer in [lo, kMaxShards], unset if absent.
   std::optional<long long> integer(const char* name, long long lo) const {
@@ -21,19 +23,20 @@ class Environment {
     if (value == nullptr) return std::nullopt;
     const std::optional<long long> number = parse_integer(value);
     if (!number || *number < lo || *number > kMaxShards) {
-      throw InputError(std::string("--shard auto: ") + name + "='" + value + "' is not an integer in [" +
-                       std::to_string(lo) + ", 2^30]");
+      throw InputError(subject_ + ": " + name + "='" + value + "' is not an integer in [" + std::to_string(lo) +
+                       ", 2^30]");
     }
     return number;
   }
 
  private:
   const EnvironmentLookup& lookup_;
+  std::string subject_;
 };
 
-ShardChoice checked(long long index, long long count, const std::string& from) {
+ShardChoice checked(const Environment& env, long long index, long long count, const std::string& from) {
   if (index < 0 || index >= count) {
-    throw InputError("--shard auto: " + from + " gives shard " + std::to_string(index) + " of " +
+    throw InputError(env.subject() + ": " + from + " gives shard " + std::to_string(index) + " of " +
                      std::to_string(count) + ", outside [0, " + std::to_string(count) + ")");
   }
   return {static_cast<int>(index), static_cast<int>(count)};
@@ -64,7 +67,8 @@ ShardChoice slurm_shard(const Environment& env) {
                      " disagrees with SLURM_ARRAY_TASK_MIN=" + std::to_string(*min) + " and SLURM_ARRAY_TASK_MAX=" +
                      std::to_string(*max) + " (an array with gaps or steps); use --array=0-N");
   }
-  return checked(id - min.value_or(0), count ? *count : *max - *min + 1, "SLURM_ARRAY_TASK_ID=" + std::to_string(id));
+  return checked(env, id - min.value_or(0), count ? *count : *max - *min + 1,
+                 "SLURM_ARRAY_TASK_ID=" + std::to_string(id));
 }
 
 // An MPI launcher's rank and size, Open MPI's or the PMI's (MPICH, Intel MPI, srun).
@@ -74,19 +78,23 @@ std::optional<ShardChoice> mpi_shard(const Environment& env) {
     const std::optional<long long> rank = env.integer(rank_name, 0);
     const std::optional<long long> size = env.integer(size_name, 1);
     if (rank.has_value() != size.has_value()) {
-      throw InputError(std::string("--shard auto: ") + (rank ? rank_name : size_name) + " is set without " +
+      throw InputError(env.subject() + ": " + (rank ? rank_name : size_name) + " is set without " +
                        (rank ? size_name : rank_name));
     }
-    if (rank) return checked(*rank, *size, std::string(rank_name) + "=" + std::to_string(*rank));
+    if (rank) return checked(env, *rank, *size, std::string(rank_name) + "=" + std::to_string(*rank));
   }
   return std::nullopt;
 }
 
 }  // namespace
 
+std::optional<ShardChoice> mpi_launch(const EnvironmentLookup& environment) {
+  return mpi_shard(Environment(environment, "MPI launch"));
+}
+
 ShardChoice parse_shard(const std::string& text, const EnvironmentLookup& environment) {
   if (text == "auto") {
-    const Environment env(environment);
+    const Environment env(environment, "--shard auto");
     const std::optional<ShardChoice> mpi = mpi_shard(env);
     if (!env.has("SLURM_ARRAY_TASK_ID")) {
       if (mpi) return *mpi;
