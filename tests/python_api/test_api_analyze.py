@@ -33,6 +33,7 @@ def refuses(exc, fragment, call):
     except exc as e:
         assert fragment in str(e), f"{exc.__name__} {e!r} does not mention {fragment!r}"
         assert "\n" not in str(e), f"message is not one line: {e!r}"
+        assert "--" not in str(e), f"names a CLI flag, not the keyword argument: {e!r}"
         print(f"ok: {exc.__name__}: {e}")
         return
     raise AssertionError(f"expected {exc.__name__} mentioning {fragment!r}")
@@ -48,6 +49,11 @@ refuses(FileNotFoundError, "model directory not found",
         lambda: attngeom.analyze(model=bad_out + "-none", data=api_lib.CORPUS, out=bad_out))
 refuses(FileNotFoundError, "corpus file or folder not found",
         lambda: attngeom.analyze(model=model, data=bad_out + ".txt", out=bad_out, seq_len=32, num_seqs=1))
+short_text = os.path.join(args.scratch, "short.txt")
+with open(short_text, "w", encoding="utf-8") as f:
+    f.write("just a few words")
+refuses(ValueError, "try pack or a smaller seq_len or skip",
+        lambda: attngeom.analyze(model=model, data=short_text, out=bad_out, seq_len=32))
 refuses(ValueError, "already", lambda: attngeom.analyze(model=model, data=api_lib.CORPUS, out=py_out, seq_len=32))
 refuses(FileNotFoundError, "not found", lambda: attngeom.load_run(bad_out + "-none"))
 assert not os.path.exists(bad_out), "a refused call left an output directory"
