@@ -9,7 +9,7 @@ import numpy as np
 import api_lib
 import attngeom
 
-args = api_lib.parse_args()
+args = api_lib.parse_args(cli=False)
 model_dir = os.path.join(args.fixtures, "llama")
 model = attngeom.Model(model_dir, precision="fp32")
 rng = np.random.default_rng(1)
