@@ -3,10 +3,11 @@ BUILD_DIR ?= build
 ASAN_BUILD_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 
-# The sanitizer build runs the GoogleTest suites and the fuzz replays under ASan + UBSan
-# (docs/robustness.md); only these targets are built there.
+# The sanitizer build runs the GoogleTest suites, the fuzz replays and the Python package's
+# tests under ASan + UBSan (docs/robustness.md); only these targets are built there. The Python
+# tests compare the module with the release build's CLI, built first if need be.
 SANITIZED_TARGETS = attngeom_unit_tests attngeom_robustness_tests attngeom_resources_tests attngeom_geometry_tests attngeom_report_tests \
-  fuzz_replay_safetensors fuzz_replay_config fuzz_replay_tokenizer fuzz_replay_corpus
+  fuzz_replay_safetensors fuzz_replay_config fuzz_replay_tokenizer fuzz_replay_corpus _attngeom
 # Where `make python` points Debian's python3 at the package (a .pth file naming the build folder).
 PYTHON_SITE ?= $(shell /usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
 SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
@@ -39,8 +40,10 @@ test:
 	$(MAKE) test-sanitize
 
 test-sanitize:
+	test -f $(BUILD_DIR)/build.ninja || cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target attngeom
 	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNGEOM_TESTS=ON -DATTNGEOM_BENCH=OFF \
-	  -DATTNGEOM_SANITIZE=ON
+	  -DATTNGEOM_SANITIZE=ON -DATTNGEOM_REFERENCE_CLI=$(abspath $(BUILD_DIR))/src/attngeom
 	$(SANITIZER_ENV) cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target $(SANITIZED_TARGETS)
 	cd $(ASAN_BUILD_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS)
 

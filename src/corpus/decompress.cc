@@ -16,8 +16,9 @@ namespace {
 constexpr std::size_t kChunk = 1 << 16;
 
 [[noreturn]] void over_limit(std::size_t max_bytes, const std::string& source) {
-  throw InputError(source + ": decompressed size exceeds the " + std::to_string(max_bytes) +
-                   "-byte limit per corpus file (--max-corpus-bytes)");
+  throw SettingError(
+      {source + ": decompressed size exceeds the " + std::to_string(max_bytes) + "-byte limit per corpus file (",
+       setting("max_corpus_bytes"), ")"});
 }
 
 // Frees the decoder on every exit path, exceptions included.

@@ -169,7 +169,7 @@ CorpusFormat parse_corpus_format(const std::string& text) {
   if (text == "text") return CorpusFormat::kText;
   if (text == "lines") return CorpusFormat::kLines;
   if (text == "jsonl") return CorpusFormat::kJsonl;
-  throw InputError("--format '" + text + "': expected text, lines or jsonl");
+  throw SettingError({setting("format"), " '" + text + "': expected text, lines or jsonl"});
 }
 
 Corpus read_corpus(const std::vector<std::string>& inputs, const CorpusOptions& options) {

@@ -91,10 +91,14 @@ SequenceSet make_sequences(const Corpus& corpus, const EncodeFn& encode, const S
     result.sequences.push_back(std::move(seq));
   }
   if (result.sequences.empty()) {
-    throw InputError("corpus: no sequence of " + std::to_string(o.seq_len) + " tokens available (" +
-                     count_of(result.candidates, "window") + ", --skip " + std::to_string(o.skip) + ", " +
-                     count_of(result.short_documents, "document") + " too short; try " + (o.pack ? "" : "--pack or ") +
-                     "a smaller --seq-len or --skip, or more text)");
+    SettingMessage message{
+        "corpus: no sequence of " + std::to_string(o.seq_len) + " tokens available (" +
+            count_of(result.candidates, "window") + ", ",
+        setting("skip"),
+        " " + std::to_string(o.skip) + ", " + count_of(result.short_documents, "document") + " too short; try "};
+    if (!o.pack) message += {setting("pack"), " or "};
+    throw SettingError(message +
+                       SettingMessage{"a smaller ", setting("seq_len"), " or ", setting("skip"), ", or more text)"});
   }
   return result;
 }

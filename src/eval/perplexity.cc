@@ -17,8 +17,8 @@ void log_softmax(std::span<const float> logits, std::span<float> out) {
 
 void check_stride(const PerplexityProtocol& p) {
   if (p.stride < 0 || p.stride > p.context - 1) {
-    throw InputError("--stride " + std::to_string(p.stride) + " must lie in [1, context - 1 = " +
-                     std::to_string(p.context - 1) + "] so that every token is scored");
+    throw SettingError({setting("stride"), " " + std::to_string(p.stride) + " must lie in [1, context - 1 = " +
+                                               std::to_string(p.context - 1) + "] so that every token is scored"});
   }
 }
 

@@ -29,7 +29,7 @@ struct PerplexityProtocol {
   std::size_t effective_stride() const { return static_cast<std::size_t>(stride > 0 ? stride : context - 1); }
 };
 
-// InputError naming --stride unless 1 <= stride <= context - 1 (0: the default).
+// SettingError naming the setting stride unless 1 <= stride <= context - 1 (0: the default).
 void check_stride(const PerplexityProtocol& protocol);
 
 // The log-probabilities a run assigned at every scored position: [scored, vocab].

@@ -17,9 +17,15 @@ CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
 PARITY_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow"]
 
 
-def parse_args():
+def parse_args(cli):
+    """--fixtures, and --bin (the attngeom CLI) when `cli`: the test compares with the CLI."""
     p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True, help="the attngeom CLI")
+    if cli:
+        p.add_argument("--bin", required=True, help="the attngeom CLI")
+        p.add_argument("--other-build", action="store_true",
+                       help="the CLI comes from another build than the module (the sanitizer build's tests use the "
+                            "release CLI): the forward pass may round differently in the last bits, so its arrays "
+                            "are compared to a tolerance (same_as_cli) and analyze's tables are not compared")
     p.add_argument("--fixtures", required=True)
     args = p.parse_args()
     args.scratch = tempfile.mkdtemp(prefix="attngeom-api-")
@@ -27,10 +33,25 @@ def parse_args():
 
 
 def run(*cmd):
-    proc = subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """Runs the CLI; without the sanitizer runtimes that the sanitizer build preloads into python3
+    (its CLI is the release build's)."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    proc = subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     if proc.returncode != 0:
         sys.exit(f"FAIL: {' '.join(map(str, cmd))}: exit {proc.returncode}\n{proc.stderr}")
     return proc
+
+
+def same_as_cli(args, mine, theirs):
+    """Whether an array of the module equals the CLI's: bit for bit, or with --other-build
+    within fp32 rounding of the forward pass (relative to the array's largest magnitude)."""
+    mine, theirs = np.asarray(mine), np.asarray(theirs)
+    if mine.dtype != theirs.dtype or mine.shape != theirs.shape:
+        return False
+    if not args.other_build or mine.dtype.kind != "f":
+        return mine.tobytes() == theirs.tobytes()
+    scale = max(1.0, float(np.max(np.abs(theirs), initial=0.0)))
+    return float(np.max(np.abs(mine.astype(np.float64) - theirs), initial=0.0)) <= 1e-4 * scale
 
 
 def write_dump(path, tokens, query_positions, layers):

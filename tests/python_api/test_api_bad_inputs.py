@@ -9,7 +9,7 @@ import numpy as np
 import api_lib
 import attngeom
 
-args = api_lib.parse_args()
+args = api_lib.parse_args(cli=False)
 model_dir = os.path.join(args.fixtures, "llama")
 model = attngeom.Model(model_dir, precision="fp32")
 rng = np.random.default_rng(1)
@@ -60,7 +60,7 @@ CASES = [
     (ValueError, "layers", lambda: model.capture(tokens, layers=[1, 0])),
     (ValueError, "max_position_embeddings", lambda: model.capture(np.ones(5000, np.int32))),
     (TypeError, "exactly one of text or tokens", lambda: model.perplexity()),
-    (ValueError, "stride", lambda: model.perplexity(tokens=tokens, context=8, stride=20)),
+    (ValueError, "stride 20 must lie in", lambda: model.perplexity(tokens=tokens, context=8, stride=20)),
     (ValueError, "context", lambda: model.perplexity(tokens=tokens, context=1)),
     (ValueError, "no token could be scored", lambda: model.perplexity(tokens=tokens[:1], context=8, bos=False)),
     (TypeError, "threads", lambda: attngeom.Model(model_dir, threads=1.5)),
@@ -72,6 +72,7 @@ for exc, fragment, call in CASES:
         message = str(e)
         assert fragment in message, f"{exc.__name__} {message!r} does not mention {fragment!r}"
         assert "\n" not in message, f"not one line: {message!r}"
+        assert "--" not in message, f"names a CLI flag, not the keyword argument: {message!r}"
         print(f"ok: {exc.__name__}: {message}")
         continue
     except Exception as e:  # noqa: BLE001 -- the wrong exception type is the failure reported

@@ -10,7 +10,7 @@ import numpy as np
 import api_lib
 import attngeom
 
-args = api_lib.parse_args()
+args = api_lib.parse_args(cli=True)
 
 
 def check(dump_layers, tokens, qpos, where):
