@@ -2,7 +2,7 @@
 """attngeom against a PyTorch eager reference on random-weight checkpoints of real shapes.
 
   bench/run_bench.py --bin build/src/attngeom --work /big/disk/dir [--presets llama2-7b,...]
-                     [--lengths 512,1024,2048] [--precisions bf16,fp32] [--torch [--torch-dtype bf16|fp32]]
+                     [--lengths 512,1024,2048] [--precisions bf16,fp32] [--torch [--torch-dtype bf16|fp32] [--torch-malloc glibc|jemalloc]]
                      [--out bench/results.csv]
 
 Presets include LLaMA-3-8B (llama3 RoPE, GQA 8, 128,256-token vocabulary) and Qwen2.5-7B
@@ -30,11 +30,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"
 FULL_VOCAB_PRESETS = ("llama3-8b", "qwen2.5-7b")
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
 
-def run_json(cmd, timeout):
+def run_json(cmd, timeout, env=None):
     try:
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout)
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.CalledProcessError as e:
         return {"error": (e.stderr or "").strip().splitlines()[-1:] or [f"exit {e.returncode}"]}
     except subprocess.TimeoutExpired:
@@ -57,14 +58,24 @@ def main():
     ap.add_argument("--tokenizer", default=None, help="tokenizer.model to copy (default: a fixture's)")
     ap.add_argument("--torch", action="store_true", help="also time the PyTorch eager reference")
     ap.add_argument("--torch-dtype", default="bf16", choices=["bf16", "fp32"], help="the eager reference's dtype")
+    ap.add_argument("--torch-malloc", default="glibc", choices=["glibc", "jemalloc"],
+                    help="the eager reference's allocator: glibc (as torch runs by default) or Debian's jemalloc "
+                         "(libjemalloc2) preloaded, freed pages kept for reuse; on virtual machines where first "
+                         "touches of fresh pages are slow it is the faster peer")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--out", default=os.path.join(HERE, "results.csv"))
     args = ap.parse_args()
     tokenizer = args.tokenizer or os.path.join(ROOT, "build", "tests", "python", "fixtures", "llama", "tokenizer.model")
     fields = ["preset", "seq_len", "precision", "matmul", "stage", "seconds", "linear_seconds", "attention_seconds",
-              "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_dtype", "torch_eager_seconds",
+              "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_dtype", "torch_eager_malloc",
+              "torch_eager_seconds",
               "torch_eager_linear_seconds", "speedup", "speedup_ceiling"]
+    eager_env = None
+    if args.torch_malloc == "jemalloc":
+        if not os.path.exists(JEMALLOC):
+            sys.exit(f"--torch-malloc jemalloc: {JEMALLOC} not found (apt-get install libjemalloc2)")
+        eager_env = dict(os.environ, LD_PRELOAD=JEMALLOC, MALLOC_CONF="dirty_decay_ms:-1,muzzy_decay_ms:-1")
     rows = []
     for preset in args.presets.split(","):
         model = os.path.join(args.work, preset)
@@ -79,7 +90,7 @@ def main():
             if args.torch:
                 eager = run_json([PY, "-B", os.path.join(HERE, "torch_eager.py"), "--model", model, "--seq-len",
                                   str(seq_len), "--threads", str(args.threads), "--dtype", args.torch_dtype],
-                                 args.timeout)
+                                 args.timeout, eager_env)
                 print(f"{preset} T={seq_len} torch eager: {eager}", flush=True)
             for precision in args.precisions.split(","):
                 result = run_json([args.bin, "bench", "--model", model, "--seq-len", str(seq_len), "--precision",
@@ -101,6 +112,7 @@ def main():
                         "peak_rss_gb": f"{result['peak_rss_bytes'] / 2**30:.2f}",
                         "weights_gb": f"{result['weight_bytes'] / 2**30:.2f}",
                         "torch_eager_dtype": args.torch_dtype if eager else "",
+                        "torch_eager_malloc": args.torch_malloc if eager else "",
                         "torch_eager_seconds": f"{eager_s:.3f}" if eager_s else (str(eager.get('error')) if eager else ""),
                         "torch_eager_linear_seconds": f"{eager['linear_seconds']:.3f}" if eager_s else "",
                         "speedup": f"{eager_s / s['seconds']:.2f}" if eager_s and stage == "capture" else "",
