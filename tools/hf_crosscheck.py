@@ -37,16 +37,10 @@ from safetensors.numpy import load_file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "python"))
 import reference_forward  # noqa: E402  -- the numpy float64 forward of make test's parity tests
+from test_capture_vs_reference import (  # noqa: E402  -- that test's parity rule and fixed tolerances
+    ATTN_TOL, LOGITS_TOL, PARITY_FACTOR, PARITY_FLOOR, VALUES_TOL)
 
-PARITY_FACTOR = 4.0
-PARITY_FLOOR = 4 * 2.0 ** -24
-# The fixed tolerances of tests/python/test_capture_vs_reference.py: attention absolute, values
-# and logits relative.
-FIXED_TOLERANCE = {"attention": 1e-5, "values": 1e-5, "logits": 1e-4}
-
-
-def fixed_tolerance(what):
-    return FIXED_TOLERANCE[what.split()[-1]]
+FIXED_TOLERANCE = {"attention": ATTN_TOL, "values": VALUES_TOL, "logits": LOGITS_TOL}
 
 
 def hf_config(model_dir, overrides):
@@ -109,26 +103,25 @@ def check(name, model_dir, dump_path, overrides):
     att32, val32, log32 = hf_forward(model_dir, tokens, torch.float32, overrides)
     if len(reference[0]) != layers:
         raise ValueError(f"transformers runs {len(reference[0])} layers, the dump has {layers}")
-    ours, ours_logits = errors([dump[f"layers.{i}.attn"].astype(np.float64) for i in range(layers)],
-                               [dump[f"layers.{i}.values"].astype(np.float64) for i in range(layers)],
-                               dump["logits"].astype(np.float64), reference, queries)
-    hf32, hf32_logits = errors([a[:, queries, :] for a in att32], val32, log32, reference, queries)
+    mine = ([dump[f"layers.{i}.attn"].astype(np.float64) for i in range(layers)],
+            [dump[f"layers.{i}.values"].astype(np.float64) for i in range(layers)], dump["logits"].astype(np.float64))
     # The third opinion: both forwards against make test's numpy float64 reference.
     numpy64 = reference_forward.forward(reference_forward.Model(model_dir), tokens)
     numpy64 = (numpy64["attn"], numpy64["values"], numpy64["logits"])
+    ours, ours_logits = errors(*mine, reference, queries)
+    hf32, hf32_logits = errors([a[:, queries, :] for a in att32], val32, log32, reference, queries)
     hf_np, hf_np_logits = errors([a[:, queries, :] for a in reference[0]], reference[1], reference[2], numpy64, queries)
-    ours_np, ours_np_logits = errors([dump[f"layers.{i}.attn"].astype(np.float64) for i in range(layers)],
-                                     [dump[f"layers.{i}.values"].astype(np.float64) for i in range(layers)],
-                                     dump["logits"].astype(np.float64), numpy64, queries)
-    checks = []
+    ours_np, ours_np_logits = errors(*mine, numpy64, queries)
+    checks = []  # (what, kind, attngeom vs fp64, fp32 vs fp64, transformers vs numpy, attngeom vs numpy)
     for layer in range(layers):
         for k, kind in enumerate(("attention", "values")):
-            checks.append((f"layer {layer} {kind}", ours[layer][k], hf32[layer][k], hf_np[layer][k], ours_np[layer][k]))
-    checks.append(("logits", ours_logits, hf32_logits, hf_np_logits, ours_np_logits))
-    failed = [c for c in checks if c[1] > PARITY_FACTOR * c[2] + PARITY_FLOOR and c[1] > fixed_tolerance(c[0])]
+            checks.append((f"layer {layer} {kind}", kind, ours[layer][k], hf32[layer][k], hf_np[layer][k],
+                           ours_np[layer][k]))
+    checks.append(("logits", "logits", ours_logits, hf32_logits, hf_np_logits, ours_np_logits))
+    failed = [c for c in checks if c[2] > PARITY_FACTOR * c[3] + PARITY_FLOOR and c[2] > FIXED_TOLERANCE[c[1]]]
     return {"fixture": name, "tokens": len(tokens), "queries": int(len(queries)),
-            "checks": [{"what": c[0], "attngeom_error": c[1], "transformers_fp32_error": c[2],
-                        "transformers_vs_numpy64": c[3], "attngeom_vs_numpy64": c[4]} for c in checks],
+            "checks": [{"what": c[0], "attngeom_error": c[2], "transformers_fp32_error": c[3],
+                        "transformers_vs_numpy64": c[4], "attngeom_vs_numpy64": c[5]} for c in checks],
             "failed": [c[0] for c in failed]}
 
 
