@@ -3,7 +3,7 @@
 
   bench/run_bench.py --bin build/src/attngeom --work /big/disk/dir [--presets llama2-7b,...]
                      [--lengths 512,1024,2048] [--precisions bf16,fp32] [--torch [--torch-dtype bf16|fp32] [--torch-malloc glibc|jemalloc]]
-                     [--out bench/results.csv]
+                     [--baseline-bin OTHER/attngeom] [--out bench/results.csv]
 
 Presets include LLaMA-3-8B (llama3 RoPE, GQA 8, 128,256-token vocabulary) and Qwen2.5-7B
 (q/k/v biases, GQA 7) shapes. For each preset it generates (never downloads) a bf16 checkpoint with
@@ -16,7 +16,9 @@ run: torch eager seconds / attngeom forward + capture seconds at the same length
 run's linear-layer seconds are reported too: in bf16 both sides multiply through the same
 oneDNN bf16 matmul (in fp32, eager goes through the system BLAS), and in either dtype the
 speed-up cannot pass eager seconds / attngeom linear seconds (the speedup_ceiling column,
-from the same capture stage).
+from the same capture stage). --baseline-bin times a second attngeom build (say, the commit
+before a change) right after each run of --bin, same checkpoint and flags: the baseline_seconds
+and vs_baseline (ours / baseline) columns of each stage.
 """
 import argparse
 import csv
@@ -62,6 +64,7 @@ def main():
                     help="the eager reference's allocator: glibc (as torch runs by default) or Debian's jemalloc "
                          "(libjemalloc2) preloaded, freed pages kept for reuse; on virtual machines where first "
                          "touches of fresh pages are slow it is the faster peer")
+    ap.add_argument("--baseline-bin", default=None, help="a second attngeom build to time beside --bin")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--out", default=os.path.join(HERE, "results.csv"))
@@ -70,7 +73,7 @@ def main():
     fields = ["preset", "seq_len", "precision", "matmul", "stage", "seconds", "linear_seconds", "attention_seconds",
               "other_seconds", "linear_tflops", "peak_rss_gb", "weights_gb", "torch_eager_dtype", "torch_eager_malloc",
               "torch_eager_seconds",
-              "torch_eager_linear_seconds", "speedup", "speedup_ceiling"]
+              "torch_eager_linear_seconds", "speedup", "speedup_ceiling", "baseline_seconds", "vs_baseline"]
     eager_env = None
     if args.torch_malloc == "jemalloc":
         if not os.path.exists(JEMALLOC):
@@ -93,10 +96,13 @@ def main():
                                  args.timeout, eager_env)
                 print(f"{preset} T={seq_len} torch eager: {eager}", flush=True)
             for precision in args.precisions.split(","):
-                result = run_json([args.bin, "bench", "--model", model, "--seq-len", str(seq_len), "--precision",
-                                   precision, "--fp32-matmul", args.fp32_matmul, "--threads", str(args.threads),
-                                   "--stages", args.stages], args.timeout)
+                bench = ["bench", "--model", model, "--seq-len", str(seq_len), "--precision", precision,
+                         "--fp32-matmul", args.fp32_matmul, "--threads", str(args.threads), "--stages", args.stages]
+                result = run_json([args.bin] + bench, args.timeout)
                 print(f"{preset} T={seq_len} {precision}: {result}", flush=True)
+                baseline = run_json([args.baseline_bin] + bench, args.timeout) if args.baseline_bin else None
+                if baseline:
+                    print(f"{preset} T={seq_len} {precision} baseline: {baseline}", flush=True)
                 for stage in args.stages.split(","):
                     if "error" in result:
                         rows.append({"preset": preset, "seq_len": seq_len, "precision": precision, "stage": stage,
@@ -118,6 +124,9 @@ def main():
                         "speedup": f"{eager_s / s['seconds']:.2f}" if eager_s and stage == "capture" else "",
                         "speedup_ceiling":
                             f"{eager_s / s['linear_seconds']:.2f}" if eager_s and stage == "capture" else ""})
+                    if baseline and "error" not in baseline:
+                        base_s = baseline[stage]["seconds"]
+                        rows[-1].update({"baseline_seconds": f"{base_s:.3f}", "vs_baseline": f"{s['seconds'] / base_s:.3f}"})
         if not args.keep:
             shutil.rmtree(model)
     with open(args.out, "w", newline="") as f:

@@ -16,8 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ATTNGEOM_CHECK(c.bos_token_id >= 0 && c.bos_token_id < c.vocab && c.rms_norm_eps > 0);
     ATTNGEOM_CHECK(c.recipe.layers.size() == static_cast<std::size_t>(c.layers) && !c.recipe.ropes.empty());
     for (const attngeom::RopeSpec& rope : c.recipe.ropes) ATTNGEOM_CHECK(rope.theta > 0 && rope.factor > 0);
-    attngeom::Weights weights;
-    for (const attngeom::WeightSlot& slot : attngeom::weight_slots(c, weights)) {
+    for (const attngeom::WeightSlot& slot : attngeom::weight_slots(c)) {
       for (const std::int64_t dim : slot.shape) ATTNGEOM_CHECK(dim > 0 && dim <= (std::int64_t{1} << 30));
     }
   } catch (const attngeom::InputError&) {

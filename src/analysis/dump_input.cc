@@ -182,11 +182,11 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
     const Dump& d = dumps[i];
     analyzer.begin(i, d.tokens, d.query_positions);
     for (int l = 0; l < shape.layers; ++l) {
-      analyzer.on_values(l, d.values[static_cast<std::size_t>(l)].data());
-      const std::size_t head_block = d.query_positions.size() * seq_len;
-      parallel_for_each(static_cast<std::size_t>(shape.heads), [&](std::size_t h) {
-        analyzer.on_attention(l, static_cast<int>(h), d.attn[static_cast<std::size_t>(l)].data() + h * head_block);
-      });
+      const int seq = static_cast<int>(seq_len);
+      analyzer.on_values(l, ValueStates{shape.kv_heads, seq, shape.head_dim,
+                                        d.values[static_cast<std::size_t>(l)].data(), MemorySpace::kHost});
+      analyzer.on_attention(l, AttentionRows{0, shape.heads, d.query_positions, seq,
+                                             d.attn[static_cast<std::size_t>(l)].data(), MemorySpace::kHost});
     }
     write_record(record_path(run_dir.records_dir(), i), schema, analyzer.record());
   }

@@ -19,7 +19,7 @@
 #include "corpus/sequences.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
-#include "model/forward.h"
+#include "model/engine.h"
 #include "util/csv.h"
 #include "util/error.h"
 #include "util/machine.h"
@@ -192,8 +192,8 @@ void preflight(const AnalysisSettings& s, const Inputs& in, const std::vector<Le
 }
 
 // run.json of one length's run directory, before its sequences are computed.
-nlohmann::json run_json(const AnalysisSettings& s, const Inputs& in, const LengthPlan& plan,
-                        const LinearBackend& backend, const RunControl& control) {
+nlohmann::json run_json(const AnalysisSettings& s, const Inputs& in, const LengthPlan& plan, const Engine& engine,
+                        const RunControl& control) {
   nlohmann::json run = {{"format", "attngeom-run-v1"},
                         {"label", s.label.empty() ? default_run_label(plan.out) : s.label},
                         {"attngeom", tool_provenance()},
@@ -201,7 +201,8 @@ nlohmann::json run_json(const AnalysisSettings& s, const Inputs& in, const Lengt
                         {"machine", machine_provenance()},
                         {"model", model_provenance(in.checkpoint)},
                         {"precision", std::string(precision_name(s.precision))},
-                        {"matmul", std::string(backend.kernel())},
+                        {"matmul", std::string(engine.backend().kernel())},
+                        {"device", std::string(device_name(engine.device()))},
                         {"tokenizer", tokenizer_provenance(in.tokenizer)},
                         {"seq_len", plan.seq_len},
                         {"n_grid", plan.schema.n_grid},
@@ -246,15 +247,15 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const Inputs& in, cons
   std::vector<std::size_t> finished = run_dir ? run_dir->finished_sequences() : std::vector<std::size_t>{};
   if (ranks != nullptr) finished = ranks->start_length(job_fingerprint(in, plan), finished);
 
-  auto backend = make_backend(s.precision, s.fp32_matmul, in.checkpoint.dominant_dtype());
+  Engine engine(c, in.checkpoint.weights(), {Device::kCpu, s.precision, s.fp32_matmul});
   nlohmann::json run;
   if (run_dir) {
-    run = run_json(s, in, plan, *backend, control);
+    run = run_json(s, in, plan, engine, control);
     run["sequences_done"] = finished.size();
     run_dir->write_json("run.json", run);
   }
 
-  Transformer model(c, in.checkpoint.weights(), *backend);
+  Transformer& model = engine.model();
   SequenceAnalyzer analyzer(c, plan.schema, s.row);
   ForwardRequest request;
   for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "ops/attention.h"
+#include "ops/attention_shape.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -54,13 +54,15 @@ std::uint64_t working_memory_bytes(const ModelConfig& c, const LengthWork& w, in
   const std::uint64_t per_token = 4ull * c.hidden + 2ull * static_cast<std::uint64_t>(c.q_dim()) +
                                   3ull * static_cast<std::uint64_t>(c.kv_dim()) + 2ull * c.intermediate;
   const std::uint64_t scratch = mul(mul(t, per_token), sizeof(float));
-  const std::uint64_t attention =
-      mul(mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), t), add(AttentionScratch::kBlockRows, w.rows)),
-          sizeof(float));
+  // Each thread's block of scores, and one block of heads' captured rows (capture_block_heads).
+  const AttentionShape shape{w.seq_len, c.heads, c.kv_heads, c.head_dim};
+  const std::uint64_t captured = mul(mul(static_cast<std::uint64_t>(capture_block_heads(shape, w.rows)), t), w.rows);
+  const std::uint64_t attention = mul(
+      add(mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), t), kAttentionBlockRows), captured), sizeof(float));
   // bf16 runs: q, k, v rounded head-major, and each thread's block of probabilities in bf16.
   const std::uint64_t attention_bf16 =
       mul(add(mul(t, static_cast<std::uint64_t>(c.q_dim()) + 2ull * static_cast<std::uint64_t>(c.kv_dim())),
-              mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), AttentionScratch::kBlockRows), t)),
+              mul(mul(static_cast<std::uint64_t>(std::max(threads, 1)), kAttentionBlockRows), t)),
           sizeof(std::uint16_t));
   const std::uint64_t record = record_file_bytes(*w.schema, c.layers, c.heads, w.rows, w.seq_len);
   // The analyser's copy of one layer's values, and each thread's geometry buffers for one

@@ -34,7 +34,8 @@ std::uint64_t record_file_bytes(const RecordSchema& schema, int layers, int head
                                 std::size_t seq_len);
 
 // Heap of one sequence in flight: forward scratch T x (4 hidden + 2 q_dim + 3 kv_dim +
-// 2 intermediate) floats, attention buffers threads x T x (64 + rows) floats, the record,
+// 2 intermediate) floats, attention buffers threads x T x 128 floats and one block of heads'
+// captured rows (capture_block_heads x rows x T floats), the record,
 // and the geometry's per-thread row buffers. Saturates instead of overflowing.
 std::uint64_t working_memory_bytes(const ModelConfig& config, const LengthWork& work, int threads);
 

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <string>
 
-#include "analysis/row_fields.h"
+#include "analysis/head_analysis.h"
 #include "analysis/screen_products.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 namespace attngeom {
 
@@ -23,53 +24,82 @@ void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, 
   record_.tokens.assign(tokens.begin(), tokens.end());
   record_.query_positions.assign(rows.begin(), rows.end());
   record_.resize(schema_, config_.layers, config_.heads, tokens.size(), rows.size());
-  values_ = nullptr;
+  values_ = {};
 }
 
-void SequenceAnalyzer::on_values(int layer, const float* values) {
+void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {
   (void)layer;
+  ATTNGEOM_CHECK(values.space == MemorySpace::kHost && values.kv_heads == config_.kv_heads &&
+                 values.head_dim == config_.head_dim && static_cast<std::size_t>(values.seq) == record_.seq_len());
   values_ = values;
-  if (config_.group_size() > 1) {
-    shared_ = std::make_unique<SharedValues[]>(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
-  }
+  if (config_.group_size() > 1) shared_.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
 }
 
-const geometry::ValueGeometry& SequenceAnalyzer::shared_values(int kv_head, std::size_t row_index,
-                                                               const geometry::HeadRowView& row) {
-  SharedValues& slot = shared_[static_cast<std::size_t>(kv_head) * record_.rows() + row_index];
-  std::call_once(slot.once, [&] { slot.geometry = geometry::analyze_values(row, options_); });
-  return slot.geometry;
+namespace {
+
+// Rows of one head analysed by one task: enough tasks to keep every thread busy when a block
+// holds a few heads with many rows, few enough that a task outweighs its scheduling.
+constexpr std::size_t kRowsPerTask = 16;
+
+}  // namespace
+
+void SequenceAnalyzer::share_values(const AttentionRows& rows) {
+  const std::size_t count = record_.rows();
+  const int kv_begin = config_.kv_head_of(rows.head_begin);
+  const int kv_end = config_.kv_head_of(rows.head_end - 1) + 1;
+  parallel_for_each(static_cast<std::size_t>(kv_end - kv_begin) * count, [&](std::size_t task) {
+    const int kv_head = kv_begin + static_cast<int>(task / count);
+    const std::size_t q = task % count;
+    const auto keys = static_cast<std::size_t>(record_.query_positions[q]) + 1;
+    const auto d = static_cast<std::size_t>(config_.head_dim);
+    // Only the values are read: any alpha over the same keys will do, here the first head's.
+    const float* alpha =
+        rows.head_rows(std::max(rows.head_begin, kv_head * config_.group_size())) + q * record_.seq_len();
+    const geometry::HeadRowView row{std::span<const float>(alpha, keys),
+                                    std::span<const float>(values_.kv_head(kv_head), keys * d), d};
+    shared_[static_cast<std::size_t>(kv_head) * count + q] = geometry::analyze_values(row, options_);
+  });
 }
 
-void SequenceAnalyzer::on_attention(int layer, int head, const float* probs) {
+void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
   const std::size_t seq = record_.seq_len();
-  const std::size_t rows = record_.rows();
-  const auto d = static_cast<std::size_t>(config_.head_dim);
-  ATTNGEOM_CHECK(values_ != nullptr);
-  const int kv_head = config_.kv_head_of(head);
-  const float* kv_values = values_ + static_cast<std::size_t>(kv_head) * seq * d;  // [T, d]
-  const std::size_t lh = static_cast<std::size_t>(layer) * config_.heads + head;
+  const std::size_t count = record_.rows();
+  ATTNGEOM_CHECK(values_.values != nullptr && rows.space == MemorySpace::kHost && rows.positions.size() == count &&
+                 static_cast<std::size_t>(rows.seq) == seq);
+  if (!shared_.empty()) share_values(rows);
   const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();
   const std::size_t row_block = schema_.per_row_fields.size();
-
-  for (std::size_t q = 0; q < rows; ++q) {
-    const auto keys = static_cast<std::size_t>(record_.query_positions[q]) + 1;  // causal: keys 0..q
-    const geometry::HeadRowView row{std::span<const float>(probs + q * seq, keys),
-                                    std::span<const float>(kv_values, keys * d), d};
-    geometry::RowAnalysis analysis;
-    try {
-      analysis = shared_ ? geometry::analyze_row(row, shared_values(kv_head, q, row), options_)
-                         : geometry::analyze_row(row, options_);
-    } catch (const InputError& e) {  // e.g. the row check's NaN probabilities from scores that overflow float32
-      throw InputError("model.layers." + std::to_string(layer) + " head " + std::to_string(head) + ", query position " +
-                       std::to_string(record_.query_positions[q]) + ": " + e.what());
+  const std::size_t chunks = (count + kRowsPerTask - 1) / kRowsPerTask;  // per head
+  parallel_for_each(static_cast<std::size_t>(rows.heads()) * chunks, [&](std::size_t task) {
+    const int head = rows.head_begin + static_cast<int>(task / chunks);
+    const std::size_t q0 = (task % chunks) * kRowsPerTask;
+    const std::size_t q1 = std::min(q0 + kRowsPerTask, count);
+    const int kv_head = config_.kv_head_of(head);
+    const std::size_t lh = static_cast<std::size_t>(layer) * config_.heads + head;
+    HeadRows head_rows{std::span<const int>(record_.query_positions).subspan(q0, q1 - q0),
+                       rows.head_rows(head) + q0 * seq,
+                       seq,
+                       values_.kv_head(kv_head),
+                       static_cast<std::size_t>(config_.head_dim),
+                       {}};
+    if (!shared_.empty()) {
+      head_rows.shared_values = std::span<const geometry::ValueGeometry>(shared_).subspan(
+          static_cast<std::size_t>(kv_head) * count + q0, q1 - q0);
     }
-    fill_row_fields(schema_, analysis, std::span<double>(record_.per_n).subspan((lh * rows + q) * n_block, n_block),
-                    std::span<double>(record_.per_row).subspan((lh * rows + q) * row_block, row_block));
-  }
-  // The mean attention profile uses the last captured row.
-  const float* last = probs + (rows - 1) * seq;
-  std::copy(last, last + seq, record_.profile.begin() + static_cast<std::ptrdiff_t>(lh * seq));
+    try {
+      analyze_head_rows(
+          head_rows, schema_, options_,
+          std::span<double>(record_.per_n).subspan((lh * count + q0) * n_block, (q1 - q0) * n_block),
+          std::span<double>(record_.per_row).subspan((lh * count + q0) * row_block, (q1 - q0) * row_block));
+    } catch (const InputError& e) {
+      throw InputError("model.layers." + std::to_string(layer) + " head " + std::to_string(head) + ", " + e.what());
+    }
+    // The mean attention profile uses the last captured row.
+    if (q1 == count) {
+      const float* last = rows.head_rows(head) + (count - 1) * seq;
+      std::copy(last, last + seq, record_.profile.begin() + static_cast<std::ptrdiff_t>(lh * seq));
+    }
+  });
 }
 
 }  // namespace attngeom

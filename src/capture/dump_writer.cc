@@ -32,15 +32,17 @@ DumpWriter::DumpWriter(const std::filesystem::path& path, const ModelConfig& con
   writer_.write("query_positions", 0, query_rows.data(), query_rows.size_bytes());
 }
 
-void DumpWriter::on_values(int layer, const float* values) {
+void DumpWriter::on_values(int layer, const ValueStates& values) {
+  ATTNGEOM_CHECK(values.space == MemorySpace::kHost && values.seq == seq_);
   const std::size_t count = static_cast<std::size_t>(config_.kv_heads) * seq_ * config_.head_dim;
-  writer_.write("layers." + std::to_string(layer) + ".values", 0, values, count * sizeof(float));
+  writer_.write("layers." + std::to_string(layer) + ".values", 0, values.values, count * sizeof(float));
 }
 
-void DumpWriter::on_attention(int layer, int head, const float* probs) {
+void DumpWriter::on_attention(int layer, const AttentionRows& rows) {
+  ATTNGEOM_CHECK(rows.space == MemorySpace::kHost && rows.positions.size() == rows_ && rows.seq == seq_);
   const std::size_t head_bytes = rows_ * static_cast<std::size_t>(seq_) * sizeof(float);
-  writer_.write("layers." + std::to_string(layer) + ".attn", static_cast<std::size_t>(head) * head_bytes, probs,
-                head_bytes);
+  writer_.write("layers." + std::to_string(layer) + ".attn", static_cast<std::size_t>(rows.head_begin) * head_bytes,
+                rows.probs, static_cast<std::size_t>(rows.heads()) * head_bytes);
 }
 
 void DumpWriter::write_logits(const std::vector<float>& logits) {

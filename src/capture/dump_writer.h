@@ -24,8 +24,8 @@ class DumpWriter final : public ForwardObserver {
              std::span<const int> query_rows, std::span<const int> layers, bool with_logits,
              const std::map<std::string, std::string>& metadata);
 
-  void on_values(int layer, const float* values) override;
-  void on_attention(int layer, int head, const float* probs) override;
+  void on_values(int layer, const ValueStates& values) override;
+  void on_attention(int layer, const AttentionRows& rows) override;
   void write_logits(const std::vector<float>& logits);  // [T, vocab]
   void commit() { writer_.commit(); }
 

@@ -18,48 +18,13 @@
 #include "analysis/sequence_analyzer.h"
 #include "cli/commands.h"
 #include "io/checkpoint.h"
-#include "model/forward.h"
+#include "model/engine.h"
 #include "util/error.h"
 
 namespace attngeom::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Times every linear layer and counts its FLOPs (2 * rows * in * out).
-class TimedBackend final : public LinearBackend {
- public:
-  explicit TimedBackend(std::unique_ptr<LinearBackend> inner) : inner_(std::move(inner)) {}
-  Precision precision() const override { return inner_->precision(); }
-  std::string_view kernel() const override { return inner_->kernel(); }
-  void linear_products(const LinearInput& x, std::span<const LinearOutput> outputs) override {
-    // A produced input (a norm, an activation) runs inside the conversion; its time on the
-    // busiest thread belongs to the rest of the forward, not to the linear layers.
-    std::vector<double> produce_seconds(static_cast<std::size_t>(omp_get_max_threads()), 0.0);
-    LinearInput timed = x;
-    if (x.stored == nullptr) {
-      timed.produce = [&](std::int64_t begin, std::int64_t end, float* out) {
-        const auto start = Clock::now();
-        x.produce(begin, end, out);
-        produce_seconds[static_cast<std::size_t>(omp_get_thread_num())] +=
-            std::chrono::duration<double>(Clock::now() - start).count();
-      };
-    }
-    const auto start = Clock::now();
-    inner_->linear_products(timed, outputs);
-    seconds += std::chrono::duration<double>(Clock::now() - start).count() -
-               *std::max_element(produce_seconds.begin(), produce_seconds.end());
-    for (const LinearOutput& output : outputs) {
-      const TensorView& w = *output.weight;
-      flops += 2.0 * static_cast<double>(x.rows) * static_cast<double>(w.rows) * static_cast<double>(w.cols);
-    }
-  }
-  double seconds = 0;
-  double flops = 0;
-
- private:
-  std::unique_ptr<LinearBackend> inner_;
-};
 
 // Copies what it is given, as any capture consumer must at least do.
 class CopyingObserver final : public ForwardObserver {
@@ -69,9 +34,13 @@ class CopyingObserver final : public ForwardObserver {
         probs_(static_cast<std::size_t>(c.heads) * rows * seq),
         rows_(rows),
         seq_(seq) {}
-  void on_values(int, const float* values) override { std::copy_n(values, values_.size(), values_.data()); }
-  void on_attention(int, int head, const float* probs) override {
-    std::copy_n(probs, rows_ * seq_, probs_.data() + static_cast<std::size_t>(head) * rows_ * seq_);
+  void on_values(int, const ValueStates& values) override {
+    std::copy_n(values.values, values_.size(), values_.data());
+  }
+  void on_attention(int, const AttentionRows& rows) override {
+    const std::size_t head = rows_ * seq_;  // [rows, seq]
+    std::copy_n(rows.probs, static_cast<std::size_t>(rows.heads()) * head,
+                probs_.data() + static_cast<std::size_t>(rows.head_begin) * head);
   }
 
  private:
@@ -134,8 +103,10 @@ void add_bench_command(CLI::App& app) {
                        std::to_string(c.max_positions) + " of " + f->model_dir);
     }
     const PrecisionChoice precision = resolve_precision(f->precision);
-    TimedBackend backend(make_backend(precision.precision, precision.fp32_matmul, checkpoint.dominant_dtype()));
-    Transformer model(c, checkpoint.weights(), backend);
+    Engine engine(c, checkpoint.weights(), {Device::kCpu, precision.precision, precision.fp32_matmul, true});
+    Transformer& model = engine.model();
+    const Backend& backend = engine.backend();
+    const LinearTimings& linear = *engine.linear_timings();
     std::mt19937 rng(7);
     std::uniform_int_distribution<int> token(0, c.vocab - 1);
     std::vector<int> tokens(static_cast<std::size_t>(f->seq_len));
@@ -163,14 +134,14 @@ void add_bench_command(CLI::App& app) {
       StageResult r;
       for (int rep = 0; rep < f->repeats; ++rep) {
         if (stage == "analyze") analyzer.begin(0, tokens, request.capture_rows);
-        const double linear0 = backend.seconds, flops0 = backend.flops, attn0 = model.timings().attention_seconds;
+        const double linear0 = linear.seconds, flops0 = linear.flops, attn0 = model.timings().attention_seconds;
         const auto start = Clock::now();
         model.forward(tokens, request, observer, nullptr);
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         r.seconds += seconds / f->repeats;
-        r.linear_seconds += (backend.seconds - linear0) / f->repeats;
+        r.linear_seconds += (linear.seconds - linear0) / f->repeats;
         r.attention_seconds += (model.timings().attention_seconds - attn0) / f->repeats;
-        r.linear_flops = backend.flops - flops0;  // the same on every repeat
+        r.linear_flops = linear.flops - flops0;  // the same on every repeat
       }
       out[stage] = {{"seconds", r.seconds},
                     {"linear_seconds", r.linear_seconds},

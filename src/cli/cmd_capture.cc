@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
-#include "model/forward.h"
+#include "model/engine.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/plural.h"
@@ -61,7 +61,7 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
 }
 
 std::map<std::string, std::string> dump_metadata(const CaptureOptions& o, const Checkpoint& checkpoint,
-                                                 const LinearBackend& backend, const std::string& position0) {
+                                                 const Backend& backend, const std::string& position0) {
   const nlohmann::json model = model_shape(checkpoint);
   const nlohmann::json settings = {
       {"queries", o.queries.text},  {"bos", position0 == "bos"},
@@ -94,12 +94,11 @@ void run_capture(const CaptureOptions& o) {
   }
 
   const PrecisionChoice precision = resolve_precision(o.precision);
-  auto backend = make_backend(precision.precision, precision.fp32_matmul, checkpoint.dominant_dtype());
-  Transformer model(c, checkpoint.weights(), *backend);
+  Engine engine(c, checkpoint.weights(), {Device::kCpu, precision.precision, precision.fp32_matmul});
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
-                  dump_metadata(o, checkpoint, *backend, position0));
+                  dump_metadata(o, checkpoint, engine.backend(), position0));
   std::vector<float> logits;
-  model.forward(tokens, request, &dump, &logits);
+  engine.model().forward(tokens, request, &dump, &logits);
   if (o.logits) dump.write_logits(logits);
   dump.commit();
   std::printf("wrote %s: %s, %s, %s\n", o.out.c_str(), count_of(tokens.size(), "token").c_str(),

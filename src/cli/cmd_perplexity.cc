@@ -11,6 +11,7 @@
 #include "eval/perplexity.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
+#include "model/engine.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/plural.h"
@@ -70,9 +71,9 @@ void run_perplexity(const PerplexityOptions& o) {
   const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos && bos_id.has_value(), bos_id.value_or(0)};
   check_stride(protocol);
   const PrecisionChoice precision = resolve_precision(o.precision);
-  auto backend = make_backend(precision.precision, precision.fp32_matmul, checkpoint.dominant_dtype());
-  Transformer model(c, checkpoint.weights(), *backend);
-  const PerplexityResult r = evaluate_perplexity(model, stream, protocol, {}, nullptr, nullptr);
+  Engine engine(c, checkpoint.weights(), {Device::kCpu, precision.precision, precision.fp32_matmul});
+  const Backend& backend = engine.backend();
+  const PerplexityResult r = evaluate_perplexity(engine.model(), stream, protocol, {}, nullptr, nullptr);
   if (r.tokens == 0) throw InputError(input + ": no token could be scored (text too short)");
   // Bits per byte needs every token of the whole text scored: a text, BOS before every window.
   std::optional<double> bits_per_byte;
@@ -84,8 +85,8 @@ void run_perplexity(const PerplexityOptions& o) {
   const nlohmann::json result = {
       {"model", std::filesystem::absolute(o.model_dir).string()},
       {"input", input},
-      {"precision", std::string(precision_name(backend->precision()))},
-      {"matmul", std::string(backend->kernel())},
+      {"precision", std::string(precision_name(backend.precision()))},
+      {"matmul", std::string(backend.kernel())},
       {"protocol", {{"context", o.context}, {"stride", protocol.effective_stride()}, {"bos", protocol.bos}}},
       {"tokens", r.tokens},
       {"mean_nll", r.mean_nll},

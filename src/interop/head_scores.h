@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "prune/head_table.h"
+#include "util/gqa.h"
 
 namespace attngeom::interop {
 
@@ -22,7 +23,7 @@ struct RunHeads {
   prune::HeadTable table;
   int kv_heads = 0;  // run.json model.kv_heads; query head h belongs to KV head h / (heads / kv_heads)
 
-  int kv_head_of(int head) const { return head / (table.grid.heads / kv_heads); }
+  int kv_head_of(int head) const { return attngeom::kv_head_of(head, table.grid.heads, kv_heads); }
   // heads.csv's mean of `score` per head; throws SettingError for an unknown name.
   const std::vector<double>& score(const std::string& name) const;
   // 1 for the heads labelled `type`, else 0; throws SettingError for an unknown type.

@@ -38,7 +38,7 @@ std::optional<DType> promised_dtype(const ModelConfig& config) {
 }
 
 void bind_weight(const WeightSlot& slot, const SafetensorsEntry& entry, const fs::path& file,
-                 std::optional<DType> promised) {
+                 std::optional<DType> promised, Weights& weights) {
   const std::string where = file.string() + ": tensor '" + slot.name + "'";
   if (!entry.dtype || (*entry.dtype != DType::kF32 && *entry.dtype != DType::kF16 && *entry.dtype != DType::kBF16)) {
     throw InputError(where + " has dtype " + entry.dtype_name + "; expected F32, F16 or BF16");
@@ -51,7 +51,7 @@ void bind_weight(const WeightSlot& slot, const SafetensorsEntry& entry, const fs
     throw InputError(where + " has shape " + shape_text(entry.shape) + "; the config implies " +
                      shape_text(slot.shape));
   }
-  TensorView& view = *slot.target;
+  TensorView& view = tensor_at(weights, slot);
   view.name = slot.name;
   view.dtype = *entry.dtype;
   view.rows = slot.shape.size() == 1 ? 1 : slot.shape[0];
@@ -129,7 +129,8 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
     shards_.push_back({path, 8 + header_len});
   }
 
-  for (const WeightSlot& slot : weight_slots(config_, weights_)) {
+  weights_.layers.assign(static_cast<std::size_t>(config_.layers), LayerTensors<TensorView>{});
+  for (const WeightSlot& slot : weight_slots(config_)) {
     std::size_t shard = 0;
     if (!tensor_to_shard.empty()) {
       const auto it = tensor_to_shard.find(slot.name);
@@ -145,7 +146,7 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
       throw InputError(shards_[shard].path.string() + ": missing tensor '" + slot.name + "' (expected shape " +
                        shape_text(slot.shape) + ")");
     }
-    bind_weight(slot, *entry, shards_[shard].path, promised_dtype(config_));
+    bind_weight(slot, *entry, shards_[shard].path, promised_dtype(config_), weights_);
   }
   if (config_.tie_embeddings) {
     weights_.lm_head = weights_.embed;
@@ -158,25 +159,6 @@ std::size_t Checkpoint::weight_bytes() const {
   return total;
 }
 
-DType Checkpoint::dominant_dtype() const {
-  std::map<DType, std::int64_t> bytes;
-  const auto add = [&](const TensorView& v) {
-    bytes[v.dtype] += v.numel() * static_cast<std::int64_t>(dtype_size(v.dtype));
-  };
-  add(weights_.embed);
-  for (const auto& l : weights_.layers) {
-    for (const TensorView* v : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
-      add(*v);
-  }
-  DType best = DType::kF32;
-  std::int64_t most = -1;
-  for (const auto& [dtype, n] : bytes) {
-    if (n > most) {
-      best = dtype;
-      most = n;
-    }
-  }
-  return best;
-}
+DType Checkpoint::dominant_dtype() const { return attngeom::dominant_dtype(weights_); }
 
 }  // namespace attngeom

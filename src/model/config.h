@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/recipe.h"
+#include "util/gqa.h"
 
 namespace attngeom {
 
@@ -28,7 +29,7 @@ struct ModelConfig {
   int q_dim() const { return heads * head_dim; }
   int kv_dim() const { return kv_heads * head_dim; }
   int group_size() const { return heads / kv_heads; }  // query heads per kv head (GQA)
-  int kv_head_of(int head) const { return head / group_size(); }
+  int kv_head_of(int head) const { return attngeom::kv_head_of(head, heads, kv_heads); }
 };
 
 }  // namespace attngeom

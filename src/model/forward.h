@@ -3,37 +3,32 @@
 // Reads like the paper's model: embed, then per layer ComputeQKV -> Attention ->
 // OutputProjection -> Mlp, then the final norm and the logits that were asked for. Family
 // differences (norm placement, q/k norms, biases, soft-caps, windows, RoPE tables) come
-// from the config's recipe only.
-#include <cstdint>
+// from the config's recipe only; every computation is an op of the backend (ops/backend.h),
+// so this one script runs on every kind of hardware.
 #include <span>
 #include <vector>
 
 #include "model/config.h"
 #include "model/observer.h"
 #include "model/weights.h"
-#include "ops/attention.h"
-#include "ops/elementwise.h"
-#include "ops/gemm.h"
+#include "ops/backend.h"
 
 namespace attngeom {
 
-// Every buffer of one forward pass, sized once per sequence length and reused.
-struct ForwardScratch {
+// Every activation of one forward pass, in the backend's memory, allocated once per
+// sequence length and reused.
+struct ForwardBuffers {
   int seq = 0;
-  std::vector<float> x;           // [seq, hidden] residual stream
-  std::vector<float> normed;      // [seq, hidden] a norm's output, where fp32 backends keep it
-  std::vector<float> q;           // [seq, heads*head_dim]
-  std::vector<float> k;           // [seq, kv_heads*head_dim]
-  std::vector<float> v;           // [seq, kv_heads*head_dim]
-  std::vector<float> attn_out;    // [seq, heads*head_dim]
-  std::vector<float> proj;        // [seq, hidden]
-  std::vector<float> gate;        // [seq, intermediate]; fp32 backends put act(gate) * up over it
-  std::vector<float> up;          // [seq, intermediate]
-  std::vector<float> values;      // [kv_heads, seq, head_dim] captured layout
-  std::vector<float> widened;     // [max(hidden, heads*head_dim)] a norm weight or bias widened to fp32
-  std::vector<RopeTables> ropes;  // one per distinct RoPE of the recipe
-  AttentionScratch attention;
-  void resize(const ModelConfig& config, int seq);
+  Buffer x;                   // [seq, hidden] residual stream
+  Buffer q;                   // [seq, heads*head_dim]
+  Buffer k;                   // [seq, kv_heads*head_dim]
+  Buffer v;                   // [seq, kv_heads*head_dim]
+  Buffer attn_out;            // [seq, heads*head_dim]
+  Buffer proj;                // [seq, hidden] a block's output before the residual add
+  Buffer gate;                // [seq, intermediate]
+  Buffer up;                  // [seq, intermediate]
+  std::vector<Buffer> ropes;  // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
+  std::vector<float> values;  // [kv_heads, seq, head_dim] a captured layer's values, on the host
 };
 
 // Wall-clock seconds spent in the attention core (softmax, P V and any observer work on
@@ -44,7 +39,7 @@ struct ForwardTimings {
 
 class Transformer {
  public:
-  Transformer(const ModelConfig& config, const Weights& weights, LinearBackend& backend);
+  Transformer(const ModelConfig& config, const BackendWeights& weights, Backend& backend);
 
   // tokens [seq] -> logits [logit_rows, vocab] (row order of request.logit_rows).
   // `observer` may be null when nothing is captured. Without logits, a capturing pass stops
@@ -57,25 +52,23 @@ class Transformer {
   Precision precision() const { return backend_.precision(); }
 
  private:
-  void embed(std::span<const int> tokens);
+  void allocate(int seq);
   // update_residual: false skips the output projection and MLP (the residual is not read again).
   void layer(int l, const ForwardRequest& request, ForwardObserver* observer, bool update_residual);
   void compute_logits(std::span<const int> rows, std::vector<float>& logits);
-  const float* widen(const TensorView& vector);
+  RmsNormSpec norm(const Weight& weight) const;
   // norm(x) as a linear layer's input, or x itself when the recipe has no norm there.
-  LinearInput layer_input(const TensorView& norm);
-  // In place on y [seq, cols]: y += bias, when the bias is present.
-  void add_bias_if_present(float* y, const TensorView& bias);
-  // In place on y [rows, width]: rms_norm over each row of width, with `norm` [width].
-  void norm_rows(float* y, std::int64_t rows, std::int64_t width, const TensorView& norm);
-  void attention_input(int l, bool captured);
+  LinearSource layer_input(const Weight& norm_weight);
+  void add_bias_if_present(Buffer& y, const Weight& bias);
+  void check_finite(const Buffer& x, const std::string& what);
+  void attention_input(int l);
   void output_projection(int l);
   void mlp(int l);
 
   const ModelConfig& config_;
-  const Weights& weights_;
-  LinearBackend& backend_;
-  ForwardScratch s_;
+  const BackendWeights& weights_;
+  Backend& backend_;
+  ForwardBuffers buffers_;
   ForwardTimings timings_;
 };
 

@@ -1,8 +1,11 @@
 #pragma once
-// Capture is a first-class observer of the forward pass. The caller states which
-// layers and query rows it wants; the engine delivers exactly those, on every path.
+// Capture asks, then observes. The caller states which layers and query rows it wants and in
+// which memory; the engine hands over exactly those, with their positions and shape, on every
+// path.
 #include <span>
 #include <vector>
+
+#include "ops/backend.h"
 
 namespace attngeom {
 
@@ -12,18 +15,34 @@ struct ForwardRequest {
   std::vector<int> logit_rows;      // positions whose logits are computed (any order)
   std::vector<float> head_gates;    // [layers, heads] output gates; empty: all ones
   std::vector<int> topn_keys;       // [layers, heads] keys kept per query (top-N, renormalised); 0 or empty: all
+  // Where captured rows and values are handed over: host memory, or the backend's own (where
+  // a consumer on the same device reads them without a copy; on the CPU the two are one).
+  MemorySpace capture_space = MemorySpace::kHost;
+};
+
+// The value states of one captured layer: values [kv_heads, seq, head_dim].
+struct ValueStates {
+  int kv_heads = 0;
+  int seq = 0;
+  int head_dim = 0;
+  const float* values = nullptr;
+  MemorySpace space = MemorySpace::kHost;
+  const float* kv_head(int g) const {  // [seq, head_dim]
+    return values + static_cast<std::size_t>(g) * static_cast<std::size_t>(seq) * static_cast<std::size_t>(head_dim);
+  }
 };
 
 class ForwardObserver {
  public:
   virtual ~ForwardObserver() = default;
-  // Value states of a captured layer: values [kv_heads, seq, head_dim]. Called once per
-  // captured layer, before any on_attention of that layer, from the calling thread. The
-  // pointer stays valid, unchanged, until that layer's last on_attention has returned.
-  virtual void on_values(int layer, const float* values) = 0;
-  // Attention probabilities of one head: probs [rows, seq] for the requested rows, exact
-  // zeros outside the causal/window range. Called concurrently for different heads.
-  virtual void on_attention(int layer, int head, const float* probs) = 0;
+  // Called once per captured layer, before any on_attention of that layer, from the thread
+  // that runs the forward pass. The values stay valid, unchanged, until that layer's last
+  // on_attention has returned.
+  virtual void on_values(int layer, const ValueStates& values) = 0;
+  // A block of heads' captured probabilities (ops/backend.h AttentionRows), from the thread
+  // that runs the forward pass, blocks in head order; valid until the call returns. The
+  // observer runs its own parallel work over the block's heads and rows.
+  virtual void on_attention(int layer, const AttentionRows& rows) = 0;
 };
 
 }  // namespace attngeom

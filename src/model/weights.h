@@ -1,55 +1,97 @@
 #pragma once
-// Weights are non-owning views into memory-mapped checkpoint files (owned by
-// io::Checkpoint). One tensor list (weight_slots) drives binding, validation and
-// reporting, so no tensor name is spelled in two places. Which optional tensors exist
-// (norm slots, q/k norms, biases) is the recipe's choice; an absent one has null data.
+// A model's tensors: the checkpoint's views into memory-mapped files (owned by
+// io::Checkpoint), or a backend's copies of them. One tensor list (weight_slots) drives
+// binding, validation, reporting and the upload to a backend, so no tensor name is spelled
+// in two places. Which optional tensors exist (norm slots, q/k norms, biases) is the recipe's
+// choice; an absent one is empty.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "model/config.h"
+#include "ops/backend.h"
 #include "ops/tensor_view.h"
 
 namespace attngeom {
 
-struct LayerWeights {
-  TensorView attn_input_norm;   // [hidden] stored as [1, hidden]; the four norm slots: NormNames
-  TensorView attn_output_norm;  // [1, hidden]
-  TensorView mlp_input_norm;    // [1, hidden]
-  TensorView mlp_output_norm;   // [1, hidden]
-  TensorView q_norm;            // [1, head_dim] per head, or [1, heads*head_dim] over the projection
-  TensorView k_norm;            // [1, head_dim] per head, or [1, kv_heads*head_dim]
-  TensorView q_proj;            // [heads*head_dim, hidden]
-  TensorView k_proj;            // [kv_heads*head_dim, hidden]
-  TensorView v_proj;            // [kv_heads*head_dim, hidden]
-  TensorView o_proj;            // [hidden, heads*head_dim]
-  TensorView q_bias;            // [1, heads*head_dim]
-  TensorView k_bias;            // [1, kv_heads*head_dim]
-  TensorView v_bias;            // [1, kv_heads*head_dim]
-  TensorView o_bias;            // [1, hidden]
-  TensorView gate_proj;         // [intermediate, hidden]
-  TensorView up_proj;           // [intermediate, hidden]
-  TensorView down_proj;         // [hidden, intermediate]
+template <class Tensor>
+struct LayerTensors {
+  Tensor attn_input_norm;   // [hidden] stored as [1, hidden]; the four norm slots: NormNames
+  Tensor attn_output_norm;  // [1, hidden]
+  Tensor mlp_input_norm;    // [1, hidden]
+  Tensor mlp_output_norm;   // [1, hidden]
+  Tensor q_norm;            // [1, head_dim] per head, or [1, heads*head_dim] over the projection
+  Tensor k_norm;            // [1, head_dim] per head, or [1, kv_heads*head_dim]
+  Tensor q_proj;            // [heads*head_dim, hidden]
+  Tensor k_proj;            // [kv_heads*head_dim, hidden]
+  Tensor v_proj;            // [kv_heads*head_dim, hidden]
+  Tensor o_proj;            // [hidden, heads*head_dim]
+  Tensor q_bias;            // [1, heads*head_dim]
+  Tensor k_bias;            // [1, kv_heads*head_dim]
+  Tensor v_bias;            // [1, kv_heads*head_dim]
+  Tensor o_bias;            // [1, hidden]
+  Tensor gate_proj;         // [intermediate, hidden]
+  Tensor up_proj;           // [intermediate, hidden]
+  Tensor down_proj;         // [hidden, intermediate]
 };
 
-struct Weights {
-  TensorView embed;  // [vocab, hidden]
-  std::vector<LayerWeights> layers;
-  TensorView final_norm;  // [1, hidden]
-  TensorView lm_head;     // [vocab, hidden]; the embedding when tied
+template <class Tensor>
+struct ModelTensors {
+  Tensor embed;  // [vocab, hidden]
+  std::vector<LayerTensors<Tensor>> layers;
+  Tensor final_norm;  // [1, hidden]
+  Tensor lm_head;     // [vocab, hidden]; the embedding when tied
 };
+
+using Weights = ModelTensors<TensorView>;     // as stored in the checkpoint
+using BackendWeights = ModelTensors<Weight>;  // as a backend reads them
 
 inline bool present(const TensorView& v) { return v.data != nullptr; }
 
-// One expected checkpoint tensor: its HF name, expected shape and where it binds.
+// The members of ModelTensors, then those of LayerTensors, in declaration order.
+enum class TensorRole {
+  kEmbed,
+  kFinalNorm,
+  kLmHead,
+  kAttnInputNorm,
+  kAttnOutputNorm,
+  kMlpInputNorm,
+  kMlpOutputNorm,
+  kQNorm,
+  kKNorm,
+  kQProj,
+  kKProj,
+  kVProj,
+  kOProj,
+  kQBias,
+  kKBias,
+  kVBias,
+  kOBias,
+  kGateProj,
+  kUpProj,
+  kDownProj,
+};
+
+// One expected checkpoint tensor: its HF name, expected shape and where it lives in a
+// ModelTensors.
 struct WeightSlot {
   std::string name;
   std::vector<std::int64_t> shape;  // 1-D for norms and biases, 2-D for matrices
-  TensorView* target;
+  TensorRole role = TensorRole::kEmbed;
+  int layer = -1;  // -1 for the model-level roles
 };
 
-// Every tensor a checkpoint of `config` must contain, bound into `weights`
-// (whose layers vector is sized here). Tied embeddings have no lm_head slot.
-std::vector<WeightSlot> weight_slots(const ModelConfig& config, Weights& weights);
+// Every tensor a checkpoint of `config` must contain. Tied embeddings have no lm_head slot.
+std::vector<WeightSlot> weight_slots(const ModelConfig& config);
+
+// The tensor of `tensors` that `slot` names; tensors.layers must be sized to the config's.
+template <class Tensor>
+Tensor& tensor_at(ModelTensors<Tensor>& tensors, const WeightSlot& slot);
+
+// The checkpoint's tensors as `backend` reads them, uploaded slot by slot (tied: one copy).
+BackendWeights upload_weights(const ModelConfig& config, const Weights& stored, Backend& backend);
+
+// The dtype holding most bytes of the linear weights and the embedding.
+DType dominant_dtype(const Weights& weights);
 
 }  // namespace attngeom

@@ -12,10 +12,10 @@
 
 namespace attngeom {
 
-void AttentionScratch::reserve(int threads, int seq, std::size_t rows) {
+void AttentionScratch::reserve(int threads, int seq, std::size_t captured_floats) {
   const auto per_thread_scores = static_cast<std::size_t>(kBlockRows) * seq;
   if (scores.size() < per_thread_scores * threads) scores.resize(per_thread_scores * threads);
-  if (captured.size() < rows * seq * threads) captured.resize(rows * seq * threads);
+  if (captured.size() < captured_floats) captured.resize(captured_floats);
 }
 
 void keep_top_n(float* probs, int count, int n, int* order) {
@@ -42,41 +42,41 @@ namespace {
 // One head: all query blocks, the soft-cap when set, softmax (then top-N when topn > 0),
 // P V, and copies of the captured rows. bf16: null for fp32 products; both share every
 // step between the two products.
-void attend_one_head(const AttentionShape& s, int head, const float* q, const float* k, const float* v, float* out,
+void attend_one_head(const AttentionShape& shape, int head, const float* q, const float* k, const float* v, float* out,
                      std::span<const int> capture_rows, int topn, float* scores, float* captured, int* order,
                      Bf16AttentionProducts* bf16, int thread) {
-  const int d = s.head_dim;
-  const int kv = kv_head_of(s, head);
-  const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * d;
-  const std::int64_t kv_stride = static_cast<std::int64_t>(s.kv_heads) * d;
+  const int d = shape.head_dim;
+  const int kv = kv_head_of(shape, head);
+  const std::int64_t q_stride = static_cast<std::int64_t>(shape.heads) * d;
+  const std::int64_t kv_stride = static_cast<std::int64_t>(shape.kv_heads) * d;
   const float* q_head = q + static_cast<std::int64_t>(head) * d;
   const float* k_head = k + static_cast<std::int64_t>(kv) * d;
   const float* v_head = v + static_cast<std::int64_t>(kv) * d;
   float* out_head = out + static_cast<std::int64_t>(head) * d;
   std::size_t next_capture = 0;
 
-  for (int r0 = 0; r0 < s.seq; r0 += AttentionScratch::kBlockRows) {
-    const AttentionBlock b = attention_block(s, head, r0);
+  for (int r0 = 0; r0 < shape.seq; r0 += AttentionScratch::kBlockRows) {
+    const AttentionBlock b = attention_block(shape, head, r0);
     const int r1 = r0 + b.rows;
     // scores[rows, keys] = scale * Q[r0:r1] K[key0:r1]^T
     if (bf16 != nullptr) {
       bf16->scores(b, scores, thread);
     } else {
-      gemm_f32(false, true, b.rows, b.keys, d, s.scale, q_head + r0 * q_stride, q_stride, k_head + b.key0 * kv_stride,
-               kv_stride, 0.0f, scores, b.keys);
+      gemm_f32(false, true, b.rows, b.keys, d, shape.scale, q_head + r0 * q_stride, q_stride,
+               k_head + b.key0 * kv_stride, kv_stride, 0.0f, scores, b.keys);
     }
     for (int i = r0; i < r1; ++i) {
       float* row = scores + static_cast<std::int64_t>(i - r0) * b.keys;
-      const int lo = first_visible_key(s, i) - b.key0;
+      const int lo = first_visible_key(shape, i) - b.key0;
       const int hi = i - b.key0 + 1;  // exclusive
       std::fill(row, row + lo, 0.0f);
-      if (s.softcap > 0) soft_cap(row + lo, hi - lo, s.softcap);
+      if (shape.softcap > 0) soft_cap(row + lo, hi - lo, shape.softcap);
       softmax_row(row + lo, hi - lo);
       if (topn > 0) keep_top_n(row + lo, hi - lo, topn, order);
       std::fill(row + hi, row + b.keys, 0.0f);
       if (next_capture < capture_rows.size() && capture_rows[next_capture] == i) {
-        float* dst = captured + next_capture * static_cast<std::size_t>(s.seq);
-        std::fill(dst, dst + s.seq, 0.0f);
+        float* dst = captured + next_capture * static_cast<std::size_t>(shape.seq);
+        std::fill(dst, dst + shape.seq, 0.0f);
         std::memcpy(dst + b.key0, row, sizeof(float) * static_cast<std::size_t>(b.keys));
         ++next_capture;
       }
@@ -94,47 +94,49 @@ void attend_one_head(const AttentionShape& s, int head, const float* q, const fl
 
 }  // namespace
 
-void causal_attention(const AttentionShape& s, const float* q, const float* k, const float* v, float* out,
+void causal_attention(const AttentionShape& shape, const float* q, const float* k, const float* v, float* out,
                       std::span<const int> capture_rows, const AttentionRowSink& sink, std::span<const float> head_gate,
                       AttentionScratch& scratch, std::span<const int> head_topn, Precision products) {
-  ATTNGEOM_CHECK(s.heads % s.kv_heads == 0);
+  ATTNGEOM_CHECK(shape.heads % shape.kv_heads == 0);
   ATTNGEOM_CHECK(std::is_sorted(capture_rows.begin(), capture_rows.end()));
-  ATTNGEOM_CHECK(head_topn.empty() || head_topn.size() == static_cast<std::size_t>(s.heads));
+  ATTNGEOM_CHECK(head_topn.empty() || head_topn.size() == static_cast<std::size_t>(shape.heads));
   const int threads = omp_get_max_threads();
-  scratch.reserve(threads, s.seq, capture_rows.size());
-  if (!head_topn.empty() && scratch.order.size() < static_cast<std::size_t>(threads) * s.seq) {
-    scratch.order.resize(static_cast<std::size_t>(threads) * s.seq);
+  const bool capturing = !capture_rows.empty() && sink;
+  const int block_heads = capturing ? capture_block_heads(shape, capture_rows.size()) : shape.heads;
+  const std::size_t head_rows = capture_rows.size() * static_cast<std::size_t>(shape.seq);  // [rows, seq] per head
+  scratch.reserve(threads, shape.seq, capturing ? static_cast<std::size_t>(block_heads) * head_rows : 0);
+  if (!head_topn.empty() && scratch.order.size() < static_cast<std::size_t>(threads) * shape.seq) {
+    scratch.order.resize(static_cast<std::size_t>(threads) * shape.seq);
   }
   Bf16AttentionProducts* bf16 = nullptr;
   if (products == Precision::kBf16) {
-    scratch.bf16.prepare(s, q, k, v, threads);
+    scratch.bf16.prepare(shape, q, k, v, threads);
     bf16 = &scratch.bf16;
   }
-  const std::int64_t q_stride = static_cast<std::int64_t>(s.heads) * s.head_dim;
-  const int group = s.heads / s.kv_heads;
+  const std::int64_t q_stride = static_cast<std::int64_t>(shape.heads) * shape.head_dim;
 
-  // Heads are taken one of every kv group first, then the second of each, and so on, so that
-  // threads starting together read different kv heads: a sink that shares work within a
-  // group (analyze's value geometry) then seldom waits for another thread. A sink's
-  // exception is rethrown once every head has run.
-  parallel_for_each(static_cast<std::size_t>(s.heads), [&](std::size_t turn_index) {
-    const int turn = static_cast<int>(turn_index);
-    const int head = (turn % s.kv_heads) * group + turn / s.kv_heads;
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    float* scores = scratch.scores.data() + t * AttentionScratch::kBlockRows * static_cast<std::size_t>(s.seq);
-    float* captured = scratch.captured.data() + t * capture_rows.size() * static_cast<std::size_t>(s.seq);
-    const int topn = head_topn.empty() ? 0 : head_topn[static_cast<std::size_t>(head)];
-    int* order = topn > 0 ? scratch.order.data() + t * static_cast<std::size_t>(s.seq) : nullptr;
-    attend_one_head(s, head, q, k, v, out, capture_rows, topn, scores, captured, order, bf16, static_cast<int>(t));
-    if (!capture_rows.empty() && sink) sink(head, captured);
-    if (!head_gate.empty() && head_gate[static_cast<std::size_t>(head)] != 1.0f) {
-      const float gate = head_gate[static_cast<std::size_t>(head)];
-      for (int i = 0; i < s.seq; ++i) {
-        float* o = out + i * q_stride + static_cast<std::int64_t>(head) * s.head_dim;
-        for (int j = 0; j < s.head_dim; ++j) o[j] *= gate;
+  for (int begin = 0; begin < shape.heads; begin += block_heads) {
+    const int end = std::min(begin + block_heads, shape.heads);
+    parallel_for_each(static_cast<std::size_t>(end - begin), [&](std::size_t index) {
+      const int head = begin + static_cast<int>(index);
+      const auto t = static_cast<std::size_t>(omp_get_thread_num());
+      float* scores = scratch.scores.data() + t * AttentionScratch::kBlockRows * static_cast<std::size_t>(shape.seq);
+      float* captured = capturing ? scratch.captured.data() + index * head_rows : nullptr;
+      const int topn = head_topn.empty() ? 0 : head_topn[static_cast<std::size_t>(head)];
+      int* order = topn > 0 ? scratch.order.data() + t * static_cast<std::size_t>(shape.seq) : nullptr;
+      attend_one_head(shape, head, q, k, v, out, capturing ? capture_rows : std::span<const int>(), topn, scores,
+                      captured, order, bf16, static_cast<int>(t));
+      if (!head_gate.empty() && head_gate[static_cast<std::size_t>(head)] != 1.0f) {
+        const float gate = head_gate[static_cast<std::size_t>(head)];
+        for (int i = 0; i < shape.seq; ++i) {
+          float* o = out + i * q_stride + static_cast<std::int64_t>(head) * shape.head_dim;
+          for (int j = 0; j < shape.head_dim; ++j) o[j] *= gate;
+        }
       }
-    }
-  });
+    });
+    if (capturing)
+      sink(AttentionRows{begin, end, capture_rows, shape.seq, scratch.captured.data(), MemorySpace::kHost});
+  }
 }
 
 }  // namespace attngeom

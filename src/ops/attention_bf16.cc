@@ -29,22 +29,23 @@ void round_head_major(const float* x, int seq, int heads, int d, std::uint16_t* 
 
 Bf16AttentionProducts::Bf16AttentionProducts() : engine_(dnnl::engine::kind::cpu, 0) {}
 
-void Bf16AttentionProducts::prepare(const AttentionShape& s, const float* q, const float* k, const float* v,
+void Bf16AttentionProducts::prepare(const AttentionShape& shape, const float* q, const float* k, const float* v,
                                     int threads) {
-  ATTNGEOM_CHECK(s.heads % s.kv_heads == 0 && threads > 0);
-  if (s.head_dim != shape_.head_dim || s.scale != shape_.scale) {  // what the products depend on besides (rows, keys)
+  ATTNGEOM_CHECK(shape.heads % shape.kv_heads == 0 && threads > 0);
+  if (shape.head_dim != shape_.head_dim ||
+      shape.scale != shape_.scale) {  // what the products depend on besides (rows, keys)
     products_.clear();
     scratchpad_bytes_ = 0;
   }
-  shape_ = s;
-  q_.resize(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim);
-  k_.resize(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim);
+  shape_ = shape;
+  q_.resize(static_cast<std::size_t>(shape.seq) * shape.heads * shape.head_dim);
+  k_.resize(static_cast<std::size_t>(shape.seq) * shape.kv_heads * shape.head_dim);
   v_.resize(k_.size());
-  round_head_major(q, s.seq, s.heads, s.head_dim, q_.data());
-  round_head_major(k, s.seq, s.kv_heads, s.head_dim, k_.data());
-  round_head_major(v, s.seq, s.kv_heads, s.head_dim, v_.data());
-  for (int r0 = 0; r0 < s.seq; r0 += kAttentionBlockRows) {
-    const AttentionBlock b = attention_block(s, 0, r0);
+  round_head_major(q, shape.seq, shape.heads, shape.head_dim, q_.data());
+  round_head_major(k, shape.seq, shape.kv_heads, shape.head_dim, k_.data());
+  round_head_major(v, shape.seq, shape.kv_heads, shape.head_dim, v_.data());
+  for (int r0 = 0; r0 < shape.seq; r0 += kAttentionBlockRows) {
+    const AttentionBlock b = attention_block(shape, 0, r0);
     products(b.rows, b.keys);
   }
   if (threads_.size() < static_cast<std::size_t>(threads)) threads_.resize(static_cast<std::size_t>(threads));
@@ -54,8 +55,8 @@ void Bf16AttentionProducts::prepare(const AttentionShape& s, const float* q, con
       const auto bytes = static_cast<memory::dim>(std::max<std::size_t>(scratchpad_bytes_, 1));
       t.scratchpad = memory({{bytes}, memory::data_type::u8, memory::format_tag::a}, engine_);
     }
-    t.p.resize(static_cast<std::size_t>(kAttentionBlockRows) * s.seq);
-    t.out.resize(static_cast<std::size_t>(kAttentionBlockRows) * s.head_dim);
+    t.p.resize(static_cast<std::size_t>(kAttentionBlockRows) * shape.seq);
+    t.out.resize(static_cast<std::size_t>(kAttentionBlockRows) * shape.head_dim);
   }
 }
 

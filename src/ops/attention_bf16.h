@@ -18,7 +18,7 @@ class Bf16AttentionProducts {
   Bf16AttentionProducts();
   // Once per layer, before the heads: rounds q, k and v to bf16 (in parallel) and builds the
   // products of every block shape of s. Not thread-safe; the calls below are, one per thread.
-  void prepare(const AttentionShape& s, const float* q, const float* k, const float* v, int threads);
+  void prepare(const AttentionShape& shape, const float* q, const float* k, const float* v, int threads);
   // scores[rows, keys] = scale * Q[r0.., head] K[key0.., kv head]^T
   void scores(const AttentionBlock& b, float* scores, int thread);
   // out[r0.., head] = P[rows, keys] V[key0.., kv head] (out's row stride: heads * head_dim)

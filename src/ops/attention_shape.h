@@ -1,6 +1,10 @@
 #pragma once
 // The shape of one layer's attention and the query blocks the attention core works in.
 
+#include <cstddef>
+
+#include "util/gqa.h"
+
 namespace attngeom {
 
 struct AttentionShape {
@@ -14,12 +18,24 @@ struct AttentionShape {
 };
 
 // Keys visible to query row i: [first_key(i), i].
-inline int first_visible_key(const AttentionShape& s, int i) {
-  return s.window > 0 && i - s.window + 1 > 0 ? i - s.window + 1 : 0;
+inline int first_visible_key(const AttentionShape& shape, int i) {
+  return shape.window > 0 && i - shape.window + 1 > 0 ? i - shape.window + 1 : 0;
 }
 
-// The kv head that query head `head` reads (GQA: consecutive heads share one).
-inline int kv_head_of(const AttentionShape& s, int head) { return head / (s.heads / s.kv_heads); }
+inline int kv_head_of(const AttentionShape& shape, int head) { return kv_head_of(head, shape.heads, shape.kv_heads); }
+
+// Captured rows are handed out a block of heads at a time: whole kv groups, as many as keep
+// the block's fp32 probabilities [heads, rows, seq] within kCaptureBlockBytes, at least one.
+inline constexpr std::size_t kCaptureBlockBytes = std::size_t{64} << 20;
+inline int capture_block_heads(const AttentionShape& shape, std::size_t rows) {
+  const int group = shape.heads / shape.kv_heads;
+  const std::size_t group_bytes =
+      static_cast<std::size_t>(group) * rows * static_cast<std::size_t>(shape.seq) * sizeof(float);
+  const std::size_t groups = group_bytes == 0 ? shape.kv_heads : kCaptureBlockBytes / group_bytes;
+  return group * static_cast<int>(groups < 1                                          ? 1
+                                  : groups < static_cast<std::size_t>(shape.kv_heads) ? groups
+                                                                                      : shape.kv_heads);
+}
 
 // Query rows are taken kAttentionBlockRows at a time; a block's keys are those visible to
 // any of its rows, so fully masked keys are never touched.
@@ -34,10 +50,10 @@ struct AttentionBlock {
   int keys = 0;
 };
 
-inline AttentionBlock attention_block(const AttentionShape& s, int head, int r0) {
-  const int r1 = r0 + kAttentionBlockRows < s.seq ? r0 + kAttentionBlockRows : s.seq;
-  const int key0 = first_visible_key(s, r0);    // keys before this are masked for every row
-  return {head, r0, r1 - r0, key0, r1 - key0};  // keys after r1 - 1 are masked for every row
+inline AttentionBlock attention_block(const AttentionShape& shape, int head, int r0) {
+  const int r1 = r0 + kAttentionBlockRows < shape.seq ? r0 + kAttentionBlockRows : shape.seq;
+  const int key0 = first_visible_key(shape, r0);  // keys before this are masked for every row
+  return {head, r0, r1 - r0, key0, r1 - key0};    // keys after r1 - 1 are masked for every row
 }
 
 }  // namespace attngeom

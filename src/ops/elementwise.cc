@@ -20,29 +20,26 @@ void rms_norm(const float* x, std::int64_t rows, std::int64_t dim, const float* 
   }
 }
 
-void make_rope_tables(int seq, std::span<const double> inv_freq, RopeTables& tables) {
-  const int half = static_cast<int>(inv_freq.size());
-  tables.half_dim = half;
-  tables.cos.resize(static_cast<std::size_t>(seq) * half);
-  tables.sin.resize(static_cast<std::size_t>(seq) * half);
+void make_rope_table(int seq, std::span<const double> inv_freq, float* table) {
+  const auto half = static_cast<std::int64_t>(inv_freq.size());
   // Angles in double: an fp32 product p * inv_freq is off by ~p * 6e-8 rad, which at
   // a few hundred positions already moves attention probabilities by ~1e-5.
-  for (int i = 0; i < half; ++i) {
-    for (int p = 0; p < seq; ++p) {
-      const double angle = p * inv_freq[static_cast<std::size_t>(i)];
-      tables.cos[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::cos(angle));
-      tables.sin[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::sin(angle));
+  for (std::int64_t i = 0; i < half; ++i) {
+    for (std::int64_t p = 0; p < seq; ++p) {
+      const double angle = static_cast<double>(p) * inv_freq[static_cast<std::size_t>(i)];
+      table[p * 2 * half + i] = static_cast<float>(std::cos(angle));
+      table[p * 2 * half + half + i] = static_cast<float>(std::sin(angle));
     }
   }
 }
 
-void apply_rope(float* x, int seq, int n_heads, int head_dim, const RopeTables& tables) {
-  const int half = tables.half_dim;
+void apply_rope(float* x, int seq, int n_heads, int head_dim, const float* table) {
+  const int half = head_dim / 2;
   const std::int64_t stride = static_cast<std::int64_t>(n_heads) * head_dim;
 #pragma omp parallel for schedule(static)
   for (int p = 0; p < seq; ++p) {
-    const float* c = tables.cos.data() + static_cast<std::size_t>(p) * half;
-    const float* s = tables.sin.data() + static_cast<std::size_t>(p) * half;
+    const float* c = table + static_cast<std::size_t>(p) * 2 * half;
+    const float* s = c + half;
     for (int h = 0; h < n_heads; ++h) {
       float* v = x + p * stride + static_cast<std::int64_t>(h) * head_dim;
       for (int i = 0; i < half; ++i) {

@@ -15,19 +15,15 @@ enum class Activation { kSilu, kGeluTanh, kGeluErf };
 void rms_norm(const float* x, std::int64_t rows, std::int64_t dim, const float* weight, float offset, float eps,
               float* out);
 
-// Rotary tables for positions 0..seq-1: cos, sin [seq, head_dim/2], angle = pos * inv_freq[i]
-// as in HF, evaluated in double (HF uses fp32 here; double is the exact value it approximates).
-// inv_freq [head_dim/2] comes from the RoPE type (model/recipe.h rope_inv_freq).
-struct RopeTables {
-  std::vector<float> cos;
-  std::vector<float> sin;
-  int half_dim = 0;
-};
-void make_rope_tables(int seq, std::span<const double> inv_freq, RopeTables& tables);
+// Rotary table for positions 0..seq-1: table [seq, 2 * half] holds cos then sin of
+// angle = pos * inv_freq[i], as in HF, evaluated in double (HF uses fp32 here; double is the
+// exact value it approximates). inv_freq [half] comes from the RoPE type (model/recipe.h).
+void make_rope_table(int seq, std::span<const double> inv_freq, float* table);
 
 // In place on x [seq, n_heads * head_dim] (row stride n_heads*head_dim), HF rotate_half:
-// x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin, with x1, x2 the two halves of a head.
-void apply_rope(float* x, int seq, int n_heads, int head_dim, const RopeTables& tables);
+// x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin, with x1, x2 the two halves of a head;
+// table [seq, head_dim] from make_rope_table.
+void apply_rope(float* x, int seq, int n_heads, int head_dim, const float* table);
 
 // out[i] = act(gate[i]) * up[i]      (HF: act_fn(gate_proj(x)) * up_proj(x)); out may be gate.
 // Vectorised through libmvec expf/tanhf/erff (a few ulp); see vector_math.cc.

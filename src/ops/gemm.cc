@@ -73,8 +73,8 @@ class Fp32Backend final : public LinearBackend {
 
 const float* fp32_rows(const LinearInput& x) {
   if (x.stored != nullptr) return x.stored;
-  x.produce(0, x.rows, x.home);
-  return x.home;
+  x.produce(0, x.rows, x.fp32_scratch);
+  return x.fp32_scratch;
 }
 
 std::unique_ptr<LinearBackend> make_fp32_backend() { return std::make_unique<Fp32Backend>(); }

@@ -32,7 +32,8 @@ struct LinearOutput {
 
 // The input of linear layers, x[rows, cols] in fp32: stored, or produced on demand. A produced
 // input (an RMS norm, a gated activation) reaches a bf16 backend block by block, converted
-// while in cache, so the full fp32 x is never written; an fp32 backend has it written to home.
+// while in cache, so the full fp32 x is never written; an fp32 backend has it written to
+// fp32_scratch.
 struct LinearInput {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
@@ -40,9 +41,9 @@ struct LinearInput {
   // Writes rows [begin, end) of x to out[end - begin, cols]. Called from several threads at
   // once, on disjoint rows.
   std::function<void(std::int64_t begin, std::int64_t end, float* out)> produce;
-  float* home = nullptr;  // [rows, cols] where a backend that multiplies in fp32 keeps a produced x
+  float* fp32_scratch = nullptr;  // [rows, cols] where a backend that multiplies in fp32 writes a produced x
 };
-// x in fp32, whole: the stored rows, or x produced into home.
+// x in fp32, whole: the stored rows, or x produced into fp32_scratch.
 const float* fp32_rows(const LinearInput& x);
 
 class LinearBackend {
@@ -54,11 +55,7 @@ class LinearBackend {
   // y[rows, w.rows] = x[rows, w.cols] * w^T, with w stored as [out, in].
   void linear(const float* x, std::int64_t rows, const TensorView& w, float* y) {
     const LinearOutput output{&w, y};
-    linear_many(x, rows, {&output, 1});
-  }
-  void linear_many(const float* x, std::int64_t rows, std::span<const LinearOutput> outputs) {
-    if (outputs.empty()) return;
-    linear_products(LinearInput{rows, outputs.front().weight->cols, x, {}, nullptr}, outputs);
+    linear_products(LinearInput{rows, w.cols, x, {}, nullptr}, {&output, 1});
   }
   // Every product of one input (q, k, v; gate, up), each as linear() computes it from the same
   // x: a backend converts x to its input format once. All weights have x's width.

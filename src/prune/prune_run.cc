@@ -13,6 +13,7 @@
 #include "analysis/run_dir.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
+#include "model/engine.h"
 #include "prune/head_matrix.h"
 #include "prune/held_out.h"
 #include "util/atomic_file.h"
@@ -307,8 +308,8 @@ fs::path run_prune(const PruneSettings& s) {
   check_reference_fits(tokens, c.vocab, available_memory_bytes());
 
   // The unedited model first: the reference of every evaluation.
-  auto backend = make_backend(s.precision, s.fp32_matmul, checkpoint.dominant_dtype());
-  Transformer model(c, checkpoint.weights(), *backend);
+  Engine engine(c, checkpoint.weights(), {Device::kCpu, s.precision, s.fp32_matmul});
+  Transformer& model = engine.model();
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, protocol, mask);
   std::fprintf(stderr, "attngeom prune: %s held-out tokens in %s; the unedited distributions take %.1f MiB\n",
                std::to_string(tokens).c_str(), count_of(documents.size(), "document").c_str(),
@@ -341,8 +342,8 @@ fs::path run_prune(const PruneSettings& s) {
       {"format", "attngeom-prune-v1"},
       {"attngeom", tool_provenance()},
       {"model", model_provenance(checkpoint)},
-      {"precision", std::string(precision_name(backend->precision()))},
-      {"matmul", std::string(backend->kernel())},
+      {"precision", std::string(precision_name(engine.backend().precision()))},
+      {"matmul", std::string(engine.backend().kernel())},
       {"data", {{"files", files}, {"documents", evaluator.documents().size()}, {"max_tokens", s.max_tokens}}},
       {"protocol",
        {{"context", s.context},

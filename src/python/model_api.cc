@@ -15,7 +15,7 @@
 #include "eval/perplexity.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
-#include "model/forward.h"
+#include "model/engine.h"
 #include "ops/precision_choice.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
@@ -38,12 +38,13 @@ class ArrayCapture final : public ForwardObserver {
       values_[l].assign(static_cast<std::size_t>(c.kv_heads) * seq * c.head_dim, 0.0f);  // [H_kv, T, d]
     }
   }
-  void on_values(int layer, const float* values) override {
-    std::copy(values, values + values_[layer].size(), values_[layer].begin());
+  void on_values(int layer, const ValueStates& values) override {
+    std::copy(values.values, values.values + values_[layer].size(), values_[layer].begin());
   }
-  void on_attention(int layer, int head, const float* probs) override {
-    const std::size_t block = rows_ * seq_;
-    std::copy(probs, probs + block, attn_[layer].begin() + static_cast<std::ptrdiff_t>(head * block));
+  void on_attention(int layer, const AttentionRows& rows) override {
+    const std::size_t block = rows_ * seq_;  // one head's [Q, T]
+    std::copy(rows.probs, rows.probs + static_cast<std::size_t>(rows.heads()) * block,
+              attn_[layer].begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rows.head_begin) * block));
   }
   py::dict take(py::dict out) {
     const auto t = static_cast<std::int64_t>(seq_), q = static_cast<std::int64_t>(rows_);
@@ -68,12 +69,12 @@ class Model {
     const PrecisionChoice choice = choose_precision(precision, fp32_matmul);
     py::gil_scoped_release release;
     checkpoint_ = std::make_unique<Checkpoint>(dir);
-    backend_ = make_backend(choice.precision, choice.fp32_matmul, checkpoint_->dominant_dtype());
-    model_ = std::make_unique<Transformer>(checkpoint_->config(), checkpoint_->weights(), *backend_);
+    engine_ = std::make_unique<Engine>(checkpoint_->config(), checkpoint_->weights(),
+                                       EngineOptions{Device::kCpu, choice.precision, choice.fp32_matmul});
   }
 
   const ModelConfig& config() const { return checkpoint_->config(); }
-  std::string precision() const { return std::string(precision_name(backend_->precision())); }
+  std::string precision() const { return std::string(precision_name(engine_->backend().precision())); }
 
   // sentencepiece's ids of `text`, without BOS.
   IntArray encode(const std::string& text) {
@@ -102,7 +103,7 @@ class Model {
     run_interruptibly(
         [&](const std::atomic<bool>&) {
           const std::lock_guard lock(mutex_);
-          model_->forward(tokens, request, &capture, logits ? &logit_values : nullptr);
+          engine_->model().forward(tokens, request, &capture, logits ? &logit_values : nullptr);
         },
         threads_);
     py::dict out;
@@ -130,7 +131,7 @@ class Model {
     run_interruptibly(
         [&](const std::atomic<bool>&) {
           const std::lock_guard lock(mutex_);
-          r = evaluate_perplexity(*model_, stream, protocol, {}, nullptr, nullptr);
+          r = evaluate_perplexity(engine_->model(), stream, protocol, {}, nullptr, nullptr);
         },
         threads_);
     if (r.tokens == 0) throw InputError("perplexity: no token could be scored (text too short)");
@@ -184,8 +185,7 @@ class Model {
 
   int threads_;
   std::unique_ptr<Checkpoint> checkpoint_;
-  std::unique_ptr<LinearBackend> backend_;
-  std::unique_ptr<Transformer> model_;
+  std::unique_ptr<Engine> engine_;
   std::optional<Tokenizer> tokenizer_;
   std::mutex mutex_;  // one forward pass at a time: the model's scratch buffers are shared
 };

@@ -94,8 +94,9 @@ TEST_P(Bf16AttentionTest, MatchesReferenceOnRoundedInputsWithinDerivedBounds) {
   causal_attention(shorter, q.data(), k.data(), v.data(), out.data(), {}, {}, {}, scratch, {}, Precision::kBf16);
   causal_attention(
       s, q.data(), k.data(), v.data(), out.data(), rows,
-      [&](int head, const float* probs) {
-        std::copy_n(probs, rows.size() * s.seq, captured.data() + head * rows.size() * s.seq);
+      [&](const AttentionRows& block) {
+        std::copy_n(block.probs, block.heads() * rows.size() * s.seq,
+                    captured.data() + block.head_begin * rows.size() * s.seq);
       },
       {}, scratch, {}, Precision::kBf16);
 

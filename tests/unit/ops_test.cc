@@ -105,7 +105,7 @@ TEST(Gemm, SharedInputProductsMatchSeparateCallsBitForBit) {
     const std::unique_ptr<LinearBackend> backend = make();
     std::vector<float> ya(rows * 11, 7.0f), yb(rows * 5, 7.0f), yc(rows * 14, 7.0f);  // overwritten, not added to
     const LinearOutput outputs[] = {{&a, ya.data()}, {&b, yb.data()}, {&c, yc.data()}};
-    backend->linear_many(x.data(), rows, outputs);
+    backend->linear_products(LinearInput{rows, in, x.data(), {}, nullptr}, outputs);
     for (const LinearOutput& output : outputs) {
       std::vector<float> alone(static_cast<std::size_t>(rows) * output.weight->rows);
       backend->linear(x.data(), rows, *output.weight, alone.data());
@@ -118,7 +118,7 @@ TEST(Gemm, SharedInputProductsMatchSeparateCallsBitForBit) {
 
 // A produced input (the forward's norms and activations) must give exactly the products of the
 // same input stored, on every backend, across several row blocks and on all threads. A
-// backend that multiplies in fp32 keeps it in home; the bf16 one never writes home.
+// backend that multiplies in fp32 writes it to fp32_scratch; the bf16 one never does.
 TEST(Gemm, ProducedInputMatchesStoredInputBitForBit) {
   std::mt19937 rng(6);
   const int rows = 70, in = 4100;  // 15 rows per 256 KiB block: five blocks, the last one short
@@ -139,7 +139,7 @@ TEST(Gemm, ProducedInputMatchesStoredInputBitForBit) {
       const LinearOutput stored_outputs[] = {{&a, stored_a.data()}, {&b, stored_b.data()}};
       const LinearOutput produced_outputs[] = {{&a, produced_a.data()}, {&b, produced_b.data()}};
       const std::size_t count = with_f32_weight ? 2 : 1;
-      backend->linear_many(x.data(), rows, std::span(stored_outputs, count));
+      backend->linear_products(LinearInput{rows, in, x.data(), {}, nullptr}, std::span(stored_outputs, count));
       std::vector<float> home(x.size(), -1.0f);
       backend->linear_products(LinearInput{rows, in, nullptr, produce, home.data()},
                                std::span(produced_outputs, count));
@@ -226,12 +226,12 @@ TEST(Elementwise, RopeRotatesHalvesByPositionAngles) {
   std::vector<double> inv_freq(d / 2);
   for (int i = 0; i < d / 2; ++i)
     inv_freq[static_cast<std::size_t>(i)] = 1.0 / std::pow(static_cast<double>(theta), 2.0 * i / d);
-  RopeTables tables;
-  make_rope_tables(seq, inv_freq, tables);
+  std::vector<float> table(static_cast<std::size_t>(seq) * d);  // [seq, cos | sin]
+  make_rope_table(seq, inv_freq, table.data());
   std::mt19937 rng(4);
   auto x = random_vector(static_cast<std::size_t>(seq) * heads * d, rng);
   const auto original = x;
-  apply_rope(x.data(), seq, heads, d, tables);
+  apply_rope(x.data(), seq, heads, d, table.data());
   for (int p = 0; p < seq; ++p) {
     for (int h = 0; h < heads; ++h) {
       for (int i = 0; i < d / 2; ++i) {
@@ -352,8 +352,9 @@ TEST_P(AttentionTest, MatchesNaiveProbabilitiesOutputsAndCapturedRows) {
   const std::vector<float> gates = {1.0f, 0.0f, 1.0f, 0.5f};
   causal_attention(
       s, q.data(), k.data(), v.data(), out.data(), rows,
-      [&](int head, const float* probs) {
-        std::copy_n(probs, rows.size() * s.seq, captured.data() + head * rows.size() * s.seq);
+      [&](const AttentionRows& block) {
+        std::copy_n(block.probs, block.heads() * rows.size() * s.seq,
+                    captured.data() + block.head_begin * rows.size() * s.seq);
       },
       gates, scratch);
 

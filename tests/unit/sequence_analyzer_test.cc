@@ -1,6 +1,7 @@
 // analyze's observer on a GQA layout: the heads of a kv group share one value geometry per
-// captured row, computed by whichever head comes first on whichever thread. The record must
-// equal one filled from geometry::analyze_row called on every (layer, head, row) on its own.
+// captured row, computed once per block of heads, and each head's rows are analysed in ranges
+// on several threads. The record must equal one filled from geometry::analyze_row called on
+// every (layer, head, row) on its own.
 #include "analysis/sequence_analyzer.h"
 
 #include <gtest/gtest.h>
@@ -44,10 +45,10 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
-TEST(SequenceAnalyzer, GqaHeadsSharingValueGeometryMatchPerHeadAnalysis) {
+// Each layer arrives in blocks of whole kv groups: heads [0, 3), then [3, 6).
+void expect_matches_per_head_analysis(const std::vector<int>& rows) {
   const ModelConfig config = gqa_config();
   const RecordSchema schema = make_record_schema(kSeq, false);
-  const std::vector<int> rows = {5, 20, 47};
   const std::vector<int> tokens(kSeq, 1);
   std::mt19937_64 rng(17);
   std::normal_distribution<float> gauss(0.0f, 1.0f);
@@ -57,17 +58,20 @@ TEST(SequenceAnalyzer, GqaHeadsSharingValueGeometryMatchPerHeadAnalysis) {
   }
   std::vector<std::vector<float>> probs;  // [L * H][rows, T]
   for (int lh = 0; lh < kLayers * kHeads; ++lh) probs.push_back(causal_probs(rng, rows));
+  std::vector<std::vector<float>> layer_probs(kLayers);  // [L][H, rows, T]
+  for (int lh = 0; lh < kLayers * kHeads; ++lh) {
+    auto& layer = layer_probs[static_cast<std::size_t>(lh / kHeads)];
+    layer.insert(layer.end(), probs[static_cast<std::size_t>(lh)].begin(), probs[static_cast<std::size_t>(lh)].end());
+  }
 
   SequenceAnalyzer analyzer(config, schema, geometry::RowAnalysisOptions{});
   analyzer.begin(0, tokens, rows);
   for (int l = 0; l < kLayers; ++l) {
-    analyzer.on_values(l, values[static_cast<std::size_t>(l)].data());
-    // Heads in reverse on several threads, so that the head computing a group's geometry
-    // varies and others may wait on it.
-#pragma omp parallel for num_threads(4) schedule(dynamic, 1)
-    for (int i = 0; i < kHeads; ++i) {
-      const int h = kHeads - 1 - i;
-      analyzer.on_attention(l, h, probs[static_cast<std::size_t>(l * kHeads + h)].data());
+    analyzer.on_values(l, ValueStates{kKvHeads, kSeq, kDim, values[static_cast<std::size_t>(l)].data()});
+    const int group = kHeads / kKvHeads;
+    for (int begin = 0; begin < kHeads; begin += group) {
+      const float* block = layer_probs[static_cast<std::size_t>(l)].data() + begin * rows.size() * kSeq;
+      analyzer.on_attention(l, AttentionRows{begin, begin + group, rows, kSeq, block});
     }
   }
 
@@ -95,6 +99,16 @@ TEST(SequenceAnalyzer, GqaHeadsSharingValueGeometryMatchPerHeadAnalysis) {
   }
   EXPECT_TRUE(same_bits(analyzer.record().per_n, expected.per_n));
   EXPECT_TRUE(same_bits(analyzer.record().per_row, expected.per_row));
+}
+
+TEST(SequenceAnalyzer, GqaHeadsSharingValueGeometryMatchPerHeadAnalysis) {
+  expect_matches_per_head_analysis({5, 20, 47});
+}
+
+TEST(SequenceAnalyzer, RowRangesOnSeveralThreadsMatchPerHeadAnalysis) {
+  std::vector<int> rows;  // more rows than one task takes
+  for (int q = 3; q < kSeq; ++q) rows.push_back(q);
+  expect_matches_per_head_analysis(rows);
 }
 
 TEST(SequenceAnalyzer, ValueGeometryOfOtherKeysIsRefused) {

@@ -145,9 +145,9 @@ TEST_P(TopNAttentionTest, MatchesNaiveProbabilitiesAndOutputs) {
   AttentionScratch scratch;
   causal_attention(
       s, q.data(), k.data(), v.data(), out.data(), rows,
-      [&](int head, const float* probs) {
-        std::copy_n(probs, static_cast<std::size_t>(s.seq) * s.seq,
-                    captured.data() + static_cast<std::size_t>(head) * s.seq * s.seq);
+      [&](const AttentionRows& block) {
+        std::copy_n(block.probs, static_cast<std::size_t>(block.heads()) * s.seq * s.seq,
+                    captured.data() + static_cast<std::size_t>(block.head_begin) * s.seq * s.seq);
       },
       {}, scratch, topn);
 
@@ -195,8 +195,9 @@ TEST_P(TopNAttentionTest, NAtLeastEveryRowsKeysIsBitwiseUnmodified) {
     AttentionScratch scratch;
     causal_attention(
         s, q.data(), k.data(), v.data(), out.data(), rows,
-        [&](int head, const float* p) {
-          std::copy_n(p, rows.size() * s.seq, probs.data() + head * rows.size() * s.seq);
+        [&](const AttentionRows& block) {
+          std::copy_n(block.probs, block.heads() * rows.size() * s.seq,
+                      probs.data() + block.head_begin * rows.size() * s.seq);
         },
         {}, scratch, topn);
     return out;

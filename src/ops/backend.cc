@@ -1,0 +1,37 @@
+#include "ops/backend.h"
+
+#include "util/error.h"
+
+namespace attngeom {
+
+std::string_view memory_space_name(MemorySpace space) { return space == MemorySpace::kHost ? "host" : "cuda"; }
+
+Buffer::Buffer(MemorySpace space, std::int64_t rows, std::int64_t cols, float* memory, Release release)
+    : space_(space), rows_(rows), cols_(cols), memory_(memory, release) {}
+
+float* Buffer::data(MemorySpace space) {
+  ATTNGEOM_CHECK(space == space_);
+  return memory_.get();
+}
+
+const float* Buffer::data(MemorySpace space) const {
+  ATTNGEOM_CHECK(space == space_);
+  return memory_.get();
+}
+
+const TensorView& Weight::view(MemorySpace space) const {
+  ATTNGEOM_CHECK(space == space_);
+  return view_;
+}
+
+LinearSource stored(Buffer& x) { return {LinearSource::Kind::kStored, &x, {}, nullptr, Activation::kSilu}; }
+
+LinearSource normed(Buffer& x, const RmsNormSpec& norm) {
+  return {LinearSource::Kind::kNormed, &x, norm, nullptr, Activation::kSilu};
+}
+
+LinearSource gated(Buffer& gate, const Buffer& up, Activation activation) {
+  return {LinearSource::Kind::kGated, &gate, {}, &up, activation};
+}
+
+}  // namespace attngeom
