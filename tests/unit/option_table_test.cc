@@ -4,7 +4,8 @@
 
 #include <set>
 
-#include "analysis/pipeline.h"
+#include "analysis/run_readback.h"
+#include "analysis/settings.h"
 #include "capture/query_rows.h"
 #include "util/error.h"
 
