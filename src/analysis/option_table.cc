@@ -13,6 +13,9 @@ constexpr double kLargeCount = 1 << 20;
 const std::array kOptions = {
     OptionSpec{"every_n", OptionPlace::kRecord, [](const OptionTarget& t) -> OptionMember { return &t.row.every_n; }, 0,
                0, "metrics at every N in 1..M-1 instead of the default grid"},
+    OptionSpec{"per_sequence", OptionPlace::kOutputs,
+               [](const OptionTarget& t) -> OptionMember { return t.per_sequence; }, 0, 0,
+               "also write selection_per_seq.csv"},
     OptionSpec{"recency_window", OptionPlace::kRecord,
                [](const OptionTarget& t) -> OptionMember { return &t.row.mass.recency_window; }, 1, kLargeCount,
                "keys counted in the recency mass"},

@@ -27,6 +27,7 @@ enum class OptionPlace {
   kStats,     // the tables' statistics: "settings" and "options"; read back from "settings"
   kTaxonomy,  // the taxonomy thresholds: "options.taxonomy"; read back
   kTables,    // the tables' flags: "options"; read back
+  kOutputs,   // which optional tables are written: not in run.json (a later run may ask again)
   // Run-level settings (analyze's, through AnalysisSettings):
   kSequences,  // the sequences and their rows (analyze and demo): "settings"
   kCorpusCut,  // how the corpus is cut into sequences (analyze): "settings"
@@ -37,13 +38,17 @@ enum class OptionPlace {
 bool is_run_level(OptionPlace place);
 
 // The options a run is made with; an OptionSpec picks one member of them. `run` is null where
-// only the row and table options exist (metrics): the run-level entries are then skipped.
+// only the row and table options exist (metrics): the run-level entries are then skipped; and
+// `per_sequence` where no table is written (run.json's reader and writer).
 struct OptionTarget {
   geometry::RowAnalysisOptions& row;
   AggregateOptions& aggregate;
   AnalysisSettings* run = nullptr;
+  bool* per_sequence = nullptr;
 };
-inline OptionTarget option_target(AnalysisSettings& settings) { return {settings.row, settings.aggregate, &settings}; }
+inline OptionTarget option_target(AnalysisSettings& settings) {
+  return {settings.row, settings.aggregate, &settings, &settings.per_sequence};
+}
 // A seed: an integer in [0, 2^53), which run.json's readers (JavaScript too) hold exactly.
 struct SeedMember {
   std::uint64_t* value;

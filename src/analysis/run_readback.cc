@@ -23,7 +23,10 @@ AggregateOptions aggregate_options_of_run(const nlohmann::json& run, const fs::p
   AggregateOptions o;
   const OptionTarget target{row, o};
   for (const OptionSpec& spec : analysis_option_table()) {
-    if (spec.place == OptionPlace::kRecord || is_run_level(spec.place)) continue;
+    if (spec.place != OptionPlace::kStats && spec.place != OptionPlace::kTaxonomy &&
+        spec.place != OptionPlace::kTables) {
+      continue;  // held by the records, by the settings compared whole, or not in run.json
+    }
     const auto& [object, where] = spec.place == OptionPlace::kStats      ? std::pair(&settings, "settings.")
                                   : spec.place == OptionPlace::kTaxonomy ? std::pair(&taxonomy, "options.taxonomy.")
                                                                          : std::pair(&options, "options.");

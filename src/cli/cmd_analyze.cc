@@ -6,7 +6,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
+#include <string_view>
 
 #include "analysis/option_table.h"
 #include "analysis/pipeline.h"
@@ -141,11 +143,9 @@ void add_table_option(CLI::App& cmd, const OptionSpec& spec, const OptionTarget&
   if (!spec.needs.empty()) option->needs(flag_of(std::string(spec.needs)));
 }
 
-// The command-line entries of the option table at `place`, in the table's order.
-void add_table_options(CLI::App& cmd, const OptionTarget& target, OptionPlace place) {
-  for (const OptionSpec& spec : analysis_option_table()) {
-    if (spec.place == place && !spec.help.empty()) add_table_option(cmd, spec, target);
-  }
+// The option table's entries `names`, in that order (the order of --help).
+void add_table_options(CLI::App& cmd, const OptionTarget& target, std::initializer_list<std::string_view> names) {
+  for (const std::string_view name : names) add_table_option(cmd, option_spec(name), target);
 }
 
 }  // namespace
@@ -154,19 +154,15 @@ void add_table_options(CLI::App& cmd, const OptionTarget& target, OptionPlace pl
 // for each command-line entry of the option table.
 void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, AggregateOptions& aggregate,
                           bool& per_sequence) {
-  const OptionTarget target{row, aggregate};
+  const OptionTarget target{row, aggregate, nullptr, &per_sequence};
   for (const OptionSpec& spec : analysis_option_table()) {
-    if (spec.help.empty() || is_run_level(spec.place)) continue;
-    add_table_option(cmd, spec, target);
-    if (spec.name == "every_n") {
-      cmd.add_flag(flag_of("per_sequence"), per_sequence, "also write selection_per_seq.csv");
-    }
+    if (!spec.help.empty() && !is_run_level(spec.place)) add_table_option(cmd, spec, target);
   }
 }
 
 // Flags shared by analyze and demo: the sequences and rows, then the geometry.
 void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
-  add_table_options(cmd, option_target(s), OptionPlace::kSequences);
+  add_table_options(cmd, option_target(s), {"seq_len", "num_seqs", "queries"});
   add_geometry_options(cmd, s.row, s.aggregate, s.per_sequence);
 }
 
@@ -178,14 +174,16 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--data", s.data, "corpus files or folders (text, gzip or zstd)")->required();
   cmd->add_option("--out", f->out, "run directory to create")->check(non_empty())->required();
   add_corpus_format_options(*cmd, f->format, s.corpus.text_field);
-  add_table_options(*cmd, option_target(s), OptionPlace::kCorpusCut);
-  add_table_options(*cmd, option_target(s), OptionPlace::kRun);
+  const OptionTarget target = option_target(s);
+  add_table_options(*cmd, target, {"skip", "seed", "pack", "pack_separator"});
   cmd->add_option("--lengths", f->lengths, "also run these sequence lengths (a length sweep), e.g. 128,256,512");
+  add_table_options(*cmd, target, {"label"});
   cmd->add_flag("--resume", f->resume, "continue an interrupted run in --out");
   cmd->add_flag("--overwrite", f->overwrite, "replace an existing run in --out");
   cmd->add_option(
       "--shard", f->shard,
       "process only shard i of n (i/n, or auto: the Slurm array task or MPI rank); combine with attngeom merge");
+  add_table_options(*cmd, target, {"force"});
   cmd->add_flag("--no-resource-check", f->no_resource_check,
                 "skip the pre-flight check of memory and free disk against the run's estimate");
   cmd->add_option_function<std::string>(
@@ -197,6 +195,7 @@ void add_analyze_command(CLI::App& app) {
          "them from storage, strict refuses, off checks no memory")
       ->check(CLI::IsMember({"strict", "warn", "off"}))
       ->default_str("warn");
+  add_table_options(*cmd, target, {"max_document_bytes", "max_corpus_bytes"});
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);

@@ -3,6 +3,7 @@
 
 #include "analysis/dump_input.h"
 #include "analysis/merge.h"
+#include "analysis/option_table.h"
 #include "cli/commands.h"
 #include "util/error.h"
 #include "util/plural.h"
@@ -49,7 +50,7 @@ void add_merge_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("merge", "Merge shard run directories (analyze --shard i/n) into one run");
   cmd->add_option("shards", f->shards, "shard run directories")->required();
   cmd->add_option("--out", f->out, "merged run directory to create")->check(non_empty())->required();
-  cmd->add_flag("--per-sequence", f->per_sequence, "also write selection_per_seq.csv");
+  cmd->add_flag(flag_of("per_sequence"), f->per_sequence, std::string(option_spec("per_sequence").help));
   cmd->callback([f] {
     std::vector<std::filesystem::path> shards(f->shards.begin(), f->shards.end());
     merge_runs(shards, f->out, f->per_sequence, write_run_report);

@@ -147,8 +147,6 @@ const std::map<std::string, Setter>& own_settings() {
        }},
       {"resource_check", [](PythonSettings& s, const std::string& n,
                             const py::handle& v) { s.analysis.check_resources = value_of<bool>(n, v); }},
-      {"per_sequence", [](PythonSettings& s, const std::string& n,
-                          const py::handle& v) { s.analysis.per_sequence = value_of<bool>(n, v); }},
       {"precision",
        [](PythonSettings& s, const std::string& n, const py::handle& v) { s.precision = value_of<std::string>(n, v); }},
       {"fp32_matmul", [](PythonSettings& s, const std::string& n,
