@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 build_assets() {
   local generator="$1" build="$work/${1// /-}"
   if ! "$cmake" -S "$source_dir" -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=Release >"$build.log" 2>&1 ||
-    ! "$cmake" --build "$build" --target attngeom_report_assets >>"$build.log" 2>&1; then
+    ! "$cmake" --build "$build" --target attngeom_report_assets -j2 >>"$build.log" 2>&1; then
     cat "$build.log"
     echo "$generator: the report's assets did not build"
     return 1
