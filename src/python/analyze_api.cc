@@ -178,13 +178,6 @@ PythonSettings settings_of(const py::dict& options) {
   return s;
 }
 
-// A warning of the run as a Python warning (raised, where warnings are errors). Safe from the
-// worker thread: it takes the GIL.
-void warn_in_python(const std::string& text) {
-  const py::gil_scoped_acquire gil;
-  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw py::error_already_set();
-}
-
 void show_progress_in_python(const ProgressUpdate& update) {
   const py::gil_scoped_acquire gil;
   py::print(progress_text(update, false), py::arg("end") = "",
@@ -217,6 +210,11 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
 }
 
 }  // namespace
+
+void warn_in_python(const std::string& text) {
+  const py::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw py::error_already_set();
+}
 
 void bind_analyze(py::module_& m) {
   m.def("_analyze", &analyze, py::arg("model"), py::arg("data"), py::arg("out"), py::arg("options"));
