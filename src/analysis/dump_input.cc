@@ -16,7 +16,6 @@
 #include "util/error.h"
 #include "util/machine.h"
 #include "util/mapped_file.h"
-#include "util/parallel.h"
 #include "util/sha256.h"
 
 namespace attngeom {
@@ -136,7 +135,7 @@ void check_attention_rows(std::span<const float> attn, std::span<const int> quer
   }
 }
 
-void run_dump_analysis(const DumpAnalysisSettings& s) {
+void run_dump_analysis(const DumpAnalysisSettings& s, const std::function<void(const std::string&)>& warn) {
   if (s.dumps.empty()) throw SettingError({"metrics: at least one ", setting("dump"), " is required"});
   std::vector<Dump> dumps;
   nlohmann::json files = nlohmann::json::array();
@@ -173,7 +172,7 @@ void run_dump_analysis(const DumpAnalysisSettings& s) {
   nlohmann::json settings = {{"dumps", files}};
   settings.update(record_options_json(s.row, s.aggregate));
   check_run_dir(s.out, settings, s.mode);
-  const RunDirGuard guard(s.out, s.mode, s.dumps);
+  const RunDirGuard guard(s.out, s.mode, s.dumps, warn);
   const RunDir run_dir(s.out, settings, guard.open_mode());
 
   SequenceAnalyzer analyzer(shape, schema, s.row);

@@ -3,6 +3,7 @@
 // README "The capture dump") analysed exactly like a live run. Each dump is one
 // sequence, numbered in the order given.
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,7 +22,8 @@ struct DumpAnalysisSettings {
   AggregateOptions aggregate;
 };
 
-void run_dump_analysis(const DumpAnalysisSettings& settings);
+// `warn` receives what cannot be an error (a previous run that could not be restored).
+void run_dump_analysis(const DumpAnalysisSettings& settings, const std::function<void(const std::string&)>& warn);
 
 // attn [H, Q, T]: each (head, row) must be a causal distribution over keys 0..q (finite, in
 // [0, 1], zero after q, summing to 1); else InputError "<subject> head h, query position q: ...".

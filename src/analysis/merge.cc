@@ -2,9 +2,11 @@
 
 #include <set>
 
+#include "analysis/length_sweep.h"
 #include "analysis/pipeline.h"
 #include "analysis/record.h"
 #include "analysis/run_dir.h"
+#include "analysis/run_readback.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 

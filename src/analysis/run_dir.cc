@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -145,8 +144,9 @@ bool holds_a_record(const fs::path& dir) noexcept {
 
 }  // namespace
 
-RunDirGuard::RunDirGuard(const fs::path& out, RunDirMode mode, const std::vector<fs::path>& inputs)
-    : out_(out), open_mode_(mode) {
+RunDirGuard::RunDirGuard(const fs::path& out, RunDirMode mode, const std::vector<fs::path>& inputs,
+                         std::function<void(const std::string&)> warn)
+    : out_(out), warn_(std::move(warn)), open_mode_(mode) {
   std::error_code ec;
   created_ = mode != RunDirMode::kResume && !fs::exists(out, ec);
   if (mode != RunDirMode::kOverwrite || !is_run_dir(out)) return;
@@ -177,9 +177,10 @@ RunDirGuard::~RunDirGuard() {
   fs::remove_all(out_, ec);
   if (aside_.empty()) return;
   fs::rename(aside_, out_, ec);
-  if (ec) {
-    std::fprintf(stderr, "attngeom: could not restore the previous run %s from %s: %s\n", out_.c_str(), aside_.c_str(),
-                 ec.message().c_str());
+  if (!ec || !warn_) return;
+  try {
+    warn_("could not restore the previous run " + out_.string() + " from " + aside_.string() + ": " + ec.message());
+  } catch (...) {  // a warning raised as an error (Python's filter) cannot leave a destructor
   }
 }
 

@@ -2,6 +2,7 @@
 // The run directory of `analyze`: created fresh, resumed, or refused. A directory that
 // exists and is not an attngeom run (no run.json of ours) is never written into.
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -39,8 +40,10 @@ class RunDir {
 class RunDirGuard {
  public:
   // Call after check_run_dir. Under kOverwrite an input (model, corpus, dump) inside `out`
-  // would be deleted with the previous run: InputError.
-  RunDirGuard(const std::filesystem::path& out, RunDirMode mode, const std::vector<std::filesystem::path>& inputs);
+  // would be deleted with the previous run: InputError. A previous run that cannot be
+  // renamed back is reported to `warn` (null: not reported), since a destructor cannot throw.
+  RunDirGuard(const std::filesystem::path& out, RunDirMode mode, const std::vector<std::filesystem::path>& inputs,
+              std::function<void(const std::string&)> warn = {});
   ~RunDirGuard();
   RunDirGuard(const RunDirGuard&) = delete;
   RunDirGuard& operator=(const RunDirGuard&) = delete;
@@ -49,6 +52,7 @@ class RunDirGuard {
 
  private:
   std::filesystem::path out_, aside_;  // aside_: empty unless a previous run was set aside
+  std::function<void(const std::string&)> warn_;
   RunDirMode open_mode_;
   bool created_ = false;  // `out` did not exist
 };

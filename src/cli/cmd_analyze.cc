@@ -6,7 +6,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
+#include <string_view>
 
 #include "analysis/option_table.h"
 #include "analysis/pipeline.h"
@@ -37,7 +39,6 @@ struct AnalyzeFlags {
   AnalysisSettings settings;
   std::string model_dir, out, format = "text", lengths, shard;
   PrecisionFlags precision;
-  std::uint64_t seed = 0;
   bool resume = false, overwrite = false, no_resource_check = false;
   int threads = 0;
 };
@@ -80,57 +81,88 @@ void warn_analyze(const SettingMessage& message) {
   std::fprintf(stderr, "attngeom analyze: warning: %s\n", spelled(message).c_str());
 }
 
+void show_analyze_progress(const ProgressUpdate& update) {
+  std::fputs(progress_text(update, ::isatty(STDERR_FILENO) != 0).c_str(), stderr);
+}
+
+namespace {
+
+// One command-line entry of the option table as its flag: a switch for a bool, else an option
+// checked against the entry's range or names.
+void add_table_option(CLI::App& cmd, const OptionSpec& spec, const OptionTarget& target) {
+  const std::string name(spec.name), help(spec.help);
+  CLI::Option* option = std::visit(
+      [&](auto member) -> CLI::Option* {
+        using T = std::remove_pointer_t<decltype(member)>;
+        if constexpr (std::is_same_v<T, SeedMember>) {
+          return cmd.add_option(flag_of(name), *member.value, help)->check(seed_value())->capture_default_str();
+        } else if constexpr (std::is_same_v<T, OptionalSeedMember>) {
+          return cmd
+              .add_option_function<std::uint64_t>(
+                  flag_of(name), [member](const std::uint64_t& seed) { *member.value = seed; }, help)
+              ->check(seed_value());
+        } else if constexpr (std::is_same_v<T, NamedBoolMember>) {
+          return cmd
+              .add_option_function<std::string>(
+                  flag_of(name), [member](const std::string& v) { *member.value = v == member.if_true; }, help)
+              ->check(CLI::IsMember({std::string(member.if_true), std::string(member.if_false)}))
+              ->default_str(std::string(*member.value ? member.if_true : member.if_false));
+        } else if constexpr (std::is_same_v<T, QuerySelection>) {
+          return add_queries_option(cmd, *member);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return cmd.add_option(flag_of(name), *member, help);
+        } else if constexpr (std::is_same_v<T, int>) {
+          return cmd.add_option(flag_of(name), *member, help)
+              ->check(integer_in(static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)))
+              ->capture_default_str();
+        } else if constexpr (std::is_same_v<T, bool>) {
+          // A switch turns its default over: --every-n sets every_n, --no-bounds clears bounds.
+          if (!*member) return cmd.add_flag(flag_of(name), *member, help);
+          return cmd.add_flag_callback(
+              flag_of("no_" + name), [member] { *member = false; }, help);
+        } else if constexpr (std::is_same_v<T, geometry::R1Eta>) {
+          return cmd
+              .add_option_function<std::string>(
+                  flag_of(name), [member](const std::string& v) { *member = parse_r1_eta(v); }, help)
+              ->check(CLI::IsMember({"max", "mae"}))
+              ->default_str(std::string(r1_eta_name(*member)));
+        } else if constexpr (std::is_same_v<T, std::size_t>) {
+          return cmd.add_option(flag_of(name), *member, help)
+              ->check(integer_in(static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)))
+              ->capture_default_str();
+        } else if constexpr (std::is_same_v<T, double>) {
+          return cmd.add_option(flag_of(name), *member, help)
+              ->check(number_in(spec.lo, spec.hi))
+              ->capture_default_str();
+        } else {
+          throw std::logic_error("option " + name + ": no command-line form");
+        }
+      },
+      spec.member(target));
+  if (!spec.excluded_by.empty()) option->excludes(flag_of("no_" + std::string(spec.excluded_by)));
+  if (!spec.needs.empty()) option->needs(flag_of(std::string(spec.needs)));
+}
+
+// The option table's entries `names`, in that order (the order of --help).
+void add_table_options(CLI::App& cmd, const OptionTarget& target, std::initializer_list<std::string_view> names) {
+  for (const std::string_view name : names) add_table_option(cmd, option_spec(name), target);
+}
+
+}  // namespace
+
 // Flags shared by analyze, demo and metrics: the row geometry and the tables' statistics, one
 // for each command-line entry of the option table.
 void add_geometry_options(CLI::App& cmd, geometry::RowAnalysisOptions& row, AggregateOptions& aggregate,
                           bool& per_sequence) {
-  const OptionTarget target{row, aggregate};
+  const OptionTarget target{row, aggregate, nullptr, &per_sequence};
   for (const OptionSpec& spec : analysis_option_table()) {
-    if (spec.help.empty()) continue;
-    const std::string name(spec.name), help(spec.help);
-    CLI::Option* option = std::visit(
-        [&](auto member) -> CLI::Option* {
-          using T = std::remove_pointer_t<decltype(member)>;
-          if constexpr (std::is_same_v<T, SeedMember>) {
-            return cmd.add_option(flag_of(name), *member.value, help)->check(seed_value())->capture_default_str();
-          } else if constexpr (std::is_same_v<T, bool>) {
-            // A switch turns its default over: --every-n sets every_n, --no-bounds clears bounds.
-            if (!*member) return cmd.add_flag(flag_of(name), *member, help);
-            return cmd.add_flag_callback(
-                flag_of("no_" + name), [member] { *member = false; }, help);
-          } else if constexpr (std::is_same_v<T, geometry::R1Eta>) {
-            return cmd
-                .add_option_function<std::string>(
-                    flag_of(name), [member](const std::string& v) { *member = parse_r1_eta(v); }, help)
-                ->check(CLI::IsMember({"max", "mae"}))
-                ->default_str(std::string(r1_eta_name(*member)));
-          } else if constexpr (std::is_same_v<T, std::size_t>) {
-            return cmd.add_option(flag_of(name), *member, help)
-                ->check(integer_in(static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)))
-                ->capture_default_str();
-          } else if constexpr (std::is_same_v<T, double>) {
-            return cmd.add_option(flag_of(name), *member, help)
-                ->check(number_in(spec.lo, spec.hi))
-                ->capture_default_str();
-          } else {
-            throw std::logic_error("option " + name + ": no command-line form");
-          }
-        },
-        spec.member(target));
-    if (!spec.excluded_by.empty()) option->excludes(flag_of("no_" + std::string(spec.excluded_by)));
-    if (name == "every_n") cmd.add_flag(flag_of("per_sequence"), per_sequence, "also write selection_per_seq.csv");
+    if (!spec.help.empty() && !is_run_level(spec.place)) add_table_option(cmd, spec, target);
   }
 }
 
 // Flags shared by analyze and demo: the sequences and rows, then the geometry.
 void add_analysis_options(CLI::App& cmd, AnalysisSettings& s) {
-  cmd.add_option("--seq-len", s.seq_len, "tokens per sequence, BOS included")
-      ->check(integer_in(2, 1LL << 20))
-      ->capture_default_str();
-  cmd.add_option("--num-seqs", s.num_seqs, "number of sequences")
-      ->check(integer_in(1, 1LL << 24))
-      ->capture_default_str();
-  add_queries_option(cmd, s.queries);
+  add_table_options(cmd, option_target(s), {"seq_len", "num_seqs", "queries"});
   add_geometry_options(cmd, s.row, s.aggregate, s.per_sequence);
 }
 
@@ -142,27 +174,16 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--data", s.data, "corpus files or folders (text, gzip or zstd)")->required();
   cmd->add_option("--out", f->out, "run directory to create")->check(non_empty())->required();
   add_corpus_format_options(*cmd, f->format, s.corpus.text_field);
-  cmd->add_option("--skip", s.skip, "skip this many candidate sequences first")
-      ->check(integer_in(0, 1LL << 30))
-      ->capture_default_str();
-  auto* seed = cmd->add_option("--seed", f->seed, "shuffle candidate sequences with this seed (default: corpus order)")
-                   ->check(seed_value());
-  auto* pack =
-      cmd->add_flag("--pack", s.pack, "concatenate all documents into one stream (short ones are no longer skipped)");
-  cmd->add_option_function<std::string>(
-         "--pack-separator", [&s](const std::string& v) { s.pack_bos = v == "bos"; },
-         "with --pack: bos (each document after the first starts with BOS, as Hugging Face packs) or none")
-      ->check(CLI::IsMember({"bos", "none"}))
-      ->needs(pack)
-      ->default_str("bos");
+  const OptionTarget target = option_target(s);
+  add_table_options(*cmd, target, {"skip", "seed", "pack", "pack_separator"});
   cmd->add_option("--lengths", f->lengths, "also run these sequence lengths (a length sweep), e.g. 128,256,512");
-  cmd->add_option("--label", s.label, "run label in reports (default: the directory name)");
+  add_table_options(*cmd, target, {"label"});
   cmd->add_flag("--resume", f->resume, "continue an interrupted run in --out");
   cmd->add_flag("--overwrite", f->overwrite, "replace an existing run in --out");
   cmd->add_option(
       "--shard", f->shard,
       "process only shard i of n (i/n, or auto: the Slurm array task or MPI rank); combine with attngeom merge");
-  cmd->add_flag("--force", s.force, "allow sequences longer than max_position_embeddings");
+  add_table_options(*cmd, target, {"force"});
   cmd->add_flag("--no-resource-check", f->no_resource_check,
                 "skip the pre-flight check of memory and free disk against the run's estimate");
   cmd->add_option_function<std::string>(
@@ -174,22 +195,16 @@ void add_analyze_command(CLI::App& app) {
          "them from storage, strict refuses, off checks no memory")
       ->check(CLI::IsMember({"strict", "warn", "off"}))
       ->default_str("warn");
-  cmd->add_option("--max-document-bytes", s.corpus.max_document_bytes, "skip (with a warning) longer documents")
-      ->check(integer_in(1, 1LL << 40))
-      ->capture_default_str();
-  cmd->add_option("--max-corpus-bytes", s.corpus.max_file_bytes, "refuse corpus files larger than this, decompressed")
-      ->check(integer_in(1, 1LL << 50))
-      ->capture_default_str();
+  add_table_options(*cmd, target, {"max_document_bytes", "max_corpus_bytes"});
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   add_precision_options(*cmd, f->precision);
   add_analysis_options(*cmd, s);
-  cmd->callback([f, seed, cmd] {
+  cmd->callback([f, cmd] {
     AnalysisSettings& s = f->settings;
     if (f->resume && f->overwrite) throw InputError("--resume and --overwrite cannot be combined");
     s.model_dir = f->model_dir;
     s.out = f->out;
     s.corpus.format = resolve_corpus_format(*cmd, f->format);
-    if (seed->count() > 0) s.shuffle_seed = f->seed;
     if (!f->lengths.empty()) s.lengths = parse_lengths(f->lengths);
     if (!f->shard.empty()) {
       const ShardChoice shard = parse_shard(f->shard, [](const char* name) { return std::getenv(name); });
@@ -216,7 +231,7 @@ void add_analyze_command(CLI::App& app) {
 
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
-    const RunControl control{&g_stop_requested, ::isatty(STDERR_FILENO) != 0, warn_analyze};
+    const RunControl control{&g_stop_requested, show_analyze_progress, warn_analyze};
     finish_analysis(s, run_analysis(s, control));
   });
 }

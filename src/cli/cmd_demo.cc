@@ -90,7 +90,7 @@ void analyze_model(AnalysisSettings s, const std::string& model_dir, const fs::p
   s.model_dir = model_dir;
   s.out = out / label;
   s.label = label;
-  const RunControl control{nullptr, ::isatty(STDERR_FILENO) != 0, warn_analyze};
+  const RunControl control{nullptr, show_analyze_progress, warn_analyze};
   run_analysis(s, control);  // no stop control: it always completes
 }
 

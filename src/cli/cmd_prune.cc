@@ -1,6 +1,7 @@
 // attngeom prune: head masking orders and token-level top-N budgets, judged by
 // held-out perplexity, KL and top-1 agreement against the unedited model (docs/method.md section 7).
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -164,7 +165,10 @@ void add_prune_command(CLI::App& app) {
     s.precision = precision.precision;
     s.fp32_matmul = precision.fp32_matmul;
     apply_thread_count(f->threads);
-    const std::filesystem::path out = prune::run_prune(s);
+    const prune::PruneMessages messages{
+        [](const std::string& note) { std::fprintf(stderr, "attngeom prune: %s\n", note.c_str()); },
+        [](const std::string& warning) { std::fprintf(stderr, "attngeom prune: warning: %s\n", warning.c_str()); }};
+    const std::filesystem::path out = prune::run_prune(s, messages);
     if (is_run_dir(out)) write_run_report(out);
   });
 }

@@ -3,6 +3,7 @@
 
 #include "analysis/dump_input.h"
 #include "analysis/merge.h"
+#include "analysis/option_table.h"
 #include "cli/commands.h"
 #include "util/error.h"
 #include "util/plural.h"
@@ -38,7 +39,9 @@ void add_metrics_command(CLI::App& app) {
     for (const auto& d : f->dumps) s.dumps.emplace_back(d);
     s.out = f->out;
     s.mode = f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
-    run_dump_analysis(s);
+    run_dump_analysis(s, [](const std::string& warning) {
+      std::fprintf(stderr, "attngeom metrics: warning: %s\n", warning.c_str());
+    });
     write_run_report(s.out);
     std::printf("wrote %s (%s)\n", s.out.string().c_str(), count_of(s.dumps.size(), "dump").c_str());
   });
@@ -49,7 +52,7 @@ void add_merge_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("merge", "Merge shard run directories (analyze --shard i/n) into one run");
   cmd->add_option("shards", f->shards, "shard run directories")->required();
   cmd->add_option("--out", f->out, "merged run directory to create")->check(non_empty())->required();
-  cmd->add_flag("--per-sequence", f->per_sequence, "also write selection_per_seq.csv");
+  cmd->add_flag(flag_of("per_sequence"), f->per_sequence, std::string(option_spec("per_sequence").help));
   cmd->callback([f] {
     std::vector<std::filesystem::path> shards(f->shards.begin(), f->shards.end());
     merge_runs(shards, f->out, f->per_sequence, write_run_report);

@@ -25,7 +25,8 @@ void run_tokenize(const TokenizeOptions& o) {
   const ModelConfig config = load_model_config(std::filesystem::path(o.model_dir) / "config.json");
   const Tokenizer tokenizer = Tokenizer::for_model(o.model_dir, config.vocab, config.bos_token_id);
   const Corpus corpus = read_corpus(o.data, o.corpus);
-  print_corpus_warnings(corpus, "attngeom tokenize");
+  for (const std::string& w : corpus_warning_lines(corpus))
+    std::fprintf(stderr, "attngeom tokenize: warning: %s\n", w.c_str());
   std::string line;
   for (const Document& d : corpus.documents) {
     std::vector<int> ids;

@@ -16,6 +16,7 @@
 namespace attngeom {
 struct AggregateOptions;
 struct AnalysisSettings;
+struct ProgressUpdate;
 }  // namespace attngeom
 namespace attngeom::geometry {
 struct RowAnalysisOptions;
@@ -39,7 +40,7 @@ std::string flag_of(const std::string& setting);
 std::string spelled(const SettingMessage& message);
 
 // --queries, parsed into `queries` as it is read (errors name the flag).
-void add_queries_option(CLI::App& cmd, QuerySelection& queries);
+CLI::Option* add_queries_option(CLI::App& cmd, QuerySelection& queries);
 
 // The CLI's one parser of each kind of number: the whole text, or nothing.
 std::optional<long long> parse_integer(std::string_view text);
@@ -74,6 +75,8 @@ void add_analysis_options(CLI::App& cmd, attngeom::AnalysisSettings& settings);
 void write_run_report(const std::filesystem::path& dir);
 // Prints a warning of analyze (or demo, which runs it).
 void warn_analyze(const SettingMessage& message);
+// Prints analyze's progress on stderr: a bar on a terminal, else a line per sequence.
+void show_analyze_progress(const ProgressUpdate& update);
 
 // Thrown when a run stops early on request (SIGINT/SIGTERM): exit code 130, resumable.
 struct StoppedEarly {};

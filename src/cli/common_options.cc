@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "analysis/option_table.h"
 #include "cli/commands.h"
 #include "corpus/documents.h"
 #include "util/error.h"
@@ -100,15 +101,18 @@ std::string flag_of(const std::string& setting) {
 
 std::string spelled(const SettingMessage& message) { return message.spelled(flag_of); }
 
-void add_queries_option(CLI::App& cmd, QuerySelection& queries) {
-  cmd.add_option_function<std::string>(
-         flag_of("queries"), [&queries](const std::string& text) { queries = parse_query_selection(text); },
-         "query rows: last, all, stride:K, or positions i,j,k")
+CLI::Option* add_queries_option(CLI::App& cmd, QuerySelection& queries) {
+  return cmd
+      .add_option_function<std::string>(
+          flag_of("queries"), [&queries](const std::string& text) { queries = parse_query_selection(text); },
+          std::string(option_spec("queries").help))
       ->default_str(queries.text);
 }
 
 PrecisionChoice resolve_precision(const PrecisionFlags& flags) {
-  return choose_precision(flags.precision, flags.fp32_matmul);
+  PrecisionChoice choice = choose_precision(flags.precision, flags.fp32_matmul);
+  if (!choice.warning.empty()) std::fprintf(stderr, "attngeom: warning: %s\n", choice.warning.c_str());
+  return choice;
 }
 
 void apply_thread_count(int threads) {

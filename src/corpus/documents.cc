@@ -1,7 +1,6 @@
 #include "corpus/documents.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "io/tokenizer.h"
@@ -147,12 +146,12 @@ void split_documents(const std::string& content, const CorpusOptions& options, D
 
 }  // namespace
 
-void print_corpus_warnings(const Corpus& corpus, const std::string& who) {
-  for (const std::string& w : corpus.warnings) std::fprintf(stderr, "%s: warning: %s\n", who.c_str(), w.c_str());
+std::vector<std::string> corpus_warning_lines(const Corpus& corpus) {
+  std::vector<std::string> lines = corpus.warnings;
   if (corpus.warnings_dropped > 0) {
-    std::fprintf(stderr, "%s: warning: %zu more skipped documents (run.json counts them)\n", who.c_str(),
-                 corpus.warnings_dropped);
+    lines.push_back(std::to_string(corpus.warnings_dropped) + " more skipped documents (run.json counts them)");
   }
+  return lines;
 }
 
 void add_documents(const std::string& content, const CorpusOptions& options, std::size_t file, Corpus& corpus) {

@@ -49,8 +49,9 @@ CorpusFormat parse_corpus_format(const std::string& text);
 // already holds the file's entry at index `file`; problems become warnings.
 void add_documents(const std::string& content, const CorpusOptions& options, std::size_t file, Corpus& corpus);
 
-// Prints the corpus's warnings to stderr, each prefixed by `who` ("attngeom analyze").
-void print_corpus_warnings(const Corpus& corpus, const std::string& who);
+// The corpus's warnings, one line each, with a last line counting those beyond the kept ones:
+// each front end shows them its own way.
+std::vector<std::string> corpus_warning_lines(const Corpus& corpus);
 
 // `inputs` are files or folders (a folder contributes its regular files, sorted by
 // name, hidden files skipped). Throws InputError if nothing usable remains.

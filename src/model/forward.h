@@ -49,7 +49,6 @@ class Transformer {
 
   const ModelConfig& config() const { return config_; }
   const ForwardTimings& timings() const { return timings_; }
-  Precision precision() const { return backend_.precision(); }
 
  private:
   void allocate(int seq);

@@ -26,10 +26,10 @@ class Bf16Matmul {
   void multiply(std::int64_t rows, std::int64_t in, std::int64_t out, const std::uint16_t* x, const void* w, float* y,
                 std::int64_t ldy, bool accumulate = false);
 
-  // oneDNN 2.6 sends a dense product to brgemm, which runs deep products slower than its
-  // gemm:jit path on AMX (bench/gemm_bench.cc, BM_DeepProduct); a destination
-  // whose row stride is wider than the product, as a block of columns has, goes to gemm:jit.
-  // Other shapes are as fast or faster on brgemm, so they stay one call.
+  // oneDNN sends a dense product to brgemm, which runs deep products slower than its gemm:jit
+  // path on AMX (bench/gemm_bench.cc, BM_DeepProduct, compares the two); a destination whose
+  // row stride is wider than the product, as a block of columns has, goes to gemm:jit. Other
+  // shapes run at least as well on brgemm, so they stay one call.
   static constexpr std::int64_t kDeepBlockColumns = 512;
 
  private:

@@ -43,8 +43,8 @@ class Fp32Backend final : public LinearBackend {
     }
     // Widen a block of output rows by input columns, then multiply it into y's columns; a deep
     // product (in > kBlockCols) adds up its column blocks. Blocks keep their full kBlockRows
-    // rows at any depth: sgemm packs x afresh on every call, and narrower blocks (381 rows of
-    // a 16 MiB full-depth block at in = 11008) made that product slower.
+    // rows at any depth: sgemm packs x afresh on every call, so fewer rows per call would
+    // repack the same x more often.
     const std::int64_t column_blocks = (w.cols + kBlockCols - 1) / kBlockCols;
     const std::int64_t block_cols = (w.cols + column_blocks - 1) / column_blocks;  // even split
     const std::size_t element = dtype_size(w.dtype);

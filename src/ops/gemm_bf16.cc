@@ -62,9 +62,9 @@ bool cpu_has_amx() { return dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx5
 bool cpu_has_fast_bf16_matmul() {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   if (isa == dnnl::cpu_isa::avx512_core_amx) return true;
-  // AMD's AVX512-BF16 (Zen 4 on) issues the bf16 dot product as often as the fp32 FMA, at twice
-  // its multiplies, so oneDNN's bf16 matmul outruns its sgemm there; Intel's without AMX runs it
-  // slower than sgemm (docs/performance-log.md has the figures).
+  // AMD's AVX512-BF16 issues the bf16 dot product as often as the fp32 FMA, at twice its
+  // multiplies, so oneDNN's bf16 matmul outruns its sgemm there; Intel's without AMX runs it
+  // slower than sgemm (docs/performance-log.md holds the measurements).
   return isa == dnnl::cpu_isa::avx512_core_bf16 && cpu_vendor() == "AuthenticAMD";
 }
 

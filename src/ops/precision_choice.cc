@@ -1,7 +1,5 @@
 #include "ops/precision_choice.h"
 
-#include <cstdio>
-
 #include "util/error.h"
 
 namespace attngeom {
@@ -24,8 +22,10 @@ Precision parse_precision(const std::string& value) {
   return Precision::kFp32;
 }
 
-// The fp32 path's kernel; bf16x3 beside an explicit bf16 precision is refused.
-Fp32Matmul resolve_fp32_matmul(const std::string& precision_text, const std::string& kernel, Precision precision) {
+// The fp32 path's kernel; bf16x3 beside an explicit bf16 precision is refused, beside an
+// automatic one dropped with `warning`.
+Fp32Matmul resolve_fp32_matmul(const std::string& precision_text, const std::string& kernel, Precision precision,
+                               std::string& warning) {
   if (kernel != "bf16x3") {
     if (kernel != "sgemm") throw SettingError({setting("fp32_matmul"), " '" + kernel + "': expected sgemm or bf16x3"});
     return Fp32Matmul::kSgemm;
@@ -36,8 +36,7 @@ Fp32Matmul resolve_fp32_matmul(const std::string& precision_text, const std::str
       throw SettingError({setting("fp32_matmul"), " bf16x3: chooses the fp32 path's kernel, but ", setting("precision"),
                           " bf16 runs bf16 products; use ", setting("precision"), " fp32"});
     }
-    std::fprintf(stderr,
-                 "attngeom: warning: fp32_matmul bf16x3 has no effect: precision auto chose bf16 (fast on this CPU)\n");
+    warning = "fp32_matmul bf16x3 has no effect: precision auto chose bf16 (fast on this CPU)";
     return Fp32Matmul::kSgemm;
   }
   require_bf16_matmul({setting("fp32_matmul"), " bf16x3"}, {setting("fp32_matmul"), " sgemm"});
@@ -47,8 +46,9 @@ Fp32Matmul resolve_fp32_matmul(const std::string& precision_text, const std::str
 }  // namespace
 
 PrecisionChoice choose_precision(const std::string& precision, const std::string& fp32_matmul) {
-  const Precision chosen = parse_precision(precision);
-  return {chosen, resolve_fp32_matmul(precision, fp32_matmul, chosen)};
+  PrecisionChoice choice{parse_precision(precision), Fp32Matmul::kSgemm, {}};
+  choice.fp32_matmul = resolve_fp32_matmul(precision, fp32_matmul, choice.precision, choice.warning);
+  return choice;
 }
 
 }  // namespace attngeom

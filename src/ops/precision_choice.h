@@ -11,6 +11,7 @@ namespace attngeom {
 struct PrecisionChoice {
   Precision precision;
   Fp32Matmul fp32_matmul;
+  std::string warning;  // a setting that has no effect on this CPU; empty: none. Front ends show it.
 };
 
 // auto: bf16 where oneDNN's bf16 matmul outruns its sgemm (cpu_has_fast_bf16_matmul), else fp32.

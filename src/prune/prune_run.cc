@@ -31,9 +31,10 @@ using json = nlohmann::ordered_json;
 namespace {
 
 // The held-out text as token streams, one per document, at most `max_tokens` in all.
-std::vector<std::vector<int>> held_out_documents(const PruneSettings& s, const Tokenizer& tokenizer, Corpus& corpus) {
+std::vector<std::vector<int>> held_out_documents(const PruneSettings& s, const Tokenizer& tokenizer, Corpus& corpus,
+                                                 const PruneMessages& messages) {
   corpus = read_corpus(s.data, s.corpus);
-  print_corpus_warnings(corpus, "attngeom prune");
+  for (const std::string& w : corpus_warning_lines(corpus)) messages.warn(w);
   std::vector<std::vector<int>> documents;
   std::size_t total = 0;
   for (const Document& d : corpus.documents) {
@@ -82,8 +83,10 @@ class CachedEvaluator {
   int runs_ = 0;
 };
 
-void log_score(const std::string& what, const HeldOutScore& r) {
-  std::fprintf(stderr, "attngeom prune: %-40s ppl %.6g  kl %.4g  top1 %.4f\n", what.c_str(), r.ppl, r.kl, r.top1);
+std::string score_note(const std::string& what, const HeldOutScore& r) {
+  char note[256];
+  std::snprintf(note, sizeof note, "%-40s ppl %.6g  kl %.4g  top1 %.4f", what.c_str(), r.ppl, r.kl, r.top1);
+  return note;
 }
 
 // BOS per window when --bos asks for it and the tokenizer has one.
@@ -188,7 +191,7 @@ struct Curve {
 // Head masking: one row per (strategy, seed, fraction), then the --mask file's row, and
 // each order's importance.
 Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::vector<float>& mask,
-                     const HeadGrid& grid, CachedEvaluator& evaluate) {
+                     const HeadGrid& grid, CachedEvaluator& evaluate, const PruneMessages& messages) {
   Curve curve{CsvWriter({"strategy", "seed", "fraction", "heads_masked", "ppl", "kl", "top1"}), json::array(), {}};
   const auto add_row = [&](const std::string& strategy, std::uint64_t seed, double fraction,
                            const std::vector<float>& gates) {
@@ -203,7 +206,7 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
     char what[160];
     std::snprintf(what, sizeof what, "%s seed %llu fraction %g (%s)", strategy.c_str(),
                   static_cast<unsigned long long>(seed), fraction, count_of(masked.size(), "head").c_str());
-    log_score(what, r);
+    messages.note(score_note(what, r));
   };
   for (const Strategy& strategy : s.strategies) {
     std::vector<std::uint64_t> seeds = {0};
@@ -231,7 +234,8 @@ Curve pruning_curves(const PruneSettings& s, const HeadTable* table, const std::
 
 // Token-level top-N: geometric vs uniform N per head at equal kept (query, key) pairs, per budget.
 Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const HeadGrid& grid,
-                 CachedEvaluator& evaluate, const HeldOutEvaluator& evaluator, int sliding_window) {
+                 CachedEvaluator& evaluate, const HeldOutEvaluator& evaluator, int sliding_window,
+                 const PruneMessages& messages) {
   Curve curve{CsvWriter({"policy", "budget", "mean_n", "kept_share", "ppl", "kl", "top1"}), json::array(), {}};
   const KeptKeys kept_keys(evaluator.window_lengths(), sliding_window);
   for (const int b : s.topn_budgets) {
@@ -247,7 +251,7 @@ Curve topn_curve(const PruneSettings& s, const std::vector<double>& base, const 
       p.update(score_json(r));
       p["n"] = *n;
       entry[policy] = std::move(p);
-      log_score(std::string("top-N ") + policy + " budget " + std::to_string(b), r);
+      messages.note(score_note(std::string("top-N ") + policy + " budget " + std::to_string(b), r));
     }
     curve.rows.push_back(std::move(entry));
   }
@@ -263,7 +267,7 @@ void make_directory(const fs::path& dir, const SettingMessage& subject) {
 
 }  // namespace
 
-fs::path run_prune(const PruneSettings& s) {
+fs::path run_prune(const PruneSettings& s, const PruneMessages& messages) {
   const Checkpoint checkpoint(s.model_dir);
   const ModelConfig& c = checkpoint.config();
   check_settings(s, c);
@@ -300,7 +304,7 @@ fs::path run_prune(const PruneSettings& s) {
   const Tokenizer tokenizer = Tokenizer::for_model(s.model_dir, c.vocab, c.bos_token_id);
   const PerplexityProtocol protocol = protocol_of(s, tokenizer.bos_id());
   Corpus corpus;
-  std::vector<std::vector<int>> documents = held_out_documents(s, tokenizer, corpus);
+  std::vector<std::vector<int>> documents = held_out_documents(s, tokenizer, corpus, messages);
   if (documents.empty()) throw InputError("the held-out text has no token");
   std::size_t tokens = 0;
   for (const auto& d : documents) tokens += d.size();
@@ -311,18 +315,21 @@ fs::path run_prune(const PruneSettings& s) {
   Engine engine(c, checkpoint.weights(), {Device::kCpu, s.precision, s.fp32_matmul});
   Transformer& model = engine.model();
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, protocol, mask);
-  std::fprintf(stderr, "attngeom prune: %s held-out tokens in %s; the unedited distributions take %.1f MiB\n",
-               std::to_string(tokens).c_str(), count_of(documents.size(), "document").c_str(),
-               static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
+  char note[256];
+  std::snprintf(note, sizeof note, "%s held-out tokens in %s; the unedited distributions take %.1f MiB",
+                std::to_string(tokens).c_str(), count_of(documents.size(), "document").c_str(),
+                static_cast<double>(reference_distribution_bytes(tokens, c.vocab)) / (1 << 20));
+  messages.note(note);
   HeldOutEvaluator evaluator(model, std::move(documents), protocol);
   const HeldOutScore& ref = evaluator.reference();
   const std::size_t stride = protocol.effective_stride();
-  std::fprintf(stderr, "attngeom prune: unedited model: ppl %.6g over %zu tokens (context %d, stride %zu, %s)\n",
-               ref.ppl, ref.tokens, s.context, stride, protocol.bos ? "BOS per window" : "no BOS");
+  std::snprintf(note, sizeof note, "unedited model: ppl %.6g over %zu tokens (context %d, stride %zu, %s)", ref.ppl,
+                ref.tokens, s.context, stride, protocol.bos ? "BOS per window" : "no BOS");
+  messages.note(note);
   CachedEvaluator evaluate(evaluator);
 
-  Curve pruning = pruning_curves(s, table ? &*table : nullptr, mask, grid, evaluate);
-  Curve topn = topn_curve(s, topn_base, grid, evaluate, evaluator, c.sliding_window);
+  Curve pruning = pruning_curves(s, table ? &*table : nullptr, mask, grid, evaluate, messages);
+  Curve topn = topn_curve(s, topn_base, grid, evaluate, evaluator, c.sliding_window, messages);
 
   // Outputs, only once every evaluation is done: a failed or stopped prune writes nothing.
   make_directory(out, {setting(s.out.empty() ? "scores" : "out"), " "});

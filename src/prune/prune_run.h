@@ -5,6 +5,7 @@
 // (docs/prune.md): pruning.csv, topn_budget.csv, head_scores/, prune.json.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,15 @@ struct PruneSettings {
   bool force = false;  // allow context beyond max_position_embeddings
 };
 
+// What a prune reports while it runs, for the front end to show (the CLI on stderr): notes on
+// its progress (the held-out text, the unedited model, each evaluation) and warnings (e.g. a
+// skipped document). Both are called, so both must be set.
+struct PruneMessages {
+  std::function<void(const std::string&)> note;
+  std::function<void(const std::string&)> warn;
+};
+
 // Returns the output directory (`out`, or `scores_dir` when that is empty).
-std::filesystem::path run_prune(const PruneSettings& settings);
+std::filesystem::path run_prune(const PruneSettings& settings, const PruneMessages& messages);
 
 }  // namespace attngeom::prune

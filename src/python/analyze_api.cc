@@ -1,16 +1,17 @@
 // attngeom.analyze: the main job (analysis/pipeline.h) with the CLI's settings as keyword
-// arguments: the option table's (analysis/option_table.h) and analyze's own, each checked
-// as the CLI checks its flag; an unknown name is a TypeError naming it.
+// arguments: the option table's (analysis/option_table.h) and those whose Python form differs
+// from the flag's, each checked as the CLI checks its flag; an unknown name is a TypeError
+// naming it. The run's warnings are Python warnings, its progress goes to sys.stderr.
 #include <pybind11/stl.h>
 
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
 
 #include "analysis/option_table.h"
 #include "analysis/pipeline.h"
+#include "analysis/progress.h"
 #include "analysis/provenance.h"
 #include "ops/precision_choice.h"
 #include "python/bindings.h"
@@ -66,6 +67,18 @@ void set_table_option(const OptionSpec& spec, const OptionTarget& target, const 
         using T = std::remove_pointer_t<decltype(member)>;
         if constexpr (std::is_same_v<T, SeedMember>) {
           *member.value = static_cast<std::uint64_t>(integer_in(name, value, 0, (1LL << 53) - 1));
+        } else if constexpr (std::is_same_v<T, OptionalSeedMember>) {
+          *member.value = static_cast<std::uint64_t>(integer_in(name, value, 0, (1LL << 53) - 1));
+        } else if constexpr (std::is_same_v<T, NamedBoolMember>) {
+          *member.value =
+              one_of(name, value, {std::string(member.if_true), std::string(member.if_false)}) == member.if_true;
+        } else if constexpr (std::is_same_v<T, QuerySelection>) {
+          *member = parse_query_selection(value_of<std::string>(name, value));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          *member = value_of<std::string>(name, value);
+        } else if constexpr (std::is_same_v<T, int>) {
+          *member = static_cast<int>(
+              integer_in(name, value, static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)));
         } else if constexpr (std::is_same_v<T, bool>) {
           *member = value_of<bool>(name, value);
         } else if constexpr (std::is_same_v<T, geometry::R1Eta>) {
@@ -96,33 +109,16 @@ struct PythonSettings {
 
 using Setter = std::function<void(PythonSettings&, const std::string&, const py::handle&)>;
 
-// analyze's settings beyond the option table, each as its CLI flag accepts it.
+// analyze's settings beyond the option table (their Python form differs from the flag's),
+// each checked as its CLI flag is.
 const std::map<std::string, Setter>& own_settings() {
   static const std::map<std::string, Setter> setters = {
-      {"seq_len", [](PythonSettings& s, const std::string& n,
-                     const py::handle& v) { s.analysis.seq_len = static_cast<int>(integer_in(n, v, 2, 1LL << 20)); }},
-      {"num_seqs", [](PythonSettings& s, const std::string& n,
-                      const py::handle& v) { s.analysis.num_seqs = static_cast<int>(integer_in(n, v, 1, 1LL << 24)); }},
-      {"queries", [](PythonSettings& s, const std::string& n,
-                     const py::handle& v) { s.analysis.queries = parse_query_selection(value_of<std::string>(n, v)); }},
       {"format",
        [](PythonSettings& s, const std::string& n, const py::handle& v) {
          s.analysis.corpus.format = parse_corpus_format(one_of(n, v, {"text", "lines", "jsonl"}));
        }},
       {"text_field", [](PythonSettings& s, const std::string& n,
                         const py::handle& v) { s.analysis.corpus.text_field = value_of<std::string>(n, v); }},
-      {"skip", [](PythonSettings& s, const std::string& n,
-                  const py::handle& v) { s.analysis.skip = static_cast<int>(integer_in(n, v, 0, 1LL << 30)); }},
-      {"seed",
-       [](PythonSettings& s, const std::string& n, const py::handle& v) {
-         s.analysis.shuffle_seed = static_cast<std::uint64_t>(integer_in(n, v, 0, (1LL << 53) - 1));
-       }},
-      {"pack",
-       [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.pack = value_of<bool>(n, v); }},
-      {"pack_separator",
-       [](PythonSettings& s, const std::string& n, const py::handle& v) {
-         s.analysis.pack_bos = one_of(n, v, {"bos", "none"}) == "bos";
-       }},
       {"lengths",
        [](PythonSettings& s, const std::string& n, const py::handle& v) {
          if (!py::isinstance<py::iterable>(v) || py::isinstance<py::str>(v)) {
@@ -137,8 +133,6 @@ const std::map<std::string, Setter>& own_settings() {
          }
          std::sort(s.analysis.lengths.begin(), s.analysis.lengths.end());
        }},
-      {"label", [](PythonSettings& s, const std::string& n,
-                   const py::handle& v) { s.analysis.label = value_of<std::string>(n, v); }},
       {"resume", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.resume = value_of<bool>(n, v); }},
       {"overwrite",
        [](PythonSettings& s, const std::string& n, const py::handle& v) { s.overwrite = value_of<bool>(n, v); }},
@@ -151,20 +145,8 @@ const std::map<std::string, Setter>& own_settings() {
          s.analysis.shard_count = static_cast<int>(integer_in(n, pair[1], 1, 1LL << 30));
          s.analysis.shard_index = static_cast<int>(integer_in(n, pair[0], 0, s.analysis.shard_count - 1));
        }},
-      {"force",
-       [](PythonSettings& s, const std::string& n, const py::handle& v) { s.analysis.force = value_of<bool>(n, v); }},
       {"resource_check", [](PythonSettings& s, const std::string& n,
                             const py::handle& v) { s.analysis.check_resources = value_of<bool>(n, v); }},
-      {"max_document_bytes",
-       [](PythonSettings& s, const std::string& n, const py::handle& v) {
-         s.analysis.corpus.max_document_bytes = static_cast<std::size_t>(integer_in(n, v, 1, 1LL << 40));
-       }},
-      {"max_corpus_bytes",
-       [](PythonSettings& s, const std::string& n, const py::handle& v) {
-         s.analysis.corpus.max_file_bytes = static_cast<std::size_t>(integer_in(n, v, 1, 1LL << 50));
-       }},
-      {"per_sequence", [](PythonSettings& s, const std::string& n,
-                          const py::handle& v) { s.analysis.per_sequence = value_of<bool>(n, v); }},
       {"precision",
        [](PythonSettings& s, const std::string& n, const py::handle& v) { s.precision = value_of<std::string>(n, v); }},
       {"fp32_matmul", [](PythonSettings& s, const std::string& n,
@@ -177,7 +159,7 @@ const std::map<std::string, Setter>& own_settings() {
 
 PythonSettings settings_of(const py::dict& options) {
   PythonSettings s;
-  const OptionTarget target{s.analysis.row, s.analysis.aggregate};
+  const OptionTarget target = option_target(s.analysis);
   for (const auto& [key, value] : options) {
     const auto name = key.cast<std::string>();
     if (value.is_none()) continue;  // None: the default
@@ -196,6 +178,12 @@ PythonSettings settings_of(const py::dict& options) {
   return s;
 }
 
+void show_progress_in_python(const ProgressUpdate& update) {
+  const py::gil_scoped_acquire gil;
+  py::print(progress_text(update, false), py::arg("end") = "",
+            py::arg("file") = py::module_::import("sys").attr("stderr"));
+}
+
 void analyze(const std::string& model_dir, const std::vector<std::string>& data, const std::string& out,
              const py::dict& options) {
   PythonSettings s = settings_of(options);
@@ -205,13 +193,13 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
   a.out = out;
   a.mode = s.resume ? RunDirMode::kResume : s.overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
   const PrecisionChoice precision = choose_precision(s.precision, s.fp32_matmul);
+  if (!precision.warning.empty()) warn_in_python(precision.warning);
   a.precision = precision.precision;
   a.fp32_matmul = precision.fp32_matmul;
   run_interruptibly(
       [&](const std::atomic<bool>& stop) {
-        const RunControl control{&stop, false, [](const SettingMessage& message) {
-                                   std::fprintf(stderr, "attngeom.analyze: warning: %s\n", message.plain().c_str());
-                                 }};
+        const RunControl control{&stop, show_progress_in_python,
+                                 [](const SettingMessage& message) { warn_in_python(message.plain()); }};
         if (!run_analysis(a, control).complete) return;  // stopped: the caller raises KeyboardInterrupt
         ReportOptions report;
         report.generator = "attngeom " + tool_provenance()["version"].get<std::string>() + " (" +
@@ -222,6 +210,11 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
 }
 
 }  // namespace
+
+void warn_in_python(const std::string& text) {
+  const py::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw py::error_already_set();
+}
 
 void bind_analyze(py::module_& m) {
   m.def("_analyze", &analyze, py::arg("model"), py::arg("data"), py::arg("out"), py::arg("options"));

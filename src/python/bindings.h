@@ -4,7 +4,13 @@
 // (numpy conversion, defaults) and documents them.
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 namespace attngeom::python {
+
+// A warning of the library (e.g. PrecisionChoice::warning) as a Python UserWarning, raised as
+// an error where Python's filters say so. Safe from a worker thread: it takes the GIL.
+void warn_in_python(const std::string& text);
 
 void bind_model(pybind11::module_& m);
 void bind_selection(pybind11::module_& m);

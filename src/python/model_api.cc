@@ -67,6 +67,7 @@ class Model {
   Model(const std::string& dir, const std::string& precision, const std::string& fp32_matmul, int threads)
       : threads_(threads) {
     const PrecisionChoice choice = choose_precision(precision, fp32_matmul);
+    if (!choice.warning.empty()) warn_in_python(choice.warning);
     py::gil_scoped_release release;
     checkpoint_ = std::make_unique<Checkpoint>(dir);
     engine_ = std::make_unique<Engine>(checkpoint_->config(), checkpoint_->weights(),

@@ -32,11 +32,6 @@ int open_regular(const std::filesystem::path& path, const std::string& what, std
 
 }  // namespace
 
-void require_regular_file(const std::filesystem::path& path, const std::string& what) {
-  std::size_t size = 0;
-  ::close(open_regular(path, what, size));
-}
-
 std::string read_file_bytes(const std::filesystem::path& path, std::size_t max_bytes, const std::string& what) {
   std::size_t size = 0;
   const int fd = open_regular(path, what, size);

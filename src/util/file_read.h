@@ -12,7 +12,4 @@ namespace attngeom {
 // "PATH: not a regular file" / "PATH: larger than the N-byte limit for <what>".
 std::string read_file_bytes(const std::filesystem::path& path, std::size_t max_bytes, const std::string& what);
 
-// Checks that `path` names a regular file (after symlinks), with the same messages.
-void require_regular_file(const std::filesystem::path& path, const std::string& what);
-
 }  // namespace attngeom

@@ -137,6 +137,27 @@ def check_resume(args, tmp, failures):
             kept = json.load(f)["label"]
         if kept != (label or os.path.basename(labelled)):
             failures.append(f"--resume without --label relabelled the run {label or 'with no --label'} as {kept!r}")
+    # run.json records the device; a run made on another one is never resumed here.
+    labelled = os.path.join(tmp, "labelled")
+    with open(os.path.join(labelled, "run.json")) as f:
+        run = json.load(f)
+    if run.get("device") != "cpu":
+        failures.append(f"run.json device {run.get('device')!r}, expected 'cpu'")
+    set_device(labelled, "cuda")
+    other = subprocess.run(analyze_args(args.bin, args.fixtures, 1) + ["--out", labelled, "--resume"],
+                           capture_output=True, text=True)
+    if other.returncode != 2 or "device" not in other.stderr:
+        failures.append(f"--resume of a run made on another device: exit {other.returncode}, {other.stderr.strip()!r}")
+
+
+def set_device(run_dir, device):
+    """Marks run_dir's settings as made on `device`, as a run there would have written them."""
+    path = os.path.join(run_dir, "run.json")
+    with open(path) as f:
+        run = json.load(f)
+    run["settings"]["device"] = device
+    with open(path, "w") as f:
+        json.dump(run, f)
 
 
 def check_shards(args, tmp, failures):
@@ -157,6 +178,11 @@ def check_shards(args, tmp, failures):
     if read_csv(os.path.join(reference, "length_sweep.csv")) != read_csv(os.path.join(merged, "length_sweep.csv")):
         failures.append("shards: merged length_sweep.csv differs from the single run's")
     print(f"shards: 3 shards merged vs single run (and its length 48): max relative difference {worst:.1e}")
+    set_device(shards[1], "cuda")
+    mixed = subprocess.run([args.bin, "merge", *shards, "--out", os.path.join(tmp, "mixed")], capture_output=True,
+                           text=True)
+    if mixed.returncode != 2 or "differ" not in mixed.stderr:
+        failures.append(f"merge of shards made on different devices: exit {mixed.returncode}, {mixed.stderr.strip()!r}")
 
 
 def f_score(p, r):

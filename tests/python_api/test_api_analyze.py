@@ -3,8 +3,11 @@
 byte for byte), returns it as load_run reads it, and refuses unknown or bad options. With
 --other-build (the sanitizer build's module against the release CLI) the tables are the same
 files but not compared: a forward pass compiled otherwise rounds differently."""
+import contextlib
 import filecmp
+import io
 import os
+import warnings
 
 import api_lib
 import attngeom
@@ -62,3 +65,16 @@ refuses(ValueError, "try pack or a smaller seq_len or skip",
 refuses(ValueError, "already", lambda: attngeom.analyze(model=model, data=api_lib.CORPUS, out=py_out, seq_len=32))
 refuses(FileNotFoundError, "not found", lambda: attngeom.load_run(bad_out + "-none"))
 assert not os.path.exists(bad_out), "a refused call left an output directory"
+
+# The run's warnings are Python warnings naming keyword arguments, its progress goes to sys.stderr.
+warn_out = os.path.join(args.scratch, "warned")
+progress = io.StringIO()
+with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(progress):
+    warnings.simplefilter("always")
+    attngeom.analyze(model=model, data=short_text, out=warn_out, seq_len=4, num_seqs=50, pack=True,
+                     precision="fp32", threads=2)
+messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+assert any(m.startswith("num_seqs 50, but the corpus gives") for m in messages), messages
+assert not any("--" in m for m in messages), f"a warning names a CLI flag: {messages}"
+assert "attngeom: sequence 1/" in progress.getvalue(), f"no progress on sys.stderr: {progress.getvalue()!r}"
+print(f"ok: analyze warned through Python's warnings: {messages[0]}")

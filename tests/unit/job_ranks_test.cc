@@ -102,13 +102,13 @@ class JobRanksTest : public TempDir {
     std::thread other([&] {
       omp_set_num_threads(1);
       try {
-        run_analysis(settings(dir_ / "rank1-out", mode), {nullptr, false, nullptr, &rank1});
+        run_analysis(settings(dir_ / "rank1-out", mode), {nullptr, nullptr, nullptr, &rank1});
       } catch (...) {
         error1 = std::current_exception();
       }
     });
     omp_set_num_threads(1);
-    const AnalysisOutcome outcome = run_analysis(settings(out, mode), {nullptr, false, nullptr, &rank0});
+    const AnalysisOutcome outcome = run_analysis(settings(out, mode), {nullptr, nullptr, nullptr, &rank0});
     other.join();
     if (error1) std::rethrow_exception(error1);
     EXPECT_TRUE(outcome.complete);

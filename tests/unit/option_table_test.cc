@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 
-#include "analysis/pipeline.h"
+#include "analysis/run_readback.h"
+#include "analysis/settings.h"
 #include "capture/query_rows.h"
 #include "util/error.h"
 
@@ -30,6 +32,26 @@ TEST(OptionTable, RunJsonReaderReadsWhatTheWriterWrote) {
   EXPECT_EQ(options_json(row, read), options_json(row, written));
   EXPECT_EQ(run["options"]["r1_eta"], "max");
   EXPECT_EQ(run["settings"].size(), 10u);  // the record options, as older runs hold them
+}
+
+// run.json's "settings" keeps its keys (a resumed run compares them), whichever table spells them.
+TEST(OptionTable, SettingsJsonKeepsItsKeys) {
+  AnalysisSettings s;
+  s.model_dir = "model";
+  s.shuffle_seed = 5;
+  nlohmann::json settings = settings_json(s);
+  const nlohmann::json record_options = record_options_json(s.row, s.aggregate);
+  for (const auto& [key, value] : record_options.items()) EXPECT_EQ(settings.erase(key), 1u);
+  std::set<std::string> keys;
+  for (const auto& [key, value] : settings.items()) keys.insert(key);
+  EXPECT_EQ(keys,
+            (std::set<std::string>{"data", "format", "lengths", "max_document_bytes", "model_dir", "num_seqs", "pack",
+                                   "precision", "queries", "seed", "seq_len", "shard", "skip", "text_field"}));
+  EXPECT_EQ(settings["seed"], 5);
+  EXPECT_EQ(settings["queries"], "last");
+  s.pack = true;
+  s.pack_bos = false;
+  EXPECT_EQ(settings_json(s)["pack_separator"], "none");  // only packed runs name their separator
 }
 
 TEST(OptionTable, NamesEachSettingOnce) {
