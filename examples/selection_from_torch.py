@@ -85,10 +85,10 @@ def main():
         return 0
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python_api"))
-    import api_lib  # the test suite's dump writer and record reader
+    import api_lib  # the test suite's record reader
     with tempfile.TemporaryDirectory() as scratch:
         dump = os.path.join(scratch, "torch.safetensors")
-        api_lib.write_dump(dump, tokens, [len(tokens) - 1], [(last[:, None, :].numpy(), values.numpy())])
+        attngeom.write_dump(dump, torch.tensor(tokens), [len(tokens) - 1], [(last[:, None, :], values)])
         record, grid = api_lib.metrics_record(args.bin, dump, os.path.join(scratch, "run"))
     geo3 = {k: (x if k == "n" else x[:, None, :]) for k, x in geo.items()}
     api_lib.check_selection_equals_metrics(geo3, record, grid, 0, "torch example")

@@ -65,10 +65,13 @@ SelectionInput checked_input(const FloatArray& attn, const FloatArray& values, c
   return in;
 }
 
+// chosen_grid: the N a caller asked for (ascending, positive); empty: metrics' grid (every N
+// when all_n, else the default one).
 py::dict selection(const FloatArray& attn, const FloatArray& values, const IntArray& query_positions, bool all_n,
-                   int threads) {
+                   const std::vector<std::size_t>& chosen_grid, int threads) {
   const SelectionInput in = checked_input(attn, values, query_positions);
-  const std::vector<std::size_t> grid = make_record_schema(in.seq, all_n).n_grid;  // metrics' N grid for T keys
+  const std::vector<std::size_t> grid =
+      chosen_grid.empty() ? make_record_schema(in.seq, all_n).n_grid : chosen_grid;  // metrics' N grid for T keys
   const std::size_t cells = in.heads * in.rows * grid.size();
   std::vector<double> precision(cells, kNaN), recall(cells, kNaN), f(cells, kNaN), r_min(cells, kNaN),
       r_max(cells, kNaN), margin(cells, kNaN);
@@ -89,8 +92,15 @@ py::dict selection(const FloatArray& attn, const FloatArray& values, const IntAr
           const geometry::HeadRowView row{
               {in.attn + hq * in.seq, keys}, {in.values + (h / group) * in.seq * in.dim, keys * in.dim}, in.dim};
           geometry::validate(row);
-          // The calls analyze_row makes: every N through one Gram, the default grid directly.
-          const std::vector<std::size_t> n_values = all_n ? geometry::every_n(keys) : geometry::default_n_grid(keys);
+          // The calls analyze_row makes: every N through one Gram, the default grid directly;
+          // a chosen grid directly too, its N below the row's keys.
+          std::vector<std::size_t> n_values = all_n ? geometry::every_n(keys) : geometry::default_n_grid(keys);
+          if (!chosen_grid.empty()) {
+            n_values.clear();
+            for (const std::size_t n : chosen_grid) {
+              if (n < keys) n_values.push_back(n);
+            }
+          }
           const std::vector<geometry::SelectionMetrics> metrics =
               all_n ? geometry::selection_metrics(row, geometry::row_gram(row), n_values)
                     : geometry::selection_metrics(row, n_values);
@@ -130,7 +140,7 @@ py::dict selection(const FloatArray& attn, const FloatArray& values, const IntAr
 
 void bind_selection(py::module_& m) {
   m.def("_selection", &selection, py::arg("attn"), py::arg("values"), py::arg("query_positions"), py::arg("all_n"),
-        py::arg("threads"));
+        py::arg("grid"), py::arg("threads"));
 }
 
 }  // namespace attngeom::python

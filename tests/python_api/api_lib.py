@@ -54,26 +54,6 @@ def same_as_cli(args, mine, theirs):
     return float(np.max(np.abs(mine.astype(np.float64) - theirs), initial=0.0)) <= 1e-4 * scale
 
 
-def write_dump(path, tokens, query_positions, layers):
-    """A capture-format dump (README: the capture dump) of user arrays: layers [(attn, values)]."""
-    import json
-    tensors = [("tokens", "I32", np.asarray(tokens, np.int32)),
-               ("query_positions", "I32", np.asarray(query_positions, np.int32))]
-    for l, (attn, values) in enumerate(layers):
-        tensors += [(f"layers.{l}.attn", "F32", np.ascontiguousarray(attn, np.float32)),
-                    (f"layers.{l}.values", "F32", np.ascontiguousarray(values, np.float32))]
-    header, offset = {}, 0
-    for name, dtype, a in tensors:
-        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        offset += a.nbytes
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(len(text).to_bytes(8, "little") + text)
-        for _, _, a in tensors:
-            f.write(a.tobytes())
-
-
 def metrics_record(binary, dump, out, *flags):
     """`attngeom metrics` on one dump: ({field: [L, H, Q, G]}, n_grid) from its record."""
     run(binary, "metrics", "--dump", dump, "--out", out, *flags)

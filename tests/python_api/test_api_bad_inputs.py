@@ -29,8 +29,8 @@ tokens = model.tokenize("hello world")
 
 CASES = [
     # (exception, fragment of the message, call)
-    (TypeError, "float32 or float64", lambda: attngeom.selection(attn.astype(np.int64), values)),
-    (TypeError, "float32 or float64", lambda: attngeom.selection(attn, values.astype(np.float16))),
+    (TypeError, "float16, bfloat16, float32 or float64", lambda: attngeom.selection(attn.astype(np.int64), values)),
+    (TypeError, "float16, bfloat16, float32 or float64", lambda: attngeom.selection(attn, values.astype(np.int8))),
     (TypeError, "expected a numpy array", lambda: attngeom.selection("attn", values)),
     (ValueError, "[H_kv, T, d]", lambda: attngeom.selection(attn, values[:, :-1])),
     (ValueError, "[H, Q, T]", lambda: attngeom.selection(attn[0, 0], values)),
@@ -41,7 +41,8 @@ CASES = [
     (ValueError, "sums to", lambda: attngeom.selection(attn * 2, values)),
     (ValueError, "positions for 3 query rows", lambda: attngeom.selection(attn, values, query_positions=[1, 2])),
     (ValueError, "ascending", lambda: attngeom.selection(attn, values, query_positions=[5, 4, 11])),
-    (ValueError, "n_grid", lambda: attngeom.selection(attn, values, n_grid=[1, 2])),
+    (ValueError, "n_grid", lambda: attngeom.selection(attn, values, n_grid=[2, 1])),
+    (ValueError, "n_grid", lambda: attngeom.selection(attn, values, n_grid="every")),
     (ValueError, "at least 2 keys", lambda: attngeom.selection(np.ones((H, 1, 1), np.float32), values[:, :1])),
     (TypeError, "threads", lambda: attngeom.selection(attn, values, threads="2")),
     (FileNotFoundError, "model directory not found", lambda: attngeom.Model(model_dir + "-missing")),
@@ -50,7 +51,7 @@ CASES = [
     (TypeError, "precision", lambda: attngeom.Model(model_dir, precision=32)),
     (TypeError, "expected str", lambda: model.tokenize(b"bytes")),
     (TypeError, "integer token ids", lambda: model.capture(np.array([1.0, 2.0]))),
-    (ValueError, "1-D", lambda: model.capture(np.ones((2, 2), np.int32))),
+    (ValueError, "[T] or [1, T]", lambda: model.capture(np.ones((2, 2), np.int32))),
     (ValueError, "outside the vocabulary", lambda: model.capture(np.array([1, 99999]))),
     (ValueError, "outside the vocabulary", lambda: model.capture(np.array([1, -3]))),
     (ValueError, "empty", lambda: model.capture(np.array([], np.int32))),

@@ -15,7 +15,7 @@ args = api_lib.parse_args(cli=True)
 
 def check(dump_layers, tokens, qpos, where):
     dump = os.path.join(args.scratch, f"{where}.safetensors")
-    api_lib.write_dump(dump, tokens, qpos, dump_layers)
+    attngeom.write_dump(dump, tokens, qpos, dump_layers)
     for flags, n_grid in (([], None), (["--every-n"], "all")):
         out = os.path.join(args.scratch, f"{where}-run{len(flags)}")
         record, grid = api_lib.metrics_record(args.bin, dump, out, *flags)
