@@ -72,8 +72,9 @@ def analyze(model, data, out, **options):
     data: a path or a list of corpus files or folders. options: analyze's settings by their
     setting names, the flags without "--" and with "_" (seq_len=64, num_seqs=4,
     queries="all", every_n=True, bounds=False, shard=(0, 2), lengths=[128, 256],
-    precision="fp32", threads=2, resume=True, ...; docs/cli.md lists them). An unknown name is
-    a TypeError naming it; a bad value a ValueError with the CLI's message.
+    precision="fp32", threads=2, resume=True, memory_check="off", ...; docs/cli.md lists
+    them), and quiet=True for no progress lines on sys.stderr. An unknown name is a TypeError
+    naming it and the nearest known one; a bad value a ValueError with the CLI's message.
     """
     data = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [os.fspath(d) for d in data]
     _attngeom._analyze(os.fspath(model), data, os.fspath(out), options)

@@ -18,6 +18,7 @@
 #include "python/interrupt.h"
 #include "report/report.h"
 #include "util/error.h"
+#include "util/near_name.h"
 
 namespace attngeom::python {
 namespace {
@@ -105,6 +106,7 @@ struct PythonSettings {
   std::string precision = "auto", fp32_matmul = "sgemm";
   int threads = 0;
   bool resume = false, overwrite = false;
+  bool quiet = false;  // no progress lines
 };
 
 using Setter = std::function<void(PythonSettings&, const std::string&, const py::handle&)>;
@@ -147,6 +149,14 @@ const std::map<std::string, Setter>& own_settings() {
        }},
       {"resource_check", [](PythonSettings& s, const std::string& n,
                             const py::handle& v) { s.analysis.check_resources = value_of<bool>(n, v); }},
+      {"memory_check",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) {
+         const std::string check = one_of(n, v, {"strict", "warn", "off"});
+         s.analysis.memory_check = check == "strict" ? MemoryCheck::kStrict
+                                   : check == "off"  ? MemoryCheck::kOff
+                                                     : MemoryCheck::kWarn;
+       }},
+      {"quiet", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.quiet = value_of<bool>(n, v); }},
       {"precision",
        [](PythonSettings& s, const std::string& n, const py::handle& v) { s.precision = value_of<std::string>(n, v); }},
       {"fp32_matmul", [](PythonSettings& s, const std::string& n,
@@ -155,6 +165,16 @@ const std::map<std::string, Setter>& own_settings() {
                      const py::handle& v) { s.threads = static_cast<int>(integer_in(n, v, 1, 1024)); }},
   };
   return setters;
+}
+
+// Every keyword analyze takes.
+std::vector<std::string> keyword_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, setter] : own_settings()) names.push_back(name);
+  for (const OptionSpec& spec : analysis_option_table()) {
+    if (!spec.help.empty()) names.emplace_back(spec.name);
+  }
+  return names;
 }
 
 PythonSettings settings_of(const py::dict& options) {
@@ -169,8 +189,10 @@ PythonSettings settings_of(const py::dict& options) {
     }
     const auto table = analysis_option_table();
     const auto spec = std::find_if(table.begin(), table.end(), [&](const OptionSpec& o) { return o.name == name; });
-    if (spec == table.end() || spec->help.empty())
-      throw py::type_error("analyze() got an unexpected keyword argument '" + name + "'");
+    if (spec == table.end() || spec->help.empty()) {
+      throw py::type_error("analyze() got an unexpected keyword argument '" + name + "'" +
+                           near_name_suggestion(name, keyword_names()));
+    }
     set_table_option(*spec, target, value);
   }
   if (s.resume && s.overwrite)
@@ -198,7 +220,8 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
   a.fp32_matmul = precision.fp32_matmul;
   run_interruptibly(
       [&](const std::atomic<bool>& stop) {
-        const RunControl control{&stop, show_progress_in_python,
+        using ProgressSink = std::function<void(const ProgressUpdate&)>;
+        const RunControl control{&stop, s.quiet ? ProgressSink() : ProgressSink(show_progress_in_python),
                                  [](const SettingMessage& message) { warn_in_python(message.plain()); }};
         if (!run_analysis(a, control).complete) return;  // stopped: the caller raises KeyboardInterrupt
         ReportOptions report;
@@ -218,14 +241,7 @@ void warn_in_python(const std::string& text) {
 
 void bind_analyze(py::module_& m) {
   m.def("_analyze", &analyze, py::arg("model"), py::arg("data"), py::arg("out"), py::arg("options"));
-  m.def("_option_names", [] {
-    std::vector<std::string> names;
-    for (const auto& [name, setter] : own_settings()) names.push_back(name);
-    for (const OptionSpec& spec : analysis_option_table()) {
-      if (!spec.help.empty()) names.emplace_back(spec.name);
-    }
-    return names;
-  });
+  m.def("_option_names", &keyword_names);
 }
 
 }  // namespace attngeom::python

@@ -6,6 +6,7 @@ files but not compared: a forward pass compiled otherwise rounds differently."""
 import contextlib
 import filecmp
 import io
+import json
 import os
 import warnings
 
@@ -48,7 +49,10 @@ def refuses(exc, fragment, call):
 
 
 bad_out = os.path.join(args.scratch, "bad")
-refuses(TypeError, "seq_lenn", lambda: attngeom.analyze(model=model, data=api_lib.CORPUS, out=bad_out, seq_lenn=4))
+refuses(TypeError, "'seq_lenn' (did you mean seq_len?)",
+        lambda: attngeom.analyze(model=model, data=api_lib.CORPUS, out=bad_out, seq_lenn=4))
+refuses(ValueError, "memory_check", lambda: attngeom.analyze(model=model, data=api_lib.CORPUS, out=bad_out,
+                                                             memory_check="never"))
 refuses(TypeError, "seq_len", lambda: attngeom.analyze(model=model, data=api_lib.CORPUS, out=bad_out, seq_len="32"))
 refuses(ValueError, "seq_len", lambda: attngeom.analyze(model=model, data=api_lib.CORPUS, out=bad_out, seq_len=1))
 refuses(ValueError, "r2_delta", lambda: attngeom.analyze(model=model, data=api_lib.CORPUS, out=bad_out, r2_delta=0.9))
@@ -78,3 +82,14 @@ assert any(m.startswith("num_seqs 50, but the corpus gives") for m in messages),
 assert not any("--" in m for m in messages), f"a warning names a CLI flag: {messages}"
 assert "attngeom: sequence 1/" in progress.getvalue(), f"no progress on sys.stderr: {progress.getvalue()!r}"
 print(f"ok: analyze warned through Python's warnings: {messages[0]}")
+
+# quiet=True shows no progress; memory_check is a keyword like the CLI's flag.
+quiet_out = os.path.join(args.scratch, "quiet")
+progress = io.StringIO()
+with contextlib.redirect_stderr(progress):
+    attngeom.analyze(model=model, data=short_text, out=quiet_out, seq_len=4, num_seqs=2, pack=True, precision="fp32",
+                     threads=2, quiet=True, memory_check="off")
+assert progress.getvalue() == "", f"quiet=True printed {progress.getvalue()!r}"
+with open(os.path.join(quiet_out, "run.json")) as f:
+    assert json.load(f)["complete"], "the quiet run did not complete"
+print("ok: quiet=True prints no progress; memory_check='off' accepted")
