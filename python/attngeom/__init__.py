@@ -15,8 +15,8 @@ from ._attngeom import __version__, git_commit
 from .arrays import as_float32_array
 from .dump import write_dump
 from .model import Model
-from .run import Run, analyze, load_run
+from .run import Run, analyze, load_run, metrics
 from .selection import selection
 
-__all__ = ["Model", "Run", "analyze", "as_float32_array", "load_run", "selection", "write_dump", "__version__",
-           "git_commit"]
+__all__ = ["Model", "Run", "analyze", "as_float32_array", "load_run", "metrics", "selection", "write_dump",
+           "__version__", "git_commit"]

@@ -81,6 +81,20 @@ def analyze(model, data, out, **options):
     return load_run(out)
 
 
+def metrics(dumps, out, **options):
+    """Runs `attngeom metrics --dump DUMP ... --out OUT` and returns load_run(out).
+
+    dumps: a capture dump or a list of them (attngeom.write_dump writes one from any arrays,
+    e.g. a transformers model's attentions and value states). options: the geometry and table
+    settings analyze takes (every_n=True, bounds=False, top_k=8, per_sequence=True, ...),
+    label, overwrite and threads. An unknown name is a TypeError naming it and the nearest
+    known one; a bad value a ValueError with the CLI's message.
+    """
+    dumps = [os.fspath(dumps)] if isinstance(dumps, (str, os.PathLike)) else [os.fspath(d) for d in dumps]
+    _attngeom._metrics(dumps, os.fspath(out), options)
+    return load_run(out)
+
+
 def option_names():
     """The keyword options analyze accepts."""
     return sorted(_attngeom._option_names())

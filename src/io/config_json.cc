@@ -12,6 +12,11 @@
 namespace attngeom {
 namespace {
 
+// The route that exists for a model the engine does not read.
+constexpr const char* kDumpRoute =
+    "; any model transformers runs can still be analysed from its attentions and values: attngeom.write_dump, "
+    "then attngeom metrics (docs/python.md)";
+
 using nlohmann::json;
 
 class FieldReader {
@@ -96,7 +101,8 @@ void refuse_moe(const FieldReader& f) {
   for (const char* key : {"num_experts", "num_local_experts"}) {
     const json* v = f.find(key);
     if (v != nullptr && !v->is_null() && !(v->is_number_integer() && v->get<std::int64_t>() == 0)) {
-      throw f.error(key, "is set: mixture-of-experts models are not supported (dense MLPs only)");
+      throw f.error(key,
+                    std::string("is set: mixture-of-experts models are not supported (dense MLPs only)") + kDumpRoute);
     }
   }
 }
@@ -256,7 +262,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   const Family* family = find_family(multimodal ? "gemma3_text" : c.model_type);
   if (family == nullptr) {
     throw InputError(source + ": unsupported model_type '" + c.model_type + "' (supported: " + supported_model_types() +
-                     ")");
+                     ")" + kDumpRoute);
   }
   const json* text_config = multimodal ? top.find("text_config") : &root;
   if (text_config == nullptr || !text_config->is_object()) throw top.error("text_config", "must be an object");

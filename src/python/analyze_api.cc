@@ -16,6 +16,7 @@
 #include "ops/precision_choice.h"
 #include "python/bindings.h"
 #include "python/interrupt.h"
+#include "python/option_args.h"
 #include "report/report.h"
 #include "util/error.h"
 #include "util/near_name.h"
@@ -24,82 +25,6 @@ namespace attngeom::python {
 namespace {
 
 namespace py = pybind11;
-
-// The Python value of setting `name` as T; TypeError unless it is one.
-template <typename T>
-T value_of(const std::string& name, const py::handle& value) {
-  const bool is_bool = py::isinstance<py::bool_>(value);
-  const bool ok = std::is_same_v<T, bool> ? is_bool
-                  : std::is_integral_v<T> ? py::isinstance<py::int_>(value) && !is_bool
-                  : std::is_floating_point_v<T>
-                      ? (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)) && !is_bool
-                      : py::isinstance<py::str>(value);
-  if (!ok) {
-    throw py::type_error(name + ": expected " + std::string(py::str(py::type::of(py::cast(T{})).attr("__name__"))) +
-                         ", got " + std::string(py::str(py::type::of(value).attr("__name__"))));
-  }
-  return value.cast<T>();
-}
-
-long long integer_in(const std::string& name, const py::handle& value, long long lo, long long hi) {
-  const auto x = value_of<long long>(name, value);
-  if (x < lo || x > hi) {
-    throw SettingError({setting(name), ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                                           "], found " + std::to_string(x)});
-  }
-  return x;
-}
-
-std::string one_of(const std::string& name, const py::handle& value, const std::vector<std::string>& choices) {
-  const auto text = value_of<std::string>(name, value);
-  std::string listed;
-  for (const auto& c : choices) {
-    if (c == text) return text;
-    listed += (listed.empty() ? "" : ", ") + c;
-  }
-  throw SettingError({setting(name), ": expected one of " + listed + ", found '" + text + "'"});
-}
-
-// One entry of the option table from a Python value.
-void set_table_option(const OptionSpec& spec, const OptionTarget& target, const py::handle& value) {
-  const std::string name(spec.name);
-  std::visit(
-      [&](auto member) {
-        using T = std::remove_pointer_t<decltype(member)>;
-        if constexpr (std::is_same_v<T, SeedMember>) {
-          *member.value = static_cast<std::uint64_t>(integer_in(name, value, 0, (1LL << 53) - 1));
-        } else if constexpr (std::is_same_v<T, OptionalSeedMember>) {
-          *member.value = static_cast<std::uint64_t>(integer_in(name, value, 0, (1LL << 53) - 1));
-        } else if constexpr (std::is_same_v<T, NamedBoolMember>) {
-          *member.value =
-              one_of(name, value, {std::string(member.if_true), std::string(member.if_false)}) == member.if_true;
-        } else if constexpr (std::is_same_v<T, QuerySelection>) {
-          *member = parse_query_selection(value_of<std::string>(name, value));
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          *member = value_of<std::string>(name, value);
-        } else if constexpr (std::is_same_v<T, int>) {
-          *member = static_cast<int>(
-              integer_in(name, value, static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)));
-        } else if constexpr (std::is_same_v<T, bool>) {
-          *member = value_of<bool>(name, value);
-        } else if constexpr (std::is_same_v<T, geometry::R1Eta>) {
-          *member = parse_r1_eta(one_of(name, value, {"max", "mae"}));
-        } else if constexpr (std::is_same_v<T, std::size_t>) {
-          *member = static_cast<std::size_t>(
-              integer_in(name, value, static_cast<long long>(spec.lo), static_cast<long long>(spec.hi)));
-        } else if constexpr (std::is_same_v<T, double>) {
-          const auto x = value_of<double>(name, value);
-          if (!(x >= spec.lo && x <= spec.hi)) {  // false for NaN
-            throw SettingError({setting(name), ": expected a number in [" + std::to_string(spec.lo) + ", " +
-                                                   std::to_string(spec.hi) + "], found " + std::to_string(x)});
-          }
-          *member = x;
-        } else {
-          throw py::type_error(name + ": not a setting of analyze");
-        }
-      },
-      spec.member(target));
-}
 
 struct PythonSettings {
   AnalysisSettings analysis;
@@ -224,15 +149,19 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
         const RunControl control{&stop, s.quiet ? ProgressSink() : ProgressSink(show_progress_in_python),
                                  [](const SettingMessage& message) { warn_in_python(message.plain()); }};
         if (!run_analysis(a, control).complete) return;  // stopped: the caller raises KeyboardInterrupt
-        ReportOptions report;
-        report.generator = "attngeom " + tool_provenance()["version"].get<std::string>() + " (" +
-                           tool_provenance()["git_commit"].get<std::string>() + ")";
-        write_report({a.out}, a.out / "report.html", report);
+        write_run_report(a.out);
       },
       s.threads);
 }
 
 }  // namespace
+
+void write_run_report(const std::filesystem::path& run) {
+  ReportOptions report;
+  report.generator = "attngeom " + tool_provenance()["version"].get<std::string>() + " (" +
+                     tool_provenance()["git_commit"].get<std::string>() + ")";
+  write_report({run}, run / "report.html", report);
+}
 
 void warn_in_python(const std::string& text) {
   const py::gil_scoped_acquire gil;

@@ -30,4 +30,5 @@ PYBIND11_MODULE(_attngeom, m) {
   attngeom::python::bind_model(m);
   attngeom::python::bind_selection(m);
   attngeom::python::bind_analyze(m);
+  attngeom::python::bind_metrics(m);
 }

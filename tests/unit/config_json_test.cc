@@ -119,6 +119,10 @@ TEST(ConfigJson, ReadsRopeFromRopeScalingOrRopeParametersAndRefusesTheRest) {
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
   EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("unsupported model_type 'gpt2' (supported: llama, mistral, "),
             std::string::npos);
+  // Each refusal of a model names the route that remains: a dump of its arrays, then metrics.
+  EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("attngeom.write_dump, then attngeom metrics"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type":"mixtral","num_local_experts":8})").find("then attngeom metrics"),
+            std::string::npos);
   EXPECT_NE(error_of("{oops").find("malformed JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"model_type":"llama","hidden_size":64})").find("intermediate_size"), std::string::npos);
   const std::string llama =
