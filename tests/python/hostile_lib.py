@@ -24,6 +24,7 @@ class Ctx:
         self.out = os.path.join(tmp, "run")          # must not exist afterwards unless listed in keep
         self.keep = []                               # existing paths that must stay byte-identical
         self.env = {}                                # added to the environment of the run
+        self.started = False                         # refused once running: analyze's start line may come first
 
     def file(self, name, data):
         path = os.path.join(self.tmp, name)

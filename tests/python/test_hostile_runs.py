@@ -13,6 +13,7 @@ the disk-full test in test_disk_full.py.
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,11 @@ from hostile_lib import CASES, CORPUS, PROMPT, Ctx, case, patch_dump, snapshot  
 import hostile_output_cases  # noqa: E402,F401  (registers the merge, report, prune and output cases)
 import hostile_flag_cases  # noqa: E402,F401  (registers the contradictory-flag and mistyped-word cases)
 import hostile_interop_cases  # noqa: E402,F401  (registers the compare and export cases)
+import hostile_first_try_cases  # noqa: E402,F401  (registers a new user's first mistakes)
+
+
+# analyze's start line ("attngeom: llama, fp32 on cpu: 2 sequences ...") and its warnings.
+START_OR_WARNING = re.compile(r"attngeom: \S+, \S+ on \S+: \d+ sequences? of |attngeom analyze: warning: ")
 
 
 # --- the run directory (--out) ---
@@ -235,6 +241,7 @@ def overflowing_model(ctx):
 @case
 def analyze_weights_overflowing_scores(ctx):
     overflowing_model(ctx)
+    ctx.started = True
     return ctx.analyze(), ["model.layers.0"], ["not a finite weight"]
 
 
@@ -250,6 +257,7 @@ def analyze_overwrite_failing_before_its_first_record(ctx):
     ctx.run_ok(*ctx.analyze("--no-bounds"))
     ctx.keep = [ctx.out]
     overflowing_model(ctx)
+    ctx.started = True
     return ctx.analyze("--overwrite"), ["model.layers.0"], ["not a finite weight"]
 
 
@@ -380,6 +388,11 @@ def run_case(name, binary, fixtures):
         proc = subprocess.run([binary, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               timeout=300, env={**os.environ, **ctx.env})
         print(f"case {name}: exit {proc.returncode}; stderr: {proc.stderr.strip()[:600]!r}")
+        if ctx.started:  # the one line is the last: before it, what the run was about to do
+            lines = proc.stderr.splitlines(keepends=True)
+            while len(lines) > 1 and START_OR_WARNING.match(lines[0]):
+                lines.pop(0)
+            proc = subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, "".join(lines))
         problems = refusal_problems(proc, needles_any, needles_all, tmp)
         for p, snap in before.items():
             if snapshot(p) != snap:
