@@ -13,7 +13,6 @@ the disk-full test in test_disk_full.py.
 import gzip
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -24,15 +23,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bad_input_lib import L0, ST, case_runner_main, refusal_problems, rewrite  # noqa: E402
-from hostile_lib import CASES, CORPUS, PROMPT, Ctx, case, patch_dump, snapshot  # noqa: E402
+from hostile_lib import CASES, CORPUS, PROMPT, Ctx, after_start, case, patch_dump, snapshot  # noqa: E402
 import hostile_output_cases  # noqa: E402,F401  (registers the merge, report, prune and output cases)
 import hostile_flag_cases  # noqa: E402,F401  (registers the contradictory-flag and mistyped-word cases)
 import hostile_interop_cases  # noqa: E402,F401  (registers the compare and export cases)
 import hostile_first_try_cases  # noqa: E402,F401  (registers a new user's first mistakes)
-
-
-# analyze's start line ("attngeom: llama, fp32 on cpu: 2 sequences ...") and its warnings.
-START_OR_WARNING = re.compile(r"attngeom: \S+, \S+ on \S+: \d+ sequences? of |attngeom analyze: warning: ")
 
 
 # --- the run directory (--out) ---
@@ -389,10 +384,7 @@ def run_case(name, binary, fixtures):
                               timeout=300, env={**os.environ, **ctx.env})
         print(f"case {name}: exit {proc.returncode}; stderr: {proc.stderr.strip()[:600]!r}")
         if ctx.started:  # the one line is the last: before it, what the run was about to do
-            lines = proc.stderr.splitlines(keepends=True)
-            while len(lines) > 1 and START_OR_WARNING.match(lines[0]):
-                lines.pop(0)
-            proc = subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, "".join(lines))
+            proc = subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, after_start(proc.stderr))
         problems = refusal_problems(proc, needles_any, needles_all, tmp)
         for p, snap in before.items():
             if snapshot(p) != snap:
