@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model).
+"""Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
 Gemma-3, Qwen2, Qwen3, OLMo-2) and any shape, streaming every
@@ -8,13 +8,15 @@ Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
 
 Also the shared writer used by tools/make_fixtures.py: `write_checkpoint`,
-`write_safetensors`, `hf_config`, `tensor_shapes`, `spm_vocab_size`.
+`write_safetensors`, `hf_config`, `tensor_shapes`, `spm_vocab_size`, `tokenizer_vocab_size`.
 
   make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
-Presets: llama2-7b, mistral-7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, h1024-l8 (the
-issue's hidden-1024, 8-layer measurement shape). Explicit flags override a preset.
+Presets: llama2-7b, mistral-7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, h1024-l8 (a LLaMA
+of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
+flags override a preset. --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
+tokenizer.json, copied under its own name.
 """
 import argparse
 import json
@@ -60,7 +62,7 @@ PRESETS = {
                        heads=28, kv_heads=4, head_dim=128, vocab=152064, rope_theta=1000000.0,
                        rms_norm_eps=1e-6, max_positions=32768, sliding_window=131072,
                        tie_word_embeddings=False, bos_token_id=151643, eos_token_id=151643),
-    # The issue's RSS measurement shape; vocab defaults to the tokenizer's.
+    # Mid-sized, for memory measurements; vocab defaults to the tokenizer's.
     "h1024-l8": dict(model_type="llama", hidden=1024, intermediate=2816, layers=8,
                      heads=16, kv_heads=16, head_dim=64, vocab=None, rope_theta=10000.0,
                      rms_norm_eps=1e-5, max_positions=8192),
@@ -98,6 +100,30 @@ def spm_vocab_size(path):
         else:
             raise ValueError(f"{path}: unexpected protobuf wire type {wire}")
     return count
+
+
+def is_tokenizer_json(path):
+    """A Hugging Face tokenizer.json (a JSON object) rather than a sentencepiece model."""
+    with open(path, "rb") as f:
+        return f.read(64).lstrip().startswith(b"{")
+
+
+def tokenizer_vocab_size(path):
+    """The vocabulary a tokenizer needs: sentencepiece pieces, or 1 + tokenizer.json's largest id."""
+    if not is_tokenizer_json(path):
+        return spm_vocab_size(path)
+    with open(path, encoding="utf-8") as f:
+        tok = json.load(f)
+    vocab = (tok.get("model") or {}).get("vocab")
+    ids = list(vocab.values()) if isinstance(vocab, dict) else list(range(len(vocab or [])))
+    ids += [t["id"] for t in tok.get("added_tokens") or []]
+    if not ids:
+        raise ValueError(f"{path}: tokenizer.json has no model.vocab")
+    return max(ids) + 1
+
+
+def tokenizer_file_name(path):
+    return "tokenizer.json" if is_tokenizer_json(path) else "tokenizer.model"
 
 
 ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "gemma": "GemmaForCausalLM",
@@ -283,12 +309,12 @@ def write_safetensors(path, tensors, metadata=None):
 
 
 def write_checkpoint(out_dir, config, tensors, tokenizer, max_shard_bytes=None):
-    """config.json, model.safetensors or shards + index, and a copy of tokenizer."""
+    """config.json, model.safetensors or shards + index, and a copy of tokenizer (under its kind's name)."""
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
         f.write("\n")
-    shutil.copyfile(tokenizer, os.path.join(out_dir, "tokenizer.model"))
+    shutil.copyfile(tokenizer, os.path.join(out_dir, tokenizer_file_name(tokenizer)))
     total = sum(t.nbytes for t in tensors)
     if not max_shard_bytes or total <= max_shard_bytes:
         write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
@@ -376,7 +402,7 @@ def main(argv=None):
         ap.add_argument("--" + flag, type=int)
     ap.add_argument("--sliding-window", type=int, help="mistral, qwen2/3 (unused there), gemma2/3; omit for null")
     ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_ALIASES))
-    ap.add_argument("--tokenizer", required=True, help="tokenizer.model to copy")
+    ap.add_argument("--tokenizer", required=True, help="tokenizer.model (sentencepiece) or tokenizer.json to copy")
     ap.add_argument("--out", required=True, help="output model directory")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-shard-gb", type=float, default=5.0,
@@ -398,7 +424,12 @@ def main(argv=None):
         ap.error(f"heads {shape['heads']} is not a multiple of kv_heads {shape['kv_heads']}")
     if shape.get("head_dim") is None:
         shape["head_dim"] = shape["hidden"] // shape["heads"]
-    tok_vocab = spm_vocab_size(args.tokenizer)
+    try:
+        tok_vocab = tokenizer_vocab_size(args.tokenizer)
+    except (OSError, ValueError, IndexError, KeyError, TypeError) as e:
+        print(f"{ap.prog}: error: --tokenizer {args.tokenizer}: expected a sentencepiece tokenizer.model or a "
+              f"Hugging Face tokenizer.json ({e})", file=sys.stderr)
+        return 2
     if shape.get("vocab") is None:
         shape["vocab"] = tok_vocab
     if shape["vocab"] < tok_vocab:

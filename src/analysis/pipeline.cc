@@ -1,6 +1,7 @@
 #include "analysis/pipeline.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,6 +116,31 @@ AnalysisOutcome run_lengths(const AnalysisSettings& s, const RunInputs& inputs, 
   return outcome;
 }
 
+// What the first length computes, for the line a front end shows before the first sequence.
+RunStart run_start(const AnalysisSettings& s, const RunInputs& in, const std::vector<LengthPlan>& plans) {
+  const LengthPlan& plan = plans.front();
+  std::set<std::size_t> documents;
+  for (const std::size_t i : plan.shard_sequences) {
+    const std::vector<std::size_t>& drawn = plan.sequences.sequences[i].documents;
+    documents.insert(drawn.begin(), drawn.end());
+  }
+  const std::vector<std::size_t>& first = plan.sequences.sequences[plan.shard_sequences.front()].documents;
+  std::string first_document;
+  if (!first.empty()) {
+    const Document& d = in.corpus.documents[first.front()];
+    first_document = in.corpus.files[d.file].path.string() + ":" + std::to_string(d.line);
+  }
+  return {in.checkpoint.config().model_type,
+          std::string(precision_name(s.precision)),
+          std::string(device_name(s.device)),
+          plan.shard_sequences.size(),
+          plan.seq_len,
+          plan.rows.size(),
+          plans.size() - 1,
+          documents.size(),
+          first_document};
+}
+
 }  // namespace
 
 nlohmann::json taxonomy_json(const RunAggregate& run) {
@@ -166,6 +192,7 @@ AnalysisOutcome run_analysis(const AnalysisSettings& given, const RunControl& co
       if (control.warn) control.warn(warning);
     });
   }
+  if (writer && control.started) control.started(run_start(s, inputs, plans));
   return run_lengths(s, inputs, plans, guard ? guard->open_mode() : s.mode, control);
 }
 

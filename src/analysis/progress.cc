@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "util/plural.h"
+
 namespace attngeom {
 
 std::string progress_text(const ProgressUpdate& u, bool bar) {
@@ -18,6 +20,21 @@ std::string progress_text(const ProgressUpdate& u, bool bar) {
                   u.tokens_per_s, u.eta_s);
   }
   return text;
+}
+
+std::string run_start_text(const RunStart& s) {
+  std::string text = "attngeom: " + s.model_type + ", " + s.precision + " on " + s.device + ": " +
+                     count_of(s.sequences, "sequence") + " of " + std::to_string(s.seq_len) + " tokens, " +
+                     count_of(s.query_rows, "query row") + " each";
+  if (s.more_lengths > 0) text += ", then " + count_of(s.more_lengths, "more length");
+  return text + "\n";
+}
+
+std::optional<SettingMessage> one_document_warning(const RunStart& s) {
+  if (s.sequences < 2 || s.documents != 1) return std::nullopt;
+  return SettingMessage{"all " + std::to_string(s.sequences) + " sequences come from one document (" +
+                            s.first_document + "), so their rows are far from independent samples; with ",
+                        setting("format"), " text each file is one document (lines reads one per line)"};
 }
 
 void Progress::sequence_done(std::size_t done) {

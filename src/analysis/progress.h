@@ -4,7 +4,10 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
+
+#include "util/error.h"
 
 namespace attngeom {
 
@@ -13,6 +16,25 @@ struct ProgressUpdate {
   double tokens_per_s = 0;
   double eta_s = 0;  // seconds left at this pace
 };
+
+// What a run is about to compute, told once before its first sequence.
+struct RunStart {
+  std::string model_type;  // config.json's
+  std::string precision, device;
+  std::size_t sequences = 0;     // this process's share, at the first length
+  int seq_len = 0;               // the first length
+  std::size_t query_rows = 0;    // captured per sequence
+  std::size_t more_lengths = 0;  // a length sweep's lengths after the first
+  std::size_t documents = 0;     // distinct corpus documents the sequences draw from
+  std::string first_document;    // "file:line" of the first sequence's first document
+};
+
+// One line, e.g. "attngeom: llama, fp32 on cpu: 8 sequences of 256 tokens, 1 query row each\n".
+std::string run_start_text(const RunStart& start);
+
+// A warning when two or more sequences all come from one document (their rows are then far
+// from independent samples); none otherwise.
+std::optional<SettingMessage> one_document_warning(const RunStart& start);
 
 // A bar redrawn in place (for a terminal), or one log line.
 std::string progress_text(const ProgressUpdate& update, bool bar);

@@ -15,6 +15,7 @@ struct RunControl {
   std::function<void(const ProgressUpdate&)> progress;  // after each finished sequence; null: none shown
   std::function<void(const SettingMessage&)> warn;      // e.g. fewer sequences than asked for; null: none shown
   JobRanks* ranks = nullptr;                            // this process's part of an MPI job; null: alone
+  std::function<void(const RunStart&)> started;         // once, before the first sequence; null: not shown
 };
 
 // Whether this process writes the run directory: a process alone, or rank 0 of an MPI job.

@@ -65,9 +65,8 @@ std::vector<int> parse_lengths(const std::string& text) {
 // The report and the summary line of a finished run, or how to continue a stopped one.
 void finish_analysis(const AnalysisSettings& s, const AnalysisOutcome& outcome) {
   if (!outcome.complete) {
-    std::fprintf(stderr, "attngeom: stopped after %zu/%zu sequences; continue with: attngeom analyze ... --resume\n",
-                 outcome.sequences_done, outcome.sequences_total);
-    throw StoppedEarly();
+    throw StoppedEarly{"stopped after " + std::to_string(outcome.sequences_done) + "/" +
+                       std::to_string(outcome.sequences_total) + " sequences"};
   }
   write_run_report(s.out);
   const std::string lengths = s.lengths.empty() ? "" : " over " + count_of(s.lengths.size() + 1, "length");
@@ -83,6 +82,11 @@ void warn_analyze(const SettingMessage& message) {
 
 void show_analyze_progress(const ProgressUpdate& update) {
   std::fputs(progress_text(update, ::isatty(STDERR_FILENO) != 0).c_str(), stderr);
+}
+
+void show_analyze_start(const RunStart& start) {
+  std::fputs(run_start_text(start).c_str(), stderr);
+  if (const auto warning = one_document_warning(start)) warn_analyze(*warning);
 }
 
 namespace {
@@ -204,7 +208,7 @@ void add_analyze_command(CLI::App& app) {
     if (f->resume && f->overwrite) throw InputError("--resume and --overwrite cannot be combined");
     s.model_dir = f->model_dir;
     s.out = f->out;
-    s.corpus.format = resolve_corpus_format(*cmd, f->format);
+    s.corpus.format = resolve_corpus_format(*cmd, f->format, s.data);
     if (!f->lengths.empty()) s.lengths = parse_lengths(f->lengths);
     if (!f->shard.empty()) {
       const ShardChoice shard = parse_shard(f->shard, [](const char* name) { return std::getenv(name); });
@@ -231,7 +235,7 @@ void add_analyze_command(CLI::App& app) {
 
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
-    const RunControl control{&g_stop_requested, show_analyze_progress, warn_analyze};
+    const RunControl control{&g_stop_requested, show_analyze_progress, warn_analyze, nullptr, show_analyze_start};
     finish_analysis(s, run_analysis(s, control));
   });
 }

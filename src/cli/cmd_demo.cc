@@ -90,7 +90,9 @@ void analyze_model(AnalysisSettings s, const std::string& model_dir, const fs::p
   s.model_dir = model_dir;
   s.out = out / label;
   s.label = label;
-  const RunControl control{nullptr, show_analyze_progress, warn_analyze};
+  // The demo's one held-out document is its choice, so only the line is shown, not the warning.
+  const RunControl control{nullptr, show_analyze_progress, warn_analyze, nullptr,
+                           [](const RunStart& start) { std::fputs(run_start_text(start).c_str(), stderr); }};
   run_analysis(s, control);  // no stop control: it always completes
 }
 

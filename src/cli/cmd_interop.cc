@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "cli/commands.h"
 #include "interop/compare.h"
@@ -106,6 +107,17 @@ void run_compare(const CompareFlags& f) {
   bootstrap.resamples = f.bootstrap;
   const auto rows = interop::compare_head_sets(run, f.heads, sets, bootstrap, f.seed);
   interop::write_comparison_csv(out, rows);
+  // One note per file and reason, naming the rows it holds for.
+  std::map<std::pair<std::string, std::string>, std::string> notes;
+  for (const interop::ComparisonRow& row : rows) {
+    if (row.caveat.empty()) continue;
+    std::string& names = notes[{row.file, row.caveat}];
+    names += (names.empty() ? "" : ", ") + row.ours;
+  }
+  for (const auto& [where, names] : notes) {
+    std::fprintf(stderr, "attngeom compare: note: %s vs %s: %s\n", where.first.c_str(), names.c_str(),
+                 where.second.c_str());
+  }
   // The run's report shows the comparison when it lies in the run directory.
   if (fs::equivalent(out.parent_path().empty() ? fs::path(".") : out.parent_path(), f.run_dir))
     write_run_report(f.run_dir);

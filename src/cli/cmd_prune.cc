@@ -139,7 +139,7 @@ void add_prune_command(CLI::App& app) {
     s.out = f->out;
     s.mask_file = f->mask;
     s.dump_logits = f->dump_logits;
-    s.corpus.format = resolve_corpus_format(*cmd, f->format);
+    s.corpus.format = resolve_corpus_format(*cmd, f->format, s.data);
     s.bos = !f->no_bos;
     // Without an explicit --strategies, --mask alone (or no --scores) evaluates no order.
     if (strategies->count() > 0 || (!f->scores.empty() && f->mask.empty())) {

@@ -52,7 +52,7 @@ void add_tokenize_command(CLI::App& app) {
   add_corpus_format_options(*cmd, o->format, o->corpus.text_field);
   cmd->add_flag("--no-bos", o->no_bos, "leave out the BOS that starts every sequence (add_special_tokens=False)");
   cmd->callback([o, cmd] {
-    o->corpus.format = resolve_corpus_format(*cmd, o->format);
+    o->corpus.format = resolve_corpus_format(*cmd, o->format, o->data);
     run_tokenize(*o);
   });
 }

@@ -17,6 +17,7 @@ namespace attngeom {
 struct AggregateOptions;
 struct AnalysisSettings;
 struct ProgressUpdate;
+struct RunStart;
 }  // namespace attngeom
 namespace attngeom::geometry {
 struct RowAnalysisOptions;
@@ -47,9 +48,12 @@ std::optional<long long> parse_integer(std::string_view text);
 std::optional<double> parse_number(const std::string& text);
 
 // --format text|lines|jsonl and --text-field, shared by the commands that read a corpus;
-// resolve_corpus_format refuses --text-field beside another format.
+// resolve_corpus_format takes --format when given, else jsonl where the names of the `data`
+// files say so (.jsonl, .jsonl.gz, .jsonl.zst), else `format`'s default; it refuses
+// --text-field beside another format.
 void add_corpus_format_options(CLI::App& cmd, std::string& format, std::string& text_field);
-CorpusFormat resolve_corpus_format(const CLI::App& cmd, const std::string& format);
+CorpusFormat resolve_corpus_format(const CLI::App& cmd, const std::string& format,
+                                   const std::vector<std::string>& data);
 
 // Refuses an empty value (e.g. --out ''), which would otherwise read as "not given".
 CLI::Validator non_empty();
@@ -77,9 +81,14 @@ void write_run_report(const std::filesystem::path& dir);
 void warn_analyze(const SettingMessage& message);
 // Prints analyze's progress on stderr: a bar on a terminal, else a line per sequence.
 void show_analyze_progress(const ProgressUpdate& update);
+// Prints what analyze is about to compute on stderr, and warns when one document gives every sequence.
+void show_analyze_start(const RunStart& start);
 
-// Thrown when a run stops early on request (SIGINT/SIGTERM): exit code 130, resumable.
-struct StoppedEarly {};
+// Thrown when a run stops early on request (SIGINT/SIGTERM): exit code 130, resumable. main
+// prints `progress` and the command that continues the run.
+struct StoppedEarly {
+  std::string progress;  // e.g. "stopped after 3/8 sequences"
+};
 
 void add_analyze_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

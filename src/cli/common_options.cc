@@ -36,11 +36,14 @@ void add_corpus_format_options(CLI::App& cmd, std::string& format, std::string& 
   cmd.add_option("--text-field", text_field, "JSONL field holding the text")->capture_default_str();
 }
 
-CorpusFormat resolve_corpus_format(const CLI::App& cmd, const std::string& format) {
-  if (format != "jsonl" && cmd.get_option("--text-field")->count() > 0) {
+CorpusFormat resolve_corpus_format(const CLI::App& cmd, const std::string& format,
+                                   const std::vector<std::string>& data) {
+  const CorpusFormat given = parse_corpus_format(format);
+  const CorpusFormat chosen = cmd.get_option("--format")->count() > 0 ? given : infer_corpus_format(data, given);
+  if (chosen != CorpusFormat::kJsonl && cmd.get_option("--text-field")->count() > 0) {
     throw InputError("--text-field: applies only to --format jsonl, and --format is " + format);
   }
-  return parse_corpus_format(format);
+  return chosen;
 }
 
 CLI::Validator non_empty() {

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/failure.h"
+#include "cli/resume_command.h"
 #include "cli/unknown_args.h"
 #include "util/error.h"
 #include "util/version.h"
@@ -46,7 +47,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attngeom: error: %s\n",
                  attngeom::printable_message(unknown ? *unknown : std::string(e.what()) + " (see --help)").c_str());
     return 2;
-  } catch (const attngeom::cli::StoppedEarly&) {
+  } catch (const attngeom::cli::StoppedEarly& stopped) {
+    std::fprintf(stderr, "attngeom: %s; continue with: %s\n", stopped.progress.c_str(),
+                 attngeom::cli::resume_command({argv, argv + argc}).c_str());
     return 130;
   } catch (const std::exception&) {
     const attngeom::cli::Failure failure = attngeom::cli::describe_failure(std::current_exception());

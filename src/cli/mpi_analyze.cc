@@ -19,7 +19,8 @@ void analyze_as_mpi_rank(const AnalysisSettings& settings, int launched_ranks,
     // rank 0 has written stay for --resume. Warnings come from rank 0 alone, once per job.
     const bool first = job.rank() == 0;
     const RunControl control{nullptr, first ? show_analyze_progress : std::function<void(const ProgressUpdate&)>(),
-                             first ? warn_analyze : std::function<void(const SettingMessage&)>(), &job};
+                             first ? warn_analyze : std::function<void(const SettingMessage&)>(), &job,
+                             show_analyze_start};
     const AnalysisOutcome outcome = run_analysis(settings, control);
     if (first) finish(outcome);
   } catch (const std::exception&) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "io/tokenizer.h"
 #include "util/atomic_file.h"
@@ -13,8 +14,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
-  std::vector<fs::path> files;
+struct CorpusInput {
+  fs::path path;
+  bool from_folder = false;  // listed by a folder rather than named
+};
+
+std::vector<CorpusInput> expand_inputs(const std::vector<std::string>& inputs) {
+  std::vector<CorpusInput> files;
   for (const auto& input : inputs) {
     std::error_code ec;
     const fs::path path(input);
@@ -30,9 +36,9 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
         throw InputError(input +
                          ": corpus folder has no files (its regular, non-hidden files are read; not its subfolders)");
       }
-      files.insert(files.end(), inside.begin(), inside.end());
+      for (fs::path& file : inside) files.push_back({std::move(file), true});
     } else if (fs::is_regular_file(path, ec)) {
-      files.push_back(path);
+      files.push_back({path, false});
     } else if (fs::exists(path, ec)) {
       throw InputError(input + ": not a regular file or folder (a device, FIFO or socket); expected a corpus file");
     } else {
@@ -40,15 +46,26 @@ std::vector<fs::path> expand_inputs(const std::vector<std::string>& inputs) {
                              (ec ? " (" + ec.message() + ")" : std::string()));
     }
   }
-  // A file read twice (named twice, or as itself and through its folder) would count its
-  // sequences twice and narrow every confidence interval.
-  if (const auto twice = repeated_path(files)) {
-    const fs::path& earlier = files[twice->first];
-    const fs::path& file = files[twice->second];
-    const std::string also = earlier == file ? "" : " (also as " + earlier.string() + ")";
-    throw InputError(file.string() + ": corpus file given twice" + also + "; expected each file once");
-  }
   return files;
+}
+
+// The files to read, each once. A file read twice would count its sequences twice and narrow
+// every confidence interval: one named twice is refused, while one that a folder lists again
+// (a link to a file already read, as /usr/share/common-licenses holds) is read once, with a note.
+std::vector<fs::path> distinct_files(std::vector<CorpusInput> files, std::vector<std::string>& notes) {
+  std::vector<fs::path> paths;
+  for (const CorpusInput& file : files) paths.push_back(file.path);
+  while (const auto twice = repeated_path(paths)) {
+    const auto [first, repeat] = *twice;
+    if (!files[first].from_folder && !files[repeat].from_folder) {
+      const std::string also = paths[first] == paths[repeat] ? "" : " (also as " + paths[first].string() + ")";
+      throw InputError(paths[repeat].string() + ": corpus file given twice" + also + "; expected each file once");
+    }
+    notes.push_back(paths[repeat].string() + ": the same file as " + paths[first].string() + "; read once");
+    files.erase(files.begin() + static_cast<long>(repeat));
+    paths.erase(paths.begin() + static_cast<long>(repeat));
+  }
+  return paths;
 }
 
 // Line number (1-based) of byte `offset` in `text`.
@@ -171,9 +188,32 @@ CorpusFormat parse_corpus_format(const std::string& text) {
   throw SettingError({setting("format"), " '" + text + "': expected text, lines or jsonl"});
 }
 
+std::optional<CorpusFormat> format_from_extension(const fs::path& file) {
+  const std::string name = file.filename().string();
+  for (const char* ending : {".jsonl", ".jsonl.gz", ".jsonl.zst"}) {
+    const std::string_view tail(ending);
+    if (name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) {
+      return CorpusFormat::kJsonl;
+    }
+  }
+  return std::nullopt;
+}
+
+CorpusFormat infer_corpus_format(const std::vector<std::string>& inputs, CorpusFormat fallback) {
+  const std::vector<CorpusInput> files = expand_inputs(inputs);
+  const auto is_jsonl = [](const CorpusInput& file) { return format_from_extension(file.path).has_value(); };
+  const auto jsonl = std::find_if(files.begin(), files.end(), is_jsonl);
+  if (jsonl == files.end()) return fallback;
+  const auto other = std::find_if_not(files.begin(), files.end(), is_jsonl);
+  if (other == files.end()) return CorpusFormat::kJsonl;
+  throw SettingError(
+      {"corpus: " + jsonl->path.string() + " is JSONL by its name but " + other->path.string() + " is not; give ",
+       setting("format")});
+}
+
 Corpus read_corpus(const std::vector<std::string>& inputs, const CorpusOptions& options) {
   Corpus corpus;
-  for (const fs::path& path : expand_inputs(inputs)) {
+  for (const fs::path& path : distinct_files(expand_inputs(inputs), corpus.warnings)) {
     FileContent content = read_maybe_compressed(path, options.max_file_bytes);
     corpus.files.push_back({path, content.compression, sha256_file(path), 0});
     add_documents(content.bytes, options, corpus.files.size() - 1, corpus);

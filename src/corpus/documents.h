@@ -5,6 +5,7 @@
 // a warning naming the file and line; only an empty result is an error.
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,16 @@ void add_documents(const std::string& content, const CorpusOptions& options, std
 // each front end shows them its own way.
 std::vector<std::string> corpus_warning_lines(const Corpus& corpus);
 
+// The format a file's name implies: jsonl for .jsonl, .jsonl.gz and .jsonl.zst; none otherwise.
+std::optional<CorpusFormat> format_from_extension(const std::filesystem::path& file);
+
+// The format of `inputs` (files or folders) when none is given: jsonl when every file's name
+// says so, `fallback` when none does. Throws SettingError when they disagree.
+CorpusFormat infer_corpus_format(const std::vector<std::string>& inputs, CorpusFormat fallback);
+
 // `inputs` are files or folders (a folder contributes its regular files, sorted by
-// name, hidden files skipped). Throws InputError if nothing usable remains.
+// name, hidden files skipped). A file that a folder lists again (a link to a file already read)
+// is read once, with a warning; one named twice is an InputError. Throws InputError if nothing usable remains.
 Corpus read_corpus(const std::vector<std::string>& inputs, const CorpusOptions& options);
 
 }  // namespace attngeom

@@ -23,6 +23,7 @@ struct ComparisonRow {
   double jaccard = 0;                   // |A & S| / |A | S| (NaN when both are empty)
   double precision_at_k = 0;            // |A & S| / |A|, k = |A| (NaN when A is empty)
   stats::CorrelationEstimate spearman;  // ours vs their per-head score, bootstrap over heads
+  std::string caveat;  // why the row's overlap or correlation says little; empty when it is informative
 };
 
 std::vector<ComparisonRow> compare_head_sets(const RunHeads& run, const std::vector<std::string>& files,

@@ -273,13 +273,14 @@ void write_retrieval_json(const fs::path& path, const FileGrid& grid,
 }
 
 void write_qrhead_yaml(const fs::path& path, const FileGrid& grid, const std::vector<bool>& member) {
-  std::string text = "attn_head_set:\n";
+  std::string items;
   for (int l = 0; l < grid.layers; ++l) {
     for (int h = 0; h < grid.heads; ++h) {
-      if (member[static_cast<std::size_t>(l) * grid.heads + h]) text += "- \"" + head_name(l, h) + "\"\n";
+      if (member[static_cast<std::size_t>(l) * grid.heads + h]) items += "- \"" + head_name(l, h) + "\"\n";
     }
   }
-  write_text(path, text);
+  // An empty block list would read as YAML null, not as an empty list.
+  write_text(path, items.empty() ? "attn_head_set: []\n" : "attn_head_set:\n" + items);
 }
 
 }  // namespace attngeom::interop

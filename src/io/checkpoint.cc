@@ -1,9 +1,11 @@
 #include "io/checkpoint.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
 #include "io/config_json.h"
 #include "util/error.h"
@@ -14,6 +16,19 @@ namespace attngeom {
 namespace {
 
 namespace fs = std::filesystem;
+
+// "owner/name" as the Hub spells a repository id: two parts of letters, digits, '.', '_' and '-'.
+bool looks_like_hub_id(const fs::path& given) {
+  const std::string text = given.string();
+  const std::size_t slash = text.find('/');
+  const auto part_ok = [](std::string_view part) {
+    return !part.empty() && part != "." && part != ".." && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    });
+  };
+  return slash != std::string::npos && part_ok(std::string_view(text).substr(0, slash)) &&
+         part_ok(std::string_view(text).substr(slash + 1));
+}
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string out = "[";
@@ -95,7 +110,13 @@ ShardIndex parse_shard_index(const std::string& json_text, const std::string& so
 Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw MissingFileError(dir.string() + ": model directory not found (expected a Hugging Face checkpoint folder" +
+    std::error_code ignored;
+    const std::string given = fs::exists(dir, ignored) ? "a file, not a folder; "
+                              : looks_like_hub_id(dir) ? "this looks like a Hugging Face Hub id; "
+                                                       : "";
+    throw MissingFileError(dir.string() + ": model directory not found (" + given +
+                           "expected a local Hugging Face checkpoint folder with config.json and safetensors: "
+                           "attngeom reads local folders only and downloads nothing" +
                            (ec && ec != std::errc::no_such_file_or_directory ? "; " + ec.message() : std::string()) +
                            ")");
   }

@@ -73,8 +73,10 @@ SafetensorsEntry parse_entry(const std::string& name, const nlohmann::json& spec
   const auto begin = (*offsets_it)[0].get<std::uint64_t>();
   const auto end = (*offsets_it)[1].get<std::uint64_t>();
   if (begin > end || end > data_region.size()) {
+    // Offsets in order but past the end: the header is whole, so the file was cut short.
+    const std::string cut_short = begin <= end ? "; the file is truncated (a copy or download cut short?)" : "";
     throw InputError(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                     ") out of range of the " + std::to_string(data_region.size()) + "-byte data region");
+                     ") out of range of the " + std::to_string(data_region.size()) + "-byte data region" + cut_short);
   }
   if (end - begin != nbytes) {
     throw InputError(where + ": data_offsets span " + std::to_string(end - begin) + " bytes, but dtype " +

@@ -131,6 +131,14 @@ void show_progress_in_python(const ProgressUpdate& update) {
             py::arg("file") = py::module_::import("sys").attr("stderr"));
 }
 
+void show_start_in_python(const RunStart& start) {
+  {
+    const py::gil_scoped_acquire gil;
+    py::print(run_start_text(start), py::arg("end") = "", py::arg("file") = py::module_::import("sys").attr("stderr"));
+  }
+  if (const auto warning = one_document_warning(start)) warn_in_python(warning->plain());
+}
+
 void analyze(const std::string& model_dir, const std::vector<std::string>& data, const std::string& out,
              const py::dict& options) {
   PythonSettings s = settings_of(options);
@@ -138,6 +146,9 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
   a.model_dir = model_dir;
   a.data = data;
   a.out = out;
+  if (!options.contains("format") || options["format"].is_none()) {
+    a.corpus.format = infer_corpus_format(data, CorpusFormat::kText);
+  }
   a.mode = s.resume ? RunDirMode::kResume : s.overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
   const PrecisionChoice precision = choose_precision(s.precision, s.fp32_matmul);
   if (!precision.warning.empty()) warn_in_python(precision.warning);
@@ -147,7 +158,8 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
       [&](const std::atomic<bool>& stop) {
         using ProgressSink = std::function<void(const ProgressUpdate&)>;
         const RunControl control{&stop, s.quiet ? ProgressSink() : ProgressSink(show_progress_in_python),
-                                 [](const SettingMessage& message) { warn_in_python(message.plain()); }};
+                                 [](const SettingMessage& message) { warn_in_python(message.plain()); }, nullptr,
+                                 s.quiet ? nullptr : show_start_in_python};
         if (!run_analysis(a, control).complete) return;  // stopped: the caller raises KeyboardInterrupt
         write_run_report(a.out);
       },

@@ -46,6 +46,17 @@ std::string show(const json* v) {
 
 std::string show(const json& run, const std::string& path) { return show(find_path(run, path)); }
 
+// An object as "key: value" pairs, nested keys joined by '.', e.g. "bootstrap: 1000; row.topk: 5".
+std::string key_values(const json& object, const std::string& prefix = "") {
+  std::string out;
+  for (const auto& [key, value] : object.items()) {
+    const std::string text =
+        value.is_object() ? key_values(value, prefix + key + ".") : prefix + key + ": " + show(&value);
+    if (!text.empty()) out += (out.empty() ? "" : "; ") + text;
+  }
+  return out;
+}
+
 std::string gib(const json* bytes) {
   if (bytes == nullptr || !bytes->is_number()) return kMissing;
   char buf[32];
@@ -61,6 +72,19 @@ std::string joined(const json& run, const std::string& a, const std::string& b) 
 }
 
 json json_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// Why corr(rho0, R) has no value at any N: a correlation across heads needs both to vary.
+std::string correlation_undefined_reason(const CsvTable& heads) {
+  const std::size_t rho0 = heads.column("rho0");
+  std::set<double> values;
+  for (std::size_t i = 0; i < heads.rows(); ++i) {
+    if (std::isfinite(heads.number(i, rho0))) values.insert(heads.number(i, rho0));
+  }
+  if (heads.rows() < 3) return "undefined: fewer than 3 heads";
+  if (values.empty()) return "undefined: \xcf\x81\xe2\x82\x80 is undefined for every head";
+  if (values.size() == 1) return "undefined: \xcf\x81\xe2\x82\x80 is constant across heads";
+  return "undefined: Recall is constant across heads at every N";
+}
 
 }  // namespace
 
@@ -123,7 +147,7 @@ json provenance_rows(const RunData& run) {
     add("Shard", show(r, "shard/index") + " of " + show(r, "shard/count"));
   }
   const json* options = find_path(r, "options");
-  add("Options", options == nullptr ? kMissing : options->dump());
+  add("Options", options == nullptr ? kMissing : options->is_object() ? key_values(*options) : show(options));
   return rows;
 }
 
@@ -197,6 +221,9 @@ json run_summary(const RunData& run) {
     }
     out["corr_peak"][method] = peak;
   }
+  out["corr_undefined"] = out["corr_peak"]["pearson"].is_null() && out["corr_peak"]["spearman"].is_null()
+                              ? json(correlation_undefined_reason(h))
+                              : json(nullptr);
   return out;
 }
 

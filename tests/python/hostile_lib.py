@@ -3,6 +3,7 @@ case registry, the per-case context and the file helpers."""
 import hashlib
 import json
 import os
+import re
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -10,6 +11,16 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 CASES = {}
+# analyze's start line ("attngeom: llama, fp32 on cpu: 2 sequences ...") and its warnings.
+START_OR_WARNING = re.compile(r"attngeom: \S+, \S+ on \S+: \d+ sequences? of |attngeom analyze: warning: ")
+
+
+def after_start(stderr):
+    """stderr without the start line and warnings of a run refused once it had started."""
+    lines = stderr.splitlines(keepends=True)
+    while len(lines) > 1 and START_OR_WARNING.match(lines[0]):
+        lines.pop(0)
+    return "".join(lines)
 
 
 def case(fn):
@@ -24,6 +35,7 @@ class Ctx:
         self.out = os.path.join(tmp, "run")          # must not exist afterwards unless listed in keep
         self.keep = []                               # existing paths that must stay byte-identical
         self.env = {}                                # added to the environment of the run
+        self.started = False                         # refused once running: analyze's start line may come first
 
     def file(self, name, data):
         path = os.path.join(self.tmp, name)

@@ -19,6 +19,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_analysis_runs import compare_tables  # noqa: E402
+from hostile_lib import after_start  # noqa: E402
 from test_hostile_runs import Ctx, snapshot  # noqa: E402
 
 
@@ -56,7 +57,7 @@ def check_disk_full(binary, fixtures):
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         proc = subprocess.run([binary, *argv, "--resume"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, timeout=300, preexec_fn=small_files)
-        err = proc.stderr.strip()
+        err = after_start(proc.stderr).strip()  # the run had started: its start line may come first
         print(f"disk full: exit {proc.returncode}; stderr: {err!r}")
         if proc.returncode != 2 or len(err.splitlines()) != 1 or "File too large" not in err:
             failures.append(f"expected exit 2 and one line naming the failed write, got {proc.returncode}: {err!r}")

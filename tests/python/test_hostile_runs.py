@@ -23,10 +23,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bad_input_lib import L0, ST, case_runner_main, refusal_problems, rewrite  # noqa: E402
-from hostile_lib import CASES, CORPUS, PROMPT, Ctx, case, patch_dump, snapshot  # noqa: E402
+from hostile_lib import CASES, CORPUS, PROMPT, Ctx, after_start, case, patch_dump, snapshot  # noqa: E402
 import hostile_output_cases  # noqa: E402,F401  (registers the merge, report, prune and output cases)
 import hostile_flag_cases  # noqa: E402,F401  (registers the contradictory-flag and mistyped-word cases)
 import hostile_interop_cases  # noqa: E402,F401  (registers the compare and export cases)
+import hostile_first_try_cases  # noqa: E402,F401  (registers a new user's first mistakes)
 
 
 # --- the run directory (--out) ---
@@ -235,6 +236,7 @@ def overflowing_model(ctx):
 @case
 def analyze_weights_overflowing_scores(ctx):
     overflowing_model(ctx)
+    ctx.started = True
     return ctx.analyze(), ["model.layers.0"], ["not a finite weight"]
 
 
@@ -250,6 +252,7 @@ def analyze_overwrite_failing_before_its_first_record(ctx):
     ctx.run_ok(*ctx.analyze("--no-bounds"))
     ctx.keep = [ctx.out]
     overflowing_model(ctx)
+    ctx.started = True
     return ctx.analyze("--overwrite"), ["model.layers.0"], ["not a finite weight"]
 
 
@@ -380,6 +383,8 @@ def run_case(name, binary, fixtures):
         proc = subprocess.run([binary, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               timeout=300, env={**os.environ, **ctx.env})
         print(f"case {name}: exit {proc.returncode}; stderr: {proc.stderr.strip()[:600]!r}")
+        if ctx.started:  # the one line is the last: before it, what the run was about to do
+            proc = subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, after_start(proc.stderr))
         problems = refusal_problems(proc, needles_any, needles_all, tmp)
         for p, snap in before.items():
             if snapshot(p) != snap:

@@ -5,7 +5,9 @@
 
 Each generated checkpoint is read back with the independent st_reader: every tensor
 present with the config's shape and dtype, values finite and within the promised
-magnitude band, shards and index consistent; the reference forward runs on it.
+magnitude band, shards and index consistent; the reference forward runs on it. A
+tokenizer.json is copied under its name and sets the vocabulary; a file that is neither kind
+gets one line naming it and exit code 2.
 """
 import argparse
 import json
@@ -99,6 +101,33 @@ def validate(name, out, tokenizer):
           f"{name}: reference forward runs, finite")
 
 
+def check_tokenizer_kinds(tmp):
+    small = ["--model-type", "llama", "--hidden", "16", "--intermediate", "32", "--layers", "1", "--heads", "2"]
+    tok_json = os.path.join(tmp, "tokenizer.json")
+    with open(tok_json, "w") as f:
+        json.dump({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}},
+                   "added_tokens": [{"id": 5, "content": "<s>"}]}, f)
+    broken = os.path.join(tmp, "broken.json")
+    with open(broken, "w") as f:
+        f.write('{"model": 3')
+    for name, tokenizer in (("json", tok_json), ("broken", broken)):
+        out = os.path.join(tmp, "tok-" + name)
+        proc = subprocess.run([sys.executable, "-B", os.path.join(TOOLS, "make_random_checkpoint.py"),
+                               "--tokenizer", tokenizer, "--out", out] + small,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if name == "json":
+            vocab = None
+            if proc.returncode == 0:
+                with open(os.path.join(out, "config.json")) as f:
+                    vocab = json.load(f).get("vocab_size")
+            check(proc.returncode == 0 and vocab == 6 and os.path.exists(os.path.join(out, "tokenizer.json")),
+                  f"tokenizer.json: exit {proc.returncode}, vocab_size {vocab} (want 6), copied as tokenizer.json")
+        else:
+            lines = proc.stderr.strip().splitlines()
+            check(proc.returncode == 2 and len(lines) == 1 and "broken.json" in lines[0] and "Traceback" not in
+                  proc.stderr, f"unreadable tokenizer: exit {proc.returncode}, one line naming it: {proc.stderr!r}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fixtures", required=True)
@@ -117,6 +146,7 @@ def main():
             check(proc.returncode == 0, f"{name}: generator exit {proc.returncode} {proc.stdout.strip()[-300:]}")
             if proc.returncode == 0:
                 validate(name, out, tokenizer)
+        check_tokenizer_kinds(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

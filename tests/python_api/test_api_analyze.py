@@ -83,6 +83,21 @@ assert not any("--" in m for m in messages), f"a warning names a CLI flag: {mess
 assert "attngeom: sequence 1/" in progress.getvalue(), f"no progress on sys.stderr: {progress.getvalue()!r}"
 print(f"ok: analyze warned through Python's warnings: {messages[0]}")
 
+# Before the first sequence, the start line on sys.stderr; a .jsonl name implies format="jsonl";
+# every sequence drawn from one document is a warning.
+assert progress.getvalue().startswith("attngeom: llama, fp32 on cpu: "), progress.getvalue()[:200]
+jsonl = os.path.join(args.scratch, "docs.jsonl")
+with open(api_lib.CORPUS, encoding="utf-8") as f, open(jsonl, "w", encoding="utf-8") as g:
+    g.write((json.dumps({"text": f.read()}) + "\n") * 2)
+with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(io.StringIO()):
+    warnings.simplefilter("always")
+    run = attngeom.analyze(model=model, data=jsonl, out=os.path.join(args.scratch, "jsonl"), seq_len=32, num_seqs=2,
+                           precision="fp32", threads=2)
+messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+assert run.info["corpus"]["format"] == "jsonl", run.info["corpus"]
+assert any(m.startswith("all 2 sequences come from one document") and "--" not in m for m in messages), messages
+print("ok: analyze read docs.jsonl as jsonl and warned that one document gives every sequence")
+
 # quiet=True shows no progress; memory_check is a keyword like the CLI's flag.
 quiet_out = os.path.join(args.scratch, "quiet")
 progress = io.StringIO()

@@ -10,8 +10,12 @@ report, DEMO_OUT/report.html.
 Checks: the page settles with every figure rendered (the DOM marker of web/js/main.js and an
 SVG with marks in each figure), no console error or warning, no uncaught exception,
 no browser log error (a CSP violation would be one), no network request, the expected
-sections present or absent. Saves a full-page screenshot. Exits 77 (skipped) only
-when no Chromium is installed and CI is not set; in CI a missing browser fails.
+sections present or absent. Saves a full-page screenshot. Then, at 1280 and 1920 px wide
+(a screenshot each, beside the first), nothing inside a section's card scrolls sideways
+(figures and tables fit their card, legends stay in view), no label of the key-number or
+provenance tables breaks mid-word, the Options row reads as "key: value" text, and an
+undefined correlation says why. Exits 77 (skipped) only when no Chromium is installed and CI
+is not set; in CI a missing browser fails.
 """
 import json
 import os
@@ -87,6 +91,68 @@ PAGE_STATE = """JSON.stringify({
   synthText: (document.getElementById('synth') || {}).textContent || '',
 })"""
 
+# Layout at other widths: what scrolls sideways inside a card, which table labels break
+# inside a word, and the texts that must explain themselves.
+WIDTHS = [1280, 1920]
+LAYOUT = """JSON.stringify((() => {
+  const scrolls = [];
+  for (const s of document.querySelectorAll('main > section')) {
+    for (const e of [s, ...s.querySelectorAll('*')]) {
+      const style = getComputedStyle(e);
+      const scrollable = e === s || ['auto', 'scroll'].includes(style.overflowX);
+      if (scrollable && e.scrollWidth > e.clientWidth + 1) {
+        scrolls.push(s.id + ' ' + e.tagName.toLowerCase() + '.' + e.className + ' (' + e.scrollWidth + ' > ' + e.clientWidth + ' px)');
+      }
+    }
+  }
+  // A line break between two letters of one word: the label was broken mid-word.
+  const broken = [];
+  for (const cell of document.querySelectorAll('#summary tbody td:first-child, #provenance tbody td:first-child')) {
+    const node = cell.firstChild;
+    if (!node || node.nodeType !== Node.TEXT_NODE) continue;
+    const text = node.textContent, range = document.createRange();
+    let top = null;
+    for (let i = 0; i < text.length; ++i) {
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const rect = range.getBoundingClientRect();
+      if (rect.width === 0) continue;
+      if (top !== null && rect.top > top + 2 && /\\w/.test(text[i - 1]) && /\\w/.test(text[i])) broken.push(text);
+      top = rect.top;
+    }
+  }
+  const options = [...document.querySelectorAll('#provenance tbody tr')]
+    .filter((tr) => tr.cells[0].textContent === 'Options').map((tr) => [...tr.cells].slice(1).map((c) => c.textContent));
+  return { scrolls: scrolls, broken: broken, options: options.flat(),
+           summary: document.getElementById('summary').textContent,
+           sinkRecall: (document.getElementById('sink-recall') || {}).textContent || '' };
+})())"""
+
+
+def check_layout(browser, html, width, screenshot, timeout, demo):
+    browser.width = width
+    browser.resize(1000)
+    browser.navigate(html.resolve().as_uri())
+    if browser.wait_for("document.body && document.body.dataset.reportStatus === 'done'", timeout) is None:
+        fail("at %d px the report did not finish" % width)
+    layout = json.loads(browser.evaluate(LAYOUT))
+    browser.evaluate("window.scrollTo(0, 0)")
+    height = browser.screenshot(screenshot)
+    print("%d px: %d sideways scrolls in cards, %d labels broken mid-word; screenshot %s (%dx%d)" % (
+        width, len(layout["scrolls"]), len(layout["broken"]), screenshot, width, height))
+    if layout["scrolls"]:
+        fail("at %d px, content scrolls sideways inside a card:\n  %s" % (width, "\n  ".join(layout["scrolls"])))
+    if layout["broken"]:
+        fail("at %d px, table labels break mid-word: %s" % (width, layout["broken"]))
+    if not layout["options"] or any(o.startswith("{") or ": " not in o for o in layout["options"]):
+        fail("the Options row is not readable key: value text: %r" % layout["options"])
+    if demo:
+        # The planted model's rho0 is 0 on every head, so its correlation is undefined: said, not a dash.
+        reason = "undefined: \u03c1\u2080 is constant across heads"
+        if reason not in layout["summary"] or reason not in layout["sinkRecall"]:
+            fail("the undefined correlation of the planted model gives no reason: %r" % layout["sinkRecall"][-300:])
+
+
 # The synthetic ablation draws these metrics, and none of the summary's constant columns.
 SYNTH_METRICS = ["Precision", "Recall", "F", "Margin", "Separated share"]
 SYNTH_CONSTANTS = ["d", "L", "r1_f_lo", "r1_f_hi", "r2_separation_prob"]
@@ -150,6 +216,9 @@ def main():
         os.makedirs(os.path.dirname(os.path.abspath(a.screenshot)), exist_ok=True)
         height = browser.screenshot(a.screenshot)
         problems = browser.problems()
+        for width in WIDTHS:
+            check_layout(browser, html, width, a.screenshot.replace(".png", "_%d.png" % width), a.timeout,
+                         gen_args is None)
     finally:
         browser.close()
 

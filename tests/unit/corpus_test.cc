@@ -119,6 +119,41 @@ TEST_F(CorpusTest, FolderContributesSortedFilesAndHashes) {
   }
 }
 
+TEST_F(CorpusTest, FolderLinksToOneFileAreReadOnceWithANote) {
+  fs::create_directories(dir_ / "licenses");
+  std::ofstream(dir_ / "licenses" / "GFDL-1.3") << "free documentation";
+  fs::create_symlink("GFDL-1.3", dir_ / "licenses" / "GFDL");
+  const Corpus c = read_corpus({(dir_ / "licenses").string()}, {});
+  ASSERT_EQ(c.files.size(), 1u);
+  EXPECT_EQ(c.files[0].path.filename(), "GFDL");  // the first in name order
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("GFDL-1.3: the same file as "), std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[0].find("read once"), std::string::npos) << c.warnings[0];
+  // A file named and also listed by its folder is read once too; named twice, it is refused.
+  const std::string named = (dir_ / "licenses" / "GFDL-1.3").string();
+  EXPECT_EQ(read_corpus({named, (dir_ / "licenses").string()}, {}).files.size(), 1u);
+  EXPECT_THROW(read_corpus({named, (dir_ / "licenses" / "GFDL").string()}, {}), InputError);
+}
+
+TEST_F(CorpusTest, JsonlNamesImplyTheFormatAndMixedNamesAreRefused) {
+  EXPECT_EQ(format_from_extension("a.jsonl"), CorpusFormat::kJsonl);
+  EXPECT_EQ(format_from_extension("dir/a.jsonl.gz"), CorpusFormat::kJsonl);
+  EXPECT_EQ(format_from_extension("a.jsonl.zst"), CorpusFormat::kJsonl);
+  EXPECT_FALSE(format_from_extension("a.json").has_value());
+  EXPECT_FALSE(format_from_extension(".jsonl").has_value());
+  const std::string jsonl = write("a.jsonl", "{\"text\": \"x\"}\n");
+  const std::string text = write("b.txt", "plain");
+  EXPECT_EQ(infer_corpus_format({jsonl}, CorpusFormat::kText), CorpusFormat::kJsonl);
+  EXPECT_EQ(infer_corpus_format({text}, CorpusFormat::kLines), CorpusFormat::kLines);
+  try {
+    infer_corpus_format({jsonl, text}, CorpusFormat::kText);
+    ADD_FAILURE() << "expected a SettingError";
+  } catch (const SettingError& e) {
+    EXPECT_NE(std::string(e.what()).find("a.jsonl is JSONL by its name but "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("b.txt is not; give format"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace attngeom
 

@@ -60,6 +60,7 @@ TEST(Safetensors, RejectsEachKindOfCorruptionWithAClearMessage) {
   EXPECT_NE(parse_error({1, 2, 3}).find("truncated"), std::string::npos);
   EXPECT_NE(parse_error(make_file(ok, 16, 1u << 20)).find("runs past the end"), std::string::npos);
   EXPECT_NE(parse_error(make_file(ok, 8)).find("out of range"), std::string::npos);
+  EXPECT_NE(parse_error(make_file(ok, 8)).find("the file is truncated"), std::string::npos);
   EXPECT_NE(parse_error(make_file("{not json", 0)).find("malformed"), std::string::npos);
   EXPECT_NE(parse_error(make_file(R"([1,2])", 0)).find("not a JSON object"), std::string::npos);
   EXPECT_NE(

@@ -23,6 +23,8 @@ const CONFIG = {
   title: { fontSize: 13, fontWeight: 600, anchor: 'start', offset: 8 },
   range: { category: ['#4c78a8', '#f58518', '#54a24b', '#e45756', '#72b7b2', '#b279a2', '#ff9da6', '#9d755d', '#eeca3b', '#bab0ac'] },
 };
+// Legends below the figure: beside it they widen it past its card, or scroll out of view.
+const LEGEND_BELOW = { orient: 'bottom', direction: 'horizontal', titleLimit: 400 };
 const EMBED_OPTIONS = {
   mode: 'vega-lite',
   renderer: 'svg',
@@ -121,10 +123,18 @@ function table(headers, bodyRows, opts) {
 const data = JSON.parse(document.getElementById('attngeom-data').textContent);
 const runs = data.runs.map((r) => r.label);
 const multi = runs.length > 1;
-const RUN = { field: 'run', type: 'nominal', title: 'run', scale: { domain: runs }, legend: multi ? {} : null };
+const RUN = { field: 'run', type: 'nominal', title: 'run', scale: { domain: runs }, legend: multi ? LEGEND_BELOW : null };
 const LOG_N = { field: 'n', type: 'quantitative', title: 'N (top-N set size)', scale: { type: 'log', base: 2 }, axis: { tickCount: 8 } };
 const LABEL_COLOR = { field: 'label', type: 'nominal', title: 'type', scale: { domain: LABELS, range: LABEL_COLORS }, sort: LABELS };
 const PAGE_WIDTH = 1150;  // px available for a figure inside a section
+// The width of each of `columns` side-by-side panels, so that a faceted figure fits inside
+// its section's card (at most PAGE_WIDTH): less each panel's y axis and the spacing between
+// panels, and the run headers when the panels are also faceted by run. Such figures put their
+// legends below the panels (LEGEND_BELOW).
+function panelWidth(sectionEl, columns, runRows) {
+  const card = Math.min(PAGE_WIDTH, sectionEl.clientWidth - 40);
+  return Math.max(120, Math.floor((card - (runRows ? 40 : 0)) / columns) - 80);
+}
 const finite = (f) => 'isValid(datum["' + f + '"]) && isFinite(datum["' + f + '"])';
 
 // One panel per run (wrapped, `columns` per row) when there are several; the plain

@@ -101,7 +101,7 @@ function diagnosticsSection() {
     ],
     facet: { column: { field: 'panel', type: 'nominal', title: null } },
     spec: {
-      width: 470,
+      width: panelWidth(s, 2, false),
       height: 230,
       layer: [
         {
@@ -152,7 +152,7 @@ function diagnosticsSection() {
   // A legend entry per layer while they fit; a colour gradient beyond that.
   const manyLayers = Math.max(...heads.map((h) => h.layer)) + 1 > 16;
   const profile = {
-    width: multi ? 470 : 1000,
+    width: panelWidth(s, multi ? 2 : 1, false),
     height: 280,
     params: [{ name: 'pick', select: { type: 'point', fields: ['layer'] }, bind: 'legend' }],
     mark: { type: 'line', strokeWidth: 1.4, clip: true },
@@ -160,10 +160,10 @@ function diagnosticsSection() {
       x: { field: 'position', type: 'quantitative', title: 'key position (0 = sink / BOS)' },
       y: { field: 'value', type: 'quantitative', title: 'mean attention weight (log)', scale: { type: 'log' } },
       color: manyLayers
-        ? { field: 'layer', type: 'quantitative', title: 'layer', scale: { scheme: 'viridis' } }
-        : { field: 'layer', type: 'ordinal', title: 'layer', scale: { scheme: 'viridis' }, legend: { columns: 2, symbolType: 'stroke' } },
+        ? { field: 'layer', type: 'quantitative', title: 'layer', scale: { scheme: 'viridis' }, legend: LEGEND_BELOW }
+        : { field: 'layer', type: 'ordinal', title: 'layer', scale: { scheme: 'viridis' }, legend: Object.assign({ columns: 8, symbolType: 'stroke' }, LEGEND_BELOW) },
       detail: { field: 'layer' },
-      strokeDash: { field: 'series', type: 'nominal', title: null, scale: { domain: ['measured', 'four-phase fit'], range: [[1, 0], [4, 3]] } },
+      strokeDash: { field: 'series', type: 'nominal', title: null, scale: { domain: ['measured', 'four-phase fit'], range: [[1, 0], [4, 3]] }, legend: LEGEND_BELOW },
       opacity: manyLayers ? { value: 0.9 } : { condition: { param: 'pick', value: 1 }, value: 0.12 },
     },
   };

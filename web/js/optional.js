@@ -11,14 +11,14 @@ function lengthSweepSection() {
     transform: [{ filter: finite('value') }],
     facet: { column: { field: 'metric', type: 'nominal', title: null, sort: ['Precision', 'Recall', 'F', 'Separated share'] } },
     spec: {
-      width: 240,
+      width: panelWidth(s, 4, false),
       height: 200,
       mark: { type: 'line', strokeWidth: 1.8, point: { filled: true, size: 24 } },
       encoding: {
         x: LOG_N,
         y: { field: 'value', type: 'quantitative', title: 'mean over heads', scale: { domain: [0, 1], clamp: true } },
-        color: { field: 'seq_len', type: 'ordinal', title: 'sequence length', scale: { scheme: 'plasma' } },
-        strokeDash: multi ? { field: 'run', type: 'nominal', title: 'run' } : { value: [1, 0] },
+        color: { field: 'seq_len', type: 'ordinal', title: 'sequence length', scale: { scheme: 'plasma' }, legend: LEGEND_BELOW },
+        strokeDash: multi ? { field: 'run', type: 'nominal', title: 'run', legend: LEGEND_BELOW } : { value: [1, 0] },
         tooltip: [{ field: 'run' }, { field: 'seq_len', title: 'sequence length' }, { field: 'n', title: 'N' }, { field: 'metric' }, { field: 'value', format: '.3f' }],
       },
     },
@@ -34,14 +34,14 @@ function pruningSection() {
   protocolNote(s);
   const facet = { column: { field: 'metric', type: 'nominal', title: null, sort: ['Perplexity', 'KL from unpruned', 'Top-1 agreement'] } };
   if (multi) facet.row = { field: 'run', type: 'nominal', title: null, sort: runs };
-  const color = { field: 'strategy', type: 'nominal', title: 'order' };
+  const color = { field: 'strategy', type: 'nominal', title: 'order', legend: LEGEND_BELOW };
   const pruning = rows(data.tables.pruning);
   figureIf(hasFinite(pruning, 'mean'), s, 'pruning', {
     data: { values: pruning },
     transform: [{ filter: finite('mean') }],
     facet: facet,
     spec: {
-      width: 300,
+      width: panelWidth(s, 3, multi),
       height: 210,
       layer: [
         {
@@ -93,13 +93,13 @@ function topnBudgetSection() {
     transform: [{ filter: finite('value') }],
     facet: facet,
     spec: {
-      width: 300,
+      width: panelWidth(s, 3, multi),
       height: 210,
       mark: { type: 'line', strokeWidth: 1.8, point: { filled: true, size: 24 } },
       encoding: {
         x: { field: 'kept_share', type: 'quantitative', title: 'share of visible (query, key) pairs kept', axis: { format: '.0%' }, scale: { type: 'log', base: 2 } },
         y: { field: 'value', type: 'quantitative', title: 'value', scale: { zero: false } },
-        color: { field: 'policy', type: 'nominal', title: 'policy' },
+        color: { field: 'policy', type: 'nominal', title: 'policy', legend: LEGEND_BELOW },
         tooltip: [{ field: 'run' }, { field: 'policy' }, { field: 'budget', title: 'budget (uniform N)' }, { field: 'kept_share', title: 'kept share', format: '.1%' },
           { field: 'metric' }, { field: 'value', format: '.4g' }],
       },
@@ -156,14 +156,14 @@ function synthSection() {
       data: { values: values },
       facet: facet,
       spec: {
-        width: 190,
+        width: panelWidth(s, SYNTH_METRICS.length, f.settings.length > 1),
         height: 160,
         mark: { type: 'line', strokeWidth: 1.6 },
         encoding: {
           x: { field: 'n', type: 'quantitative', title: 'N', scale: { type: 'log', base: 2 } },
           y: { field: 'v', type: 'quantitative', title: null },
-          color: { field: 'profile', type: 'nominal', title: 'profile' },
-          strokeDash: { field: 'series', type: 'nominal', title: null, scale: { domain: SERIES.map(([, x]) => x), range: [[1, 0], [4, 3], [1, 3]] } },
+          color: { field: 'profile', type: 'nominal', title: 'profile', legend: LEGEND_BELOW },
+          strokeDash: { field: 'series', type: 'nominal', title: null, scale: { domain: SERIES.map(([, x]) => x), range: [[1, 0], [4, 3], [1, 3]] }, legend: LEGEND_BELOW },
           tooltip: [{ field: 'run' }, { field: 'profile' }, { field: 'n', title: 'N' }, { field: 'metric' }, { field: 'series' }, { field: 'v', title: 'value', format: '.4g' }],
         },
       },

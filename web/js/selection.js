@@ -11,7 +11,7 @@ function selectionSection() {
     data: { values: values },
     facet: { column: { field: 'metric', type: 'nominal', title: null, sort: ['Precision', 'Recall', 'F'] } },
     spec: {
-      width: 330,
+      width: panelWidth(s, 3, false),
       height: 240,
       layer: [
         {
@@ -142,10 +142,15 @@ function sinkSection() {
       ],
     },
   };
+  // Runs without a line say why, rather than leaving it missing.
+  const undefinedRuns = data.runs.filter((r) => r.summary.corr_undefined)
+    .map((r) => (multi ? r.label + ' (' + r.summary.corr_undefined + ')' : r.summary.corr_undefined));
+  const why = undefinedRuns.length > 0 ? ' No line for ' + undefinedRuns.join(', ') + '.' : '';
   figureIf(hasFinite(values, 'r'), s, 'sink-recall', spec,
     '<strong>Line</strong>: correlation across heads; <strong>band</strong>: percentile bootstrap confidence interval. ' +
-    'Missing points are N where the correlation is undefined (constant Recall, e.g. N = M \u2212 1).',
-    'The correlation is undefined at every N (for example, \u03c1\u2080 or Recall is constant across heads).');
+    'Missing points are N where the correlation is undefined (constant Recall, e.g. N = M \u2212 1).' + why,
+    undefinedRuns.length > 0 ? 'No correlation to draw: ' + undefinedRuns.join(', ') + '.'
+      : 'The correlation is undefined at every N (for example, \u03c1\u2080 or Recall is constant across heads).');
 
   const heads = rows(data.tables.sink_scatter).filter((h) => hasFinite([h], 'rho0') && hasFinite([h], 'recall'));
   if (heads.length === 0) return;

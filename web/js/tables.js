@@ -5,14 +5,15 @@ function summarySection() {
   const s = section('summary', 'Key numbers', 'One column per run. Means are over heads of each head\u2019s mean over samples (sequence \u00d7 query row).');
   const sum = data.runs.map((r) => r.summary);
   const cell = (f) => sum.map(f);
-  const peak = (p) => (p ? 'N = ' + p.n + ': r = ' + fmt(p.r, 2) + ' [' + fmt(p.lo, 2) + ', ' + fmt(p.hi, 2) + ']' : '\u2014');
+  // A dash alone would hide why: the summary says why the correlation is undefined.
+  const peak = (p, x) => (p ? 'N = ' + p.n + ': r = ' + fmt(p.r, 2) + ' [' + fmt(p.lo, 2) + ', ' + fmt(p.hi, 2) + ']' : x.corr_undefined || '\u2014');
   const lines = [
     ['Heads analysed', ...cell((x) => x.heads + ' (' + x.layers + ' layers)')],
     ['Sequences', ...cell((x) => (x.sequences === null ? '\u2014' : String(x.sequences)))],
     ['F peaks at (non-trivial N \u2265 2)', ...cell((x) => (x.f_peak ? 'N = ' + x.f_peak.n + ' (mean F = ' + fmt(x.f_peak.f, 3) + ')' : '\u2014'))],
     ['Mean F at small N (2\u20134)', ...cell((x) => fmt(x.f_small, 3))],
-    ['corr(\u03c1\u2080, R) peak, Pearson [CI]', ...cell((x) => peak(x.corr_peak.pearson))],
-    ['corr(\u03c1\u2080, R) peak, Spearman [CI]', ...cell((x) => peak(x.corr_peak.spearman))],
+    ['corr(\u03c1\u2080, R) peak, Pearson [CI]', ...cell((x) => peak(x.corr_peak.pearson, x))],
+    ['corr(\u03c1\u2080, R) peak, Spearman [CI]', ...cell((x) => peak(x.corr_peak.spearman, x))],
     ...LABELS.map((l) => ['Share of ' + l + ' heads', ...cell((x) => pct(x.shares[l]))]),
     ['Samples inside the R1 envelope, N \u2265 2 (' + RECON + ')', ...cell((x) => pct(x.r1_inside))],
     ['Heads with a failure-signature flag', ...cell((x) => x.flagged_heads + ' (negative margin ' + x.flags.flag_negative_margin +
@@ -57,7 +58,7 @@ function provenanceSection() {
     }
     return m;
   });
-  const mono = /sha256|directory|Model|Options|Corpus file/;
+  const mono = /sha256|directory|Model|Corpus file/;
   const lines = order.map((o) => [o.field, ...perRun.map((m) => ({ text: m.has(o.key) ? m.get(o.key) : '\u2014', cls: mono.test(o.field) ? 'mono' : '' }))]);
   s.append(table(['', ...runs], lines));
 }
