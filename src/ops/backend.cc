@@ -4,8 +4,6 @@
 
 namespace attngeom {
 
-std::string_view memory_space_name(MemorySpace space) { return space == MemorySpace::kHost ? "host" : "cuda"; }
-
 Buffer::Buffer(MemorySpace space, std::int64_t rows, std::int64_t cols, float* memory, Release release)
     : space_(space), rows_(rows), cols_(cols), memory_(memory, release) {}
 

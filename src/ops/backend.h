@@ -18,7 +18,6 @@
 namespace attngeom {
 
 enum class MemorySpace { kHost, kCuda };
-std::string_view memory_space_name(MemorySpace space);
 
 // An fp32 activation tensor [rows, cols], row-major, allocated by a backend in its memory space.
 class Buffer {
