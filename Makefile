@@ -14,7 +14,7 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_check
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all bootstrap build python test test-sanitize fuzz demo organism clean
+.PHONY: all bootstrap build python test test-sanitize test-cuda fuzz demo organism clean
 
 all: build
 
@@ -43,9 +43,14 @@ test-sanitize:
 	test -f $(BUILD_DIR)/build.ninja || cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target attngeom
 	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNGEOM_TESTS=ON -DATTNGEOM_BENCH=OFF \
-	  -DATTNGEOM_SANITIZE=ON -DATTNGEOM_REFERENCE_CLI=$(abspath $(BUILD_DIR))/src/attngeom
+	  -DATTNGEOM_SANITIZE=ON -DATTNGEOM_CUDA=OFF -DATTNGEOM_REFERENCE_CLI=$(abspath $(BUILD_DIR))/src/attngeom
 	$(SANITIZER_ENV) cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target $(SANITIZED_TARGETS)
 	cd $(ASAN_BUILD_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS)
+
+# On a machine with an NVIDIA GPU and the CUDA toolkit: the CUDA build and the GPU tests
+# (ctest label cuda) in build-cuda/ (docs/gpu.md). Not part of `make test`, where they skip.
+test-cuda:
+	bash scripts/test-cuda.sh
 
 # Opt-in: the libFuzzer targets (clang), each run for 1M executions or 10 minutes
 # (docs/robustness.md). Not part of `make test`, which replays their seed corpora.

@@ -39,6 +39,7 @@ struct AnalysisSettings {
   int shard_index = 0;
   int shard_count = 1;
   Device device = Device::kCpu;
+  int gpu = 0;  // kCuda: the GPU's ordinal (results do not depend on it)
   Precision precision = Precision::kFp32;
   Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;
   bool force = false;                             // allow seq_len beyond max_position_embeddings

@@ -217,9 +217,11 @@ void add_analyze_command(CLI::App& app) {
     }
     s.check_resources = !f->no_resource_check;
     s.mode = f->resume ? RunDirMode::kResume : f->overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
-    const PrecisionChoice precision = resolve_precision(f->precision);
-    s.precision = precision.precision;
-    s.fp32_matmul = precision.fp32_matmul;
+    const EngineOptions compute = resolve_compute(f->precision);
+    s.device = compute.device;
+    s.gpu = compute.gpu;
+    s.precision = compute.precision;
+    s.fp32_matmul = compute.fp32_matmul;
     apply_thread_count(f->threads);  // per process: under mpirun, per rank
 #if ATTNGEOM_WITH_MPI
     // Started by mpirun as one of several ranks, without --shard: one job, its records

@@ -102,8 +102,9 @@ void add_bench_command(CLI::App& app) {
       throw InputError("--seq-len " + std::to_string(f->seq_len) + " exceeds max_position_embeddings " +
                        std::to_string(c.max_positions) + " of " + f->model_dir);
     }
-    const PrecisionChoice precision = resolve_precision(f->precision);
-    Engine engine(c, checkpoint.weights(), {Device::kCpu, precision.precision, precision.fp32_matmul, true});
+    EngineOptions options = resolve_compute(f->precision);
+    options.timed = true;
+    Engine engine(c, checkpoint.weights(), options);
     Transformer& model = engine.model();
     const Backend& backend = engine.backend();
     const LinearTimings& linear = *engine.linear_timings();

@@ -93,8 +93,7 @@ void run_capture(const CaptureOptions& o) {
     for (int i = 0; i < seq; ++i) request.logit_rows.push_back(i);
   }
 
-  const PrecisionChoice precision = resolve_precision(o.precision);
-  Engine engine(c, checkpoint.weights(), {Device::kCpu, precision.precision, precision.fp32_matmul});
+  Engine engine(c, checkpoint.weights(), resolve_compute(o.precision));
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
                   dump_metadata(o, checkpoint, engine.backend(), position0));
   std::vector<float> logits;

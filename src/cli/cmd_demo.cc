@@ -127,9 +127,11 @@ void add_demo_command(CLI::App& app) {
     s.data = {f->data};
     s.corpus.format = CorpusFormat::kText;
     s.mode = RunDirMode::kOverwrite;
-    const PrecisionChoice precision = resolve_precision(f->precision);
-    s.precision = precision.precision;
-    s.fp32_matmul = precision.fp32_matmul;
+    const EngineOptions compute = resolve_compute(f->precision);
+    s.device = compute.device;
+    s.gpu = compute.gpu;
+    s.precision = compute.precision;
+    s.fp32_matmul = compute.fp32_matmul;
     apply_thread_count(f->threads);
 
     analyze_model(s, f->organism, out, kOrganism);

@@ -70,8 +70,7 @@ void run_perplexity(const PerplexityOptions& o) {
   }
   const PerplexityProtocol protocol{o.context, o.stride, !o.no_bos && bos_id.has_value(), bos_id.value_or(0)};
   check_stride(protocol);
-  const PrecisionChoice precision = resolve_precision(o.precision);
-  Engine engine(c, checkpoint.weights(), {Device::kCpu, precision.precision, precision.fp32_matmul});
+  Engine engine(c, checkpoint.weights(), resolve_compute(o.precision));
   const Backend& backend = engine.backend();
   const PerplexityResult r = evaluate_perplexity(engine.model(), stream, protocol, {}, nullptr, nullptr);
   if (r.tokens == 0) throw InputError(input + ": no token could be scored (text too short)");

@@ -161,9 +161,11 @@ void add_prune_command(CLI::App& app) {
       }
     }
     s.topn_rule.rule = f->topn_rule == "peak" ? prune::TopnRule::kPeak : prune::TopnRule::kTau;
-    const PrecisionChoice precision = resolve_precision(f->precision);
-    s.precision = precision.precision;
-    s.fp32_matmul = precision.fp32_matmul;
+    const EngineOptions compute = resolve_compute(f->precision);
+    s.device = compute.device;
+    s.gpu = compute.gpu;
+    s.precision = compute.precision;
+    s.fp32_matmul = compute.fp32_matmul;
     apply_thread_count(f->threads);
     const prune::PruneMessages messages{
         [](const std::string& note) { std::fprintf(stderr, "attngeom prune: %s\n", note.c_str()); },

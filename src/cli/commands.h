@@ -9,8 +9,8 @@
 
 #include "capture/query_rows.h"
 #include "corpus/documents.h"
+#include "model/engine.h"
 #include "ops/gemm.h"
-#include "ops/precision_choice.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -27,14 +27,16 @@ namespace attngeom::cli {
 
 // --precision auto|fp32|bf16 and --fp32-matmul sgemm|bf16x3, shared by every
 // command that runs the model.
+// --device, --precision and --fp32-matmul.
 struct PrecisionFlags {
   std::string precision = "auto";
   std::string fp32_matmul = "sgemm";
+  std::string device = "cpu";
 };
 void add_precision_options(CLI::App& cmd, PrecisionFlags& flags);
-// The flags as typed values (ops/precision_choice.h); make_backend(precision, fp32_matmul, ...)
-// is then every command's one route to a backend.
-PrecisionChoice resolve_precision(const PrecisionFlags& flags);
+// The flags as typed values (model/engine.h choose_compute): every command's one route to an
+// Engine. A flag without effect here is warned about on stderr.
+EngineOptions resolve_compute(const PrecisionFlags& flags);
 
 // A setting's flag: "seq_len" is --seq-len. The library names settings; the CLI shows flags.
 std::string flag_of(const std::string& setting);
@@ -95,6 +97,7 @@ void add_bench_command(CLI::App& app);
 void add_capture_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
+void add_devices_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_metrics_command(CLI::App& app);

@@ -27,6 +27,10 @@ void add_precision_options(CLI::App& cmd, PrecisionFlags& flags) {
                  "split on AMX, same maths)")
       ->check(CLI::IsMember({"sgemm", "bf16x3"}))
       ->capture_default_str();
+  cmd.add_option("--device", flags.device,
+                 "where the forward pass runs: cpu, cuda (GPU 0) or cuda:N (builds with CUDA; docs/gpu.md). On a GPU, "
+                 "--precision auto is bf16")
+      ->capture_default_str();
 }
 
 void add_corpus_format_options(CLI::App& cmd, std::string& format, std::string& text_field) {
@@ -112,10 +116,10 @@ CLI::Option* add_queries_option(CLI::App& cmd, QuerySelection& queries) {
       ->default_str(queries.text);
 }
 
-PrecisionChoice resolve_precision(const PrecisionFlags& flags) {
-  PrecisionChoice choice = choose_precision(flags.precision, flags.fp32_matmul);
+EngineOptions resolve_compute(const PrecisionFlags& flags) {
+  const ComputeChoice choice = choose_compute(flags.device, flags.precision, flags.fp32_matmul);
   if (!choice.warning.empty()) std::fprintf(stderr, "attngeom: warning: %s\n", choice.warning.c_str());
-  return choice;
+  return choice.options;
 }
 
 void apply_thread_count(int threads) {

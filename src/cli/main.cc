@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   attngeom::cli::add_capture_command(app);
   attngeom::cli::add_compare_command(app);
   attngeom::cli::add_demo_command(app);
+  attngeom::cli::add_devices_command(app);
   attngeom::cli::add_export_command(app);
   attngeom::cli::add_metrics_command(app);
   attngeom::cli::add_merge_command(app);

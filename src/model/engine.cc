@@ -1,12 +1,19 @@
 #include "model/engine.h"
 
+#include <cstdio>
+
 #include "ops/cpu_backend.h"
+#include "ops/precision_choice.h"
+#include "util/error.h"
+#if ATTNGEOM_WITH_CUDA
+#include "ops/cuda_backend.h"
+#endif
 
 namespace attngeom {
 namespace {
 
-std::unique_ptr<Backend> open_backend(const Weights& weights, const EngineOptions& options,
-                                      const TimedLinearBackend*& timed) {
+std::unique_ptr<Backend> open_cpu(const Weights& weights, const EngineOptions& options,
+                                  const TimedLinearBackend*& timed) {
   std::unique_ptr<LinearBackend> linear = make_backend(options.precision, options.fp32_matmul, dominant_dtype(weights));
   if (options.timed) {
     auto timing = std::make_unique<TimedLinearBackend>(std::move(linear));
@@ -16,20 +23,123 @@ std::unique_ptr<Backend> open_backend(const Weights& weights, const EngineOption
   return make_cpu_backend(std::move(linear));
 }
 
+#if ATTNGEOM_WITH_CUDA
+// The bytes the GPU holds for `weights`: each tensor as stored, and a converted copy of each
+// matrix that the products read in another dtype (ops/cuda_backend.cc).
+double gpu_weight_bytes(const ModelConfig& config, const Weights& weights, Precision precision) {
+  const DType operand = precision == Precision::kBf16 ? DType::kBF16 : DType::kF32;
+  Weights source = weights;
+  double bytes = 0;
+  for (const WeightSlot& slot : weight_slots(config)) {
+    const TensorView& view = tensor_at(source, slot);
+    const auto numel = static_cast<double>(view.numel());
+    bytes += numel * static_cast<double>(dtype_size(view.dtype));
+    const bool product = slot.shape.size() == 2 && (slot.role != TensorRole::kEmbed || config.tie_embeddings);
+    if (product && view.dtype != operand) bytes += numel * static_cast<double>(dtype_size(operand));
+  }
+  return bytes;
+}
+
+std::unique_ptr<Backend> open_cuda(const ModelConfig& config, const Weights& weights, const EngineOptions& options,
+                                   LinearTimings* timings) {
+  const CudaDeviceInfo gpu = cuda_device_info(options.gpu);
+  const double needed = gpu_weight_bytes(config, weights, options.precision);
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (needed > static_cast<double>(gpu.free_bytes)) {
+    char sizes[160];
+    std::snprintf(sizes, sizeof sizes,
+                  "the weights need %.2f GiB on the GPU in %s, and %s has %.2f GiB free of %.2f GiB", needed / kGiB,
+                  std::string(precision_name(options.precision)).c_str(), gpu.name.c_str(),
+                  static_cast<double>(gpu.free_bytes) / kGiB, static_cast<double>(gpu.total_bytes) / kGiB);
+    throw SettingError({setting("device"), " cuda:" + std::to_string(options.gpu) + ": " + sizes});
+  }
+  return make_cuda_backend({options.precision, options.gpu, timings});
+}
+#endif
+
+std::unique_ptr<Backend> open_backend(const ModelConfig& config, const Weights& weights, const EngineOptions& options,
+                                      const TimedLinearBackend*& timed,
+                                      std::unique_ptr<LinearTimings>& device_timings) {
+  if (options.device == Device::kCpu) return open_cpu(weights, options, timed);
+#if ATTNGEOM_WITH_CUDA
+  if (options.timed) device_timings = std::make_unique<LinearTimings>();
+  return open_cuda(config, weights, options, device_timings.get());
+#else
+  throw SettingError({setting("device"),
+                      " cuda: this build of attngeom has no CUDA (configure with -DATTNGEOM_CUDA=ON where the CUDA "
+                      "toolkit is installed; docs/gpu.md)"});
+#endif
+}
+
 }  // namespace
 
 std::string_view device_name(Device device) {
   switch (device) {
     case Device::kCpu:
       return "cpu";
+    case Device::kCuda:
+      return "cuda";
   }
   return "cpu";
 }
 
+DeviceChoice parse_device(const std::string& text) {
+  if (text == "cpu") return {Device::kCpu, 0};
+  if (text == "cuda") return {Device::kCuda, 0};
+  if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() <= 8 &&
+      text.find_first_not_of("0123456789", 5) == std::string::npos) {
+    return {Device::kCuda, std::stoi(text.substr(5))};
+  }
+  throw SettingError({setting("device"), " '" + text + "': expected cpu, cuda or cuda:N (N: the GPU's number)"});
+}
+
+ComputeChoice choose_compute(const std::string& device, const std::string& precision, const std::string& fp32_matmul) {
+  const DeviceChoice where = parse_device(device);
+  if (where.device == Device::kCpu) {
+    const PrecisionChoice cpu = choose_precision(precision, fp32_matmul);
+    return {{Device::kCpu, cpu.precision, cpu.fp32_matmul, false, 0}, cpu.warning};
+  }
+  if (precision != "auto" && precision != "fp32" && precision != "bf16") {
+    throw SettingError({setting("precision"), " '" + precision + "': expected auto, fp32 or bf16"});
+  }
+  if (fp32_matmul != "sgemm" && fp32_matmul != "bf16x3") {
+    throw SettingError({setting("fp32_matmul"), " '" + fp32_matmul + "': expected sgemm or bf16x3"});
+  }
+  ComputeChoice choice{
+      {where.device, precision == "fp32" ? Precision::kFp32 : Precision::kBf16, Fp32Matmul::kSgemm, false, where.gpu},
+      {}};
+  if (fp32_matmul == "bf16x3") choice.warning = "fp32_matmul bf16x3 has no effect on a GPU (it picks a CPU kernel)";
+  return choice;
+}
+
+std::vector<std::string> describe_gpus() {
+#if ATTNGEOM_WITH_CUDA
+  std::string why;
+  const int count = cuda_device_count(why);
+  if (count == 0) return {"cuda: no GPU is visible (" + why + ")"};
+  std::vector<std::string> lines;
+  for (int gpu = 0; gpu < count; ++gpu) {
+    const CudaDeviceInfo info = cuda_device_info(gpu);
+    char line[200];
+    std::snprintf(line, sizeof line, "cuda:%d: %s, %.1f GiB free of %.1f GiB", gpu, info.name.c_str(),
+                  static_cast<double>(info.free_bytes) / (1 << 30), static_cast<double>(info.total_bytes) / (1 << 30));
+    lines.emplace_back(line);
+  }
+  return lines;
+#else
+  return {"cuda: not in this build (configure with -DATTNGEOM_CUDA=ON where the CUDA toolkit is installed)"};
+#endif
+}
+
 Engine::Engine(const ModelConfig& config, const Weights& weights, const EngineOptions& options)
     : device_(options.device),
-      backend_(open_backend(weights, options, timed_)),
+      backend_(open_backend(config, weights, options, timed_, device_timings_)),
       weights_(upload_weights(config, weights, *backend_)),
       model_(config, weights_, *backend_) {}
+
+const LinearTimings* Engine::linear_timings() const {
+  if (timed_ != nullptr) return &timed_->timings();
+  return device_timings_.get();
+}
 
 }  // namespace attngeom

@@ -2,7 +2,9 @@
 // One place that opens a model for computing: a backend for the device and precision, the
 // checkpoint's weights as that backend reads them, and the forward pass over both.
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/config.h"
 #include "model/forward.h"
@@ -13,15 +15,35 @@
 
 namespace attngeom {
 
-enum class Device { kCpu };
+enum class Device { kCpu, kCuda };
 std::string_view device_name(Device device);
+
+// A device as the settings spell it: "cpu", "cuda" (GPU 0) or "cuda:N". Errors name "device".
+struct DeviceChoice {
+  Device device = Device::kCpu;
+  int gpu = 0;  // the GPU's ordinal (kCuda)
+};
+DeviceChoice parse_device(const std::string& text);
+// One line per GPU the engine can run on ("cuda:0: NAME, F GiB free of T GiB"), or one line
+// saying why there is none (no CUDA in this build, no GPU visible).
+std::vector<std::string> describe_gpus();
 
 struct EngineOptions {
   Device device = Device::kCpu;
   Precision precision = Precision::kFp32;
-  Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;
-  bool timed = false;  // time the linear products (linear_timings)
+  Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;  // the CPU's fp32 kernel
+  bool timed = false;                           // time the linear products (linear_timings)
+  int gpu = 0;                                  // kCuda: the GPU's ordinal
 };
+
+// The compute settings as text ("cpu" | "cuda" | "cuda:N"; ops/precision_choice.h's precision
+// and fp32_matmul) resolved: every front end's one route to EngineOptions. On a GPU, auto
+// picks bf16 (its tensor cores' fast path). Errors name "device", "precision", "fp32_matmul".
+struct ComputeChoice {
+  EngineOptions options;
+  std::string warning;  // a setting that has no effect here; empty: none. Front ends show it.
+};
+ComputeChoice choose_compute(const std::string& device, const std::string& precision, const std::string& fp32_matmul);
 
 class Engine {
  public:
@@ -34,11 +56,12 @@ class Engine {
   const Backend& backend() const { return *backend_; }
   Device device() const { return device_; }
   // The linear products' time and FLOPs so far, when opened with `timed`; else null.
-  const LinearTimings* linear_timings() const { return timed_ != nullptr ? &timed_->timings() : nullptr; }
+  const LinearTimings* linear_timings() const;
 
  private:
   Device device_;
-  const TimedLinearBackend* timed_ = nullptr;
+  const TimedLinearBackend* timed_ = nullptr;      // the CPU's timed products
+  std::unique_ptr<LinearTimings> device_timings_;  // a GPU's, when timed
   std::unique_ptr<Backend> backend_;
   BackendWeights weights_;
   Transformer model_;

@@ -186,6 +186,7 @@ void Transformer::forward(std::span<const int> tokens, const ForwardRequest& req
   ATTNGEOM_CHECK(last < config_.layers);
   for (int l = 0; l <= last; ++l) layer(l, request, observer, whole || l < last);
   if (want_logits) compute_logits(request.logit_rows, *logits);
+  backend_.synchronize();
 }
 
 }  // namespace attngeom

@@ -158,6 +158,8 @@ class Backend {
   virtual void copy_to_host(const Buffer& x, std::span<float> out) = 0;
   // x [seq, heads*head_dim] -> out [heads, seq, head_dim] on the host.
   virtual void heads_to_host(const Buffer& x, int heads, int head_dim, std::span<float> out) = 0;
+  // Returns once every op called so far is done (a device's ops run asynchronously).
+  virtual void synchronize() = 0;
 };
 
 }  // namespace attngeom

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "corpus/documents.h"
+#include "model/engine.h"
 #include "ops/gemm.h"
 #include "prune/strategy.h"
 #include "prune/topn_policy.h"
@@ -35,6 +36,8 @@ struct PruneSettings {
   std::vector<int> topn_budgets;    // empty: no top-N curve
   TopnRuleOptions topn_rule;
   std::filesystem::path dump_logits;  // .npy of the first window's logits under mask_file
+  Device device = Device::kCpu;
+  int gpu = 0;  // kCuda: the GPU's ordinal
   Precision precision = Precision::kFp32;
   Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;
   bool force = false;  // allow context beyond max_position_embeddings

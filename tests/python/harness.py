@@ -3,6 +3,7 @@ sentencepiece's own CLI, and checking a capture dump's layout."""
 import json
 import os
 import subprocess
+import sys
 
 import numpy as np
 
@@ -30,11 +31,38 @@ def spm_ids(tokenizer, text_path):
     return [int(t) for t in out.split()]
 
 
+# The device the engine runs on in these tests: ATTNGEOM_TEST_DEVICE (the GPU variants of the
+# tests, label `cuda` in tests/python/CMakeLists.txt, set it to cuda), else the CPU.
+DEVICE = os.environ.get("ATTNGEOM_TEST_DEVICE", "cpu")
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE for these scripts
+
+
+def device_flags():
+    return [] if DEVICE == "cpu" else ["--device", DEVICE]
+
+
+def require_device(binary):
+    """Exits with SKIPPED when the test device is a GPU that this build or machine lacks."""
+    if DEVICE == "cpu":
+        return
+    lines = subprocess.run([binary, "devices"], capture_output=True, text=True, check=True).stdout.splitlines()
+    if not any(line.startswith(DEVICE if ":" in DEVICE else DEVICE + ":0:") for line in lines):
+        print(f"skipped: no {DEVICE} here ({'; '.join(lines)})")
+        sys.exit(SKIPPED)
+
+
+def fp32_kernel(requested, bf16_weights):
+    """The fp32 matmul kernel a dump names: bf16x3 runs only on bf16 weights, and only on the CPU."""
+    if DEVICE != "cpu":
+        return "cublas-sgemm"
+    return f"onednn-{requested if bf16_weights else 'sgemm'}"
+
+
 def capture(binary, model_dir, out, *flags, text=PROMPT, tokens=None, timeout=300):
-    """Runs `attngeom capture`; returns the CompletedProcess (text mode)."""
+    """Runs `attngeom capture` on the test device; returns the CompletedProcess (text mode)."""
     cmd = [binary, "capture", "--model", model_dir, "--out", out]
     cmd += ["--tokens", tokens] if tokens is not None else ["--text", text]
-    cmd += list(flags)
+    cmd += device_flags() + list(flags)
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           timeout=timeout)
 

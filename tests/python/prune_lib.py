@@ -21,7 +21,13 @@ def fail(msg):
     print("FAIL", msg)
 
 
+# The commands that run the forward pass, which take the test device (harness.DEVICE).
+ENGINE_COMMANDS = ("analyze", "capture", "perplexity", "prune")
+
+
 def run(args, expect=0, timeout=600):
+    if len(args) > 1 and args[1] in ENGINE_COMMANDS:
+        args = list(args) + harness.device_flags()
     proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
     if proc.returncode != expect:
         raise SystemExit(f"exit {proc.returncode} (expected {expect}): {' '.join(args)}\n{proc.stderr[-3000:]}")

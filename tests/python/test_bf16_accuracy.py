@@ -101,6 +101,7 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fixtures", required=True)
     args = ap.parse_args()
+    harness.require_device(args.bin)
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-bf16-") as tmp:
         for name in harness.FAMILY_FIXTURES:

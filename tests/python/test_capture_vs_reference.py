@@ -251,9 +251,9 @@ class Fixture:
             loaded = path and self.load(tag, path, None, True)
             if loaded:
                 recorded = st_reader.read(path)[1].get("matmul")
-                ran = kernel if self.cfg.get("torch_dtype") == "bfloat16" else "sgemm"
-                if recorded != f"onednn-{ran}":
-                    self.fail(f"[{tag}] metadata matmul {recorded!r}, expected 'onednn-{ran}'")
+                expected = harness.fp32_kernel(kernel, self.cfg.get("torch_dtype") == "bfloat16")
+                if recorded != expected:
+                    self.fail(f"[{tag}] metadata matmul {recorded!r}, expected {expected!r}")
                 self.compare(tag, loaded[0], loaded[1], range(len(loaded[1])), True)
         self.row["notes"] = ", ".join(notes)
 
@@ -267,6 +267,7 @@ def main():
     ap.add_argument("--fixtures", required=True)
     ap.add_argument("--fixture", action="append", help="only these fixtures (default: all)")
     args = ap.parse_args()
+    harness.require_device(args.bin)
     fixtures, failures = [], []
     with tempfile.TemporaryDirectory(prefix="attngeom-capture-") as tmp:
         for name in args.fixture or harness.COMPARE_FIXTURES:

@@ -50,11 +50,11 @@ def check_regenerated(tmp, failures):
             failures.append(f"{name}: the generator does not reproduce the committed file")
 
 
-def check_taxonomy(binary, tmp, expected, failures):
+def check_taxonomy(binary, tmp, expected, failures, flags=()):
     run = os.path.join(tmp, "run")
     subprocess.run([binary, "analyze", "--model", PLANTED, "--data", TEXT, "--pack", "--pack-separator", "none",
                     "--seq-len", str(SEQ_LEN), "--num-seqs", str(NUM_SEQS),
-                    "--out", run], check=True, capture_output=True)
+                    "--out", run] + list(flags), check=True, capture_output=True)
     labels = {(int(r["layer"]), int(r["head"])): r["label"] for r in read_csv(os.path.join(run, "heads.csv"))}
     by_type = {}
     for e in expected:

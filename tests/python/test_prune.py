@@ -429,6 +429,7 @@ def main():
     ap.add_argument("--check", required=True, choices=sorted(CHECKS))
     ap.add_argument("--fixture", action="append", help="default: the check's fixtures")
     args = ap.parse_args()
+    harness.require_device(args.bin)
     # Tiny fixtures: OpenMP workers that spin between the many small parallel regions
     # make each run ~30x slower on a loaded machine. Results do not depend on it.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

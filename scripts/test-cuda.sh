@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make test-cuda: builds attngeom with its CUDA backend (ATTNGEOM_CUDA=ON) in build-cuda/ and
+# runs the GPU tests (ctest label cuda; docs/gpu.md). On Debian the packages come from
+# scripts/bootstrap.sh; on a GPU machine without Debian's registry, from .gpu/ (made by
+# scripts/gpu-bundle.sh), unpacked into a prefix, with the tests that need tools absent there
+# (clang-format, node) configured but not run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD_DIR:-build-cuda}
+JOBS=${JOBS:-$(nproc)}
+command -v nvcc >/dev/null 2>&1 || [ ! -x /usr/local/cuda/bin/nvcc ] || export PATH=$PATH:/usr/local/cuda/bin
+options=(-DATTNGEOM_TESTS=ON -DATTNGEOM_BENCH=OFF -DATTNGEOM_CUDA=ON)
+distribution=$(. /etc/os-release 2>/dev/null && echo "${ID:-}")
+if [ -d .gpu/debs ] && { [ "$distribution" != debian ] || [ -n "${ATTNGEOM_USE_BUNDLE:-}" ]; }; then
+  R=/opt/debroot
+  mkdir -p $R /tmp/attngeom-bin
+  for f in .gpu/debs/*.deb; do dpkg -x "$f" $R; done
+  [ -e $R/usr/bin/pkg-config ] || ln -s pkgconf $R/usr/bin/pkg-config
+  printf '#!/bin/sh\ntar xf %s\n' "$PWD/.gpu/node_modules.tar" > /tmp/attngeom-bin/npm && chmod +x /tmp/attngeom-bin/npm
+  export PATH=/tmp/attngeom-bin:$R/usr/bin:$PATH PKG_CONFIG_SYSROOT_DIR=$R
+  export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig:$R/usr/share/pkgconfig
+  export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  options+=(-DCMAKE_PREFIX_PATH=$R/usr -DOPENSSL_ROOT_DIR=$R/usr -DATTNGEOM_PYTHON_MODULE=OFF -DATTNGEOM_MPI=OFF
+    -DATTNGEOM_PYTHON="$(command -v python3)" -DATTNGEOM_CLANG_FORMAT=/bin/true -DATTNGEOM_NODE=/bin/true)
+else
+  bash scripts/bootstrap.sh test
+fi
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${options[@]}"
+[ -n "${CONFIGURE_ONLY:-}" ] && exit 0
+cmake --build "$BUILD" -j "$JOBS"
+cd "$BUILD" && ctest -L cuda --output-on-failure -j "${CTEST_JOBS:-4}"

@@ -1,0 +1,483 @@
+#include "ops/cuda_backend.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "ops/cuda_kernels.h"
+#include "ops/elementwise.h"
+#include "util/error.h"
+
+namespace attngeom {
+namespace {
+
+constexpr MemorySpace kCuda = MemorySpace::kCuda;
+
+[[noreturn]] void fail(const char* step, const char* message) {
+  throw std::runtime_error(std::string("CUDA: ") + step + ": " + message);
+}
+void check(cudaError_t status, const char* step) {
+  if (status != cudaSuccess) fail(step, cudaGetErrorString(status));
+}
+void check(cublasStatus_t status, const char* step) {
+  if (status != CUBLAS_STATUS_SUCCESS) fail(step, cublasGetStatusString(status));
+}
+
+cuda::Stored stored_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return cuda::Stored::kF32;
+    case DType::kF16:
+      return cuda::Stored::kF16;
+    case DType::kBF16:
+      return cuda::Stored::kBF16;
+    case DType::kI32:
+    case DType::kF64:
+      break;
+  }
+  throw InputError(std::string("the CUDA backend reads F32, F16 and BF16 tensors, not ") +
+                   std::string(dtype_name(dtype)));
+}
+
+struct DeviceFree {
+  void operator()(void* memory) const { cudaFree(memory); }
+};
+struct HostFree {
+  void operator()(void* memory) const { cudaFreeHost(memory); }
+};
+
+// Device (or pinned host) memory of T that grows to the largest size asked for; its contents
+// do not survive growth.
+template <class T, class Free = DeviceFree>
+class Scratch {
+ public:
+  T* at_least(std::size_t count) {
+    if (count > capacity_) {
+      memory_.reset();
+      void* memory = nullptr;
+      if constexpr (std::is_same_v<Free, HostFree>) {
+        check(cudaMallocHost(&memory, count * sizeof(T)), "cudaMallocHost");
+      } else {
+        check(cudaMalloc(&memory, count * sizeof(T)), "cudaMalloc");
+      }
+      memory_.reset(memory);
+      capacity_ = count;
+    }
+    return data();
+  }
+  T* data() { return static_cast<T*>(memory_.get()); }
+  // Copies host values in, resized to fit (pageable memory: the copy is done when this returns).
+  T* upload(std::span<const T> values, cudaStream_t stream) {
+    T* device = at_least(std::max<std::size_t>(values.size(), 1));
+    check(cudaMemcpyAsync(device, values.data(), values.size_bytes(), cudaMemcpyHostToDevice, stream),
+          "copy to the GPU");
+    return device;
+  }
+
+ private:
+  std::unique_ptr<void, Free> memory_;
+  std::size_t capacity_ = 0;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const CudaOptions& options)
+      : precision_(options.precision), timings_(options.timings), score_bytes_(options.attention_score_bytes) {
+    check(cudaSetDevice(options.device), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cublasCreate(&blas_), "cublasCreate");
+    check(cublasSetStream(blas_, stream_), "cublasSetStream");
+    // The exact path multiplies in true fp32: no TF32 or other reduced-precision shortcuts.
+    check(cublasSetMathMode(blas_, precision_ == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH),
+          "cublasSetMathMode");
+  }
+  ~CudaBackend() override {
+    cudaStreamSynchronize(stream_);
+    cublasDestroy(blas_);
+    cudaStreamDestroy(stream_);
+  }
+
+  MemorySpace space() const override { return kCuda; }
+  Precision precision() const override { return precision_; }
+  std::string_view kernel() const override { return precision_ == Precision::kBf16 ? "cublas-bf16" : "cublas-sgemm"; }
+
+  Buffer allocate(std::int64_t rows, std::int64_t cols) override {
+    void* memory = nullptr;
+    const auto bytes = static_cast<std::size_t>(rows * cols) * sizeof(float);
+    check(cudaMalloc(&memory, std::max<std::size_t>(bytes, 1)), "cudaMalloc (activations)");
+    check(cudaMemsetAsync(memory, 0, bytes, stream_), "cudaMemset");
+    return Buffer(kCuda, rows, cols, static_cast<float*>(memory), [](float* m) { cudaFree(m); });
+  }
+
+  Weight upload(const TensorView& stored) override {
+    if (stored.data == nullptr) return Weight(kCuda, stored);
+    stored_type(stored.dtype);
+    const auto bytes = static_cast<std::size_t>(stored.numel()) * dtype_size(stored.dtype);
+    void* memory = nullptr;
+    check(cudaMalloc(&memory, bytes), "cudaMalloc (weights)");
+    weights_.emplace_back(memory);
+    check(cudaMemcpy(memory, stored.data, bytes, cudaMemcpyHostToDevice), "copy of the weights to the GPU");
+    TensorView on_device = stored;
+    on_device.data = memory;
+    return Weight(kCuda, on_device);
+  }
+
+  Buffer rope_table(int seq, std::span<const double> inv_freq) override {
+    Buffer table = allocate(seq, 2 * static_cast<std::int64_t>(inv_freq.size()));
+    std::vector<float> host(static_cast<std::size_t>(table.numel()));
+    make_rope_table(seq, inv_freq, host.data());
+    check(cudaMemcpyAsync(table.data(kCuda), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream_),
+          "copy of the RoPE table to the GPU");
+    return table;
+  }
+
+  void embed(std::span<const int> tokens, const Weight& table, float scale, Buffer& x) override {
+    const TensorView& view = table.view(kCuda);
+    ATTNGEOM_CHECK(view.cols == x.cols() && static_cast<std::int64_t>(tokens.size()) <= x.rows());
+    for (const int token : tokens) ATTNGEOM_CHECK(token >= 0 && token < view.rows);
+    cuda::embed(ints_.upload(tokens, stream_), static_cast<int>(tokens.size()), stored_type(view.dtype), view.data,
+                view.cols, scale, x.data(kCuda), stream_);
+  }
+
+  void linear(const LinearSource& source, std::span<const LinearTarget> outputs) override {
+    Buffer& x = *source.x;
+    const std::int64_t rows = x.rows(), cols = x.cols();
+    const float* input = x.data(kCuda);
+    if (source.kind == LinearSource::Kind::kNormed) {
+      float* normed = normed_.at_least(static_cast<std::size_t>(x.numel()));
+      norm_rows(input, normed, rows, cols, source.norm);
+      input = normed;
+    } else if (source.kind == LinearSource::Kind::kGated) {
+      ATTNGEOM_CHECK(source.up->rows() == rows && source.up->cols() == cols);
+      cuda::gated_activation(static_cast<int>(source.activation), input, source.up->data(kCuda), x.data(kCuda),
+                             x.numel(), stream_);
+    }
+    const auto start = begin_timing();
+    const std::uint16_t* input_bf16 = nullptr;
+    if (precision_ == Precision::kBf16) {
+      std::uint16_t* rounded = x_bf16_.at_least(static_cast<std::size_t>(x.numel()));
+      cuda::to_bf16(cuda::Stored::kF32, input, rounded, x.numel(), stream_);
+      input_bf16 = rounded;
+    }
+    double flops = 0;
+    for (const LinearTarget& target : outputs) {
+      const std::int64_t out = target.weight->rows();
+      ATTNGEOM_CHECK(target.y->rows() == rows && target.y->cols() == out && target.weight->cols() == cols);
+      // Row-major y[rows, out] = x[rows, cols] W^T, W [out, cols]: column-major y^T = W^T' x^T'.
+      const float one = 1.0f, zero = 0.0f;
+      const void* w = operand(*target.weight);
+      if (input_bf16 != nullptr) {
+        check(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out), static_cast<int>(rows),
+                           static_cast<int>(cols), &one, w, CUDA_R_16BF, static_cast<int>(cols), input_bf16,
+                           CUDA_R_16BF, static_cast<int>(cols), &zero, target.y->data(kCuda), CUDA_R_32F,
+                           static_cast<int>(out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              "cublasGemmEx (a linear layer, bf16)");
+      } else {
+        check(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out), static_cast<int>(rows),
+                          static_cast<int>(cols), &one, static_cast<const float*>(w), static_cast<int>(cols), input,
+                          static_cast<int>(cols), &zero, target.y->data(kCuda), static_cast<int>(out)),
+              "cublasSgemm (a linear layer)");
+      }
+      flops += 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(out);
+    }
+    end_timing(start, flops);
+  }
+
+  void add_bias(Buffer& y, const Weight& bias) override {
+    const TensorView& view = bias.view(kCuda);
+    ATTNGEOM_CHECK(view.numel() == y.cols());
+    cuda::add_bias(y.data(kCuda), y.rows(), y.cols(), stored_type(view.dtype), view.data, stream_);
+  }
+
+  void rms_norm(Buffer& y, std::int64_t width, const RmsNormSpec& norm) override {
+    ATTNGEOM_CHECK(y.numel() % width == 0);
+    norm_rows(y.data(kCuda), y.data(kCuda), y.numel() / width, width, norm);
+  }
+
+  void rope(Buffer& x, int heads, int head_dim, const Buffer& table) override {
+    ATTNGEOM_CHECK(table.cols() == head_dim && table.rows() >= x.rows());
+    cuda::rope(x.data(kCuda), static_cast<int>(x.rows()), heads, head_dim, table.data(kCuda), stream_);
+  }
+
+  void attention(const AttentionCall& call, const AttentionRowSink& sink) override;
+
+  void residual_add(Buffer& x, Buffer& y, const RmsNormSpec* post_norm) override {
+    if (post_norm != nullptr) rms_norm(y, y.cols(), *post_norm);
+    cuda::add_in_place(x.data(kCuda), y.data(kCuda), x.numel(), stream_);
+  }
+
+  void soft_cap(Buffer& x, float cap) override { cuda::soft_cap(x.data(kCuda), x.numel(), cap, stream_); }
+
+  std::int64_t count_nonfinite(const Buffer& x) override {
+    unsigned long long* counter = counter_.at_least(1);
+    cuda::count_nonfinite(x.data(kCuda), x.numel(), counter, stream_);
+    unsigned long long count = 0;
+    check(cudaMemcpyAsync(&count, counter, sizeof count, cudaMemcpyDeviceToHost, stream_), "copy to the host");
+    synchronize();
+    return static_cast<std::int64_t>(count);
+  }
+
+  void gather_rows(const Buffer& x, std::span<const int> rows, Buffer& out) override {
+    ATTNGEOM_CHECK(out.cols() == x.cols() && static_cast<std::int64_t>(rows.size()) <= out.rows());
+    for (const int row : rows) ATTNGEOM_CHECK(row >= 0 && row < x.rows());
+    cuda::gather_rows(x.data(kCuda), x.cols(), ints_.upload(rows, stream_), static_cast<int>(rows.size()),
+                      out.data(kCuda), stream_);
+  }
+
+  void copy_to_host(const Buffer& x, std::span<float> out) override {
+    ATTNGEOM_CHECK(out.size() == static_cast<std::size_t>(x.numel()));
+    check(cudaMemcpyAsync(out.data(), x.data(kCuda), out.size_bytes(), cudaMemcpyDeviceToHost, stream_),
+          "copy to the host");
+    synchronize();
+  }
+
+  void heads_to_host(const Buffer& x, int heads, int head_dim, std::span<float> out) override {
+    ATTNGEOM_CHECK(x.cols() == static_cast<std::int64_t>(heads) * head_dim &&
+                   out.size() == static_cast<std::size_t>(x.numel()));
+    float* staged = staging_.at_least(out.size());
+    cuda::heads_major(x.data(kCuda), static_cast<int>(x.rows()), heads, head_dim, staged, stream_);
+    check(cudaMemcpyAsync(out.data(), staged, out.size_bytes(), cudaMemcpyDeviceToHost, stream_), "copy to the host");
+    synchronize();
+  }
+
+  void synchronize() override { check(cudaStreamSynchronize(stream_), "a kernel or product on the GPU"); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void norm_rows(const float* x, float* out, std::int64_t rows, std::int64_t width, const RmsNormSpec& norm) {
+    const TensorView& weight = norm.weight->view(kCuda);
+    ATTNGEOM_CHECK(weight.numel() == width);
+    cuda::rms_norm(x, out, rows, width, stored_type(weight.dtype), weight.data, norm.offset, norm.eps, stream_);
+  }
+
+  // The weight as this precision's products read it: as stored where the dtypes agree, else a
+  // converted copy made on first use and kept.
+  const void* operand(const Weight& weight) {
+    const TensorView& view = weight.view(kCuda);
+    const DType wanted = precision_ == Precision::kBf16 ? DType::kBF16 : DType::kF32;
+    if (view.dtype == wanted) return view.data;
+    auto found = operands_.find(view.data);
+    if (found != operands_.end()) return found->second.get();
+    void* memory = nullptr;
+    check(cudaMalloc(&memory, static_cast<std::size_t>(view.numel()) * dtype_size(wanted)),
+          "cudaMalloc (weights converted for the products)");
+    std::unique_ptr<void, DeviceFree> owned(memory);
+    if (wanted == DType::kBF16) {
+      cuda::to_bf16(stored_type(view.dtype), view.data, static_cast<std::uint16_t*>(memory), view.numel(), stream_);
+    } else {
+      cuda::widen(stored_type(view.dtype), view.data, static_cast<float*>(memory), view.numel(), stream_);
+    }
+    return operands_.emplace(view.data, std::move(owned)).first->second.get();
+  }
+
+  Clock::time_point begin_timing() {
+    if (timings_ != nullptr) synchronize();
+    return Clock::now();
+  }
+  void end_timing(Clock::time_point start, double flops) {
+    if (timings_ == nullptr) return;
+    synchronize();
+    timings_->seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    timings_->flops += flops;
+  }
+
+  void score_products(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0, int keys,
+                      float* scores);
+  void weighted_sums(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0, int keys,
+                     const float* probs, const std::uint16_t* probs_bf16);
+
+  Precision precision_;
+  LinearTimings* timings_;
+  std::size_t score_bytes_;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  std::vector<std::unique_ptr<void, DeviceFree>> weights_;
+  std::unordered_map<const void*, std::unique_ptr<void, DeviceFree>> operands_;
+  Scratch<float> normed_, staging_, scores_, captured_;
+  Scratch<float, HostFree> captured_host_;
+  Scratch<std::uint16_t> x_bf16_, q_bf16_, k_bf16_, v_bf16_, probs_bf16_;
+  Scratch<int> ints_, topn_, capture_index_;
+  Scratch<float> gates_;
+  Scratch<unsigned long long> counter_;
+};
+
+// scores[h - head_begin, i, j] = scale * q[r0 + i, h] . k[key0 + j, kv(h)], one strided batch
+// per position in the kv group (heads h = g * group + j share kv head g).
+void CudaBackend::score_products(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0,
+                                 int keys, float* scores) {
+  const AttentionShape& s = call.shape;
+  const int group = s.heads / s.kv_heads;
+  const int d = s.head_dim;
+  const long long q_stride = static_cast<long long>(s.heads) * d, kv_stride = static_cast<long long>(s.kv_heads) * d;
+  const long long head_scores = static_cast<long long>(rows) * keys;
+  const float zero = 0.0f;
+  for (int j = 0; j < group; ++j) {
+    const long long q_offset = r0 * q_stride + static_cast<long long>(head_begin + j) * d;
+    const long long k_offset = key0 * kv_stride + static_cast<long long>(head_begin / group) * d;
+    float* c = scores + j * head_scores;
+    if (precision_ == Precision::kBf16) {
+      check(cublasGemmStridedBatchedEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, keys, rows, d, &s.scale,
+                                       k_bf16_.data() + k_offset, CUDA_R_16BF, static_cast<int>(kv_stride), d,
+                                       q_bf16_.data() + q_offset, CUDA_R_16BF, static_cast<int>(q_stride),
+                                       static_cast<long long>(group) * d, &zero, c, CUDA_R_32F, keys,
+                                       group * head_scores, heads / group, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmStridedBatchedEx (attention scores, bf16)");
+    } else {
+      check(cublasSgemmStridedBatched(
+                blas_, CUBLAS_OP_T, CUBLAS_OP_N, keys, rows, d, &s.scale, call.k->data(kCuda) + k_offset,
+                static_cast<int>(kv_stride), d, call.q->data(kCuda) + q_offset, static_cast<int>(q_stride),
+                static_cast<long long>(group) * d, &zero, c, keys, group * head_scores, heads / group),
+            "cublasSgemmStridedBatched (attention scores)");
+    }
+  }
+}
+
+// out[r0 + i, h] = sum_j probs[h - head_begin, i, j] v[key0 + j, kv(h)]
+void CudaBackend::weighted_sums(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0,
+                                int keys, const float* probs, const std::uint16_t* probs_bf16) {
+  const AttentionShape& s = call.shape;
+  const int group = s.heads / s.kv_heads;
+  const int d = s.head_dim;
+  const long long q_stride = static_cast<long long>(s.heads) * d, kv_stride = static_cast<long long>(s.kv_heads) * d;
+  const long long head_scores = static_cast<long long>(rows) * keys;
+  const float one = 1.0f, zero = 0.0f;
+  for (int j = 0; j < group; ++j) {
+    const long long v_offset = key0 * kv_stride + static_cast<long long>(head_begin / group) * d;
+    float* out = call.out->data(kCuda) + r0 * q_stride + static_cast<long long>(head_begin + j) * d;
+    if (probs_bf16 != nullptr) {
+      check(cublasGemmStridedBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, d, rows, keys, &one, v_bf16_.data() + v_offset,
+                                       CUDA_R_16BF, static_cast<int>(kv_stride), d, probs_bf16 + j * head_scores,
+                                       CUDA_R_16BF, keys, group * head_scores, &zero, out, CUDA_R_32F,
+                                       static_cast<int>(q_stride), static_cast<long long>(group) * d, heads / group,
+                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmStridedBatchedEx (attention outputs, bf16)");
+    } else {
+      check(cublasSgemmStridedBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_N, d, rows, keys, &one,
+                                      call.v->data(kCuda) + v_offset, static_cast<int>(kv_stride), d,
+                                      probs + j * head_scores, keys, group * head_scores, &zero, out,
+                                      static_cast<int>(q_stride), static_cast<long long>(group) * d, heads / group),
+            "cublasSgemmStridedBatched (attention outputs)");
+    }
+  }
+}
+
+void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& sink) {
+  const AttentionShape& s = call.shape;
+  ATTNGEOM_CHECK(s.heads % s.kv_heads == 0);
+  ATTNGEOM_CHECK(std::is_sorted(call.capture_rows.begin(), call.capture_rows.end()));
+  ATTNGEOM_CHECK(call.head_topn.empty() || call.head_topn.size() == static_cast<std::size_t>(s.heads));
+  const bool capturing = !call.capture_rows.empty() && sink;
+  const std::size_t captured_rows = capturing ? call.capture_rows.size() : 0;
+  const int block_heads = capturing ? capture_block_heads(s, captured_rows) : s.heads;
+  const std::size_t seq = static_cast<std::size_t>(s.seq);
+  const int* topn = call.head_topn.empty() ? nullptr : topn_.upload(call.head_topn, stream_);
+  const int* capture_index = nullptr;
+  if (capturing) {
+    std::vector<int> index(seq, -1);
+    for (std::size_t c = 0; c < captured_rows; ++c)
+      index[static_cast<std::size_t>(call.capture_rows[c])] = static_cast<int>(c);
+    capture_index = capture_index_.upload(std::span<const int>(index), stream_);
+  }
+  const bool bf16 = precision_ == Precision::kBf16;
+  if (bf16) {
+    cuda::to_bf16(cuda::Stored::kF32, call.q->data(kCuda), q_bf16_.at_least(static_cast<std::size_t>(call.q->numel())),
+                  call.q->numel(), stream_);
+    cuda::to_bf16(cuda::Stored::kF32, call.k->data(kCuda), k_bf16_.at_least(static_cast<std::size_t>(call.k->numel())),
+                  call.k->numel(), stream_);
+    cuda::to_bf16(cuda::Stored::kF32, call.v->data(kCuda), v_bf16_.at_least(static_cast<std::size_t>(call.v->numel())),
+                  call.v->numel(), stream_);
+  }
+  // Query rows per block: the block's scores within score_bytes_, a multiple of 64 where larger.
+  std::size_t block_rows = score_bytes_ / (static_cast<std::size_t>(block_heads) * seq * sizeof(float));
+  block_rows = std::clamp<std::size_t>(block_rows > 64 ? block_rows / 64 * 64 : block_rows, 1, seq);
+  const std::size_t block_scores = static_cast<std::size_t>(block_heads) * block_rows * seq;
+  float* scores = scores_.at_least(block_scores);
+  std::uint16_t* probs_bf16 = bf16 ? probs_bf16_.at_least(block_scores) : nullptr;
+  const std::size_t head_rows = captured_rows * seq;  // [rows, seq] per head
+
+  for (int begin = 0; begin < s.heads; begin += block_heads) {
+    const int end = std::min(begin + block_heads, s.heads);
+    float* captured = capturing ? captured_.at_least(static_cast<std::size_t>(block_heads) * head_rows) : nullptr;
+    for (int r0 = 0; r0 < s.seq; r0 += static_cast<int>(block_rows)) {
+      const int rows = std::min(static_cast<int>(block_rows), s.seq - r0);
+      const int key0 = first_visible_key(s, r0);
+      const int keys = r0 + rows - key0;
+      score_products(call, begin, end - begin, r0, rows, key0, keys, scores);
+      cuda::SoftmaxBlock block;
+      block.scores = scores;
+      block.heads = end - begin;
+      block.head_begin = begin;
+      block.rows = rows;
+      block.keys = keys;
+      block.r0 = r0;
+      block.key0 = key0;
+      block.window = s.window;
+      block.softcap = s.softcap;
+      block.topn = topn;
+      block.capture_index = capture_index;
+      block.captured = captured;
+      block.captured_rows = static_cast<int>(captured_rows);
+      block.seq = s.seq;
+      block.probs_bf16 = probs_bf16;
+      cuda::attention_softmax(block, stream_);
+      weighted_sums(call, begin, end - begin, r0, rows, key0, keys, scores, probs_bf16);
+    }
+    if (capturing) {
+      const std::size_t count = static_cast<std::size_t>(end - begin) * head_rows;
+      float* host = captured_host_.at_least(count);
+      check(cudaMemcpyAsync(host, captured, count * sizeof(float), cudaMemcpyDeviceToHost, stream_),
+            "copy of the captured rows to the host");
+      synchronize();
+      sink(AttentionRows{begin, end, call.capture_rows, s.seq, host, MemorySpace::kHost});
+    }
+  }
+  if (!call.head_gates.empty()) {
+    cuda::scale_heads(call.out->data(kCuda), s.seq, s.heads, s.head_dim, gates_.upload(call.head_gates, stream_),
+                      stream_);
+  }
+  if (timings_ != nullptr) synchronize();  // the caller times the whole call
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
+  return std::make_unique<CudaBackend>(options);
+}
+
+int cuda_device_count(std::string& why) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    why = cudaGetErrorString(status);
+    return 0;
+  }
+  return count;
+}
+
+CudaDeviceInfo cuda_device_info(int device) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    throw SettingError(
+        {setting("device"), " cuda: no CUDA GPU is visible (" + std::string(cudaGetErrorString(status)) + ")"});
+  }
+  if (device < 0 || device >= count) {
+    throw SettingError({setting("device"), " cuda:" + std::to_string(device) + ": this machine has " +
+                                               std::to_string(count) + " CUDA GPU(s), numbered from 0"});
+  }
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
+  check(cudaSetDevice(device), "cudaSetDevice");
+  CudaDeviceInfo info;
+  info.name = properties.name;
+  check(cudaMemGetInfo(&info.free_bytes, &info.total_bytes), "cudaMemGetInfo");
+  return info;
+}
+
+}  // namespace attngeom

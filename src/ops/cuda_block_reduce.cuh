@@ -1,0 +1,36 @@
+#pragma once
+// Reductions over a thread block, shared by the CUDA kernels: every thread gets the result.
+// blockDim.x must be a multiple of 32; `shared` holds one value per warp.
+#include <cstdint>
+
+namespace attngeom::cuda {
+
+constexpr int kMaxWarps = 32;
+
+template <class T, class Combine>
+__device__ T block_reduce(T value, Combine combine, T* shared) {
+  for (int offset = 16; offset > 0; offset >>= 1) value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  __syncthreads();  // a previous reduction's readers are done with `shared`
+  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = value;
+  __syncthreads();
+  value = shared[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) value = combine(value, shared[w]);
+  return value;
+}
+
+struct Sum {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return a > b ? a : b; }
+};
+
+__device__ inline std::uint16_t bf16_bits(float value) {  // round to nearest even; NaN stays NaN
+  std::uint32_t bits = __float_as_uint(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+}  // namespace attngeom::cuda

@@ -1,0 +1,344 @@
+// The CUDA backend against the CPU backend, op by op through the seam (ops/backend.h), and
+// against scalar references where the two must differ (bf16 products). Skipped where no GPU is
+// visible. Tolerances: fp32 element-wise ops agree to a few ulps (the GPU's expf, tanhf and
+// erff are within 2 ulps, libmvec's within 4); a K-term fp32 dot product differs by at most
+// ~2 K eps sum|a b| between two summation orders.
+#include "ops/cuda_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/cpu_backend.h"
+#include "ops/gemm.h"
+#include "util/error.h"
+#include "util/half.h"
+
+namespace attngeom {
+namespace {
+
+constexpr double kEps = std::numeric_limits<float>::epsilon();
+constexpr double kBf16Eps = 1.0 / 256;  // bf16's unit roundoff 2^-8 (8 significand bits)
+
+bool gpu_visible() {
+  std::string why;
+  return cuda_device_count(why) > 0;
+}
+
+std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+std::vector<std::uint16_t> to_bf16(const std::vector<float>& v) {
+  std::vector<std::uint16_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = f32_to_bf16(v[i]);
+  return out;
+}
+
+// One backend and the host tensors it was given, which its weights may point into.
+struct Side {
+  std::unique_ptr<Backend> backend;
+  // A [rows, cols] buffer holding `values`, filled through the seam (embed of rows 0..rows-1).
+  Buffer buffer(const std::vector<float>& values, std::int64_t rows, std::int64_t cols) {
+    const Weight table = backend->upload(TensorView{"t", DType::kF32, rows, cols, values.data()});
+    std::vector<int> tokens(static_cast<std::size_t>(rows));
+    std::iota(tokens.begin(), tokens.end(), 0);
+    Buffer out = backend->allocate(rows, cols);
+    backend->embed(tokens, table, 1.0f, out);
+    return out;
+  }
+  std::vector<float> host(const Buffer& x) {
+    std::vector<float> out(static_cast<std::size_t>(x.numel()));
+    backend->copy_to_host(x, out);
+    return out;
+  }
+};
+
+class CudaBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu_visible()) GTEST_SKIP() << "no CUDA GPU is visible";
+    cpu.backend = make_cpu_backend(make_fp32_backend());
+    gpu.backend = make_cuda_backend({Precision::kFp32, 0, nullptr, score_bytes});
+  }
+  std::size_t score_bytes = std::size_t{256} << 20;
+  Side cpu, gpu;
+};
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double relative,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double scale = 0;
+  for (const float w : want) scale = std::max(scale, static_cast<double>(std::abs(w)));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], relative * std::max(scale, 1e-30) + 1e-30) << what << " at " << i;
+  }
+}
+
+TEST_F(CudaBackendTest, EmbedWidensEveryDtypeAndScales) {
+  std::mt19937 rng(1);
+  const int vocab = 50, cols = 96;
+  const std::vector<float> table = random_vector(static_cast<std::size_t>(vocab) * cols, rng);
+  const std::vector<std::uint16_t> table_bf16 = to_bf16(table);
+  const std::vector<int> tokens = {3, 0, 49, 3, 17};
+  for (const DType dtype : {DType::kF32, DType::kBF16}) {
+    const void* data = dtype == DType::kF32 ? static_cast<const void*>(table.data()) : table_bf16.data();
+    std::vector<float> out[2];
+    Side* sides[2] = {&cpu, &gpu};
+    for (int s = 0; s < 2; ++s) {
+      const Weight w = sides[s]->backend->upload(TensorView{"embed", dtype, vocab, cols, data});
+      Buffer x = sides[s]->backend->allocate(static_cast<std::int64_t>(tokens.size()), cols);
+      sides[s]->backend->embed(tokens, w, 1.5f, x);
+      out[s] = sides[s]->host(x);
+    }
+    EXPECT_EQ(out[0], out[1]) << dtype_name(dtype);
+  }
+}
+
+TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
+  std::mt19937 rng(2);
+  const int rows = 33, heads = 4, head_dim = 64, cols = heads * head_dim;
+  const std::vector<float> x = random_vector(static_cast<std::size_t>(rows) * cols, rng, 3.0f);
+  const std::vector<float> y = random_vector(x.size(), rng);
+  const std::vector<float> head_weight = random_vector(head_dim, rng);
+  const std::vector<std::uint16_t> row_weight = to_bf16(random_vector(cols, rng));
+  const std::vector<float> bias = random_vector(cols, rng);
+  std::vector<float> inv_freq_table(head_dim / 2);
+  std::vector<double> inv_freq(head_dim / 2);
+  for (int i = 0; i < head_dim / 2; ++i) inv_freq[static_cast<std::size_t>(i)] = std::pow(10000.0, -2.0 * i / head_dim);
+  const std::vector<int> picked = {32, 0, 7};
+  std::vector<float> results[2][8];
+  Side* sides[2] = {&cpu, &gpu};
+  for (int s = 0; s < 2; ++s) {
+    Side& side = *sides[s];
+    Backend& b = *side.backend;
+    const Weight hw = b.upload(TensorView{"q_norm", DType::kF32, 1, head_dim, head_weight.data()});
+    const Weight rw = b.upload(TensorView{"norm", DType::kBF16, 1, cols, row_weight.data()});
+    const Weight bw = b.upload(TensorView{"bias", DType::kF32, 1, cols, bias.data()});
+    Buffer a = side.buffer(x, rows, cols);
+    b.add_bias(a, bw);
+    results[s][0] = side.host(a);
+    b.rms_norm(a, head_dim, {&hw, 0.0f, 1e-6f});
+    results[s][1] = side.host(a);
+    b.rms_norm(a, cols, {&rw, 1.0f, 1e-5f});
+    results[s][2] = side.host(a);
+    const Buffer table = b.rope_table(rows, inv_freq);
+    b.rope(a, heads, head_dim, table);
+    results[s][3] = side.host(a);
+    Buffer c = side.buffer(y, rows, cols);
+    const RmsNormSpec post{&rw, 0.0f, 1e-6f};
+    b.residual_add(a, c, &post);
+    results[s][4] = side.host(a);
+    b.soft_cap(a, 2.0f);
+    results[s][5] = side.host(a);
+    Buffer g = b.allocate(static_cast<std::int64_t>(picked.size()), cols);
+    b.gather_rows(a, picked, g);
+    results[s][6] = side.host(g);
+    results[s][7].resize(x.size());
+    b.heads_to_host(a, heads, head_dim, results[s][7]);
+    EXPECT_EQ(b.count_nonfinite(a), 0);
+  }
+  const char* names[] = {"add_bias", "rms_norm per head", "rms_norm (1 + w)", "rope", "residual_add post-norm",
+                         "soft_cap", "gather_rows",       "heads_to_host"};
+  for (int op = 0; op < 8; ++op) expect_close(results[1][op], results[0][op], 8 * kEps, names[op]);
+}
+
+TEST_F(CudaBackendTest, CountsNonFiniteValues) {
+  std::vector<float> x(1000, 1.0f);
+  x[3] = std::numeric_limits<float>::infinity();
+  x[999] = std::numeric_limits<float>::quiet_NaN();
+  const Buffer a = gpu.buffer(x, 10, 100);
+  EXPECT_EQ(gpu.backend->count_nonfinite(a), 2);
+}
+
+// y = x W^T for every LinearSource kind and weight dtype, fp32 products.
+TEST_F(CudaBackendTest, LinearMatchesTheCpuInFp32) {
+  std::mt19937 rng(3);
+  const int rows = 45, in = 200, out = 130;
+  const std::vector<float> x = random_vector(static_cast<std::size_t>(rows) * in, rng);
+  const std::vector<float> up = random_vector(x.size(), rng);
+  const std::vector<float> w = random_vector(static_cast<std::size_t>(out) * in, rng, 0.1f);
+  const std::vector<std::uint16_t> w_bf16 = to_bf16(w);
+  const std::vector<float> norm = random_vector(in, rng);
+  for (const DType dtype : {DType::kF32, DType::kBF16}) {
+    for (int kind = 0; kind < 5; ++kind) {  // stored, normed, gated silu / gelu tanh / gelu erf
+      std::vector<float> y[2];
+      Side* sides[2] = {&cpu, &gpu};
+      for (int s = 0; s < 2; ++s) {
+        Backend& b = *sides[s]->backend;
+        const void* wd = dtype == DType::kF32 ? static_cast<const void*>(w.data()) : w_bf16.data();
+        const Weight weight = b.upload(TensorView{"w", dtype, out, in, wd});
+        const Weight nw = b.upload(TensorView{"n", DType::kF32, 1, in, norm.data()});
+        Buffer a = sides[s]->buffer(x, rows, in);
+        Buffer u = sides[s]->buffer(up, rows, in);
+        Buffer result = b.allocate(rows, out);
+        const LinearTarget target{&weight, &result};
+        const LinearSource source = kind == 0   ? stored(a)
+                                    : kind == 1 ? normed(a, {&nw, 0.0f, 1e-6f})
+                                                : gated(a, u, static_cast<Activation>(kind - 2));
+        b.linear(source, {&target, 1});
+        y[s] = sides[s]->host(result);
+      }
+      expect_close(y[1], y[0], 4 * in * kEps,
+                   "linear kind " + std::to_string(kind) + " " + std::string(dtype_name(dtype)));
+    }
+  }
+}
+
+// bf16 products: x and W rounded to bf16, accumulated in fp32; against the same rounding
+// accumulated in double.
+TEST_F(CudaBackendTest, LinearInBf16IsTheRoundedProduct) {
+  std::mt19937 rng(4);
+  const int rows = 20, in = 256, out = 64;
+  const std::vector<float> x = random_vector(static_cast<std::size_t>(rows) * in, rng);
+  const std::vector<float> w = random_vector(static_cast<std::size_t>(out) * in, rng, 0.1f);
+  auto bf16 = make_cuda_backend({Precision::kBf16, 0, nullptr, score_bytes});
+  Side side{std::move(bf16)};
+  const Weight weight = side.backend->upload(TensorView{"w", DType::kF32, out, in, w.data()});
+  Buffer a = side.buffer(x, rows, in);
+  Buffer result = side.backend->allocate(rows, out);
+  const LinearTarget target{&weight, &result};
+  side.backend->linear(stored(a), {&target, 1});
+  const std::vector<float> y = side.host(result);
+  for (int r = 0; r < rows; ++r) {
+    for (int o = 0; o < out; ++o) {
+      double exact = 0, magnitude = 0;
+      for (int k = 0; k < in; ++k) {
+        const double term = static_cast<double>(bf16_to_f32(f32_to_bf16(x[static_cast<std::size_t>(r * in + k)]))) *
+                            bf16_to_f32(f32_to_bf16(w[static_cast<std::size_t>(o * in + k)]));
+        exact += term;
+        magnitude += std::abs(term);
+      }
+      ASSERT_NEAR(y[static_cast<std::size_t>(r * out + o)], exact, 2 * in * kEps * magnitude) << r << "," << o;
+    }
+  }
+}
+
+struct AttentionCase {
+  std::string name;
+  AttentionShape shape;
+  std::vector<int> topn;     // per head, or empty
+  std::vector<float> gates;  // per head, or empty
+  std::vector<int> capture;
+  int zero_query_rows = 0;  // q = 0 on the first rows: uniform probabilities, every key tied
+};
+
+// out and the captured rows of both backends for one case.
+void run_attention(Side& side, const AttentionCase& c, const std::vector<float>& q, const std::vector<float>& k,
+                   const std::vector<float>& v, std::vector<float>& out, std::vector<float>& captured) {
+  const AttentionShape& s = c.shape;
+  Buffer qb = side.buffer(q, s.seq, static_cast<std::int64_t>(s.heads) * s.head_dim);
+  Buffer kb = side.buffer(k, s.seq, static_cast<std::int64_t>(s.kv_heads) * s.head_dim);
+  Buffer vb = side.buffer(v, s.seq, static_cast<std::int64_t>(s.kv_heads) * s.head_dim);
+  Buffer ob = side.backend->allocate(s.seq, static_cast<std::int64_t>(s.heads) * s.head_dim);
+  AttentionCall call;
+  call.shape = s;
+  call.q = &qb;
+  call.k = &kb;
+  call.v = &vb;
+  call.out = &ob;
+  call.head_topn = c.topn;
+  call.head_gates = c.gates;
+  call.capture_rows = c.capture;
+  const std::size_t per_head = c.capture.size() * static_cast<std::size_t>(s.seq);
+  captured.assign(static_cast<std::size_t>(s.heads) * per_head, -1.0f);
+  side.backend->attention(call, [&](const AttentionRows& rows) {
+    ASSERT_EQ(rows.space, MemorySpace::kHost);
+    std::copy_n(rows.probs, static_cast<std::size_t>(rows.heads()) * per_head,
+                captured.begin() + static_cast<std::ptrdiff_t>(rows.head_begin * per_head));
+  });
+  out = side.host(ob);
+}
+
+std::vector<AttentionCase> attention_cases() {
+  const AttentionShape base{300, 8, 2, 64, 0, 0.125f, 0};
+  std::vector<AttentionCase> cases;
+  cases.push_back({"causal gqa", base, {}, {}, {0, 1, 150, 299}, 0});
+  AttentionShape window = base;
+  window.window = 37;
+  cases.push_back({"sliding window", window, {}, {}, {0, 36, 37, 200, 299}, 0});
+  AttentionShape capped = base;
+  capped.softcap = 5.0f;
+  capped.scale = 1.0f;
+  cases.push_back({"soft-cap", capped, {}, {}, {10, 299}, 0});
+  cases.push_back({"top-n with ties, gates",
+                   base,
+                   {0, 1, 2, 5, 16, 64, 299, 1000},
+                   {1.0f, 0.0f, 0.5f, 1.0f, 2.0f, 1.0f, 1.0f, 0.25f},
+                   {0, 3, 40, 41, 299},
+                   41});
+  AttentionShape mha = base;
+  mha.kv_heads = 8;
+  cases.push_back({"multi-head, window, top-n", mha, {3, 0, 7, 1, 0, 2, 9, 4}, {}, {5, 250}, 0});
+  return cases;
+}
+
+TEST_F(CudaBackendTest, AttentionMatchesTheCpuInFp32) {
+  for (const std::size_t budget : {std::size_t{256} << 20, std::size_t{40000}}) {  // one query block; many
+    auto small = make_cuda_backend({Precision::kFp32, 0, nullptr, budget});
+    Side gpu_side{std::move(small)};
+    for (const AttentionCase& c : attention_cases()) {
+      std::mt19937 rng(5);
+      const AttentionShape& s = c.shape;
+      std::vector<float> q = random_vector(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim, rng);
+      std::fill(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(c.zero_query_rows) * s.heads * s.head_dim, 0.0f);
+      const std::vector<float> k = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng);
+      const std::vector<float> v = random_vector(k.size(), rng);
+      std::vector<float> out[2], captured[2];
+      run_attention(cpu, c, q, k, v, out[0], captured[0]);
+      run_attention(gpu_side, c, q, k, v, out[1], captured[1]);
+      const std::string what = c.name + " (score budget " + std::to_string(budget) + ")";
+      // Probabilities: a score's error (~2 head_dim eps |q||k| scale) moves p by about p times it.
+      expect_close(captured[1], captured[0], 64 * s.head_dim * kEps, what + ": captured rows");
+      expect_close(out[1], out[0], 64 * s.head_dim * kEps, what + ": outputs");
+      for (std::size_t i = 0; i < captured[0].size(); ++i) {  // masked keys and dropped keys are exact zeros
+        if (captured[0][i] == 0.0f) ASSERT_EQ(captured[1][i], 0.0f) << what << " at " << i;
+      }
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, AttentionInBf16MatchesTheCpusBf16) {
+  if (!cpu_has_bf16_matmul()) GTEST_SKIP() << "this CPU has no bf16 matmul to compare with";
+  Side cpu_bf16{make_cpu_backend(make_bf16_backend())};
+  Side gpu_bf16{make_cuda_backend({Precision::kBf16, 0, nullptr, std::size_t{40000}})};
+  for (const AttentionCase& c : attention_cases()) {
+    std::mt19937 rng(6);
+    const AttentionShape& s = c.shape;
+    std::vector<float> q = random_vector(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim, rng);
+    std::fill(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(c.zero_query_rows) * s.heads * s.head_dim, 0.0f);
+    const std::vector<float> k = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng);
+    const std::vector<float> v = random_vector(k.size(), rng);
+    std::vector<float> out[2], captured[2];
+    run_attention(cpu_bf16, c, q, k, v, out[0], captured[0]);
+    run_attention(gpu_bf16, c, q, k, v, out[1], captured[1]);
+    // Same bf16 roundings of q, k and v: the scores differ only in summation order; a
+    // probability that lands on the other side of a bf16 rounding moves one output term by
+    // p * 2^-8 * |v|.
+    expect_close(captured[1], captured[0], 64 * s.head_dim * kEps, c.name + ": captured rows (bf16)");
+    expect_close(out[1], out[0], 4 * kBf16Eps, c.name + ": outputs (bf16)");
+  }
+}
+
+TEST(CudaDevices, NamesAMissingGpuByItsSetting) {
+  std::string why;
+  const int count = cuda_device_count(why);
+  try {
+    cuda_device_info(count);  // one past the last
+    FAIL() << "no error for GPU " << count;
+  } catch (const SettingError& e) {
+    EXPECT_NE(std::string(e.what()).find("device"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace attngeom
