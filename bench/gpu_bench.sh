@@ -18,7 +18,7 @@ for T in 1024 4096; do
   "$BIN" bench --model "$MODEL" --seq-len $T --device cuda --precision bf16 --repeats 3 | tee -a "$OUT/bench.jsonl"
 done
 python3 bench/hf_eager_gpu.py --model "$MODEL" --seq-len 1024 --seq-len 4096 | tee "$OUT/hf_eager.jsonl"
-/usr/bin/time -v "$BIN" analyze --device cuda --model "$MODEL" --data models/organism/heldout.txt --seq-len 1024 \
+time "$BIN" analyze --device cuda --model "$MODEL" --data models/organism/heldout.txt --seq-len 1024 \
   --num-seqs 8 --out "$WORK/run" --overwrite > "$OUT/analyze.log" 2>&1
 tail -4 "$OUT/analyze.log"
 cp "$WORK/run/report.html" "$OUT/" 2>/dev/null && ls -la "$OUT/report.html"
