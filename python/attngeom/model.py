@@ -27,16 +27,18 @@ class Model:
     """A Hugging Face checkpoint directory of any family attngeom reads (README, Supported
     checkpoints: LLaMA, Mistral, Qwen2/3, Gemma 1/2/3, OLMo-2), memory-mapped once.
 
-    precision: "auto" (bf16 where it is fast on this CPU, else fp32), "fp32" (the exact
-    reference path, the CLI's default for capture) or "bf16". fp32_matmul: "sgemm" or
-    "bf16x3". threads: worker threads for every call (None: all cores).
+    precision: "auto" (bf16 where it is fast on this CPU or on a GPU, else fp32), "fp32" (the
+    exact reference path, the CLI's default for capture) or "bf16". fp32_matmul: "sgemm" or
+    "bf16x3" (CPU kernels). threads: worker threads for every call (None: all cores).
+    device: "cpu", "cuda" or "cuda:N" (builds with CUDA, docs/gpu.md); results reach Python
+    in host memory either way.
     """
 
-    def __init__(self, path, precision="auto", threads=None, fp32_matmul="sgemm"):
+    def __init__(self, path, precision="auto", threads=None, fp32_matmul="sgemm", device="cpu"):
         path = os.fspath(path)
         self._threads = _threads(threads)
         self._native = _attngeom._Model(path, _text(precision, "precision"), _text(fp32_matmul, "fp32_matmul"),
-                                        self._threads)
+                                        self._threads, _text(device, "device"))
         self.path = path
 
     @property

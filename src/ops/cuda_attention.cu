@@ -125,9 +125,10 @@ __global__ void softmax_kernel(SoftmaxBlock b) {
 
 }  // namespace
 
-void attention_softmax(const SoftmaxBlock& block, cudaStream_t stream) {
+cudaError_t attention_softmax(const SoftmaxBlock& block, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(block.rows), static_cast<unsigned>(block.heads));
   softmax_kernel<<<grid, kThreads, 0, stream>>>(block);
+  return cudaGetLastError();
 }
 
 }  // namespace attngeom::cuda

@@ -59,6 +59,7 @@ class Scratch {
   T* at_least(std::size_t count) {
     if (count > capacity_) {
       memory_.reset();
+      capacity_ = 0;
       void* memory = nullptr;
       if constexpr (std::is_same_v<Free, HostFree>) {
         check(cudaMallocHost(&memory, count * sizeof(T)), "cudaMallocHost");
@@ -87,14 +88,16 @@ class Scratch {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const CudaOptions& options)
-      : precision_(options.precision), timings_(options.timings), score_bytes_(options.attention_score_bytes) {
-    check(cudaSetDevice(options.device), "cudaSetDevice");
+      : device_(options.device),
+        precision_(options.precision),
+        timings_(options.timings),
+        score_bytes_(options.attention_score_bytes) {
+    use_device();
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cublasCreate(&blas_), "cublasCreate");
     check(cublasSetStream(blas_, stream_), "cublasSetStream");
-    // The exact path multiplies in true fp32: no TF32 or other reduced-precision shortcuts.
-    check(cublasSetMathMode(blas_, precision_ == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH),
-          "cublasSetMathMode");
+    // The default math mode never rounds fp32 products to TF32 (that takes CUBLAS_TF32_TENSOR_OP_MATH).
+    check(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
@@ -107,6 +110,7 @@ class CudaBackend final : public Backend {
   std::string_view kernel() const override { return precision_ == Precision::kBf16 ? "cublas-bf16" : "cublas-sgemm"; }
 
   Buffer allocate(std::int64_t rows, std::int64_t cols) override {
+    use_device();
     void* memory = nullptr;
     const auto bytes = static_cast<std::size_t>(rows * cols) * sizeof(float);
     check(cudaMalloc(&memory, std::max<std::size_t>(bytes, 1)), "cudaMalloc (activations)");
@@ -115,19 +119,23 @@ class CudaBackend final : public Backend {
   }
 
   Weight upload(const TensorView& stored) override {
+    use_device();
     if (stored.data == nullptr) return Weight(kCuda, stored);
     stored_type(stored.dtype);
     const auto bytes = static_cast<std::size_t>(stored.numel()) * dtype_size(stored.dtype);
     void* memory = nullptr;
     check(cudaMalloc(&memory, bytes), "cudaMalloc (weights)");
     weights_.emplace_back(memory);
-    check(cudaMemcpy(memory, stored.data, bytes, cudaMemcpyHostToDevice), "copy of the weights to the GPU");
+    // On the ops' stream, so that no kernel reads the weight before it has arrived.
+    check(cudaMemcpyAsync(memory, stored.data, bytes, cudaMemcpyHostToDevice, stream_),
+          "copy of the weights to the GPU");
     TensorView on_device = stored;
     on_device.data = memory;
     return Weight(kCuda, on_device);
   }
 
   Buffer rope_table(int seq, std::span<const double> inv_freq) override {
+    use_device();
     Buffer table = allocate(seq, 2 * static_cast<std::int64_t>(inv_freq.size()));
     std::vector<float> host(static_cast<std::size_t>(table.numel()));
     make_rope_table(seq, inv_freq, host.data());
@@ -137,14 +145,17 @@ class CudaBackend final : public Backend {
   }
 
   void embed(std::span<const int> tokens, const Weight& table, float scale, Buffer& x) override {
+    use_device();
     const TensorView& view = table.view(kCuda);
     ATTNGEOM_CHECK(view.cols == x.cols() && static_cast<std::int64_t>(tokens.size()) <= x.rows());
     for (const int token : tokens) ATTNGEOM_CHECK(token >= 0 && token < view.rows);
-    cuda::embed(ints_.upload(tokens, stream_), static_cast<int>(tokens.size()), stored_type(view.dtype), view.data,
-                view.cols, scale, x.data(kCuda), stream_);
+    check(cuda::embed(ints_.upload(tokens, stream_), static_cast<int>(tokens.size()), stored_type(view.dtype),
+                      view.data, view.cols, scale, x.data(kCuda), stream_),
+          "the embed kernel");
   }
 
   void linear(const LinearSource& source, std::span<const LinearTarget> outputs) override {
+    use_device();
     Buffer& x = *source.x;
     const std::int64_t rows = x.rows(), cols = x.cols();
     const float* input = x.data(kCuda);
@@ -154,14 +165,15 @@ class CudaBackend final : public Backend {
       input = normed;
     } else if (source.kind == LinearSource::Kind::kGated) {
       ATTNGEOM_CHECK(source.up->rows() == rows && source.up->cols() == cols);
-      cuda::gated_activation(static_cast<int>(source.activation), input, source.up->data(kCuda), x.data(kCuda),
-                             x.numel(), stream_);
+      check(cuda::gated_activation(static_cast<int>(source.activation), input, source.up->data(kCuda), x.data(kCuda),
+                                   x.numel(), stream_),
+            "the gated activation kernel");
     }
     const auto start = begin_timing();
     const std::uint16_t* input_bf16 = nullptr;
     if (precision_ == Precision::kBf16) {
       std::uint16_t* rounded = x_bf16_.at_least(static_cast<std::size_t>(x.numel()));
-      cuda::to_bf16(cuda::Stored::kF32, input, rounded, x.numel(), stream_);
+      check(cuda::to_bf16(cuda::Stored::kF32, input, rounded, x.numel(), stream_), "the to bf16 kernel");
       input_bf16 = rounded;
     }
     double flops = 0;
@@ -189,33 +201,43 @@ class CudaBackend final : public Backend {
   }
 
   void add_bias(Buffer& y, const Weight& bias) override {
+    use_device();
     const TensorView& view = bias.view(kCuda);
     ATTNGEOM_CHECK(view.numel() == y.cols());
-    cuda::add_bias(y.data(kCuda), y.rows(), y.cols(), stored_type(view.dtype), view.data, stream_);
+    check(cuda::add_bias(y.data(kCuda), y.rows(), y.cols(), stored_type(view.dtype), view.data, stream_),
+          "the add bias kernel");
   }
 
   void rms_norm(Buffer& y, std::int64_t width, const RmsNormSpec& norm) override {
+    use_device();
     ATTNGEOM_CHECK(y.numel() % width == 0);
     norm_rows(y.data(kCuda), y.data(kCuda), y.numel() / width, width, norm);
   }
 
   void rope(Buffer& x, int heads, int head_dim, const Buffer& table) override {
+    use_device();
     ATTNGEOM_CHECK(table.cols() == head_dim && table.rows() >= x.rows());
-    cuda::rope(x.data(kCuda), static_cast<int>(x.rows()), heads, head_dim, table.data(kCuda), stream_);
+    check(cuda::rope(x.data(kCuda), static_cast<int>(x.rows()), heads, head_dim, table.data(kCuda), stream_),
+          "the rope kernel");
   }
 
   void attention(const AttentionCall& call, const AttentionRowSink& sink) override;
 
   void residual_add(Buffer& x, Buffer& y, const RmsNormSpec* post_norm) override {
+    use_device();
     if (post_norm != nullptr) rms_norm(y, y.cols(), *post_norm);
-    cuda::add_in_place(x.data(kCuda), y.data(kCuda), x.numel(), stream_);
+    check(cuda::add_in_place(x.data(kCuda), y.data(kCuda), x.numel(), stream_), "the add in place kernel");
   }
 
-  void soft_cap(Buffer& x, float cap) override { cuda::soft_cap(x.data(kCuda), x.numel(), cap, stream_); }
+  void soft_cap(Buffer& x, float cap) override {
+    use_device();
+    cuda::soft_cap(x.data(kCuda), x.numel(), cap, stream_);
+  }
 
   std::int64_t count_nonfinite(const Buffer& x) override {
+    use_device();
     unsigned long long* counter = counter_.at_least(1);
-    cuda::count_nonfinite(x.data(kCuda), x.numel(), counter, stream_);
+    check(cuda::count_nonfinite(x.data(kCuda), x.numel(), counter, stream_), "the count nonfinite kernel");
     unsigned long long count = 0;
     check(cudaMemcpyAsync(&count, counter, sizeof count, cudaMemcpyDeviceToHost, stream_), "copy to the host");
     synchronize();
@@ -223,13 +245,16 @@ class CudaBackend final : public Backend {
   }
 
   void gather_rows(const Buffer& x, std::span<const int> rows, Buffer& out) override {
+    use_device();
     ATTNGEOM_CHECK(out.cols() == x.cols() && static_cast<std::int64_t>(rows.size()) <= out.rows());
     for (const int row : rows) ATTNGEOM_CHECK(row >= 0 && row < x.rows());
-    cuda::gather_rows(x.data(kCuda), x.cols(), ints_.upload(rows, stream_), static_cast<int>(rows.size()),
-                      out.data(kCuda), stream_);
+    check(cuda::gather_rows(x.data(kCuda), x.cols(), ints_.upload(rows, stream_), static_cast<int>(rows.size()),
+                            out.data(kCuda), stream_),
+          "the gather rows kernel");
   }
 
   void copy_to_host(const Buffer& x, std::span<float> out) override {
+    use_device();
     ATTNGEOM_CHECK(out.size() == static_cast<std::size_t>(x.numel()));
     check(cudaMemcpyAsync(out.data(), x.data(kCuda), out.size_bytes(), cudaMemcpyDeviceToHost, stream_),
           "copy to the host");
@@ -237,15 +262,20 @@ class CudaBackend final : public Backend {
   }
 
   void heads_to_host(const Buffer& x, int heads, int head_dim, std::span<float> out) override {
+    use_device();
     ATTNGEOM_CHECK(x.cols() == static_cast<std::int64_t>(heads) * head_dim &&
                    out.size() == static_cast<std::size_t>(x.numel()));
     float* staged = staging_.at_least(out.size());
-    cuda::heads_major(x.data(kCuda), static_cast<int>(x.rows()), heads, head_dim, staged, stream_);
+    check(cuda::heads_major(x.data(kCuda), static_cast<int>(x.rows()), heads, head_dim, staged, stream_),
+          "the heads major kernel");
     check(cudaMemcpyAsync(out.data(), staged, out.size_bytes(), cudaMemcpyDeviceToHost, stream_), "copy to the host");
     synchronize();
   }
 
-  void synchronize() override { check(cudaStreamSynchronize(stream_), "a kernel or product on the GPU"); }
+  void synchronize() override {
+    use_device();
+    check(cudaStreamSynchronize(stream_), "a kernel or product on the GPU");
+  }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -253,7 +283,8 @@ class CudaBackend final : public Backend {
   void norm_rows(const float* x, float* out, std::int64_t rows, std::int64_t width, const RmsNormSpec& norm) {
     const TensorView& weight = norm.weight->view(kCuda);
     ATTNGEOM_CHECK(weight.numel() == width);
-    cuda::rms_norm(x, out, rows, width, stored_type(weight.dtype), weight.data, norm.offset, norm.eps, stream_);
+    check(cuda::rms_norm(x, out, rows, width, stored_type(weight.dtype), weight.data, norm.offset, norm.eps, stream_),
+          "the rms norm kernel");
   }
 
   // The weight as this precision's products read it: as stored where the dtypes agree, else a
@@ -269,9 +300,12 @@ class CudaBackend final : public Backend {
           "cudaMalloc (weights converted for the products)");
     std::unique_ptr<void, DeviceFree> owned(memory);
     if (wanted == DType::kBF16) {
-      cuda::to_bf16(stored_type(view.dtype), view.data, static_cast<std::uint16_t*>(memory), view.numel(), stream_);
+      check(
+          cuda::to_bf16(stored_type(view.dtype), view.data, static_cast<std::uint16_t*>(memory), view.numel(), stream_),
+          "the to bf16 kernel");
     } else {
-      cuda::widen(stored_type(view.dtype), view.data, static_cast<float*>(memory), view.numel(), stream_);
+      check(cuda::widen(stored_type(view.dtype), view.data, static_cast<float*>(memory), view.numel(), stream_),
+            "the widen kernel");
     }
     return operands_.emplace(view.data, std::move(owned)).first->second.get();
   }
@@ -292,6 +326,10 @@ class CudaBackend final : public Backend {
   void weighted_sums(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0, int keys,
                      const float* probs, const std::uint16_t* probs_bf16);
 
+  // Every op first makes this GPU current on the calling thread (a no-op when it is).
+  void use_device() const { check(cudaSetDevice(device_), "cudaSetDevice"); }
+
+  int device_;
   Precision precision_;
   LinearTimings* timings_;
   std::size_t score_bytes_;
@@ -368,6 +406,7 @@ void CudaBackend::weighted_sums(const AttentionCall& call, int head_begin, int h
 }
 
 void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& sink) {
+  use_device();
   const AttentionShape& s = call.shape;
   ATTNGEOM_CHECK(s.heads % s.kv_heads == 0);
   ATTNGEOM_CHECK(std::is_sorted(call.capture_rows.begin(), call.capture_rows.end()));
@@ -380,18 +419,25 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
   const int* capture_index = nullptr;
   if (capturing) {
     std::vector<int> index(seq, -1);
+    for (std::size_t c = 0; c < captured_rows; ++c) {  // strictly increasing, inside the sequence
+      ATTNGEOM_CHECK(call.capture_rows[c] >= 0 && call.capture_rows[c] < s.seq);
+      ATTNGEOM_CHECK(c == 0 || call.capture_rows[c] > call.capture_rows[c - 1]);
+    }
     for (std::size_t c = 0; c < captured_rows; ++c)
       index[static_cast<std::size_t>(call.capture_rows[c])] = static_cast<int>(c);
     capture_index = capture_index_.upload(std::span<const int>(index), stream_);
   }
   const bool bf16 = precision_ == Precision::kBf16;
   if (bf16) {
-    cuda::to_bf16(cuda::Stored::kF32, call.q->data(kCuda), q_bf16_.at_least(static_cast<std::size_t>(call.q->numel())),
-                  call.q->numel(), stream_);
-    cuda::to_bf16(cuda::Stored::kF32, call.k->data(kCuda), k_bf16_.at_least(static_cast<std::size_t>(call.k->numel())),
-                  call.k->numel(), stream_);
-    cuda::to_bf16(cuda::Stored::kF32, call.v->data(kCuda), v_bf16_.at_least(static_cast<std::size_t>(call.v->numel())),
-                  call.v->numel(), stream_);
+    check(cuda::to_bf16(cuda::Stored::kF32, call.q->data(kCuda),
+                        q_bf16_.at_least(static_cast<std::size_t>(call.q->numel())), call.q->numel(), stream_),
+          "the to bf16 kernel");
+    check(cuda::to_bf16(cuda::Stored::kF32, call.k->data(kCuda),
+                        k_bf16_.at_least(static_cast<std::size_t>(call.k->numel())), call.k->numel(), stream_),
+          "the to bf16 kernel");
+    check(cuda::to_bf16(cuda::Stored::kF32, call.v->data(kCuda),
+                        v_bf16_.at_least(static_cast<std::size_t>(call.v->numel())), call.v->numel(), stream_),
+          "the to bf16 kernel");
   }
   // Query rows per block: the block's scores within score_bytes_, a multiple of 64 where larger.
   std::size_t block_rows = score_bytes_ / (static_cast<std::size_t>(block_heads) * seq * sizeof(float));
@@ -425,7 +471,7 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
       block.captured_rows = static_cast<int>(captured_rows);
       block.seq = s.seq;
       block.probs_bf16 = probs_bf16;
-      cuda::attention_softmax(block, stream_);
+      check(cuda::attention_softmax(block, stream_), "the attention softmax kernel");
       weighted_sums(call, begin, end - begin, r0, rows, key0, keys, scores, probs_bf16);
     }
     if (capturing) {
@@ -438,8 +484,9 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
     }
   }
   if (!call.head_gates.empty()) {
-    cuda::scale_heads(call.out->data(kCuda), s.seq, s.heads, s.head_dim, gates_.upload(call.head_gates, stream_),
-                      stream_);
+    check(cuda::scale_heads(call.out->data(kCuda), s.seq, s.heads, s.head_dim, gates_.upload(call.head_gates, stream_),
+                            stream_),
+          "the scale heads kernel");
   }
   if (timings_ != nullptr) synchronize();  // the caller times the whole call
 }
@@ -473,10 +520,14 @@ CudaDeviceInfo cuda_device_info(int device) {
   }
   cudaDeviceProp properties{};
   check(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
-  check(cudaSetDevice(device), "cudaSetDevice");
+  int current = 0;
+  check(cudaGetDevice(&current), "cudaGetDevice");
+  check(cudaSetDevice(device), "cudaSetDevice");  // cudaMemGetInfo reads the current GPU
   CudaDeviceInfo info;
   info.name = properties.name;
-  check(cudaMemGetInfo(&info.free_bytes, &info.total_bytes), "cudaMemGetInfo");
+  const cudaError_t status_memory = cudaMemGetInfo(&info.free_bytes, &info.total_bytes);
+  check(cudaSetDevice(current), "cudaSetDevice");
+  check(status_memory, "cudaMemGetInfo");
   return info;
 }
 

@@ -128,66 +128,80 @@ __global__ void scale_heads_kernel(float* out, std::int64_t count, int heads, in
 
 }  // namespace
 
-void widen(Stored type, const void* src, float* dst, std::int64_t count, cudaStream_t stream) {
+cudaError_t widen(Stored type, const void* src, float* dst, std::int64_t count, cudaStream_t stream) {
   widen_kernel<<<grid_for(count), kThreads, 0, stream>>>(type, src, dst, count);
+  return cudaGetLastError();
 }
 
-void to_bf16(Stored type, const void* src, std::uint16_t* dst, std::int64_t count, cudaStream_t stream) {
+cudaError_t to_bf16(Stored type, const void* src, std::uint16_t* dst, std::int64_t count, cudaStream_t stream) {
   to_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(type, src, dst, count);
+  return cudaGetLastError();
 }
 
-void embed(const int* tokens, int count, Stored type, const void* table, std::int64_t cols, float scale, float* x,
+cudaError_t embed(const int* tokens, int count, Stored type, const void* table, std::int64_t cols, float scale, float* x,
            cudaStream_t stream) {
   const std::int64_t total = count * cols;
   embed_kernel<<<grid_for(total), kThreads, 0, stream>>>(tokens, total, type, table, cols, scale, x);
+  return cudaGetLastError();
 }
 
-void add_bias(float* y, std::int64_t rows, std::int64_t cols, Stored type, const void* bias, cudaStream_t stream) {
+cudaError_t add_bias(float* y, std::int64_t rows, std::int64_t cols, Stored type, const void* bias, cudaStream_t stream) {
   add_bias_kernel<<<grid_for(rows * cols), kThreads, 0, stream>>>(y, rows * cols, cols, type, bias);
+  return cudaGetLastError();
 }
 
-void rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, Stored type, const void* weight,
+cudaError_t rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, Stored type, const void* weight,
               float offset, float eps, cudaStream_t stream) {
   const int threads = width >= 1024 ? 256 : width >= 256 ? 128 : 64;
   rms_norm_kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(x, out, width, type, weight, offset, eps);
+  return cudaGetLastError();
 }
 
-void rope(float* x, int seq, int heads, int head_dim, const float* table, cudaStream_t stream) {
+cudaError_t rope(float* x, int seq, int heads, int head_dim, const float* table, cudaStream_t stream) {
   const std::int64_t count = static_cast<std::int64_t>(seq) * heads * (head_dim / 2);
   rope_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, heads, head_dim / 2, table);
+  return cudaGetLastError();
 }
 
-void gated_activation(int activation, const float* gate, const float* up, float* out, std::int64_t count,
+cudaError_t gated_activation(int activation, const float* gate, const float* up, float* out, std::int64_t count,
                       cudaStream_t stream) {
   gated_kernel<<<grid_for(count), kThreads, 0, stream>>>(activation, gate, up, out, count);
+  return cudaGetLastError();
 }
 
-void add_in_place(float* x, const float* y, std::int64_t count, cudaStream_t stream) {
+cudaError_t add_in_place(float* x, const float* y, std::int64_t count, cudaStream_t stream) {
   add_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, y, count);
+  return cudaGetLastError();
 }
 
-void soft_cap(float* x, std::int64_t count, float cap, cudaStream_t stream) {
+cudaError_t soft_cap(float* x, std::int64_t count, float cap, cudaStream_t stream) {
   soft_cap_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, cap);
+  return cudaGetLastError();
 }
 
-void count_nonfinite(const float* x, std::int64_t count, unsigned long long* counter, cudaStream_t stream) {
-  cudaMemsetAsync(counter, 0, sizeof *counter, stream);
+cudaError_t count_nonfinite(const float* x, std::int64_t count, unsigned long long* counter, cudaStream_t stream) {
+  const cudaError_t cleared = cudaMemsetAsync(counter, 0, sizeof *counter, stream);
+  if (cleared != cudaSuccess) return cleared;
   nonfinite_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, counter);
+  return cudaGetLastError();
 }
 
-void gather_rows(const float* x, std::int64_t cols, const int* rows, int count, float* out, cudaStream_t stream) {
+cudaError_t gather_rows(const float* x, std::int64_t cols, const int* rows, int count, float* out, cudaStream_t stream) {
   const std::int64_t total = count * cols;
   gather_kernel<<<grid_for(total), kThreads, 0, stream>>>(x, cols, rows, total, out);
+  return cudaGetLastError();
 }
 
-void heads_major(const float* x, int seq, int heads, int head_dim, float* out, cudaStream_t stream) {
+cudaError_t heads_major(const float* x, int seq, int heads, int head_dim, float* out, cudaStream_t stream) {
   const std::int64_t count = static_cast<std::int64_t>(seq) * heads * head_dim;
   heads_major_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, seq, heads, head_dim, out);
+  return cudaGetLastError();
 }
 
-void scale_heads(float* out, int seq, int heads, int head_dim, const float* gates, cudaStream_t stream) {
+cudaError_t scale_heads(float* out, int seq, int heads, int head_dim, const float* gates, cudaStream_t stream) {
   const std::int64_t count = static_cast<std::int64_t>(seq) * heads * head_dim;
   scale_heads_kernel<<<grid_for(count), kThreads, 0, stream>>>(out, count, heads, head_dim, gates);
+  return cudaGetLastError();
 }
 
 }  // namespace attngeom::cuda

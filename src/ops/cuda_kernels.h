@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA kernels of the compute seam behind a plain C++17 interface: nvcc compiles their
 // definitions (cuda_kernels.cu, cuda_attention.cu); ops/cuda_backend.cc drives them. Every
-// pointer is device memory and every call is an asynchronous launch on `stream`; each kernel
+// pointer is device memory; every call is an asynchronous launch on `stream` that returns its
+// launch error (cudaGetLastError); each kernel
 // computes what the CPU's counterpart in ops/elementwise.h or ops/attention.cc computes, in fp32
 // (sums of squares and softmax sums in double, as there).
 #include <cuda_runtime_api.h>
@@ -14,35 +15,36 @@ namespace attngeom::cuda {
 enum class Stored : int { kF32, kF16, kBF16 };
 
 // dst[i] = float(src[i])
-void widen(Stored type, const void* src, float* dst, std::int64_t count, cudaStream_t stream);
+cudaError_t widen(Stored type, const void* src, float* dst, std::int64_t count, cudaStream_t stream);
 // dst[i] = bf16(float(src[i])), round to nearest even (util/half.h f32_to_bf16)
-void to_bf16(Stored type, const void* src, std::uint16_t* dst, std::int64_t count, cudaStream_t stream);
+cudaError_t to_bf16(Stored type, const void* src, std::uint16_t* dst, std::int64_t count, cudaStream_t stream);
 
 // x[i] = table[tokens[i]] * scale                           x: [count, cols]
-void embed(const int* tokens, int count, Stored type, const void* table, std::int64_t cols, float scale, float* x,
-           cudaStream_t stream);
+cudaError_t embed(const int* tokens, int count, Stored type, const void* table, std::int64_t cols, float scale,
+                  float* x, cudaStream_t stream);
 // y[r, j] += bias[j]                                        y: [rows, cols]
-void add_bias(float* y, std::int64_t rows, std::int64_t cols, Stored type, const void* bias, cudaStream_t stream);
+cudaError_t add_bias(float* y, std::int64_t rows, std::int64_t cols, Stored type, const void* bias,
+                     cudaStream_t stream);
 // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * (offset + weight)   x, out: [rows, width]; out may be x
-void rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, Stored type, const void* weight,
-              float offset, float eps, cudaStream_t stream);
+cudaError_t rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, Stored type, const void* weight,
+                     float offset, float eps, cudaStream_t stream);
 // HF rotate_half on x [seq, heads * head_dim] with table [seq, head_dim] (cos | sin)
-void rope(float* x, int seq, int heads, int head_dim, const float* table, cudaStream_t stream);
+cudaError_t rope(float* x, int seq, int heads, int head_dim, const float* table, cudaStream_t stream);
 // out[i] = act(gate[i]) * up[i]; activation as ops/elementwise.h Activation (silu, gelu tanh, gelu erf)
-void gated_activation(int activation, const float* gate, const float* up, float* out, std::int64_t count,
-                      cudaStream_t stream);
+cudaError_t gated_activation(int activation, const float* gate, const float* up, float* out, std::int64_t count,
+                             cudaStream_t stream);
 // x[i] += y[i]
-void add_in_place(float* x, const float* y, std::int64_t count, cudaStream_t stream);
+cudaError_t add_in_place(float* x, const float* y, std::int64_t count, cudaStream_t stream);
 // x[i] = cap * tanh(x[i] / cap)
-void soft_cap(float* x, std::int64_t count, float cap, cudaStream_t stream);
+cudaError_t soft_cap(float* x, std::int64_t count, float cap, cudaStream_t stream);
 // *counter = how many x[i] are NaN or infinite
-void count_nonfinite(const float* x, std::int64_t count, unsigned long long* counter, cudaStream_t stream);
+cudaError_t count_nonfinite(const float* x, std::int64_t count, unsigned long long* counter, cudaStream_t stream);
 // out[i] = x[rows[i]]                                       x: [*, cols], out: [count, cols]
-void gather_rows(const float* x, std::int64_t cols, const int* rows, int count, float* out, cudaStream_t stream);
+cudaError_t gather_rows(const float* x, std::int64_t cols, const int* rows, int count, float* out, cudaStream_t stream);
 // x [seq, heads * head_dim] -> out [heads, seq, head_dim]
-void heads_major(const float* x, int seq, int heads, int head_dim, float* out, cudaStream_t stream);
+cudaError_t heads_major(const float* x, int seq, int heads, int head_dim, float* out, cudaStream_t stream);
 // out[:, h] *= gates[h] for every head                       out: [seq, heads * head_dim]
-void scale_heads(float* out, int seq, int heads, int head_dim, const float* gates, cudaStream_t stream);
+cudaError_t scale_heads(float* out, int seq, int heads, int head_dim, const float* gates, cudaStream_t stream);
 
 // One query block's rows of the heads [head_begin, head_begin + heads) after their scores:
 // in place on scores [heads, rows, keys] (query r0 + i against key key0 + j, already scaled),
@@ -67,6 +69,6 @@ struct SoftmaxBlock {
   int seq = 0;
   std::uint16_t* probs_bf16 = nullptr;  // [heads, rows, keys]: the probabilities rounded to bf16, or null
 };
-void attention_softmax(const SoftmaxBlock& block, cudaStream_t stream);
+cudaError_t attention_softmax(const SoftmaxBlock& block, cudaStream_t stream);
 
 }  // namespace attngeom::cuda

@@ -13,7 +13,7 @@
 #include "analysis/pipeline.h"
 #include "analysis/progress.h"
 #include "analysis/provenance.h"
-#include "ops/precision_choice.h"
+#include "model/engine.h"
 #include "python/bindings.h"
 #include "python/interrupt.h"
 #include "python/option_args.h"
@@ -28,7 +28,7 @@ namespace py = pybind11;
 
 struct PythonSettings {
   AnalysisSettings analysis;
-  std::string precision = "auto", fp32_matmul = "sgemm";
+  std::string precision = "auto", fp32_matmul = "sgemm", device = "cpu";
   int threads = 0;
   bool resume = false, overwrite = false;
   bool quiet = false;  // no progress lines
@@ -86,6 +86,8 @@ const std::map<std::string, Setter>& own_settings() {
        [](PythonSettings& s, const std::string& n, const py::handle& v) { s.precision = value_of<std::string>(n, v); }},
       {"fp32_matmul", [](PythonSettings& s, const std::string& n,
                          const py::handle& v) { s.fp32_matmul = value_of<std::string>(n, v); }},
+      {"device",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) { s.device = value_of<std::string>(n, v); }},
       {"threads", [](PythonSettings& s, const std::string& n,
                      const py::handle& v) { s.threads = static_cast<int>(integer_in(n, v, 1, 1024)); }},
   };
@@ -150,10 +152,12 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
     a.corpus.format = infer_corpus_format(data, CorpusFormat::kText);
   }
   a.mode = s.resume ? RunDirMode::kResume : s.overwrite ? RunDirMode::kOverwrite : RunDirMode::kCreate;
-  const PrecisionChoice precision = choose_precision(s.precision, s.fp32_matmul);
-  if (!precision.warning.empty()) warn_in_python(precision.warning);
-  a.precision = precision.precision;
-  a.fp32_matmul = precision.fp32_matmul;
+  const ComputeChoice compute = choose_compute(s.device, s.precision, s.fp32_matmul);
+  if (!compute.warning.empty()) warn_in_python(compute.warning);
+  a.device = compute.options.device;
+  a.gpu = compute.options.gpu;
+  a.precision = compute.options.precision;
+  a.fp32_matmul = compute.options.fp32_matmul;
   run_interruptibly(
       [&](const std::atomic<bool>& stop) {
         using ProgressSink = std::function<void(const ProgressUpdate&)>;

@@ -16,7 +16,6 @@
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
 #include "model/engine.h"
-#include "ops/precision_choice.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
 #include "python/interrupt.h"
@@ -64,14 +63,14 @@ class ArrayCapture final : public ForwardObserver {
 
 class Model {
  public:
-  Model(const std::string& dir, const std::string& precision, const std::string& fp32_matmul, int threads)
+  Model(const std::string& dir, const std::string& precision, const std::string& fp32_matmul, int threads,
+        const std::string& device)
       : threads_(threads) {
-    const PrecisionChoice choice = choose_precision(precision, fp32_matmul);
+    const ComputeChoice choice = choose_compute(device, precision, fp32_matmul);
     if (!choice.warning.empty()) warn_in_python(choice.warning);
     py::gil_scoped_release release;
     checkpoint_ = std::make_unique<Checkpoint>(dir);
-    engine_ = std::make_unique<Engine>(checkpoint_->config(), checkpoint_->weights(),
-                                       EngineOptions{Device::kCpu, choice.precision, choice.fp32_matmul});
+    engine_ = std::make_unique<Engine>(checkpoint_->config(), checkpoint_->weights(), choice.options);
   }
 
   const ModelConfig& config() const { return checkpoint_->config(); }
@@ -195,8 +194,8 @@ class Model {
 
 void bind_model(py::module_& m) {
   py::class_<Model>(m, "_Model")
-      .def(py::init<const std::string&, const std::string&, const std::string&, int>(), py::arg("path"),
-           py::arg("precision"), py::arg("fp32_matmul"), py::arg("threads"))
+      .def(py::init<const std::string&, const std::string&, const std::string&, int, const std::string&>(), py::arg("path"),
+           py::arg("precision"), py::arg("fp32_matmul"), py::arg("threads"), py::arg("device"))
       .def_property_readonly("precision", &Model::precision)
       .def_property_readonly("config",
                              [](const Model& self) {

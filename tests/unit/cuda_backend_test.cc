@@ -278,6 +278,7 @@ std::vector<AttentionCase> attention_cases() {
                    41});
   AttentionShape mha = base;
   mha.kv_heads = 8;
+  mha.window = 50;
   cases.push_back({"multi-head, window, top-n", mha, {3, 0, 7, 1, 0, 2, 9, 4}, {}, {5, 250}, 0});
   return cases;
 }
