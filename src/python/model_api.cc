@@ -194,8 +194,8 @@ class Model {
 
 void bind_model(py::module_& m) {
   py::class_<Model>(m, "_Model")
-      .def(py::init<const std::string&, const std::string&, const std::string&, int, const std::string&>(), py::arg("path"),
-           py::arg("precision"), py::arg("fp32_matmul"), py::arg("threads"), py::arg("device"))
+      .def(py::init<const std::string&, const std::string&, const std::string&, int, const std::string&>(),
+           py::arg("path"), py::arg("precision"), py::arg("fp32_matmul"), py::arg("threads"), py::arg("device"))
       .def_property_readonly("precision", &Model::precision)
       .def_property_readonly("config",
                              [](const Model& self) {
