@@ -1,6 +1,5 @@
 #include "ops/cuda_backend.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ops/cublas_library.h"
 #include "ops/cuda_kernels.h"
 #include "ops/elementwise.h"
 #include "util/error.h"
@@ -18,6 +18,8 @@ namespace {
 
 constexpr MemorySpace kCuda = MemorySpace::kCuda;
 
+const CublasLibrary& blas() { return cublas_library(); }
+
 [[noreturn]] void fail(const char* step, const char* message) {
   throw std::runtime_error(std::string("CUDA: ") + step + ": " + message);
 }
@@ -25,7 +27,7 @@ void check(cudaError_t status, const char* step) {
   if (status != cudaSuccess) fail(step, cudaGetErrorString(status));
 }
 void check(cublasStatus_t status, const char* step) {
-  if (status != CUBLAS_STATUS_SUCCESS) fail(step, cublasGetStatusString(status));
+  if (status != CUBLAS_STATUS_SUCCESS) fail(step, cublas_library().status_string(status));
 }
 
 cuda::Stored stored_type(DType dtype) {
@@ -94,14 +96,14 @@ class CudaBackend final : public Backend {
         score_bytes_(options.attention_score_bytes) {
     use_device();
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cublasCreate(&blas_), "cublasCreate");
-    check(cublasSetStream(blas_, stream_), "cublasSetStream");
+    check(blas().create(&blas_), "cublasCreate");
+    check(blas().set_stream(blas_, stream_), "cublasSetStream");
     // The default math mode never rounds fp32 products to TF32 (that takes CUBLAS_TF32_TENSOR_OP_MATH).
-    check(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    check(blas().set_math_mode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
-    cublasDestroy(blas_);
+    blas().destroy(blas_);
     cudaStreamDestroy(stream_);
   }
 
@@ -184,15 +186,15 @@ class CudaBackend final : public Backend {
       const float one = 1.0f, zero = 0.0f;
       const void* w = operand(*target.weight);
       if (input_bf16 != nullptr) {
-        check(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out), static_cast<int>(rows),
-                           static_cast<int>(cols), &one, w, CUDA_R_16BF, static_cast<int>(cols), input_bf16,
-                           CUDA_R_16BF, static_cast<int>(cols), &zero, target.y->data(kCuda), CUDA_R_32F,
-                           static_cast<int>(out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        check(blas().gemm_ex(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out), static_cast<int>(rows),
+                             static_cast<int>(cols), &one, w, CUDA_R_16BF, static_cast<int>(cols), input_bf16,
+                             CUDA_R_16BF, static_cast<int>(cols), &zero, target.y->data(kCuda), CUDA_R_32F,
+                             static_cast<int>(out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               "cublasGemmEx (a linear layer, bf16)");
       } else {
-        check(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out), static_cast<int>(rows),
-                          static_cast<int>(cols), &one, static_cast<const float*>(w), static_cast<int>(cols), input,
-                          static_cast<int>(cols), &zero, target.y->data(kCuda), static_cast<int>(out)),
+        check(blas().sgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out), static_cast<int>(rows),
+                           static_cast<int>(cols), &one, static_cast<const float*>(w), static_cast<int>(cols), input,
+                           static_cast<int>(cols), &zero, target.y->data(kCuda), static_cast<int>(out)),
               "cublasSgemm (a linear layer)");
       }
       flops += 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(out);
@@ -360,14 +362,14 @@ void CudaBackend::score_products(const AttentionCall& call, int head_begin, int 
     const long long k_offset = key0 * kv_stride + static_cast<long long>(head_begin / group) * d;
     float* c = scores + j * head_scores;
     if (precision_ == Precision::kBf16) {
-      check(cublasGemmStridedBatchedEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, keys, rows, d, &s.scale,
-                                       k_bf16_.data() + k_offset, CUDA_R_16BF, static_cast<int>(kv_stride), d,
-                                       q_bf16_.data() + q_offset, CUDA_R_16BF, static_cast<int>(q_stride),
-                                       static_cast<long long>(group) * d, &zero, c, CUDA_R_32F, keys,
-                                       group * head_scores, heads / group, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      check(blas().gemm_strided_batched_ex(blas_, CUBLAS_OP_T, CUBLAS_OP_N, keys, rows, d, &s.scale,
+                                           k_bf16_.data() + k_offset, CUDA_R_16BF, static_cast<int>(kv_stride), d,
+                                           q_bf16_.data() + q_offset, CUDA_R_16BF, static_cast<int>(q_stride),
+                                           static_cast<long long>(group) * d, &zero, c, CUDA_R_32F, keys,
+                                           group * head_scores, heads / group, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmStridedBatchedEx (attention scores, bf16)");
     } else {
-      check(cublasSgemmStridedBatched(
+      check(blas().sgemm_strided_batched(
                 blas_, CUBLAS_OP_T, CUBLAS_OP_N, keys, rows, d, &s.scale, call.k->data(kCuda) + k_offset,
                 static_cast<int>(kv_stride), d, call.q->data(kCuda) + q_offset, static_cast<int>(q_stride),
                 static_cast<long long>(group) * d, &zero, c, keys, group * head_scores, heads / group),
@@ -389,17 +391,17 @@ void CudaBackend::weighted_sums(const AttentionCall& call, int head_begin, int h
     const long long v_offset = key0 * kv_stride + static_cast<long long>(head_begin / group) * d;
     float* out = call.out->data(kCuda) + r0 * q_stride + static_cast<long long>(head_begin + j) * d;
     if (probs_bf16 != nullptr) {
-      check(cublasGemmStridedBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, d, rows, keys, &one, v_bf16_.data() + v_offset,
-                                       CUDA_R_16BF, static_cast<int>(kv_stride), d, probs_bf16 + j * head_scores,
-                                       CUDA_R_16BF, keys, group * head_scores, &zero, out, CUDA_R_32F,
-                                       static_cast<int>(q_stride), static_cast<long long>(group) * d, heads / group,
-                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      check(blas().gemm_strided_batched_ex(
+                blas_, CUBLAS_OP_N, CUBLAS_OP_N, d, rows, keys, &one, v_bf16_.data() + v_offset, CUDA_R_16BF,
+                static_cast<int>(kv_stride), d, probs_bf16 + j * head_scores, CUDA_R_16BF, keys, group * head_scores,
+                &zero, out, CUDA_R_32F, static_cast<int>(q_stride), static_cast<long long>(group) * d, heads / group,
+                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmStridedBatchedEx (attention outputs, bf16)");
     } else {
-      check(cublasSgemmStridedBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_N, d, rows, keys, &one,
-                                      call.v->data(kCuda) + v_offset, static_cast<int>(kv_stride), d,
-                                      probs + j * head_scores, keys, group * head_scores, &zero, out,
-                                      static_cast<int>(q_stride), static_cast<long long>(group) * d, heads / group),
+      check(blas().sgemm_strided_batched(blas_, CUBLAS_OP_N, CUBLAS_OP_N, d, rows, keys, &one,
+                                         call.v->data(kCuda) + v_offset, static_cast<int>(kv_stride), d,
+                                         probs + j * head_scores, keys, group * head_scores, &zero, out,
+                                         static_cast<int>(q_stride), static_cast<long long>(group) * d, heads / group),
             "cublasSgemmStridedBatched (attention outputs)");
     }
   }

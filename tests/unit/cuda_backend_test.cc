@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ops/cpu_backend.h"
+#include "ops/cublas_library.h"
 #include "ops/gemm.h"
 #include "util/error.h"
 #include "util/half.h"
@@ -328,6 +329,13 @@ TEST_F(CudaBackendTest, AttentionInBf16MatchesTheCpusBf16) {
     expect_close(captured[1], captured[0], 64 * s.head_dim * kEps, c.name + ": captured rows (bf16)");
     expect_close(out[1], out[0], 4 * kBf16Eps, c.name + ": outputs (bf16)");
   }
+}
+
+// Needs no GPU: cuBLAS is opened at run time, and each entry point must resolve.
+TEST(CublasLibrary, OpensWithEveryEntryPoint) {
+  const CublasLibrary& library = cublas_library();
+  EXPECT_NE(library.gemm_strided_batched_ex, nullptr);
+  EXPECT_FALSE(std::string(library.status_string(CUBLAS_STATUS_NOT_INITIALIZED)).empty());
 }
 
 TEST(CudaDevices, NamesAMissingGpuByItsSetting) {
