@@ -26,6 +26,7 @@ nlohmann::json run_json(const AnalysisSettings& s, const RunInputs& in, const Le
                         {"options", options_json(s.row, s.aggregate)},
                         {"shard", {{"index", s.shard_index}, {"count", s.shard_count}}},
                         {"settings", plan.settings}};
+  if (!engine.gpu_name().empty()) run["gpu"] = engine.gpu_name();
   if (!s.lengths.empty() && plan.out == s.out) run["lengths"] = s.lengths;
   for (const char* key : {"format", "text_field", "pack", "pack_separator", "num_seqs", "skip", "seed"}) {
     if (plan.settings.contains(key)) run["corpus"][key] = plan.settings[key];

@@ -125,9 +125,11 @@ void add_bench_command(CLI::App& app) {
                           {"seq_len", f->seq_len},
                           {"precision", std::string(precision_name(backend.precision()))},
                           {"matmul", std::string(backend.kernel())},
+                          {"device", std::string(device_name(engine.device()))},
                           {"weight_bytes", checkpoint.weight_bytes()},
                           {"threads", omp_get_max_threads()},
                           {"repeats", f->repeats}};
+    if (!engine.gpu_name().empty()) out["gpu"] = engine.gpu_name();
     const auto run_stage = [&](const std::string& stage) {
       ForwardObserver* observer = stage == "forward"   ? nullptr
                                   : stage == "capture" ? static_cast<ForwardObserver*>(&copier)

@@ -41,8 +41,9 @@ double gpu_weight_bytes(const ModelConfig& config, const Weights& weights, Preci
 }
 
 std::unique_ptr<Backend> open_cuda(const ModelConfig& config, const Weights& weights, const EngineOptions& options,
-                                   LinearTimings* timings) {
+                                   LinearTimings* timings, std::string& gpu_name) {
   const CudaDeviceInfo gpu = cuda_device_info(options.gpu);
+  gpu_name = gpu.name;
   const double needed = gpu_weight_bytes(config, weights, options.precision);
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   if (needed > static_cast<double>(gpu.free_bytes)) {
@@ -58,12 +59,12 @@ std::unique_ptr<Backend> open_cuda(const ModelConfig& config, const Weights& wei
 #endif
 
 std::unique_ptr<Backend> open_backend(const ModelConfig& config, const Weights& weights, const EngineOptions& options,
-                                      const TimedLinearBackend*& timed,
-                                      std::unique_ptr<LinearTimings>& device_timings) {
+                                      const TimedLinearBackend*& timed, std::unique_ptr<LinearTimings>& device_timings,
+                                      std::string& gpu_name) {
   if (options.device == Device::kCpu) return open_cpu(weights, options, timed);
 #if ATTNGEOM_WITH_CUDA
   if (options.timed) device_timings = std::make_unique<LinearTimings>();
-  return open_cuda(config, weights, options, device_timings.get());
+  return open_cuda(config, weights, options, device_timings.get(), gpu_name);
 #else
   throw SettingError({setting("device"),
                       " cuda: this build of attngeom has no CUDA (configure with -DATTNGEOM_CUDA=ON where the CUDA "
@@ -133,7 +134,7 @@ std::vector<std::string> describe_gpus() {
 
 Engine::Engine(const ModelConfig& config, const Weights& weights, const EngineOptions& options)
     : device_(options.device),
-      backend_(open_backend(config, weights, options, timed_, device_timings_)),
+      backend_(open_backend(config, weights, options, timed_, device_timings_, gpu_name_)),
       weights_(upload_weights(config, weights, *backend_)),
       model_(config, weights_, *backend_) {}
 

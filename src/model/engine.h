@@ -55,11 +55,14 @@ class Engine {
   Transformer& model() { return model_; }
   const Backend& backend() const { return *backend_; }
   Device device() const { return device_; }
+  // The GPU's name ("NVIDIA H100 80GB HBM3") on kCuda; empty on the CPU.
+  const std::string& gpu_name() const { return gpu_name_; }
   // The linear products' time and FLOPs so far, when opened with `timed`; else null.
   const LinearTimings* linear_timings() const;
 
  private:
   Device device_;
+  std::string gpu_name_;
   const TimedLinearBackend* timed_ = nullptr;      // the CPU's timed products
   std::unique_ptr<LinearTimings> device_timings_;  // a GPU's, when timed
   std::unique_ptr<Backend> backend_;

@@ -233,9 +233,25 @@ struct AttentionCase {
   int zero_query_rows = 0;  // q = 0 on the first rows: uniform probabilities, every key tied
 };
 
-// out and the captured rows of both backends for one case.
-void run_attention(Side& side, const AttentionCase& c, const std::vector<float>& q, const std::vector<float>& k,
-                   const std::vector<float>& v, std::vector<float>& out, std::vector<float>& captured) {
+struct AttentionInputs {
+  std::vector<float> q, k, v;  // [seq, heads * head_dim], [seq, kv_heads * head_dim] twice
+};
+
+AttentionInputs random_inputs(const AttentionCase& c, unsigned seed) {
+  std::mt19937 rng(seed);
+  const AttentionShape& s = c.shape;
+  AttentionInputs in;
+  in.q = random_vector(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim, rng);
+  std::fill(in.q.begin(), in.q.begin() + static_cast<std::ptrdiff_t>(c.zero_query_rows) * s.heads * s.head_dim, 0.0f);
+  in.k = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng);
+  in.v = random_vector(in.k.size(), rng);
+  return in;
+}
+
+// The outputs and the captured rows of one backend for one case.
+void run_attention(Side& side, const AttentionCase& c, const AttentionInputs& in, std::vector<float>& out,
+                   std::vector<float>& captured) {
+  const std::vector<float>&q = in.q, &k = in.k, &v = in.v;
   const AttentionShape& s = c.shape;
   Buffer qb = side.buffer(q, s.seq, static_cast<std::int64_t>(s.heads) * s.head_dim);
   Buffer kb = side.buffer(k, s.seq, static_cast<std::int64_t>(s.kv_heads) * s.head_dim);
@@ -289,15 +305,11 @@ TEST_F(CudaBackendTest, AttentionMatchesTheCpuInFp32) {
     auto small = make_cuda_backend({Precision::kFp32, 0, nullptr, budget});
     Side gpu_side{std::move(small)};
     for (const AttentionCase& c : attention_cases()) {
-      std::mt19937 rng(5);
       const AttentionShape& s = c.shape;
-      std::vector<float> q = random_vector(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim, rng);
-      std::fill(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(c.zero_query_rows) * s.heads * s.head_dim, 0.0f);
-      const std::vector<float> k = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng);
-      const std::vector<float> v = random_vector(k.size(), rng);
+      const AttentionInputs in = random_inputs(c, 5);
       std::vector<float> out[2], captured[2];
-      run_attention(cpu, c, q, k, v, out[0], captured[0]);
-      run_attention(gpu_side, c, q, k, v, out[1], captured[1]);
+      run_attention(cpu, c, in, out[0], captured[0]);
+      run_attention(gpu_side, c, in, out[1], captured[1]);
       const std::string what = c.name + " (score budget " + std::to_string(budget) + ")";
       // Probabilities: a score's error (~2 head_dim eps |q||k| scale) moves p by about p times it.
       expect_close(captured[1], captured[0], 64 * s.head_dim * kEps, what + ": captured rows");
@@ -314,15 +326,11 @@ TEST_F(CudaBackendTest, AttentionInBf16MatchesTheCpusBf16) {
   Side cpu_bf16{make_cpu_backend(make_bf16_backend())};
   Side gpu_bf16{make_cuda_backend({Precision::kBf16, 0, nullptr, std::size_t{40000}})};
   for (const AttentionCase& c : attention_cases()) {
-    std::mt19937 rng(6);
     const AttentionShape& s = c.shape;
-    std::vector<float> q = random_vector(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim, rng);
-    std::fill(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(c.zero_query_rows) * s.heads * s.head_dim, 0.0f);
-    const std::vector<float> k = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng);
-    const std::vector<float> v = random_vector(k.size(), rng);
+    const AttentionInputs in = random_inputs(c, 6);
     std::vector<float> out[2], captured[2];
-    run_attention(cpu_bf16, c, q, k, v, out[0], captured[0]);
-    run_attention(gpu_bf16, c, q, k, v, out[1], captured[1]);
+    run_attention(cpu_bf16, c, in, out[0], captured[0]);
+    run_attention(gpu_bf16, c, in, out[1], captured[1]);
     // Same bf16 roundings of q, k and v: the scores differ only in summation order; a
     // probability that lands on the other side of a bf16 rounding moves one output term by
     // p * 2^-8 * |v|.
