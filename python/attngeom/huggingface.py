@@ -131,6 +131,9 @@ def attention_layers(model):
                                     any(True for _ in module.children()))):
             what = f"a fused projection {fused[0]} of unknown layout" if fused else "no value projection"
             raise ValueError(f"attngeom.hf: {name} ({type(module).__name__}) has {what}; {READ_TEXT}")
+        if known and getattr(module, "is_cross_attention", False):
+            raise ValueError(f"attngeom.hf: {name} ({type(module).__name__}) is a cross-attention; attngeom reads "
+                             "causal self-attention (pass the decoder alone)")
         if known:
             layers.append(_Layer(name, module, config))
             inside.append(name)
