@@ -83,7 +83,7 @@ def main():
     native_out = os.path.join(args.work, "native")
     shutil.rmtree(native_out, ignore_errors=True)
     cmd = [args.bin, "analyze", "--model", ckpt, "--data", text, "--seq-len", str(args.seq_len), "--num-seqs",
-           str(args.num_seqs), "--pack", "--queries", args.queries, "--out", native_out]
+           str(args.num_seqs), "--pack", "--format", "lines", "--queries", args.queries, "--out", native_out]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
     start = time.perf_counter()

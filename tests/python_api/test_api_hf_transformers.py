@@ -63,8 +63,11 @@ def config(cls, **kw):
             kw["rope_parameters"] = {"rope_type": "default", "rope_theta": theta}
         else:
             kw["rope_theta"] = theta
-    c = cls(**kw)
-    c._attn_implementation = "eager"
+    c = cls(attn_implementation="eager", **kw)
+    try:
+        c._attn_implementation = "eager"
+    except AttributeError:  # a version without the setter: the keyword above did it
+        pass
     return c
 
 
