@@ -246,7 +246,7 @@ def _eager_attention(model):
 def _forward_kwargs(runner, output_attentions):
     parameters = inspect.signature(runner.forward).parameters
     any_kwargs = any(p.kind == p.VAR_KEYWORD for p in parameters.values())
-    wanted = {"use_cache": False, "output_attentions": output_attentions, "return_dict": True}
+    wanted = {"use_cache": False, "output_attentions": output_attentions}
     return {k: v for k, v in wanted.items() if any_kwargs or k in parameters}
 
 

@@ -59,7 +59,7 @@ class LlamaAttention(nn.Module):
     def qkv(self, x):
         return self.q_proj(x), self.k_proj(x), self.v_proj(x)
 
-    def forward(self, hidden_states, position_embeddings, attention_mask):
+    def forward(self, hidden_states, position_embeddings, attention_mask, output_attentions=False):
         b, t, _ = hidden_states.shape
         q, k, v = self.qkv(hidden_states)
         q = q.view(b, t, -1, self.head_dim).transpose(1, 2)
@@ -69,6 +69,14 @@ class LlamaAttention(nn.Module):
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         out, weights = eager_attention(q, k, v, attention_mask, self.num_key_value_groups, self.head_dim ** -0.5)
         return self.o_proj(out.reshape(b, t, -1)), weights
+
+
+class OptInWeightsAttention(LlamaAttention):
+    """Returns its weights only when asked (output_attentions=True), as GPT-2's did in transformers 4.x."""
+
+    def forward(self, hidden_states, position_embeddings, attention_mask, output_attentions=False):
+        out, weights = super().forward(hidden_states, position_embeddings, attention_mask)
+        return out, weights if output_attentions else None
 
 
 class Phi3Attention(LlamaAttention):
@@ -104,10 +112,10 @@ class LlamaDecoderLayer(nn.Module):
         self.input_layernorm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps)
         self.post_attention_layernorm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps)
 
-    def forward(self, x, position_embeddings, attention_mask):
-        h, _ = self.self_attn(self.input_layernorm(x), position_embeddings, attention_mask)
+    def forward(self, x, position_embeddings, attention_mask, output_attentions=False):
+        h, weights = self.self_attn(self.input_layernorm(x), position_embeddings, attention_mask, output_attentions)
         x = x + h
-        return x + self.mlp(self.post_attention_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x)), weights
 
 
 class LlamaModel(nn.Module):
@@ -118,8 +126,7 @@ class LlamaModel(nn.Module):
         self.layers = nn.ModuleList(LlamaDecoderLayer(config, attention) for _ in range(config.num_hidden_layers))
         self.norm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps)
 
-    def forward(self, input_ids, attention_mask=None, position_ids=None, use_cache=False, output_attentions=False,
-                return_dict=True):
+    def forward(self, input_ids, attention_mask=None, position_ids=None, use_cache=False, output_attentions=False):
         b, t = input_ids.shape
         x = self.embed_tokens(input_ids)
         if position_ids is None:
@@ -134,9 +141,12 @@ class LlamaModel(nn.Module):
             allowed = allowed & attention_mask[:, None, None, :].bool()
         mask = torch.zeros(allowed.shape, dtype=x.dtype, device=x.device)
         mask = mask.masked_fill(~allowed, torch.finfo(x.dtype).min)
+        attentions = []
         for layer in self.layers:
-            x = layer(x, (cos, sin), mask)
-        return types.SimpleNamespace(last_hidden_state=self.norm(x))
+            x, weights = layer(x, (cos, sin), mask, output_attentions)
+            attentions.append(weights)
+        self.attentions = tuple(attentions) if output_attentions else None  # what the model kept
+        return types.SimpleNamespace(last_hidden_state=self.norm(x), attentions=self.attentions)
 
 
 class LlamaForCausalLM(nn.Module):
@@ -163,10 +173,10 @@ def config_of(model_dir):
         bos_token_id=c.get("bos_token_id"), _name_or_path=model_dir)
 
 
-def load(model_dir, dtype=torch.float64, fused=False):
-    """The checkpoint's LLaMA as LlamaForCausalLM (fused: with Phi3Attention), in `dtype`."""
+def load(model_dir, dtype=torch.float64, fused=False, attention=LlamaAttention):
+    """The checkpoint's LLaMA as LlamaForCausalLM with `attention` (fused: Phi3Attention), in `dtype`."""
     config = config_of(model_dir)
-    model = LlamaForCausalLM(config, Phi3Attention if fused else LlamaAttention)
+    model = LlamaForCausalLM(config, Phi3Attention if fused else attention)
     tensors, _, _ = st_reader.read(os.path.join(model_dir, "model.safetensors"))
     state = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in tensors.items()}
     state.setdefault("lm_head.weight", state["model.embed_tokens.weight"])  # tied embeddings

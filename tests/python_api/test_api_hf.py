@@ -5,11 +5,12 @@
 
 A random GQA LLaMA checkpoint (tools/make_random_checkpoint.py, float32) is analysed by the CLI;
 the same checkpoint, run in torch float64 through attngeom.hf on the CLI's own sequences, gives
-the same tables (same_tables: the rules of the float64 reference parity tests), with v_proj and
-with Phi-3's fused qkv_proj. A padded batch (left or right) gives the records of one sequence at
-a time; bfloat16 runs; progress goes to sys.stderr, to a callable, or nowhere (quiet=True), for
-hf and analyze; the fused layouts of GPT-2 and GPT-NeoX slice the right values; what cannot be
-read is refused by name. Exits 77 (skipped) without torch.
+the same tables (api_lib.same_tables: the rules of the float64 reference parity tests), with
+v_proj, with Phi-3's fused qkv_proj, and with an attention that returns its weights only with
+output_attentions=True (the model then keeps none of them). A padded batch (left or right)
+gives the records of one sequence at a time; bfloat16 runs; progress goes to sys.stderr, to a
+callable, or nowhere (quiet=True), for hf and analyze; the fused layouts of GPT-2 and GPT-NeoX
+slice the right values; what cannot be read is refused by name. Exits 77 (skipped) without torch.
 """
 import contextlib
 import io
@@ -74,6 +75,15 @@ fused = hf(hf_style_model.load(ckpt, torch.float64, fused=True), "fused", tokens
 same_tables(cli_run, fused.path, "Phi-3 qkv_proj, float64 vs attngeom analyze (fp32)")
 same_records(run.path, fused.path, "qkv_proj vs v_proj records")
 
+# An attention that returns its weights only with output_attentions=True: the pass is run
+# with it, and the hooks drop every layer's [B, H, T, T] from the module's output once read.
+opt_in = hf_style_model.load(ckpt, torch.float64, attention=hf_style_model.OptInWeightsAttention)
+late = hf(opt_in, "opt-in", tokens=tokens, queries="all", batch_size=3)
+same_records(run.path, late.path, "weights only with output_attentions=True vs always")
+kept = opt_in.model.attentions
+check(kept is not None and len(kept) == 2 and all(a is None for a in kept),
+      f"the model keeps no layer's weights: {[None if a is None else tuple(a.shape) for a in kept or ()]}")
+
 # Padded batches: left and right padding, sequences of different lengths, each cut to SEQ_LEN.
 rng = np.random.default_rng(3)
 extra = [0, 3, 1, 6, 2]
@@ -103,8 +113,8 @@ check(bf16.info["complete"] and bf16.info["precision"] == "bfloat16", "a bfloat1
 # Texts with a tokenizer (any callable returning input_ids).
 engine = attngeom.Model(ckpt, precision="fp32")
 texts = ["The cat sat on the mat and looked at the dog for a while.", "A second text, longer than the first one is."]
-by_text = hf(model64, "texts", texts=texts, tokenizer=lambda t: {"input_ids": engine.tokenize(t)})
-by_ids = hf(model64, "ids", tokens=[engine.tokenize(t) for t in texts])
+by_text = hf(model64, "texts", texts=texts, tokenizer=lambda t: {"input_ids": engine.tokenize(t)}, seq_len=20)
+by_ids = hf(model64, "ids", tokens=[engine.tokenize(t) for t in texts], seq_len=20)
 same_records(by_ids.path, by_text.path, "texts through a tokenizer vs their token ids")
 
 # Progress: lines on sys.stderr, a callable, or nothing.
