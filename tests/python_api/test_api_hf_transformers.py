@@ -18,7 +18,6 @@ when torch sees a GPU, else cpu.
   runs too on a GPU (bfloat16 on the CPU).
 """
 import argparse
-import inspect
 import json
 import os
 import shutil
@@ -59,7 +58,7 @@ def config(cls, **kw):
     """cls(**kw) asking for eager attention; RoPE's theta as this version spells it."""
     theta = kw.pop("rope_theta", None)
     if theta is not None:
-        if "rope_parameters" in inspect.signature(cls.__init__).parameters:
+        if getattr(cls(), "rope_parameters", None) is not None:  # transformers 5 (rope_theta is gone)
             kw["rope_parameters"] = {"rope_type": "default", "rope_theta": theta}
         else:
             kw["rope_theta"] = theta
