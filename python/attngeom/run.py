@@ -73,7 +73,9 @@ def analyze(model, data, out, **options):
     setting names, the flags without "--" and with "_" (seq_len=64, num_seqs=4,
     queries="all", every_n=True, bounds=False, shard=(0, 2), lengths=[128, 256],
     precision="fp32", threads=2, resume=True, memory_check="off", ...; docs/cli.md lists
-    them), and quiet=True for no progress lines on sys.stderr. An unknown name is a TypeError
+    them). Progress: a start line and a line per sequence on sys.stderr, none with quiet=True;
+    progress=callable receives {"done", "total", "tokens_per_s", "eta_s"} after each sequence
+    instead of the lines. An unknown name is a TypeError
     naming it and the nearest known one; a bad value a ValueError with the CLI's message.
     """
     data = [os.fspath(data)] if isinstance(data, (str, os.PathLike)) else [os.fspath(d) for d in data]

@@ -1,7 +1,8 @@
 // attngeom.analyze: the main job (analysis/pipeline.h) with the CLI's settings as keyword
 // arguments: the option table's (analysis/option_table.h) and those whose Python form differs
 // from the flag's, each checked as the CLI checks its flag; an unknown name is a TypeError
-// naming it. The run's warnings are Python warnings, its progress goes to sys.stderr.
+// naming it. The run's warnings are Python warnings, its progress goes to sys.stderr or a callable
+// (python_progress.h).
 #include <pybind11/stl.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "python/bindings.h"
 #include "python/interrupt.h"
 #include "python/option_args.h"
+#include "python/python_progress.h"
 #include "report/report.h"
 #include "util/error.h"
 #include "util/near_name.h"
@@ -31,7 +33,7 @@ struct PythonSettings {
   std::string precision = "auto", fp32_matmul = "sgemm", device = "cpu";
   int threads = 0;
   bool resume = false, overwrite = false;
-  bool quiet = false;  // no progress lines
+  PythonProgress progress;
 };
 
 using Setter = std::function<void(PythonSettings&, const std::string&, const py::handle&)>;
@@ -81,7 +83,10 @@ const std::map<std::string, Setter>& own_settings() {
                                    : check == "off"  ? MemoryCheck::kOff
                                                      : MemoryCheck::kWarn;
        }},
-      {"quiet", [](PythonSettings& s, const std::string& n, const py::handle& v) { s.quiet = value_of<bool>(n, v); }},
+      {"quiet",
+       [](PythonSettings& s, const std::string& n, const py::handle& v) { s.progress.quiet = value_of<bool>(n, v); }},
+      {"progress", [](PythonSettings& s, const std::string& n,
+                      const py::handle& v) { s.progress.callback = progress_callback(n, v); }},
       {"precision",
        [](PythonSettings& s, const std::string& n, const py::handle& v) { s.precision = value_of<std::string>(n, v); }},
       {"fp32_matmul", [](PythonSettings& s, const std::string& n,
@@ -95,7 +100,7 @@ const std::map<std::string, Setter>& own_settings() {
 }
 
 // Every keyword analyze takes.
-std::vector<std::string> keyword_names() {
+std::vector<std::string> analyze_keyword_names() {
   std::vector<std::string> names;
   for (const auto& [name, setter] : own_settings()) names.push_back(name);
   for (const OptionSpec& spec : analysis_option_table()) {
@@ -118,27 +123,13 @@ PythonSettings settings_of(const py::dict& options) {
     const auto spec = std::find_if(table.begin(), table.end(), [&](const OptionSpec& o) { return o.name == name; });
     if (spec == table.end() || spec->help.empty()) {
       throw py::type_error("analyze() got an unexpected keyword argument '" + name + "'" +
-                           near_name_suggestion(name, keyword_names()));
+                           near_name_suggestion(name, analyze_keyword_names()));
     }
     set_table_option(*spec, target, value);
   }
   if (s.resume && s.overwrite)
     throw SettingError({setting("resume"), " and ", setting("overwrite"), " cannot be combined"});
   return s;
-}
-
-void show_progress_in_python(const ProgressUpdate& update) {
-  const py::gil_scoped_acquire gil;
-  py::print(progress_text(update, false), py::arg("end") = "",
-            py::arg("file") = py::module_::import("sys").attr("stderr"));
-}
-
-void show_start_in_python(const RunStart& start) {
-  {
-    const py::gil_scoped_acquire gil;
-    py::print(run_start_text(start), py::arg("end") = "", py::arg("file") = py::module_::import("sys").attr("stderr"));
-  }
-  if (const auto warning = one_document_warning(start)) warn_in_python(warning->plain());
 }
 
 void analyze(const std::string& model_dir, const std::vector<std::string>& data, const std::string& out,
@@ -160,10 +151,9 @@ void analyze(const std::string& model_dir, const std::vector<std::string>& data,
   a.fp32_matmul = compute.options.fp32_matmul;
   run_interruptibly(
       [&](const std::atomic<bool>& stop) {
-        using ProgressSink = std::function<void(const ProgressUpdate&)>;
-        const RunControl control{&stop, s.quiet ? ProgressSink() : ProgressSink(show_progress_in_python),
+        const RunControl control{&stop, progress_sink(s.progress),
                                  [](const SettingMessage& message) { warn_in_python(message.plain()); }, nullptr,
-                                 s.quiet ? nullptr : show_start_in_python};
+                                 start_sink(s.progress)};
         if (!run_analysis(a, control).complete) return;  // stopped: the caller raises KeyboardInterrupt
         write_run_report(a.out);
       },
@@ -186,7 +176,7 @@ void warn_in_python(const std::string& text) {
 
 void bind_analyze(py::module_& m) {
   m.def("_analyze", &analyze, py::arg("model"), py::arg("data"), py::arg("out"), py::arg("options"));
-  m.def("_option_names", &keyword_names);
+  m.def("_option_names", &analyze_keyword_names);
 }
 
 }  // namespace attngeom::python

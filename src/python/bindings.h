@@ -19,5 +19,6 @@ void bind_model(pybind11::module_& m);
 void bind_selection(pybind11::module_& m);
 void bind_analyze(pybind11::module_& m);
 void bind_metrics(pybind11::module_& m);
+void bind_run_feed(pybind11::module_& m);
 
 }  // namespace attngeom::python

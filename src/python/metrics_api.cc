@@ -2,7 +2,7 @@
 // geometry and table settings analyze takes as keyword arguments, then the run's report.
 #include <pybind11/stl.h>
 
-#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,7 +11,6 @@
 #include "python/interrupt.h"
 #include "python/option_args.h"
 #include "util/error.h"
-#include "util/near_name.h"
 
 namespace attngeom::python {
 namespace {
@@ -24,45 +23,26 @@ struct MetricsCall {
   int threads = 0;
 };
 
-// The option table's entries that shape records and tables (not analyze's run-level ones).
-std::vector<const OptionSpec*> geometry_options() {
-  std::vector<const OptionSpec*> specs;
-  for (const OptionSpec& spec : analysis_option_table()) {
-    if (!spec.help.empty() && !is_run_level(spec.place)) specs.push_back(&spec);
-  }
-  return specs;
-}
-
-std::vector<std::string> keyword_names() {
-  std::vector<std::string> names = {"label", "overwrite", "threads"};
-  for (const OptionSpec* spec : geometry_options()) names.emplace_back(spec->name);
-  return names;
+// metrics' own keywords beyond the geometry options.
+std::map<std::string, KeywordSetter> own_keywords(MetricsCall& call) {
+  return {
+      {"label", [&](const std::string& n, const py::handle& v) { call.settings.label = value_of<std::string>(n, v); }},
+      {"overwrite", [&](const std::string& n, const py::handle& v) { call.overwrite = value_of<bool>(n, v); }},
+      {"threads",
+       [&](const std::string& n, const py::handle& v) { call.threads = static_cast<int>(integer_in(n, v, 1, 1024)); }},
+  };
 }
 
 MetricsCall call_of(const py::dict& options) {
   MetricsCall call;
   DumpAnalysisSettings& s = call.settings;
-  const OptionTarget target{s.row, s.aggregate, nullptr, &s.per_sequence};
-  const std::vector<const OptionSpec*> specs = geometry_options();
-  for (const auto& [key, value] : options) {
-    const auto name = key.cast<std::string>();
-    if (value.is_none()) continue;  // None: the default
-    if (name == "label") {
-      s.label = value_of<std::string>(name, value);
-    } else if (name == "overwrite") {
-      call.overwrite = value_of<bool>(name, value);
-    } else if (name == "threads") {
-      call.threads = static_cast<int>(integer_in(name, value, 1, 1024));
-    } else if (const auto spec =
-                   std::find_if(specs.begin(), specs.end(), [&](const OptionSpec* o) { return o->name == name; });
-               spec != specs.end()) {
-      set_table_option(**spec, target, value);
-    } else {
-      throw py::type_error("metrics() got an unexpected keyword argument '" + name + "'" +
-                           near_name_suggestion(name, keyword_names()));
-    }
-  }
+  set_keywords("metrics", options, own_keywords(call), {s.row, s.aggregate, nullptr, &s.per_sequence});
   return call;
+}
+
+std::vector<std::string> metrics_keyword_names() {
+  MetricsCall call;
+  return keyword_names(own_keywords(call));
 }
 
 void metrics(const std::vector<std::string>& dumps, const std::string& out, const py::dict& options) {
@@ -84,7 +64,7 @@ void metrics(const std::vector<std::string>& dumps, const std::string& out, cons
 
 void bind_metrics(py::module_& m) {
   m.def("_metrics", &metrics, py::arg("dumps"), py::arg("out"), py::arg("options"));
-  m.def("_metrics_option_names", &keyword_names);
+  m.def("_metrics_option_names", &metrics_keyword_names);
 }
 
 }  // namespace attngeom::python

@@ -31,4 +31,5 @@ PYBIND11_MODULE(_attngeom, m) {
   attngeom::python::bind_selection(m);
   attngeom::python::bind_analyze(m);
   attngeom::python::bind_metrics(m);
+  attngeom::python::bind_run_feed(m);
 }

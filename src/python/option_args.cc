@@ -1,6 +1,9 @@
 #include "python/option_args.h"
 
+#include <algorithm>
+
 #include "util/error.h"
+#include "util/near_name.h"
 
 namespace attngeom::python {
 
@@ -63,6 +66,40 @@ void set_table_option(const OptionSpec& spec, const OptionTarget& target, const 
         }
       },
       spec.member(target));
+}
+
+std::vector<const OptionSpec*> geometry_options() {
+  std::vector<const OptionSpec*> specs;
+  for (const OptionSpec& spec : analysis_option_table()) {
+    if (!spec.help.empty() && !is_run_level(spec.place)) specs.push_back(&spec);
+  }
+  return specs;
+}
+
+std::vector<std::string> keyword_names(const std::map<std::string, KeywordSetter>& own) {
+  std::vector<std::string> names;
+  for (const auto& [name, setter] : own) names.push_back(name);
+  for (const OptionSpec* spec : geometry_options()) names.emplace_back(spec->name);
+  return names;
+}
+
+void set_keywords(const std::string& function, const py::dict& options, const std::map<std::string, KeywordSetter>& own,
+                  const OptionTarget& target) {
+  const std::vector<const OptionSpec*> specs = geometry_options();
+  for (const auto& [key, value] : options) {
+    const auto name = key.cast<std::string>();
+    if (value.is_none()) continue;  // None: the default
+    if (const auto it = own.find(name); it != own.end()) {
+      it->second(name, value);
+    } else if (const auto spec =
+                   std::find_if(specs.begin(), specs.end(), [&](const OptionSpec* o) { return o->name == name; });
+               spec != specs.end()) {
+      set_table_option(**spec, target, value);
+    } else {
+      throw py::type_error(function + "() got an unexpected keyword argument '" + name + "'" +
+                           near_name_suggestion(name, keyword_names(own)));
+    }
+  }
 }
 
 }  // namespace attngeom::python

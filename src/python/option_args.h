@@ -3,6 +3,8 @@
 // the message naming the keyword.
 #include <pybind11/pybind11.h>
 
+#include <functional>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -35,5 +37,20 @@ std::string one_of(const std::string& name, const pybind11::handle& value, const
 
 // One entry of the option table from a Python value.
 void set_table_option(const OptionSpec& spec, const OptionTarget& target, const pybind11::handle& value);
+
+// The option table's entries that shape records and tables (not analyze's run-level ones):
+// the keywords of every call that analyses arrays it is given (metrics, hf).
+std::vector<const OptionSpec*> geometry_options();
+
+// A keyword's setter: (name, value), checked as its CLI flag is.
+using KeywordSetter = std::function<void(const std::string& name, const pybind11::handle& value)>;
+
+// Each keyword of `options` by its setter in `own`, else as a geometry option into `target`;
+// None leaves a default. Any other name is a TypeError naming `function` and the nearest known one.
+void set_keywords(const std::string& function, const pybind11::dict& options,
+                  const std::map<std::string, KeywordSetter>& own, const OptionTarget& target);
+
+// The keywords set_keywords accepts with `own`.
+std::vector<std::string> keyword_names(const std::map<std::string, KeywordSetter>& own);
 
 }  // namespace attngeom::python

@@ -82,3 +82,113 @@ def check_selection_equals_metrics(geo, record, n_grid, layer, where):
     nn = np.broadcast_to(n, fp.shape)
     assert np.array_equal((nn / (nn + fp))[ok], record["precision"][layer][ok]), f"{where}: FP count disagrees"
     assert np.array_equal((tp / nn)[ok], record["recall"][layer][ok]), f"{where}: TP count disagrees"
+
+
+# attngeom.hf's tests (python.api_hf, python.api_hf_transformers): run directories of two
+# forward passes compared. Their inputs agree as the reference parity tests require
+# (test_capture_vs_reference.py: probabilities within 1e-5, values within 1e-5 x max|v|).
+# Table cells that move in steps (counts, labels, P, R, F and their means) must be equal;
+# continuous cells within TABLE_RELATIVE x max(1, |x|), the inputs' 1e-5 amplified by the
+# geometry's conditioning. Records of the same forward pass batched differently: within
+# RECORD_TOLERANCE x max(1, |x|), far below a step of P, R or F (at least 1/512).
+TABLE_RELATIVE = 2e-3
+RECORD_TOLERANCE = 1e-5
+STEPWISE = ("precision", "recall", "f", "separated")
+
+
+def checker(failures):
+    """check(ok, what): prints ok/FAIL and collects the failures."""
+    def check(ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            failures.append(what)
+    return check
+
+
+def _csv_rows(path):
+    import csv
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def _cell_problem(column, x, y):
+    """Why cell x differs too much from y, or None."""
+    if x == y:
+        return None
+    try:
+        fx, fy = float(x), float(y)
+    except ValueError:
+        return f"{x!r} vs {y!r}"
+    if np.isnan(fx) and np.isnan(fy):
+        return None
+    stepwise = "." not in x + y or (column.split("_")[0] in STEPWISE and not column.startswith("f_best"))
+    if stepwise:
+        return f"{x} vs {y}" if fx != fy else None
+    diff = abs(fx - fy) / max(1.0, abs(fy))
+    return None if diff <= TABLE_RELATIVE else f"{x} vs {y}"
+
+
+def same_tables(a, b):
+    """(problems, largest relative difference of a continuous cell) of run b's CSV tables
+    against run a's."""
+    import glob
+    names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(a, "*.csv")))
+    theirs = sorted(os.path.basename(p) for p in glob.glob(os.path.join(b, "*.csv")))
+    if names != theirs or not names:
+        return [f"tables {names} vs {theirs}"], 0.0
+    problems, worst = [], 0.0
+    for name in names:
+        ra, rb = _csv_rows(os.path.join(a, name)), _csv_rows(os.path.join(b, name))
+        if len(ra) != len(rb) or ra[0] != rb[0]:
+            problems.append(f"{name}: {len(ra)} vs {len(rb)} rows or another header")
+            continue
+        for row_a, row_b in zip(ra[1:], rb[1:]):
+            for column, x, y in zip(ra[0], row_a, row_b):
+                problem = _cell_problem(column, x, y)
+                if problem:
+                    problems.append(f"{name} {row_a[:3]} {column}: {problem}")
+                elif x != y:
+                    worst = max(worst, abs(float(x) - float(y)) / max(1.0, abs(float(y))))
+    return problems, worst
+
+
+def table_checker(check):
+    def same(a, b, what):
+        problems, worst = same_tables(a, b)
+        check(not problems, f"{what}: tables equal (largest relative difference of a continuous cell {worst:.1e})"
+                            f"{'; ' + '; '.join(problems[:6]) if problems else ''}")
+    return same
+
+
+def run_records(run):
+    """{file name: {tensor: array}} of a run directory's records."""
+    import glob
+    return {os.path.basename(p): st_reader.read(p)[0]
+            for p in sorted(glob.glob(os.path.join(run, "records", "*.safetensors")))}
+
+
+def same_records(a, b):
+    """(equal within RECORD_TOLERANCE?, number of records, largest difference) of two runs' records."""
+    ra, rb = run_records(a), run_records(b)
+    ok, worst = bool(ra) and ra.keys() == rb.keys(), 0.0
+    for name in ra.keys() & rb.keys():
+        for key, x in ra[name].items():
+            y = rb[name][key]
+            if x.shape != y.shape or x.dtype != y.dtype:
+                ok = False
+            elif x.dtype.kind != "f":
+                ok = ok and np.array_equal(x, y)
+            elif not np.array_equal(np.isnan(x), np.isnan(y)):
+                ok = False
+            else:
+                finite = ~np.isnan(x)
+                d = np.abs(x[finite] - y[finite]) / np.maximum(1.0, np.abs(y[finite]))
+                worst = max(worst, float(d.max(initial=0.0)))
+    return ok and worst <= RECORD_TOLERANCE, len(ra), worst
+
+
+def record_checker(check):
+    def same(a, b, what):
+        ok, count, worst = same_records(a, b)
+        check(ok, f"{what}: {count} records equal (largest relative difference {worst:.1e})")
+    return same
