@@ -28,6 +28,9 @@ is active, sized to bite at the prompt's length (~300 tokens):
            sliding_window_pattern 3 over 4 layers, and vision tensors (holding NaN) that must
            never be read
   olmo2    GQA 4/2, F32, post-norms only, q/k RMSNorm over the whole projection
+  pythia   GPT-NeoX, F16, LayerNorms with biases, fused per-head query_key_value with biases,
+           rotary_pct 0.5 (8 of head_dim 16 rotated), gelu MLP with biases, parallel residual;
+           variants pythia-sequential (use_parallel_residual false) and pythia-v5 (rope_parameters)
 """
 import json
 import os
@@ -126,9 +129,21 @@ FIXTURES = {
         config=dict(model_type="olmo2", hidden=64, intermediate=160, layers=2, heads=4,
                     kv_heads=2, head_dim=16, rope_theta=500000.0, rms_norm_eps=1e-6,
                     max_positions=4096, bos_token_id=1, eos_token_id=2)),
+    "pythia": dict(
+        tokenizer="llama-bpe", dtype="F16", shards=1, seed=1111,
+        config=dict(model_type="gpt_neox", hidden=64, intermediate=256, layers=3, heads=4,
+                    kv_heads=4, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
+                    max_positions=2048, bos_token_id=1, eos_token_id=2,
+                    extra={"rotary_pct": 0.5})),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
+# pythia-sequential: use_parallel_residual false; pythia-v5: the same model in transformers 5.x's
+# layout (rope_parameters in place of rotary_pct / rotary_emb_base), which must load and agree.
 VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
+            "pythia-sequential": ("pythia", {"use_parallel_residual": False}),
+            "pythia-v5": ("pythia", {"rotary_pct": None, "rotary_emb_base": None, "transformers_version": "5.0.0",
+                                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                                         "partial_rotary_factor": 0.5}}),
             "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}})}
 # The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
@@ -166,7 +181,8 @@ def random_weights(cfg, seed):
     rng = np.random.default_rng(seed)
     text, model_type, prefix = text_config(cfg)
     gemma = model_type in GEMMAS
-    h, H, Hkv = text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"]
+    h, H = text["hidden_size"], text["num_attention_heads"]
+    Hkv = text.get("num_key_value_heads", H)
     D = text.get("head_dim") or h // H
     w = {}
     for name, shape in tensor_shapes(cfg):
@@ -208,6 +224,8 @@ def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None):
     cfg = hf_config(dtype=spec["dtype"], vocab=spm_vocab_size(tokenizer_path), **spec["config"])
     weights = random_weights(cfg, spec["seed"])
     cfg.update(config_overrides or {})
+    for key in [k for k, v in (config_overrides or {}).items() if v is None and k in ("rotary_pct", "rotary_emb_base")]:
+        del cfg[key]  # a key the other layout does not write
     tensors = [Tensor.from_array(name, spec["dtype"], weights[name]) for name, _ in tensor_shapes(cfg)]
     if spec.get("vision"):
         tensors += [Tensor.from_array(name, spec["dtype"], np.full(shape, np.nan, np.float32))
@@ -246,7 +264,7 @@ def main(argv):
         text = text_config(cfg)[0]
         print(f"{name:17s} {cfg['model_type']:11s} {spec['dtype']:4s} hidden={text['hidden_size']} "
               f"layers={text['num_hidden_layers']} heads={text['num_attention_heads']}/"
-              f"{text['num_key_value_heads']} head_dim={text.get('head_dim', '-')} "
+              f"{text.get('num_key_value_heads', text['num_attention_heads'])} head_dim={text.get('head_dim', '-')} "
               f"vocab={text['vocab_size']} window={text.get('sliding_window')} "
               f"files={len(files)} prompt_tokens={n_tokens}")
     with open(os.path.join(out, "fixtures.json"), "w") as f:

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "util/error.h"
@@ -107,11 +108,28 @@ void refuse_moe(const FieldReader& f) {
   }
 }
 
-void refuse_partial_rotary(const FieldReader& r) {
-  if (r.positive_float_or("partial_rotary_factor", 1.0f) < 1.0f) {
-    throw r.error("partial_rotary_factor",
-                  "is below 1: partial rotary embeddings are not supported (RoPE over the whole head_dim only)");
+// The fraction of each head that RoPE rotates: transformers 5.x rope_parameters.partial_rotary_factor,
+// else 4.x partial_rotary_factor or the family's own key (GPT-NeoX rotary_pct), else the
+// family's default. Families without partial rotary refuse a fraction below 1.
+double parse_rotary_fraction(const FieldReader& f, const Family& family) {
+  double fraction = family.rotary_fraction > 0 ? family.rotary_fraction : 1.0;
+  const char* key = "partial_rotary_factor";
+  const FieldReader* reader = &f;
+  std::optional<FieldReader> nested;
+  if (const json* params = f.find("rope_parameters");
+      params != nullptr && params->is_object() && present(f.nested(*params, "rope_parameters."), key)) {
+    nested.emplace(f.nested(*params, "rope_parameters."));
+    reader = &*nested;
+  } else if (!present(f, key) && *family.rotary_key != '\0' && present(f, family.rotary_key)) {
+    key = family.rotary_key;
   }
+  if (present(*reader, key)) fraction = reader->positive_float_or(key, 1.0f);
+  if (fraction > 1.0) throw reader->error(key, "must be at most 1");
+  if (fraction < 1.0 && family.rotary_fraction == 0) {
+    throw reader->error(key, "is below 1: partial rotary embeddings are not supported for " +
+                                 std::string(family.model_type) + " (RoPE over the whole head_dim only)");
+  }
+  return fraction;
 }
 
 // One RoPE setting from `r`, a rope_scaling object or a transformers v5 rope_parameters
@@ -149,8 +167,9 @@ RopeSpec parse_rope_spec(const FieldReader& r, double theta) {
 // write rope_theta and rope_scaling at the top level; v5 writes {rope_type, rope_theta, ...}
 // under rope_parameters, per layer type for Gemma-3.
 void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
-  refuse_partial_rotary(f);
-  const double theta = f.positive_float_or("rope_theta", static_cast<float>(family.defaults.rope_theta));
+  // GPT-NeoX 4.x writes rotary_emb_base (and, from 4.45, rope_theta beside it).
+  const char* theta_key = !present(f, "rope_theta") && *family.theta_key != '\0' ? family.theta_key : "rope_theta";
+  const double theta = f.positive_float_or(theta_key, static_cast<float>(family.defaults.rope_theta));
   in.global_rope = {};
   in.global_rope.theta = theta;
   if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
@@ -164,7 +183,6 @@ void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
   if (!params->is_object()) throw f.error("rope_parameters", "must be an object");
   // A nested rope_theta of the global layers must agree with a top-level one.
   const auto read = [&](const FieldReader& p, double fallback_theta, bool global) {
-    refuse_partial_rotary(p);
     const double nested = p.positive_float_or("rope_theta", static_cast<float>(fallback_theta));
     if (global && present(f, "rope_theta") && nested != theta) {
       throw p.error("rope_theta", "disagrees with the top-level rope_theta; expected one value");
@@ -224,7 +242,15 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.hidden = c.hidden;
   in.head_dim = c.head_dim;
   in.multimodal = multimodal;
-  in.attention_bias = f.bool_or("attention_bias", false);
+  in.attention_bias = f.bool_or("attention_bias", family.attention_bias_default);
+  in.parallel_residual = f.bool_or("use_parallel_residual", true);
+  in.rotary_fraction = parse_rotary_fraction(f, family);
+  const auto rotary_dim = static_cast<int>(c.head_dim * in.rotary_fraction);
+  if (rotary_dim < 2 || rotary_dim % 2 != 0) {
+    throw f.error(*family.rotary_key != '\0' ? family.rotary_key : "partial_rotary_factor",
+                  "gives " + std::to_string(rotary_dim) + " rotary dimensions of head_dim " +
+                      std::to_string(c.head_dim) + "; expected an even number of at least 2");
+  }
   in.activation = parse_activation(f, family);
   in.query_pre_attn_scalar = f.positive_float_or("query_pre_attn_scalar", static_cast<float>(d.query_pre_attn_scalar));
   in.attn_softcap = optional_cap(f, "attn_logit_softcapping", d.attn_softcap);
@@ -276,7 +302,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   c.kv_heads = f.int_or("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads, 1);
   c.vocab = f.positive_int_or("vocab_size", defaults.vocab);
   c.max_positions = f.int_or("max_position_embeddings", 1 << 30, 1);
-  c.rms_norm_eps = f.positive_float_or("rms_norm_eps", static_cast<float>(defaults.rms_norm_eps));
+  // The norms' epsilon (LayerNorm families: layer_norm_eps); ModelConfig keeps it as rms_norm_eps.
+  c.rms_norm_eps = f.positive_float_or(family->eps_key, static_cast<float>(defaults.rms_norm_eps));
   c.bos_token_id = f.int_or("bos_token_id", defaults.bos_token_id, 0);
   c.torch_dtype = top.string_or("torch_dtype", "");
   if (!c.torch_dtype.empty() && c.torch_dtype != "float32" && c.torch_dtype != "float16" &&

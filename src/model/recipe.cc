@@ -17,6 +17,22 @@ constexpr NormNames kSandwich{"input_layernorm.weight", "post_attention_layernor
                               "pre_feedforward_layernorm.weight", "post_feedforward_layernorm.weight"};
 constexpr NormNames kPostNorm{"", "post_attention_layernorm.weight", "", "post_feedforward_layernorm.weight"};
 
+// GPT-NeoX (Pythia), transformers 4.57 modeling_gpt_neox.py: GPTNeoXForCausalLM's gpt_neox.*
+// and embed_out, a fused per-head query_key_value, a non-gated MLP.
+constexpr TensorNames kNeoXNames{"gpt_neox.embed_in.weight",
+                                 "gpt_neox.final_layer_norm",
+                                 "embed_out.weight",
+                                 "gpt_neox.layers.",
+                                 "",
+                                 "",
+                                 "",
+                                 "attention.dense",
+                                 "attention.query_key_value",
+                                 "",
+                                 "mlp.dense_h_to_4h",
+                                 "mlp.dense_4h_to_h"};
+constexpr TensorNames kLlamaNames{};
+
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
                      kTypes = WindowRule::kLayerTypes;
@@ -47,6 +63,11 @@ const Family kFamilies[] = {
      "gelu_pytorch_tanh", {4,  256, 2, true, 1000000.0, 1e-6, 4096, 256, 0, 0, 262208, 2304, 9216, 26, 8}},
     {"olmo2",       kPostNorm, kWhole,   false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "silu",
      {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0}},
+    // GPTNeoXConfig: LayerNorms with biases (layer_norm_eps), attention_bias default true, MLP
+    // biases, use_parallel_residual, rotary_pct 0.25 of each head, rotary_emb_base 10000, bos 0.
+    {"gpt_neox",    kPreNorm,  kNoQk,    false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "gelu",
+     {0,  0,   0, false, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kNeoXNames, NormKind::kLayer, "layer_norm_eps", true, true, true, 0.25, "rotary_pct", "rotary_emb_base"},
     // clang-format on
 };
 
@@ -121,7 +142,13 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   ATTNGEOM_CHECK(in.sliding_layers.empty() || in.sliding_layers.size() == static_cast<std::size_t>(in.layers));
   ModelRecipe r;
   r.weight_prefix = in.multimodal ? "language_model." : "";
+  r.names = family.names != nullptr ? *family.names : kLlamaNames;
   r.norms = family.norms;
+  r.norm_kind = family.norm_kind;
+  r.mlp_bias = family.mlp_bias;
+  r.parallel_residual = family.reads_parallel_residual && in.parallel_residual;
+  // HF _compute_default_rope_parameters: dim = int(head_dim * partial_rotary_factor).
+  r.rotary_dim = static_cast<int>(in.head_dim * in.rotary_fraction);
   r.qk_norm = family.qk_norm;
   r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias);
   r.o_bias = family.reads_attention_bias && in.attention_bias;

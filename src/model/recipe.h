@@ -2,7 +2,8 @@
 // What each model family does differently, and the per-layer recipe the forward pass
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
-// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py and modeling_rope_utils.py).
+// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py and
+// modeling_rope_utils.py).
 // The family table in recipe.cc shows every family side by side; the forward pass reads
 // only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
 #include <string>
@@ -44,6 +45,29 @@ struct RopeSpec {
 // RoPE inverse frequencies [head_dim / 2] of `spec`, in double (HF: _compute_default_rope_parameters,
 // _compute_linear_scaling_rope_parameters, _compute_llama3_parameters).
 std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim);
+
+// The kind of every norm of a family: HF LlamaRMSNorm-style, or nn.LayerNorm with a bias.
+enum class NormKind { kRms, kLayer };
+
+// Where a family's checkpoint keeps its tensors. Model-level names are whole; layer-level
+// ones are relative to `layers` + "N."; projection names take ".weight" / ".bias".
+struct TensorNames {
+  const char* embed = "model.embed_tokens.weight";
+  const char* final_norm = "model.norm";  // + ".weight" (and ".bias" for LayerNorm)
+  const char* lm_head = "lm_head.weight";
+  const char* layers = "model.layers.";
+  const char* q = "self_attn.q_proj";
+  const char* k = "self_attn.k_proj";
+  const char* v = "self_attn.v_proj";
+  const char* o = "self_attn.o_proj";
+  // Non-empty: q, k and v fused in one projection [3 * heads * head_dim, hidden], laid out per
+  // head as [q, k, v] blocks of head_dim rows (HF GPT-NeoX: qkv.view(..., heads, 3 * head_dim)
+  // then chunk(3)); q, k, v above are then unused.
+  const char* qkv_per_head = "";
+  const char* gate = "mlp.gate_proj";  // empty: a non-gated MLP, down(act(up(x)))
+  const char* up = "mlp.up_proj";
+  const char* down = "mlp.down_proj";
+};
 
 // The checkpoint tensor names of one layer's four norm slots, relative to "model.layers.N.";
 // empty: the family has no norm there.
@@ -90,6 +114,18 @@ struct Family {
   const char* activation_key;  // "hidden_act" or "hidden_activation"
   const char* activation_default;
   FamilyDefaults defaults;
+  // Families beyond the LLaMA layout (GPT-NeoX); the defaults are LLaMA's.
+  const TensorNames* names = nullptr;  // null: TensorNames{}
+  NormKind norm_kind = NormKind::kRms;
+  const char* eps_key = "rms_norm_eps";
+  bool mlp_bias = false;                 // biases on the MLP's projections
+  bool attention_bias_default = false;   // when attention_bias is absent
+  bool reads_parallel_residual = false;  // use_parallel_residual (default true)
+  // Partial rotary: the default fraction of head_dim rotated, and the 4.x key that holds it
+  // besides partial_rotary_factor (GPT-NeoX: rotary_pct); 0: partial rotary refused.
+  double rotary_fraction = 0;
+  const char* rotary_key = "";
+  const char* theta_key = "";  // a 4.x alias of rope_theta (GPT-NeoX: rotary_emb_base)
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -107,7 +143,13 @@ struct LayerRecipe {
 // Everything the forward pass and the weight list need beyond the sizes.
 struct ModelRecipe {
   std::string weight_prefix;  // "" or "language_model." (Gemma-3 multimodal checkpoints)
+  TensorNames names;
   NormNames norms;
+  NormKind norm_kind = NormKind::kRms;
+  bool mlp_bias = false;
+  // HF GPT-NeoX use_parallel_residual: x = x + attn(ln1(x)) + mlp(ln2(x)), both from the same x.
+  bool parallel_residual = false;
+  int rotary_dim = 0;  // the first rotary_dim elements of each head are rotated (head_dim: all)
   QkNorm qk_norm = QkNorm::kNone;
   bool qkv_bias = false;
   bool o_bias = false;
@@ -136,9 +178,11 @@ struct RecipeInputs {
   int max_window_layers = 0;         // Qwen
   std::vector<bool> sliding_layers;  // layer_types when given ([layers], true: sliding_attention)
   int window_pattern = 0;            // sliding_window_pattern when read; 0: the family's
-  RopeSpec global_rope;              // rope_theta with rope_scaling
-  RopeSpec local_rope;               // Gemma-3's sliding layers
-  bool multimodal = false;           // weights under language_model.
+  bool parallel_residual = false;
+  double rotary_fraction = 1;  // partial_rotary_factor / rotary_pct
+  RopeSpec global_rope;        // rope_theta with rope_scaling
+  RopeSpec local_rope;         // Gemma-3's sliding layers
+  bool multimodal = false;     // weights under language_model.
 };
 
 ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);

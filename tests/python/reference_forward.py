@@ -2,7 +2,7 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2 and modeling_rope_utils), not from the C++ engine. Computes in float64
+modeling_olmo2, modeling_gpt_neox and modeling_rope_utils), not from the C++ engine. Computes in float64
 (or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
 stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
 LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
@@ -41,6 +41,9 @@ class Model:
     def __init__(self, model_dir, dtype=np.float64, hf_rounding=False):
         with open(os.path.join(model_dir, "config.json")) as f:
             top = json.load(f)
+        if top["model_type"] == "gpt_neox":
+            self._init_neox(top, model_dir, dtype, hf_rounding)
+            return
         multimodal = top["model_type"] == "gemma3"
         cfg = top["text_config"] if multimodal else top
         self.cfg, self.top_cfg = cfg, top
@@ -87,6 +90,31 @@ class Model:
         self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
 
+    def _init_neox(self, cfg, model_dir, dtype, hf_rounding):
+        """GPTNeoXConfig: 4.x keys (rotary_pct, rotary_emb_base, partial_rotary_factor, rope_theta)
+        or 5.x rope_parameters; defaults as the config class's."""
+        self.cfg = self.top_cfg = cfg
+        self.model_type, self.prefix = "gpt_neox", ""
+        self.hidden, self.layers = cfg["hidden_size"], cfg["num_hidden_layers"]
+        self.heads = self.kv_heads = cfg["num_attention_heads"]
+        self.head_dim = self.hidden // self.heads
+        self.eps = cfg.get("layer_norm_eps", 1e-5)
+        self.vocab = cfg["vocab_size"]
+        self.bos = cfg.get("bos_token_id", 0)
+        self.tied = cfg.get("tie_word_embeddings", False)
+        self.parallel = cfg.get("use_parallel_residual", True)
+        params = cfg.get("rope_parameters") or {}
+        fraction = params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)))
+        self.theta = params.get("rope_theta", cfg.get("rope_theta", cfg.get("rotary_emb_base", 10000)))
+        self.rotary_dim = int(self.head_dim * fraction)
+        self.scale = self.head_dim ** -0.5
+        self.layer_window = [None] * self.layers
+        self.window = None
+        assert cfg.get("hidden_act", "gelu") == "gelu", cfg.get("hidden_act")
+        self.act = gelu_erf
+        self.dtype, self.hf_rounding = dtype, hf_rounding
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
         if self.model_type in ("gemma2", "gemma3_text"):
@@ -121,6 +149,8 @@ class Model:
         return self.prefix + name in self.w
 
     def lm_head(self):
+        if self.model_type == "gpt_neox":
+            return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
         return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
 
 
@@ -143,6 +173,21 @@ def silu(x):
 def gelu_tanh(x):
     # transformers' gelu_pytorch_tanh == torch gelu(approximate="tanh")
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def gelu_erf(x):
+    """transformers' "gelu" (nn.functional.gelu, exact): 0.5 x (1 + erf(x / sqrt(2)))."""
+    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)).astype(x.dtype))
+
+
+def layer_norm(x, w, b, eps):
+    """nn.LayerNorm: (x - mean) / sqrt(biased var + eps) * w + b; x: [..., dim]."""
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * w + b
 
 
 def rms_norm(x, w, eps, offset):
@@ -233,6 +278,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     Optional edits (attngeom prune, docs/method.md section 7), both [layers, heads]: `topn`
     keeps each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies
     each head's attention output before o_proj (0 removes the head)."""
+    if model.model_type == "gpt_neox":
+        return forward_neox(model, tokens, want_logits, head_gates, topn)
     m, dt = model, model.dtype
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
@@ -285,3 +332,63 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         h = rms_norm(x, m.weight("model.norm.weight"), m.eps, m.norm_offset)
         out["logits"] = soft_cap(h @ m.lm_head().T, m.final_cap)           # [T, vocab]
     return out
+
+
+def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """GPTNeoXForCausalLM (transformers 4.57 modeling_gpt_neox): the same outputs as forward()."""
+    dt = m.dtype
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, D, R = len(tokens), m.heads, m.head_dim, m.rotary_dim
+    x = m.weight("gpt_neox.embed_in.weight")[tokens]                    # [T, hidden]
+    cos, sin = rope_cos_sin(np.arange(T), R, m.theta, dt, None, m.hf_rounding)  # [T, R]
+    allowed = attention_mask(T, None)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"gpt_neox.layers.{layer}."
+        W = lambda n: m.weight(p + n)
+        linear = lambda v, name: v @ W(name + ".weight").T + (W(name + ".bias") if m.has(p + name + ".bias") else 0)
+        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        # qkv.view(T, H, 3 * D).transpose -> chunk(3): per head, [q | k | v]
+        qkv = linear(ln(x, "input_layernorm"), "attention.query_key_value").reshape(T, H, 3 * D).transpose(1, 0, 2)
+        q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]     # [H, T, D]
+        out["values"].append(v.copy())
+        # Partial rotary: rotate_half over the first R dims, the rest passed through.
+        q = np.concatenate([apply_rope(q[..., :R], cos, sin), q[..., R:]], axis=-1)
+        k = np.concatenate([apply_rope(k[..., :R], cos, sin), k[..., R:]], axis=-1)
+        probs = softmax_masked((q @ k.transpose(0, 2, 1)) * dt(m.scale), allowed)  # [H, T, T]
+        if topn is not None:
+            probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
+        out["attn"].append(probs)
+        heads_out = probs @ v
+        if head_gates is not None:
+            heads_out = heads_out * np.asarray(head_gates[layer], dtype=dt)[:, None, None]
+        attn = linear(heads_out.transpose(1, 0, 2).reshape(T, H * D), "attention.dense")
+        mlp = lambda v: linear(m.act(linear(ln(v, "post_attention_layernorm"), "mlp.dense_h_to_4h")),
+                               "mlp.dense_4h_to_h")
+        if m.parallel:
+            x = mlp(x) + attn + x
+        else:
+            a = attn + x
+            x = mlp(a) + a
+    if want_logits:
+        h = layer_norm(x, m.weight("gpt_neox.final_layer_norm.weight"), m.weight("gpt_neox.final_layer_norm.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T
+    return out
+
+
+def layer0_value_input(m, tokens):
+    """(h [T, hidden], W_v [kv_heads*D, hidden], b_v or None): layer 0's value projection and
+    its input, the attention's normed input (for bounds on the values' rounding)."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if m.model_type == "gpt_neox":
+        p, H, D = "gpt_neox.layers.0.", m.heads, m.head_dim
+        x = m.weight("gpt_neox.embed_in.weight")[tokens]
+        h = layer_norm(x, m.weight(p + "input_layernorm.weight"), m.weight(p + "input_layernorm.bias"), m.eps)
+        w = m.weight(p + "attention.query_key_value.weight").reshape(H, 3 * D, -1)[:, 2 * D:]
+        b = m.weight(p + "attention.query_key_value.bias").reshape(H, 3 * D)[:, 2 * D:]
+        return h, w.reshape(H * D, -1), b.reshape(-1)
+    x = m.weight("model.embed_tokens.weight")[tokens] * m.embed_scale
+    norm = m.norm_names[0]
+    h = x if norm is None else rms_norm(x, m.weight(f"model.layers.0.{norm}.weight"), m.eps, m.norm_offset)
+    bias = "model.layers.0.self_attn.v_proj.bias"
+    return h, m.weight("model.layers.0.self_attn.v_proj.weight"), m.weight(bias) if m.has(bias) else None

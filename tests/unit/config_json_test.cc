@@ -116,6 +116,41 @@ TEST(ConfigJson, ReadsRopeFromRopeScalingOrRopeParametersAndRefusesTheRest) {
   refused(R"(,"num_experts":60)", "num_experts");
 }
 
+// GPTNeoXConfig as transformers 4.x writes it (rotary_pct, rotary_emb_base) and as 5.x does
+// (rope_parameters): the same recipe.
+TEST(ConfigJson, ReadsGptNeoXIn4xAnd5xLayouts) {
+  const std::string base =
+      R"({"model_type":"gpt_neox","hidden_size":4096,"intermediate_size":16384,"num_hidden_layers":32,)"
+      R"("num_attention_heads":32,"vocab_size":50432,"layer_norm_eps":1e-5,"hidden_act":"gelu")";
+  const ModelConfig v4 =
+      parse_model_config(base + R"(,"rotary_pct":0.25,"rotary_emb_base":20000,"use_parallel_residual":true})", "c");
+  const ModelConfig v5 = parse_model_config(
+      base + R"(,"rope_parameters":{"rope_type":"default","rope_theta":20000,"partial_rotary_factor":0.25}})", "c");
+  for (const ModelConfig* c : {&v4, &v5}) {
+    EXPECT_EQ(c->head_dim, 128);
+    EXPECT_EQ(c->kv_heads, 32);
+    EXPECT_EQ(c->recipe.rotary_dim, 32);
+    EXPECT_EQ(c->recipe.norm_kind, NormKind::kLayer);
+    EXPECT_TRUE(c->recipe.parallel_residual);
+    EXPECT_TRUE(c->recipe.qkv_bias && c->recipe.o_bias && c->recipe.mlp_bias);
+    EXPECT_EQ(c->recipe.activation, Activation::kGeluErf);
+    EXPECT_EQ(c->bos_token_id, 0);
+    EXPECT_FALSE(c->tie_embeddings);
+    ASSERT_EQ(c->recipe.ropes.size(), 1u);
+    EXPECT_EQ(c->recipe.ropes[0].theta, 20000.0);
+  }
+  const ModelConfig sequential = parse_model_config(base + R"(,"use_parallel_residual":false})", "c");
+  EXPECT_FALSE(sequential.recipe.parallel_residual);
+  EXPECT_EQ(sequential.recipe.rotary_dim, 32);  // GPTNeoXConfig's rotary_pct default, 0.25
+  EXPECT_EQ(sequential.recipe.ropes[0].theta, 10000.0);
+  EXPECT_NE(error_of(base + R"(,"rotary_pct":0.001})").find("'rotary_pct'"), std::string::npos);
+  // LLaMA has no partial rotary: still refused there.
+  EXPECT_NE(error_of(R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":1,)"
+                     R"("num_attention_heads":4,"vocab_size":10,"partial_rotary_factor":0.5})")
+                .find("partial rotary"),
+            std::string::npos);
+}
+
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
   EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("unsupported model_type 'gpt2' (supported: llama, mistral, "),
             std::string::npos);
