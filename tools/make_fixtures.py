@@ -31,6 +31,8 @@ is active, sized to bite at the prompt's length (~300 tokens):
   pythia   GPT-NeoX, F16, LayerNorms with biases, fused per-head query_key_value with biases,
            rotary_pct 0.5 (8 of head_dim 16 rotated), gelu MLP with biases, parallel residual;
            variants pythia-sequential (use_parallel_residual false) and pythia-v5 (rope_parameters)
+  gpt2     BF16, Conv1D weights [in, out], c_attn fused as [q | k | v], learned positions (wpe),
+           LayerNorms and every projection with biases, gelu_new MLP, tied, n_inner written
 """
 import json
 import os
@@ -135,6 +137,11 @@ FIXTURES = {
                     kv_heads=4, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
                     max_positions=2048, bos_token_id=1, eos_token_id=2,
                     extra={"rotary_pct": 0.5})),
+    "gpt2": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=1212,
+        config=dict(model_type="gpt2", hidden=64, intermediate=192, layers=3, heads=4,
+                    kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=1024,
+                    tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; pythia-v5: the same model in transformers 5.x's
@@ -148,6 +155,8 @@ VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
 # The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
                   ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
+
+GPT2_KEYS = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head"}
 
 # Query-scale per head: score std grows ~ q_scale * k_scale, so the heads range from
 # diffuse to peaky. One rank-1 "content" component on the slowest rotary pair makes
@@ -181,7 +190,7 @@ def random_weights(cfg, seed):
     rng = np.random.default_rng(seed)
     text, model_type, prefix = text_config(cfg)
     gemma = model_type in GEMMAS
-    h, H = text["hidden_size"], text["num_attention_heads"]
+    h, H = text.get("hidden_size", text.get("n_embd")), text.get("num_attention_heads", text.get("n_head"))
     Hkv = text.get("num_key_value_heads", H)
     D = text.get("head_dim") or h // H
     w = {}
@@ -189,16 +198,19 @@ def random_weights(cfg, seed):
         if name.endswith(("q_norm.weight", "k_norm.weight")):
             # Non-trivial q/k norm weights: they set the score scale once q and k are normed.
             a = rng.normal(0.8 if gemma else 1.8, 0.5, size=shape)
-        elif name.endswith("norm.weight"):
+        elif name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
             # LLaMA scales by w ~ 1; Gemma by (1 + w) with w ~ 0.
             a = rng.normal(0.0 if gemma else 1.0, 0.15, size=shape)
         elif name.endswith(".bias"):
             a = rng.normal(0.0, 0.5, size=shape)
+        elif name == "transformer.wpe.weight":
+            a = rng.normal(0.0, 0.3, size=shape)  # positions that matter beside the tokens
         elif name == prefix + "model.embed_tokens.weight":
             a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
             a[text["bos_token_id"]] *= BOS_EMBED_SCALE
         else:
-            a = rng.normal(0.0, 1.0 / np.sqrt(shape[1]), size=shape)
+            # Conv1D weights [in, out] scale by their input width, shape[0].
+            a = rng.normal(0.0, 1.0 / np.sqrt(shape[0 if name.startswith("transformer.h.") else 1]), size=shape)
             if name.endswith("q_proj.weight"):
                 a = a.reshape(H, D, h) * np.array(Q_SCALES[:H])[:, None, None]
                 a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
@@ -261,7 +273,9 @@ def main(argv):
             raise RuntimeError(f"{name}: prompt is only {n_tokens} tokens")
         summary["fixtures"][name] = {"dir": os.path.join(out, name), "files": files,
                                      "dtype": spec["dtype"], "prompt_tokens": n_tokens}
-        text = text_config(cfg)[0]
+        text = dict(text_config(cfg)[0])
+        for std, alias in GPT2_KEYS.items():  # GPT-2 writes its own key names
+            text.setdefault(std, text.get(alias))
         print(f"{name:17s} {cfg['model_type']:11s} {spec['dtype']:4s} hidden={text['hidden_size']} "
               f"layers={text['num_hidden_layers']} heads={text['num_attention_heads']}/"
               f"{text.get('num_key_value_heads', text['num_attention_heads'])} head_dim={text.get('head_dim', '-')} "

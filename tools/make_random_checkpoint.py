@@ -2,7 +2,7 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX) and any shape, streaming every
+Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -13,7 +13,7 @@ Also the shared writer used by tools/make_fixtures.py: `write_checkpoint`,
   make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
-Presets: llama2-7b, mistral-7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, pythia-6.9b, h1024-l8 (a LLaMA
+Presets: llama2-7b, mistral-7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, pythia-6.9b, gpt2-xl, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset. --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
 tokenizer.json, copied under its own name.
@@ -54,6 +54,10 @@ PRESETS = {
     "pythia-6.9b": dict(model_type="gpt_neox", hidden=4096, intermediate=16384, layers=32,
                         heads=32, kv_heads=32, head_dim=128, vocab=50432, rope_theta=10000.0,
                         rms_norm_eps=1e-5, max_positions=2048, bos_token_id=0, eos_token_id=0),
+    # GPT-2 XL: 48 layers of 25 x 64 heads, learned positions (1024), tied 50,257-token vocabulary.
+    "gpt2-xl": dict(model_type="gpt2", hidden=1600, intermediate=6400, layers=48, heads=25, kv_heads=25,
+                    head_dim=64, vocab=50257, rms_norm_eps=1e-5, max_positions=1024,
+                    tie_word_embeddings=True, bos_token_id=50256, eos_token_id=50256),
     # LLaMA-3.1-8B: GQA 8, 128,256-token vocabulary, llama3 RoPE scaling.
     "llama3-8b": dict(model_type="llama", hidden=4096, intermediate=14336, layers=32,
                       heads=32, kv_heads=8, head_dim=128, vocab=128256, rope_theta=500000.0,
@@ -133,7 +137,8 @@ def tokenizer_file_name(path):
 ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "gemma": "GemmaForCausalLM",
                  "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
                  "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
-                 "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "gpt_neox": "GPTNeoXForCausalLM"}
+                 "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "gpt_neox": "GPTNeoXForCausalLM",
+                 "gpt2": "GPT2LMHeadModel"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 
 
@@ -175,6 +180,18 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         raise ValueError("head_dim must be written when heads * head_dim != hidden")
     if pad_token_id is not None:
         cfg["pad_token_id"] = pad_token_id
+    if model_type == "gpt2":
+        # GPT2Config (transformers 4.57) writes n_embd, n_layer, n_head, n_positions, n_inner.
+        if kv_heads != heads or head_dim * heads != hidden:
+            raise ValueError("gpt2: kv_heads == heads and head_dim == hidden / heads")
+        for key in ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias",
+                    "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                    "max_position_embeddings", "attention_dropout"):
+            cfg.pop(key, None)
+        cfg.update(n_embd=hidden, n_inner=intermediate, n_layer=layers, n_head=heads, n_positions=max_positions,
+                   activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps, scale_attn_weights=True,
+                   scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
+        return cfg
     if model_type == "gpt_neox":
         # GPTNeoXConfig (transformers 4.57): no num_key_value_heads or head_dim, layer_norm_eps,
         # rotary_pct and rotary_emb_base (4.x keys), biases everywhere, parallel residual.
@@ -235,6 +252,8 @@ def tensor_shapes(cfg):
     text, mt, prefix = text_config(cfg)
     if mt == "gpt_neox":
         return neox_tensor_shapes(cfg)
+    if mt == "gpt2":
+        return gpt2_tensor_shapes(cfg)
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh
@@ -288,6 +307,26 @@ def neox_tensor_shapes(cfg):
     out += [("gpt_neox.final_layer_norm.weight", (h,)), ("gpt_neox.final_layer_norm.bias", (h,))]
     if not cfg["tie_word_embeddings"]:
         out.append(("embed_out.weight", (v, h)))
+    return out
+
+
+def gpt2_tensor_shapes(cfg):
+    """GPT2LMHeadModel's tensors (transformer.*): Conv1D weights stored [in, out], biases on every
+    projection and LayerNorm, learned positions wpe; lm_head only when untied."""
+    h, v = cfg["n_embd"], cfg["vocab_size"]
+    inter = cfg.get("n_inner") or 4 * h
+    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["n_positions"], h))]
+    for i in range(cfg["n_layer"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
+        out += [(p + "attn.c_attn.weight", (h, 3 * h)), (p + "attn.c_attn.bias", (3 * h,)),
+                (p + "attn.c_proj.weight", (h, h)), (p + "attn.c_proj.bias", (h,))]
+        out += [(p + "ln_2.weight", (h,)), (p + "ln_2.bias", (h,))]
+        out += [(p + "mlp.c_fc.weight", (h, inter)), (p + "mlp.c_fc.bias", (inter,)),
+                (p + "mlp.c_proj.weight", (inter, h)), (p + "mlp.c_proj.bias", (h,))]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
     return out
 
 
@@ -419,12 +458,12 @@ def random_tensors(config, dtype, seed):
     for k, (name, shape) in enumerate(tensor_shapes(config)):
         rng_seed = [seed, k]
         count = math.prod(shape)
-        if name.endswith(("norm.weight", "layernorm.weight", "layer_norm.weight")):
+        if name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
             # w in [1/4, 4) for LLaMA-style norms; w = 0 for Gemma's (1 + w).
             chunks = (lambda c=count: constant_chunks(dtype, c, 0.0)) if gemma else \
                      (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
         else:
-            embedding = name.endswith(("model.embed_tokens.weight", "embed_in.weight"))
+            embedding = name.endswith(("model.embed_tokens.weight", "embed_in.weight", "wte.weight"))
             scale = 1.0 if embedding and not gemma else 0.0625 if len(shape) == 1 else shape[1] ** -0.5
             chunks = lambda c=count, s=rng_seed, sc=scale: random_chunks(
                 dtype, c, sc, np.random.default_rng(s))
@@ -472,7 +511,7 @@ def main(argv=None):
         shape["vocab"] = tok_vocab
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
-    if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox"):
+    if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2"):
         shape.pop("sliding_window", None)
     dtype = DTYPE_ALIASES[args.dtype]
     for key, given, fallback in (("bos_token_id", args.bos_id, 1), ("eos_token_id", args.eos_id, 2)):

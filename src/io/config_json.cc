@@ -246,7 +246,7 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.parallel_residual = f.bool_or("use_parallel_residual", true);
   in.rotary_fraction = parse_rotary_fraction(f, family);
   const auto rotary_dim = static_cast<int>(c.head_dim * in.rotary_fraction);
-  if (rotary_dim < 2 || rotary_dim % 2 != 0) {
+  if (family.rope && rotary_dim < 2 || rotary_dim % 2 != 0) {
     throw f.error(*family.rotary_key != '\0' ? family.rotary_key : "partial_rotary_factor",
                   "gives " + std::to_string(rotary_dim) + " rotary dimensions of head_dim " +
                       std::to_string(c.head_dim) + "; expected an even number of at least 2");
@@ -292,11 +292,24 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   }
   const json* text_config = multimodal ? top.find("text_config") : &root;
   if (text_config == nullptr || !text_config->is_object()) throw top.error("text_config", "must be an object");
-  const FieldReader f = multimodal ? top.nested(*text_config, "text_config.") : top;
+  // HF attribute_map (GPT2Config: n_embd is hidden_size, ...): the family's own keys, read under
+  // the standard names when those are absent.
+  json aliased = *text_config;
+  if (family->config_aliases != nullptr) {
+    for (auto* alias = family->config_aliases; (*alias)[0] != nullptr; ++alias) {
+      if (const auto it = text_config->find((*alias)[1]); it != text_config->end() && !aliased.contains((*alias)[0]))
+        aliased[(*alias)[0]] = *it;
+    }
+  }
+  const FieldReader f = multimodal ? top.nested(aliased, "text_config.") : FieldReader(aliased, source);
   refuse_moe(f);
   const FamilyDefaults& defaults = family->defaults;
   c.hidden = f.positive_int_or("hidden_size", defaults.hidden);
-  c.intermediate = f.positive_int_or("intermediate_size", defaults.intermediate);
+  if (family->intermediate_4x && (f.find("intermediate_size") == nullptr || f.find("intermediate_size")->is_null())) {
+    c.intermediate = 4 * c.hidden;  // GPT2MLP: n_inner if not None else 4 * hidden_size
+  } else {
+    c.intermediate = f.positive_int_or("intermediate_size", defaults.intermediate);
+  }
   c.layers = f.positive_int_or("num_hidden_layers", defaults.layers);
   c.heads = f.positive_int_or("num_attention_heads", defaults.heads);
   c.kv_heads = f.int_or("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads, 1);
@@ -340,6 +353,11 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     throw f.error("use_bidirectional_attention", "must be false (causal attention only)");
   }
   if (f.bool_or("mlp_bias", false)) throw f.error("mlp_bias", "must be false (no MLP biases)");
+  // GPT2Attention: scores / (layer_idx + 1) with scale_attn_by_inverse_layer_idx; not built.
+  if (f.bool_or("scale_attn_by_inverse_layer_idx", false)) {
+    throw f.error("scale_attn_by_inverse_layer_idx", "must be false (not supported)");
+  }
+  if (!f.bool_or("scale_attn_weights", true)) throw f.error("scale_attn_weights", "must be true (not supported)");
   c.tie_embeddings = top.bool_or("tie_word_embeddings", defaults.tie_embeddings);
   c.recipe = build_recipe(*family, recipe_inputs(f, *family, c, multimodal));
   c.sliding_window = uniform_window(c.recipe);

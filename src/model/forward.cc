@@ -31,6 +31,8 @@ void Transformer::allocate(int seq) {
   b.gate = gated_mlp ? backend_.allocate(seq, c.intermediate) : Buffer();
   b.up = backend_.allocate(seq, c.intermediate);
   b.mlp_out = c.recipe.parallel_residual ? backend_.allocate(seq, c.hidden) : Buffer();
+  b.positions.resize(static_cast<std::size_t>(seq));
+  for (int i = 0; i < seq; ++i) b.positions[static_cast<std::size_t>(i)] = i;
   b.ropes.clear();
   for (const RopeSpec& rope : c.recipe.ropes)
     b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim)));
@@ -87,6 +89,7 @@ void Transformer::attention_input(int l) {
   }
   // HF: q, k = apply_rotary_pos_emb(q, k, cos, sin), with this layer's table; GPT-NeoX rotates the
   // first rotary_dim of each head only (the table's width)
+  if (r.rotary_dim == 0) return;  // GPT-2: positions came with the embeddings
   const Buffer& rope = b.ropes[static_cast<std::size_t>(r.layers[static_cast<std::size_t>(l)].rope_table)];
   backend_.rope(b.q, c.heads, c.head_dim, rope);
   backend_.rope(b.k, c.kv_heads, c.head_dim, rope);
@@ -207,6 +210,16 @@ void Transformer::forward(std::span<const int> tokens, const ForwardRequest& req
   allocate(static_cast<int>(tokens.size()));
   // HF: inputs_embeds = embed_tokens(input_ids) (* sqrt(hidden) for the Gemmas)
   backend_.embed(tokens, weights_.embed, config_.recipe.embedding_scale, buffers_.x);
+  // GPT-2: hidden = inputs_embeds + wpe(position_ids), positions 0..seq-1
+  if (weights_.position_embed.present()) {
+    if (static_cast<std::int64_t>(tokens.size()) > weights_.position_embed.rows()) {
+      throw InputError(std::to_string(tokens.size()) + " tokens exceed the " +
+                       std::to_string(weights_.position_embed.rows()) +
+                       " learned position embeddings (n_positions) of this model");
+    }
+    backend_.embed(buffers_.positions, weights_.position_embed, 1.0f, buffers_.proj);
+    backend_.residual_add(buffers_.x, buffers_.proj, nullptr);
+  }
   // Past the last captured layer's attention, the residual stream feeds only the logits. When
   // none are asked for, that layer's output projection and MLP and every later layer are dead
   // work (a few percent of a 7B model's linear FLOPs). A pass that asks for nothing runs whole: it is

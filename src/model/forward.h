@@ -18,17 +18,18 @@ namespace attngeom {
 // sequence length and reused.
 struct ForwardBuffers {
   int seq = 0;
-  Buffer x;                   // [seq, hidden] residual stream
-  Buffer q;                   // [seq, heads*head_dim]
-  Buffer k;                   // [seq, kv_heads*head_dim]
-  Buffer v;                   // [seq, kv_heads*head_dim]
-  Buffer attn_out;            // [seq, heads*head_dim]
-  Buffer proj;                // [seq, hidden] a block's output before the residual add
-  Buffer gate;                // [seq, intermediate]
-  Buffer up;                  // [seq, intermediate]
-  Buffer mlp_out;             // [seq, hidden] the MLP branch of a parallel residual (else empty)
-  std::vector<Buffer> ropes;  // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
-  std::vector<float> values;  // [kv_heads, seq, head_dim] a captured layer's values, on the host
+  Buffer x;                    // [seq, hidden] residual stream
+  Buffer q;                    // [seq, heads*head_dim]
+  Buffer k;                    // [seq, kv_heads*head_dim]
+  Buffer v;                    // [seq, kv_heads*head_dim]
+  Buffer attn_out;             // [seq, heads*head_dim]
+  Buffer proj;                 // [seq, hidden] a block's output before the residual add
+  Buffer gate;                 // [seq, intermediate]
+  Buffer up;                   // [seq, intermediate]
+  Buffer mlp_out;              // [seq, hidden] the MLP branch of a parallel residual (else empty)
+  std::vector<Buffer> ropes;   // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
+  std::vector<float> values;   // [kv_heads, seq, head_dim] a captured layer's values, on the host
+  std::vector<int> positions;  // [seq] 0..seq-1, the rows of learned position embeddings
 };
 
 // Wall-clock seconds spent in the attention core (softmax, P V and any observer work on

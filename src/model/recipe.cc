@@ -19,19 +19,24 @@ constexpr NormNames kPostNorm{"", "post_attention_layernorm.weight", "", "post_f
 
 // GPT-NeoX (Pythia), transformers 4.57 modeling_gpt_neox.py: GPTNeoXForCausalLM's gpt_neox.*
 // and embed_out, a fused per-head query_key_value, a non-gated MLP.
-constexpr TensorNames kNeoXNames{"gpt_neox.embed_in.weight",
-                                 "gpt_neox.final_layer_norm",
-                                 "embed_out.weight",
-                                 "gpt_neox.layers.",
-                                 "",
-                                 "",
-                                 "",
-                                 "attention.dense",
-                                 "attention.query_key_value",
-                                 "",
-                                 "mlp.dense_h_to_4h",
-                                 "mlp.dense_4h_to_h"};
+// clang-format off
+constexpr TensorNames kNeoXNames{.embed = "gpt_neox.embed_in.weight", .final_norm = "gpt_neox.final_layer_norm",
+    .lm_head = "embed_out.weight", .layers = "gpt_neox.layers.", .q = "", .k = "", .v = "", .o = "attention.dense",
+    .qkv_per_head = "attention.query_key_value", .gate = "", .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"};
+// clang-format on
 constexpr TensorNames kLlamaNames{};
+// GPT-2, transformers 4.57 modeling_gpt2.py: GPT2LMHeadModel's transformer.* (body_prefix),
+// Conv1D projections, c_attn fused as [q | k | v], learned positions wpe, tied lm_head.
+// clang-format off
+constexpr TensorNames kGpt2Names{.embed = "wte.weight", .final_norm = "ln_f", .lm_head = "lm_head.weight",
+    .layers = "h.", .q = "", .k = "", .v = "", .o = "attn.c_proj", .qkv_concat = "attn.c_attn",
+    .position_embed = "wpe.weight", .gate = "", .up = "mlp.c_fc", .down = "mlp.c_proj"};
+// clang-format on
+constexpr const char* kGpt2Aliases[][2] = {
+    {"hidden_size", "n_embd"},         {"num_hidden_layers", "n_layer"},
+    {"num_attention_heads", "n_head"}, {"max_position_embeddings", "n_positions"},
+    {"intermediate_size", "n_inner"},  {nullptr, nullptr}};
+constexpr NormNames kGpt2Norms{"ln_1.weight", "", "ln_2.weight", ""};
 
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
@@ -68,6 +73,12 @@ const Family kFamilies[] = {
     {"gpt_neox",    kPreNorm,  kNoQk,    false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "gelu",
      {0,  0,   0, false, 10000.0,   1e-5, 4096, 256, 0, 0},
      &kNeoXNames, NormKind::kLayer, "layer_norm_eps", true, true, true, 0.25, "rotary_pct", "rotary_emb_base"},
+    // GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner (null: 4 * n_embd), layer_norm_epsilon,
+    // activation_function gelu_new, biases everywhere, no RoPE, tied, bos 50256.
+    {"gpt2",        kGpt2Norms, kNoQk,   true,  false, 0, false, false, false, false, kFull,  0, false, "activation_function",
+     "gelu_new", {0,  0, 50256, true, 10000.0,  1e-5, 4096, 256, 0, 0},
+     &kGpt2Names, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", false, true, "transformer.",
+     kGpt2Aliases, true},
     // clang-format on
 };
 
@@ -143,15 +154,17 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   ModelRecipe r;
   r.weight_prefix = in.multimodal ? "language_model." : "";
   r.names = family.names != nullptr ? *family.names : kLlamaNames;
+  r.body_prefix = family.body_prefix;
+  r.conv1d = family.conv1d;
   r.norms = family.norms;
   r.norm_kind = family.norm_kind;
   r.mlp_bias = family.mlp_bias;
   r.parallel_residual = family.reads_parallel_residual && in.parallel_residual;
   // HF _compute_default_rope_parameters: dim = int(head_dim * partial_rotary_factor).
-  r.rotary_dim = static_cast<int>(in.head_dim * in.rotary_fraction);
+  r.rotary_dim = family.rope ? static_cast<int>(in.head_dim * in.rotary_fraction) : 0;
   r.qk_norm = family.qk_norm;
   r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias);
-  r.o_bias = family.reads_attention_bias && in.attention_bias;
+  r.o_bias = (family.reads_attention_bias && in.attention_bias) || family.conv1d;  // GPT-2: c_proj's bias
   r.norm_weight_offset = family.norm_weight_offset;
   r.embedding_scale = family.scale_embeddings ? std::sqrt(static_cast<float>(in.hidden)) : 1.0f;
   r.activation = in.activation;
@@ -165,7 +178,8 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
     LayerRecipe& layer = r.layers[static_cast<std::size_t>(l)];
     layer.window = sliding ? in.sliding_window : 0;
     // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers.
-    layer.rope_table = rope_index(r.ropes, family.local_rope && sliding ? in.local_rope : in.global_rope);
+    if (family.rope)
+      layer.rope_table = rope_index(r.ropes, family.local_rope && sliding ? in.local_rope : in.global_rope);
   }
   return r;
 }

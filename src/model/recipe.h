@@ -2,7 +2,7 @@
 // What each model family does differently, and the per-layer recipe the forward pass
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
-// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py and
+// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py and
 // modeling_rope_utils.py).
 // The family table in recipe.cc shows every family side by side; the forward pass reads
 // only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
@@ -64,6 +64,12 @@ struct TensorNames {
   // head as [q, k, v] blocks of head_dim rows (HF GPT-NeoX: qkv.view(..., heads, 3 * head_dim)
   // then chunk(3)); q, k, v above are then unused.
   const char* qkv_per_head = "";
+  // Non-empty: q, k and v fused as consecutive row blocks [q_dim | kv_dim | kv_dim] (GPT-2's
+  // c_attn, once transposed: query, key, value = c_attn(x).split(hidden, dim=2)).
+  const char* qkv_concat = "";
+  // Non-empty: learned absolute position embeddings [max_positions, hidden] added to the
+  // token embeddings (GPT-2's wpe).
+  const char* position_embed = "";
   const char* gate = "mlp.gate_proj";  // empty: a non-gated MLP, down(act(up(x)))
   const char* up = "mlp.up_proj";
   const char* down = "mlp.down_proj";
@@ -126,6 +132,15 @@ struct Family {
   double rotary_fraction = 0;
   const char* rotary_key = "";
   const char* theta_key = "";  // a 4.x alias of rope_theta (GPT-NeoX: rotary_emb_base)
+  // GPT-2: no RoPE (positions come from position_embed); matrices stored as Conv1D [in, out];
+  // tensor names under body_prefix ("transformer.", which some checkpoints omit).
+  bool rope = true;
+  bool conv1d = false;
+  const char* body_prefix = "";
+  // HF attribute_map: {standard key, the key this family's config.json writes} pairs, read as
+  // the standard key when it is absent (GPT2Config: n_embd for hidden_size, ...); null-ended.
+  const char* const (*config_aliases)[2] = nullptr;
+  bool intermediate_4x = false;  // intermediate_size absent or null: 4 * hidden (GPT-2 n_inner)
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -143,13 +158,15 @@ struct LayerRecipe {
 // Everything the forward pass and the weight list need beyond the sizes.
 struct ModelRecipe {
   std::string weight_prefix;  // "" or "language_model." (Gemma-3 multimodal checkpoints)
+  std::string body_prefix;    // after weight_prefix, before every name but lm_head's ("transformer.")
   TensorNames names;
+  bool conv1d = false;  // matrices stored [in, out] (GPT-2's Conv1D), transposed at load
   NormNames norms;
   NormKind norm_kind = NormKind::kRms;
   bool mlp_bias = false;
   // HF GPT-NeoX use_parallel_residual: x = x + attn(ln1(x)) + mlp(ln2(x)), both from the same x.
   bool parallel_residual = false;
-  int rotary_dim = 0;  // the first rotary_dim elements of each head are rotated (head_dim: all)
+  int rotary_dim = 0;  // the first rotary_dim elements of each head are rotated (head_dim: all; 0: no RoPE)
   QkNorm qk_norm = QkNorm::kNone;
   bool qkv_bias = false;
   bool o_bias = false;

@@ -25,8 +25,9 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
   const std::int64_t hidden = c.hidden;
   const bool layer_norm = r.norm_kind == NormKind::kLayer;
   std::vector<WeightSlot> slots;
-  const std::string& root = r.weight_prefix;
+  const std::string root = r.weight_prefix + r.body_prefix;
   slots.push_back({root + n.embed, {c.vocab, hidden}, kEmbed});
+  if (*n.position_embed != '\0') slots.push_back({root + n.position_embed, {c.max_positions, hidden}, kPositionEmbed});
   // QkNorm::kPerHead shares one [head_dim] weight across heads; kWholeProjection spans them all.
   const bool per_head = r.qk_norm == QkNorm::kPerHead;
   for (int l = 0; l < c.layers; ++l) {
@@ -40,10 +41,10 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
       add(name, {hidden}, role);
       if (layer_norm && bias_role != role) add(bias_of(name), {hidden}, bias_role);
     };
-    // A projection [rows, cols], with its bias when `bias`.
+    // A projection [rows, cols] ([cols, rows] as a Conv1D stores it), with its bias when `bias`.
     const auto linear = [&](const char* name, std::int64_t rows, std::int64_t cols, TensorRole role, bool bias,
                             TensorRole bias_role) {
-      add(std::string(name) + ".weight", {rows, cols}, role);
+      add(std::string(name) + ".weight", r.conv1d ? std::vector{cols, rows} : std::vector{rows, cols}, role);
       if (bias) add(std::string(name) + ".bias", {rows}, bias_role);
     };
     norm(r.norms.attn_input, kAttnInputNorm, kAttnInputNormBias);
@@ -54,9 +55,9 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
       add("self_attn.q_norm.weight", {per_head ? c.head_dim : c.q_dim()}, kQNorm);
       add("self_attn.k_norm.weight", {per_head ? c.head_dim : c.kv_dim()}, kKNorm);
     }
-    if (*n.qkv_per_head != '\0') {
-      linear(n.qkv_per_head, c.q_dim() + 2 * static_cast<std::int64_t>(c.kv_dim()), hidden, kQkvProj, r.qkv_bias,
-             kQkvBias);
+    const char* fused = *n.qkv_per_head != '\0' ? n.qkv_per_head : n.qkv_concat;
+    if (*fused != '\0') {
+      linear(fused, c.q_dim() + 2 * static_cast<std::int64_t>(c.kv_dim()), hidden, kQkvProj, r.qkv_bias, kQkvBias);
     } else {
       linear(n.q, c.q_dim(), hidden, kQProj, r.qkv_bias, kQBias);
       linear(n.k, c.kv_dim(), hidden, kKProj, r.qkv_bias, kKBias);
@@ -69,7 +70,7 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
   }
   slots.push_back({root + n.final_norm + ".weight", {hidden}, kFinalNorm});
   if (layer_norm) slots.push_back({root + n.final_norm + ".bias", {hidden}, kFinalNormBias});
-  if (!c.tie_embeddings) slots.push_back({root + n.lm_head, {c.vocab, hidden}, kLmHead});
+  if (!c.tie_embeddings) slots.push_back({r.weight_prefix + n.lm_head, {c.vocab, hidden}, kLmHead});
   return slots;
 }
 
@@ -80,6 +81,8 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
     switch (slot.role) {
       case kEmbed:
         return t.embed;
+      case kPositionEmbed:
+        return t.position_embed;
       case kFinalNorm:
         return t.final_norm;
       case kFinalNormBias:
@@ -186,24 +189,58 @@ TensorView as_row(TensorView column) {
   return column;
 }
 
+// `stored` [rows, cols] transposed into memory appended to `derived`: [cols, rows].
+TensorView transposed(const TensorView& stored, std::vector<std::shared_ptr<const std::vector<std::byte>>>& derived) {
+  const std::size_t size = dtype_size(stored.dtype);
+  auto memory = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(stored.numel()) * size);
+  const auto* source = static_cast<const std::byte*>(stored.data);
+  for (std::int64_t r = 0; r < stored.rows; ++r) {
+    for (std::int64_t c = 0; c < stored.cols; ++c) {
+      std::memcpy(memory->data() + static_cast<std::size_t>(c * stored.rows + r) * size,
+                  source + static_cast<std::size_t>(r * stored.cols + c) * size, size);
+    }
+  }
+  TensorView view = stored;
+  view.rows = stored.cols;
+  view.cols = stored.rows;
+  view.data = memory->data();
+  derived.push_back(std::move(memory));
+  return view;
+}
+
 }  // namespace
 
 void split_fused_weights(const ModelConfig& c, Weights& weights) {
-  if (*c.recipe.names.qkv_per_head == '\0') return;
-  // HF GPT-NeoX (4.57): qkv.view(seq, heads, 3 * head_dim).chunk(3, dim=-1): head h's rows are
-  // q [3*h*D, 3*h*D + D), k the next D, v the next D.
-  ATTNGEOM_CHECK(c.kv_heads == c.heads);
-  const std::int64_t d = c.head_dim;
+  const TensorNames& n = c.recipe.names;
   for (LayerTensors<TensorView>& l : weights.layers) {
+    // HF Conv1D: y = x @ W + b with W [in, out]; nn.Linear's layout is W^T.
+    if (c.recipe.conv1d) {
+      for (TensorView* m : {&l.qkv_proj, &l.o_proj, &l.up_proj, &l.down_proj}) {
+        if (present(*m)) *m = transposed(*m, weights.derived);
+      }
+    }
+    if (!present(l.qkv_proj)) continue;
+    const std::int64_t d = c.head_dim;
     const std::string& name = l.qkv_proj.name;
     TensorView* parts[] = {&l.q_proj, &l.k_proj, &l.v_proj};
     TensorView* biases[] = {&l.q_bias, &l.k_bias, &l.v_bias};
     for (int part = 0; part < 3; ++part) {
+      // Rows {b * stride + offset + i : b < blocks, i < count} of the fused [q_dim + 2 kv_dim, hidden].
+      std::int64_t blocks = 1, stride = 0, offset = 0, count = part == 0 ? c.q_dim() : c.kv_dim();
+      if (*n.qkv_per_head != '\0') {
+        // HF GPT-NeoX (4.57): qkv.view(seq, heads, 3 * head_dim).chunk(3, dim=-1): head h's rows
+        // are q [3hD, 3hD + D), then k's D, then v's D.
+        ATTNGEOM_CHECK(c.kv_heads == c.heads);
+        blocks = c.heads, stride = 3 * d, offset = part * d, count = d;
+      } else {
+        // HF GPT-2 (4.57): query, key, value = c_attn(x).split(hidden, dim=2).
+        offset = part == 0 ? 0 : c.q_dim() + (part - 1) * static_cast<std::int64_t>(c.kv_dim());
+      }
       const std::string which = std::string(" [") + "qkv"[part] + "]";
-      *parts[part] = strided_rows(l.qkv_proj, c.heads, 3 * d, part * d, d, name + which, weights.derived);
+      *parts[part] = strided_rows(l.qkv_proj, blocks, stride, offset, count, name + which, weights.derived);
       if (present(l.qkv_bias)) {
-        *biases[part] = as_row(
-            strided_rows(as_column(l.qkv_bias), c.heads, 3 * d, part * d, d, l.qkv_bias.name + which, weights.derived));
+        *biases[part] = as_row(strided_rows(as_column(l.qkv_bias), blocks, stride, offset, count,
+                                            l.qkv_bias.name + which, weights.derived));
       }
     }
   }

@@ -47,7 +47,8 @@ struct LayerTensors {
 
 template <class Tensor>
 struct ModelTensors {
-  Tensor embed;  // [vocab, hidden]
+  Tensor embed;           // [vocab, hidden]
+  Tensor position_embed;  // [max_positions, hidden] learned absolute positions (GPT-2's wpe)
   std::vector<LayerTensors<Tensor>> layers;
   Tensor final_norm;       // [1, hidden]
   Tensor final_norm_bias;  // [1, hidden] LayerNorm families
@@ -65,6 +66,7 @@ inline bool present(const TensorView& v) { return v.data != nullptr; }
 // The members of ModelTensors, then those of LayerTensors, in declaration order.
 enum class TensorRole {
   kEmbed,
+  kPositionEmbed,
   kFinalNorm,
   kFinalNormBias,
   kLmHead,
@@ -109,9 +111,10 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& config);
 template <class Tensor>
 Tensor& tensor_at(ModelTensors<Tensor>& tensors, const WeightSlot& slot);
 
-// Splits each fused tensor of `weights` (bound from the checkpoint) into the separate ones
-// the forward pass reads, copying rows on the host into weights.derived: GPT-NeoX's per-head
-// [q, k, v] query_key_value into q_proj, k_proj, v_proj (and its bias into q/k/v_bias).
+// Rearranges `weights` (bound from the checkpoint) into the layout the forward pass reads,
+// on the host into weights.derived: Conv1D matrices [in, out] transposed to [out, in] (GPT-2),
+// then each fused q/k/v projection split into q_proj, k_proj, v_proj (and its bias into
+// q/k/v_bias): GPT-NeoX's per-head [q, k, v] blocks, GPT-2's consecutive [q | k | v].
 void split_fused_weights(const ModelConfig& config, Weights& weights);
 
 // The checkpoint's tensors as `backend` reads them, uploaded slot by slot (tied: one copy);

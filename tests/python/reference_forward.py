@@ -2,7 +2,7 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2, modeling_gpt_neox and modeling_rope_utils), not from the C++ engine. Computes in float64
+modeling_olmo2, modeling_gpt_neox, modeling_gpt2 and modeling_rope_utils), not from the C++ engine. Computes in float64
 (or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
 stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
 LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
@@ -43,6 +43,9 @@ class Model:
             top = json.load(f)
         if top["model_type"] == "gpt_neox":
             self._init_neox(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "gpt2":
+            self._init_gpt2(top, model_dir, dtype, hf_rounding)
             return
         multimodal = top["model_type"] == "gemma3"
         cfg = top["text_config"] if multimodal else top
@@ -90,30 +93,45 @@ class Model:
         self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
 
+    def _init_layernorm_family(self, cfg, model_type, hidden, layers, heads, eps, bos, tied, dtype, hf_rounding):
+        """The fields GPT-NeoX and GPT-2 set alike: MHA, head_dim = hidden / heads, no window."""
+        self.cfg = self.top_cfg = cfg
+        self.model_type, self.prefix = model_type, ""
+        self.hidden, self.layers, self.heads = hidden, layers, heads
+        self.kv_heads, self.head_dim = heads, hidden // heads
+        self.eps, self.bos, self.tied = eps, bos, tied
+        self.vocab = cfg["vocab_size"]
+        self.scale = self.head_dim ** -0.5
+        self.layer_window, self.window = [None] * layers, None
+        self.dtype, self.hf_rounding = dtype, hf_rounding
+
     def _init_neox(self, cfg, model_dir, dtype, hf_rounding):
         """GPTNeoXConfig: 4.x keys (rotary_pct, rotary_emb_base, partial_rotary_factor, rope_theta)
         or 5.x rope_parameters; defaults as the config class's."""
-        self.cfg = self.top_cfg = cfg
-        self.model_type, self.prefix = "gpt_neox", ""
-        self.hidden, self.layers = cfg["hidden_size"], cfg["num_hidden_layers"]
-        self.heads = self.kv_heads = cfg["num_attention_heads"]
-        self.head_dim = self.hidden // self.heads
-        self.eps = cfg.get("layer_norm_eps", 1e-5)
-        self.vocab = cfg["vocab_size"]
-        self.bos = cfg.get("bos_token_id", 0)
-        self.tied = cfg.get("tie_word_embeddings", False)
+        self._init_layernorm_family(cfg, "gpt_neox", cfg["hidden_size"], cfg["num_hidden_layers"],
+                                    cfg["num_attention_heads"], cfg.get("layer_norm_eps", 1e-5),
+                                    cfg.get("bos_token_id", 0), cfg.get("tie_word_embeddings", False), dtype,
+                                    hf_rounding)
         self.parallel = cfg.get("use_parallel_residual", True)
         params = cfg.get("rope_parameters") or {}
         fraction = params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)))
         self.theta = params.get("rope_theta", cfg.get("rope_theta", cfg.get("rotary_emb_base", 10000)))
         self.rotary_dim = int(self.head_dim * fraction)
-        self.scale = self.head_dim ** -0.5
-        self.layer_window = [None] * self.layers
-        self.window = None
         assert cfg.get("hidden_act", "gelu") == "gelu", cfg.get("hidden_act")
         self.act = gelu_erf
-        self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
+    def _init_gpt2(self, cfg, model_dir, dtype, hf_rounding):
+        """GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner, layer_norm_epsilon, gelu_new; tied
+        by default; tensors under transformer. (or bare, as GPT2Model saves them)."""
+        self._init_layernorm_family(cfg, "gpt2", cfg["n_embd"], cfg["n_layer"], cfg["n_head"],
+                                    cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 50256),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert cfg.get("activation_function", "gelu_new") == "gelu_new"
+        self.act = gelu_tanh  # gelu_new: the tanh approximation
+        w = load_weights(model_dir)
+        bare = "transformer.wte.weight" not in w
+        self.w = {("transformer." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
 
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
@@ -151,6 +169,8 @@ class Model:
     def lm_head(self):
         if self.model_type == "gpt_neox":
             return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
+        if self.model_type == "gpt2":
+            return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
         return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
 
 
@@ -280,6 +300,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     each head's attention output before o_proj (0 removes the head)."""
     if model.model_type == "gpt_neox":
         return forward_neox(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "gpt2":
+        return forward_gpt2(model, tokens, want_logits, head_gates, topn)
     m, dt = model, model.dtype
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
@@ -334,6 +356,20 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     return out
 
 
+def attend(m, q, k, v, allowed, layer, out, head_gates, topn):
+    """Multi-head attention without GQA or soft-cap: q, k, v [H, T, D] -> [T, H*D]; the
+    probabilities are appended to out["attn"]. Edits as in forward()."""
+    H, T, D = q.shape
+    probs = softmax_masked((q @ k.transpose(0, 2, 1)) * m.dtype(m.scale), allowed)  # [H, T, T]
+    if topn is not None:
+        probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
+    out["attn"].append(probs)
+    heads_out = probs @ v
+    if head_gates is not None:
+        heads_out = heads_out * np.asarray(head_gates[layer], dtype=m.dtype)[:, None, None]
+    return heads_out.transpose(1, 0, 2).reshape(T, H * D)
+
+
 def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
     """GPTNeoXForCausalLM (transformers 4.57 modeling_gpt_neox): the same outputs as forward()."""
     dt = m.dtype
@@ -355,14 +391,7 @@ def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
         # Partial rotary: rotate_half over the first R dims, the rest passed through.
         q = np.concatenate([apply_rope(q[..., :R], cos, sin), q[..., R:]], axis=-1)
         k = np.concatenate([apply_rope(k[..., :R], cos, sin), k[..., R:]], axis=-1)
-        probs = softmax_masked((q @ k.transpose(0, 2, 1)) * dt(m.scale), allowed)  # [H, T, T]
-        if topn is not None:
-            probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
-        out["attn"].append(probs)
-        heads_out = probs @ v
-        if head_gates is not None:
-            heads_out = heads_out * np.asarray(head_gates[layer], dtype=dt)[:, None, None]
-        attn = linear(heads_out.transpose(1, 0, 2).reshape(T, H * D), "attention.dense")
+        attn = linear(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "attention.dense")
         mlp = lambda v: linear(m.act(linear(ln(v, "post_attention_layernorm"), "mlp.dense_h_to_4h")),
                                "mlp.dense_4h_to_h")
         if m.parallel:
@@ -372,6 +401,31 @@ def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
             x = mlp(a) + a
     if want_logits:
         h = layer_norm(x, m.weight("gpt_neox.final_layer_norm.weight"), m.weight("gpt_neox.final_layer_norm.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T
+    return out
+
+
+def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """GPT2LMHeadModel (transformers 4.57 modeling_gpt2): the same outputs as forward()."""
+    dt = m.dtype
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, D, hidden = len(tokens), m.heads, m.head_dim, m.hidden
+    x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(T)]
+    allowed = attention_mask(T, None)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"transformer.h.{layer}."
+        W = lambda n: m.weight(p + n)
+        conv1d = lambda v, name: v @ W(name + ".weight") + W(name + ".bias")   # Conv1D: W [in, out]
+        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        qkv = conv1d(ln(x, "ln_1"), "attn.c_attn")                          # [T, 3 hidden]
+        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)               # [H, T, D]
+        q, k, v = heads(qkv[:, :hidden]), heads(qkv[:, hidden:2 * hidden]), heads(qkv[:, 2 * hidden:])
+        out["values"].append(v.copy())
+        x = x + conv1d(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "attn.c_proj")
+        x = x + conv1d(m.act(conv1d(ln(x, "ln_2"), "mlp.c_fc")), "mlp.c_proj")
+    if want_logits:
+        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
         out["logits"] = h @ m.lm_head().T
     return out
 
@@ -387,6 +441,11 @@ def layer0_value_input(m, tokens):
         w = m.weight(p + "attention.query_key_value.weight").reshape(H, 3 * D, -1)[:, 2 * D:]
         b = m.weight(p + "attention.query_key_value.bias").reshape(H, 3 * D)[:, 2 * D:]
         return h, w.reshape(H * D, -1), b.reshape(-1)
+    if m.model_type == "gpt2":
+        p, hidden = "transformer.h.0.", m.hidden
+        x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
+        h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
+        return h, m.weight(p + "attn.c_attn.weight")[:, 2 * hidden:].T, m.weight(p + "attn.c_attn.bias")[2 * hidden:]
     x = m.weight("model.embed_tokens.weight")[tokens] * m.embed_scale
     norm = m.norm_names[0]
     h = x if norm is None else rms_norm(x, m.weight(f"model.layers.0.{norm}.weight"), m.eps, m.norm_offset)

@@ -151,11 +151,35 @@ TEST(ConfigJson, ReadsGptNeoXIn4xAnd5xLayouts) {
             std::string::npos);
 }
 
+// GPT2Config writes n_embd, n_layer, n_head, n_positions and n_inner (HF attribute_map).
+TEST(ConfigJson, ReadsGpt2KeyNamesWithoutRope) {
+  const std::string base =
+      R"({"model_type":"gpt2","n_embd":1600,"n_layer":48,"n_head":25,"n_positions":1024,"vocab_size":50257)";
+  const ModelConfig c = parse_model_config(base + R"(,"n_inner":null})", "c");
+  EXPECT_EQ(c.hidden, 1600);
+  EXPECT_EQ(c.layers, 48);
+  EXPECT_EQ(c.heads, 25);
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.intermediate, 6400);  // n_inner null: 4 * n_embd
+  EXPECT_EQ(c.max_positions, 1024);
+  EXPECT_EQ(c.recipe.rotary_dim, 0);
+  EXPECT_TRUE(c.recipe.ropes.empty());
+  EXPECT_TRUE(c.recipe.conv1d);
+  EXPECT_TRUE(c.recipe.qkv_bias && c.recipe.o_bias && c.recipe.mlp_bias);
+  EXPECT_EQ(c.recipe.activation, Activation::kGeluTanh);  // gelu_new
+  EXPECT_TRUE(c.tie_embeddings);
+  EXPECT_EQ(c.bos_token_id, 50256);
+  EXPECT_EQ(parse_model_config(base + R"(,"n_inner":3000})", "c").intermediate, 3000);
+  EXPECT_NE(error_of(base + R"(,"scale_attn_by_inverse_layer_idx":true})").find("'scale_attn_by_inverse_layer_idx'"),
+            std::string::npos);
+}
+
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
-  EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("unsupported model_type 'gpt2' (supported: llama, mistral, "),
+  EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("unsupported model_type 'bloom' (supported: llama, mistral, "),
             std::string::npos);
   // Each refusal of a model names the route that remains: a dump of its arrays, then metrics.
-  EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("attngeom.write_dump, then attngeom metrics"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("attngeom.write_dump, then attngeom metrics"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"model_type":"mixtral","num_local_experts":8})").find("then attngeom metrics"),
             std::string::npos);
   EXPECT_NE(error_of("{oops").find("malformed JSON"), std::string::npos);
