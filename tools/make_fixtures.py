@@ -33,6 +33,8 @@ is active, sized to bite at the prompt's length (~300 tokens):
            variants pythia-sequential (use_parallel_residual false) and pythia-v5 (rope_parameters)
   gpt2     BF16, Conv1D weights [in, out], c_attn fused as [q | k | v], learned positions (wpe),
            LayerNorms and every projection with biases, gelu_new MLP, tied, n_inner written
+  phi      Phi-2's layout, F32: one input LayerNorm feeding attention and MLP in parallel,
+           partial_rotary_factor 0.4 (8 of head_dim 20), biases everywhere incl. lm_head, gelu_new
 """
 import json
 import os
@@ -142,6 +144,11 @@ FIXTURES = {
         config=dict(model_type="gpt2", hidden=64, intermediate=192, layers=3, heads=4,
                     kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=1024,
                     tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)),
+    "phi": dict(
+        tokenizer="llama-bpe", dtype="F32", shards=1, seed=1313,
+        config=dict(model_type="phi", hidden=80, intermediate=192, layers=2, heads=4,
+                    kv_heads=4, head_dim=20, rope_theta=10000.0, rms_norm_eps=1e-5,
+                    max_positions=2048, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; pythia-v5: the same model in transformers 5.x's

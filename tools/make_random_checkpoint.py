@@ -2,7 +2,7 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2) and any shape, streaming every
+Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2, Phi) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -138,7 +138,7 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
                  "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
                  "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "gpt_neox": "GPTNeoXForCausalLM",
-                 "gpt2": "GPT2LMHeadModel"}
+                 "gpt2": "GPT2LMHeadModel", "phi": "PhiForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 
 
@@ -191,6 +191,13 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         cfg.update(n_embd=hidden, n_inner=intermediate, n_layer=layers, n_head=heads, n_positions=max_positions,
                    activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps, scale_attn_weights=True,
                    scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
+        return cfg
+    if model_type == "phi":
+        # PhiConfig (transformers 4.57): layer_norm_eps, partial_rotary_factor, gelu_new, qk_layernorm.
+        for key in ("rms_norm_eps", "attention_bias", "head_dim"):
+            cfg.pop(key, None)
+        cfg.update(hidden_act="gelu_new", layer_norm_eps=rms_norm_eps, partial_rotary_factor=0.4,
+                   qk_layernorm=False, rope_scaling=None, resid_pdrop=0.0, embd_pdrop=0.0)
         return cfg
     if model_type == "gpt_neox":
         # GPTNeoXConfig (transformers 4.57): no num_key_value_heads or head_dim, layer_norm_eps,
@@ -254,6 +261,8 @@ def tensor_shapes(cfg):
         return neox_tensor_shapes(cfg)
     if mt == "gpt2":
         return gpt2_tensor_shapes(cfg)
+    if mt == "phi":
+        return phi_tensor_shapes(cfg)
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh
@@ -307,6 +316,27 @@ def neox_tensor_shapes(cfg):
     out += [("gpt_neox.final_layer_norm.weight", (h,)), ("gpt_neox.final_layer_norm.bias", (h,))]
     if not cfg["tie_word_embeddings"]:
         out.append(("embed_out.weight", (v, h)))
+    return out
+
+
+def phi_tensor_shapes(cfg):
+    """PhiForCausalLM's tensors: one input LayerNorm per layer, q/k/v/dense with biases, fc1/fc2
+    with biases, final_layernorm, lm_head with a bias."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    nh = cfg["num_attention_heads"]
+    nkv, hd = cfg.get("num_key_value_heads") or nh, h // nh
+    out = [("model.embed_tokens.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,))]
+        for name, rows, cols in (("self_attn.q_proj", nh * hd, h), ("self_attn.k_proj", nkv * hd, h),
+                                 ("self_attn.v_proj", nkv * hd, h), ("self_attn.dense", h, nh * hd),
+                                 ("mlp.fc1", inter, h), ("mlp.fc2", h, inter)):
+            out += [(p + name + ".weight", (rows, cols)), (p + name + ".bias", (rows,))]
+    out += [("model.final_layernorm.weight", (h,)), ("model.final_layernorm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    out.append(("lm_head.bias", (v,)))
     return out
 
 
@@ -458,7 +488,7 @@ def random_tensors(config, dtype, seed):
     for k, (name, shape) in enumerate(tensor_shapes(config)):
         rng_seed = [seed, k]
         count = math.prod(shape)
-        if name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
+        if name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "final_layernorm.weight")):
             # w in [1/4, 4) for LLaMA-style norms; w = 0 for Gemma's (1 + w).
             chunks = (lambda c=count: constant_chunks(dtype, c, 0.0)) if gemma else \
                      (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
@@ -511,7 +541,7 @@ def main(argv=None):
         shape["vocab"] = tok_vocab
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
-    if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2"):
+    if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2", "phi"):
         shape.pop("sliding_window", None)
     dtype = DTYPE_ALIASES[args.dtype]
     for key, given, fallback in (("bos_token_id", args.bos_id, 1), ("eos_token_id", args.eos_id, 2)):

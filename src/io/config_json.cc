@@ -357,6 +357,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   if (f.bool_or("scale_attn_by_inverse_layer_idx", false)) {
     throw f.error("scale_attn_by_inverse_layer_idx", "must be false (not supported)");
   }
+  // PhiAttention with qk_layernorm: LayerNorms on q and k; not built.
+  if (f.bool_or("qk_layernorm", false)) throw f.error("qk_layernorm", "must be false (not supported)");
   if (!f.bool_or("scale_attn_weights", true)) throw f.error("scale_attn_weights", "must be true (not supported)");
   c.tie_embeddings = top.bool_or("tie_word_embeddings", defaults.tie_embeddings);
   c.recipe = build_recipe(*family, recipe_inputs(f, *family, c, multimodal));

@@ -127,7 +127,8 @@ void Transformer::mlp(int l, Buffer& out) {
 // The residual updates. Sequential: x = x + attn_branch, then x = x + mlp(x) (Gemma-2/3 and
 // OLMo-2 norm each branch's output first: post_attention_layernorm, post_feedforward_layernorm).
 // HF GPT-NeoX use_parallel_residual: x = mlp(ln2(x)) + attn(ln1(x)) + x, both branches from the
-// same x, summed in that order.
+// same x, summed in that order; HF Phi likewise, x = attn(ln(x)) + mlp(ln(x)) + x, the MLP reading
+// the attention's input norm (mlp_input_norm names the same tensor).
 void Transformer::residual_update(int l) {
   const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
   ForwardBuffers& b = buffers_;
@@ -192,6 +193,7 @@ void Transformer::compute_logits(std::span<const int> rows, std::vector<float>& 
   Buffer out = backend_.allocate(count, config_.vocab);  // [rows, vocab]
   const LinearTarget head{&weights_.lm_head, &out};
   backend_.linear(stored(picked), {&head, 1});
+  add_bias_if_present(out, weights_.lm_head_bias);  // Phi
   check_finite(out, "lm_head: the logits");
   if (config_.recipe.final_softcap > 0) backend_.soft_cap(out, config_.recipe.final_softcap);
   logits.resize(static_cast<std::size_t>(out.numel()));

@@ -37,6 +37,13 @@ constexpr const char* kGpt2Aliases[][2] = {
     {"num_attention_heads", "n_head"}, {"max_position_embeddings", "n_positions"},
     {"intermediate_size", "n_inner"},  {nullptr, nullptr}};
 constexpr NormNames kGpt2Norms{"ln_1.weight", "", "ln_2.weight", ""};
+// Phi, transformers 4.57 modeling_phi.py: the MLP reads the attention's input norm (one
+// LayerNorm per layer), self_attn.dense, mlp.fc1 / fc2, model.final_layernorm.
+constexpr NormNames kPhiNorms{"input_layernorm.weight", "", "input_layernorm.weight", ""};
+// clang-format off
+constexpr TensorNames kPhiNames{.final_norm = "model.final_layernorm", .o = "self_attn.dense", .gate = "",
+    .up = "mlp.fc1", .down = "mlp.fc2"};
+// clang-format on
 
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
@@ -78,7 +85,13 @@ const Family kFamilies[] = {
     {"gpt2",        kGpt2Norms, kNoQk,   true,  false, 0, false, false, false, false, kFull,  0, false, "activation_function",
      "gelu_new", {0,  0, 50256, true, 10000.0,  1e-5, 4096, 256, 0, 0},
      &kGpt2Names, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", false, true, "transformer.",
-     kGpt2Aliases, true},
+     kGpt2Aliases, true, true},
+    // PhiConfig: one input LayerNorm feeding attention and MLP in parallel (x = attn + mlp + x),
+    // q/k/v/dense/fc1/fc2 and lm_head biases, partial_rotary_factor 0.5, gelu_new, untied.
+    {"phi",         kPhiNorms, kNoQk,    true,  false, 0, false, false, false, false, kFull,  0, false, "hidden_act",
+     "gelu_new", {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kPhiNames, NormKind::kLayer, "layer_norm_eps", true, false, false, 0.5, "", "", true, false, "", nullptr, false,
+     true, true, true},
     // clang-format on
 };
 
@@ -159,12 +172,13 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   r.norms = family.norms;
   r.norm_kind = family.norm_kind;
   r.mlp_bias = family.mlp_bias;
-  r.parallel_residual = family.reads_parallel_residual && in.parallel_residual;
+  r.parallel_residual = family.parallel_residual_always || (family.reads_parallel_residual && in.parallel_residual);
   // HF _compute_default_rope_parameters: dim = int(head_dim * partial_rotary_factor).
   r.rotary_dim = family.rope ? static_cast<int>(in.head_dim * in.rotary_fraction) : 0;
   r.qk_norm = family.qk_norm;
   r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias);
-  r.o_bias = (family.reads_attention_bias && in.attention_bias) || family.conv1d;  // GPT-2: c_proj's bias
+  r.o_bias = (family.reads_attention_bias && in.attention_bias) || family.o_bias_always;
+  r.lm_head_bias = family.lm_head_bias;
   r.norm_weight_offset = family.norm_weight_offset;
   r.embedding_scale = family.scale_embeddings ? std::sqrt(static_cast<float>(in.hidden)) : 1.0f;
   r.activation = in.activation;

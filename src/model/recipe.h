@@ -2,7 +2,7 @@
 // What each model family does differently, and the per-layer recipe the forward pass
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
-// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py and
+// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py, modeling_phi.py and
 // modeling_rope_utils.py).
 // The family table in recipe.cc shows every family side by side; the forward pass reads
 // only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
@@ -141,6 +141,11 @@ struct Family {
   // the standard key when it is absent (GPT2Config: n_embd for hidden_size, ...); null-ended.
   const char* const (*config_aliases)[2] = nullptr;
   bool intermediate_4x = false;  // intermediate_size absent or null: 4 * hidden (GPT-2 n_inner)
+  // Phi: a bias on every projection (o_proj's too) and on lm_head; attention and MLP always in
+  // parallel from one input norm.
+  bool o_bias_always = false;
+  bool lm_head_bias = false;
+  bool parallel_residual_always = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -166,7 +171,8 @@ struct ModelRecipe {
   bool mlp_bias = false;
   // HF GPT-NeoX use_parallel_residual: x = x + attn(ln1(x)) + mlp(ln2(x)), both from the same x.
   bool parallel_residual = false;
-  int rotary_dim = 0;  // the first rotary_dim elements of each head are rotated (head_dim: all; 0: no RoPE)
+  bool lm_head_bias = false;  // Phi: logits = lm_head(x) + bias
+  int rotary_dim = 0;         // the first rotary_dim elements of each head are rotated (head_dim: all; 0: no RoPE)
   QkNorm qk_norm = QkNorm::kNone;
   bool qkv_bias = false;
   bool o_bias = false;

@@ -71,6 +71,7 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
   slots.push_back({root + n.final_norm + ".weight", {hidden}, kFinalNorm});
   if (layer_norm) slots.push_back({root + n.final_norm + ".bias", {hidden}, kFinalNormBias});
   if (!c.tie_embeddings) slots.push_back({r.weight_prefix + n.lm_head, {c.vocab, hidden}, kLmHead});
+  if (r.lm_head_bias) slots.push_back({r.weight_prefix + bias_of(n.lm_head), {c.vocab}, kLmHeadBias});
   return slots;
 }
 
@@ -89,6 +90,8 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
         return t.final_norm_bias;
       case kLmHead:
         return t.lm_head;
+      case kLmHeadBias:
+        return t.lm_head_bias;
       default:
         break;
     }

@@ -53,6 +53,7 @@ struct ModelTensors {
   Tensor final_norm;       // [1, hidden]
   Tensor final_norm_bias;  // [1, hidden] LayerNorm families
   Tensor lm_head;          // [vocab, hidden]; the embedding when tied
+  Tensor lm_head_bias;     // [1, vocab] (Phi)
   // Host memory of tensors rearranged at bind time (split fused projections), which views
   // above may point into; shared by copies.
   std::vector<std::shared_ptr<const std::vector<std::byte>>> derived;
@@ -70,6 +71,7 @@ enum class TensorRole {
   kFinalNorm,
   kFinalNormBias,
   kLmHead,
+  kLmHeadBias,
   kAttnInputNorm,
   kAttnInputNormBias,
   kAttnOutputNorm,

@@ -2,7 +2,7 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2, modeling_gpt_neox, modeling_gpt2 and modeling_rope_utils), not from the C++ engine. Computes in float64
+modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi and modeling_rope_utils), not from the C++ engine. Computes in float64
 (or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
 stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
 LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
@@ -43,6 +43,9 @@ class Model:
             top = json.load(f)
         if top["model_type"] == "gpt_neox":
             self._init_neox(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "phi":
+            self._init_phi(top, model_dir, dtype, hf_rounding)
             return
         if top["model_type"] == "gpt2":
             self._init_gpt2(top, model_dir, dtype, hf_rounding)
@@ -121,6 +124,21 @@ class Model:
         self.act = gelu_erf
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
 
+    def _init_phi(self, cfg, model_dir, dtype, hf_rounding):
+        """PhiConfig: layer_norm_eps, partial_rotary_factor (default 0.5; 5.x: in rope_parameters),
+        rope_theta, gelu_new, untied; GQA allowed by num_key_value_heads."""
+        self._init_layernorm_family(cfg, "phi", cfg["hidden_size"], cfg["num_hidden_layers"],
+                                    cfg["num_attention_heads"], cfg.get("layer_norm_eps", 1e-5),
+                                    cfg.get("bos_token_id", 1), cfg.get("tie_word_embeddings", False), dtype,
+                                    hf_rounding)
+        self.kv_heads = cfg.get("num_key_value_heads") or self.heads
+        params = cfg.get("rope_parameters") or {}
+        self.theta = params.get("rope_theta", cfg.get("rope_theta", 10000.0))
+        self.rotary_dim = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 0.5)))
+        assert cfg.get("hidden_act", "gelu_new") == "gelu_new" and not cfg.get("qk_layernorm")
+        self.act = gelu_tanh
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
     def _init_gpt2(self, cfg, model_dir, dtype, hf_rounding):
         """GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner, layer_norm_epsilon, gelu_new; tied
         by default; tensors under transformer. (or bare, as GPT2Model saves them)."""
@@ -171,6 +189,8 @@ class Model:
             return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
         if self.model_type == "gpt2":
             return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
+        if self.model_type == "phi":
+            return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
         return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
 
 
@@ -302,6 +322,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         return forward_neox(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "gpt2":
         return forward_gpt2(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "phi":
+        return forward_phi(model, tokens, want_logits, head_gates, topn)
     m, dt = model, model.dtype
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
@@ -430,6 +452,38 @@ def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
     return out
 
 
+def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """PhiForCausalLM (transformers 4.57 modeling_phi): the same outputs as forward()."""
+    dt = m.dtype
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, Hkv, D, R = len(tokens), m.heads, m.kv_heads, m.head_dim, m.rotary_dim
+    x = m.weight("model.embed_tokens.weight")[tokens]
+    cos, sin = rope_cos_sin(np.arange(T), R, m.theta, dt, None, m.hf_rounding)  # [T, R]
+    allowed = attention_mask(T, None)
+    kv_of_head = np.arange(H) // (H // Hkv)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"model.layers.{layer}."
+        W = lambda n: m.weight(p + n)
+        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
+        h = layer_norm(x, W("input_layernorm.weight"), W("input_layernorm.bias"), m.eps)  # one norm, both branches
+        heads = lambda a, n: a.reshape(T, n, D).transpose(1, 0, 2)
+        q, k = heads(linear(h, "self_attn.q_proj"), H), heads(linear(h, "self_attn.k_proj"), Hkv)
+        v = heads(linear(h, "self_attn.v_proj"), Hkv)
+        out["values"].append(v.copy())
+        # Partial rotary: the first R dims of each head, the rest passed through.
+        q = np.concatenate([apply_rope(q[..., :R], cos, sin), q[..., R:]], axis=-1)
+        k = np.concatenate([apply_rope(k[..., :R], cos, sin), k[..., R:]], axis=-1)
+        attn = linear(attend(m, q, k[kv_of_head], v[kv_of_head], allowed, layer, out, head_gates, topn),
+                      "self_attn.dense")
+        ff = linear(m.act(linear(h, "mlp.fc1")), "mlp.fc2")
+        x = attn + ff + x
+    if want_logits:
+        h = layer_norm(x, m.weight("model.final_layernorm.weight"), m.weight("model.final_layernorm.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T + m.weight("lm_head.bias")
+    return out
+
+
 def layer0_value_input(m, tokens):
     """(h [T, hidden], W_v [kv_heads*D, hidden], b_v or None): layer 0's value projection and
     its input, the attention's normed input (for bounds on the values' rounding)."""
@@ -446,6 +500,11 @@ def layer0_value_input(m, tokens):
         x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
         h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
         return h, m.weight(p + "attn.c_attn.weight")[:, 2 * hidden:].T, m.weight(p + "attn.c_attn.bias")[2 * hidden:]
+    if m.model_type == "phi":
+        p = "model.layers.0."
+        x = m.weight("model.embed_tokens.weight")[tokens]
+        h = layer_norm(x, m.weight(p + "input_layernorm.weight"), m.weight(p + "input_layernorm.bias"), m.eps)
+        return h, m.weight(p + "self_attn.v_proj.weight"), m.weight(p + "self_attn.v_proj.bias")
     x = m.weight("model.embed_tokens.weight")[tokens] * m.embed_scale
     norm = m.norm_names[0]
     h = x if norm is None else rms_norm(x, m.weight(f"model.layers.0.{norm}.weight"), m.eps, m.norm_offset)

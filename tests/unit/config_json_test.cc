@@ -174,6 +174,27 @@ TEST(ConfigJson, ReadsGpt2KeyNamesWithoutRope) {
             std::string::npos);
 }
 
+// PhiConfig (Phi-2): partial_rotary_factor at the top level (4.x) or in rope_parameters (5.x).
+TEST(ConfigJson, ReadsPhiPartialRotaryAndParallelBlock) {
+  const std::string base =
+      R"({"model_type":"phi","hidden_size":2560,"intermediate_size":10240,"num_hidden_layers":32,)"
+      R"("num_attention_heads":32,"num_key_value_heads":null,"vocab_size":51200,"layer_norm_eps":1e-5)";
+  const ModelConfig v4 = parse_model_config(base + R"(,"partial_rotary_factor":0.4,"rope_theta":10000.0})", "c");
+  const ModelConfig v5 = parse_model_config(
+      base + R"(,"rope_parameters":{"rope_type":"default","rope_theta":10000.0,"partial_rotary_factor":0.4}})", "c");
+  for (const ModelConfig* c : {&v4, &v5}) {
+    EXPECT_EQ(c->head_dim, 80);
+    EXPECT_EQ(c->kv_heads, 32);
+    EXPECT_EQ(c->recipe.rotary_dim, 32);
+    EXPECT_TRUE(c->recipe.parallel_residual);
+    EXPECT_TRUE(c->recipe.qkv_bias && c->recipe.o_bias && c->recipe.mlp_bias && c->recipe.lm_head_bias);
+    EXPECT_EQ(c->recipe.activation, Activation::kGeluTanh);
+    EXPECT_STREQ(c->recipe.norms.mlp_input, c->recipe.norms.attn_input);  // one LayerNorm feeds both
+  }
+  EXPECT_EQ(parse_model_config(base + "}", "c").recipe.rotary_dim, 40);  // PhiConfig default 0.5
+  EXPECT_NE(error_of(base + R"(,"qk_layernorm":true})").find("'qk_layernorm'"), std::string::npos);
+}
+
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
   EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("unsupported model_type 'bloom' (supported: llama, mistral, "),
             std::string::npos);
