@@ -33,6 +33,10 @@ is active, sized to bite at the prompt's length (~300 tokens):
            variants pythia-sequential (use_parallel_residual false) and pythia-v5 (rope_parameters)
   gpt2     BF16, Conv1D weights [in, out], c_attn fused as [q | k | v], learned positions (wpe),
            LayerNorms and every projection with biases, gelu_new MLP, tied, n_inner written
+  phi3     Phi-4-mini's layout, BF16: fused qkv_proj (GQA 4/2) and gate_up_proj, partial_rotary_factor
+           0.75, longrope (original_max_position_embeddings 256 below the prompt: long factors,
+           attention factor from max_position_embeddings 1024; the 100-token run uses the short
+           ones), sliding_window 200
   phi      Phi-2's layout, F32: one input LayerNorm feeding attention and MLP in parallel,
            partial_rotary_factor 0.4 (8 of head_dim 20), biases everywhere incl. lm_head, gelu_new
 """
@@ -144,6 +148,16 @@ FIXTURES = {
         config=dict(model_type="gpt2", hidden=64, intermediate=192, layers=3, heads=4,
                     kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=1024,
                     tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)),
+    "phi3": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=1414,
+        config=dict(model_type="phi3", hidden=64, intermediate=160, layers=2, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
+                    max_positions=1024, sliding_window=200, bos_token_id=1, eos_token_id=2,
+                    tie_word_embeddings=False,
+                    extra={"original_max_position_embeddings": 256, "partial_rotary_factor": 0.75,
+                           "rope_scaling": {"type": "longrope",
+                                            "short_factor": [1.0, 1.1, 1.3, 1.8, 2.5, 3.0],
+                                            "long_factor": [1.0, 1.5, 2.5, 4.0, 8.0, 16.0]}})),
     "phi": dict(
         tokenizer="llama-bpe", dtype="F32", shards=1, seed=1313,
         config=dict(model_type="phi", hidden=80, intermediate=192, layers=2, heads=4,

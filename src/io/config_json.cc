@@ -157,10 +157,50 @@ RopeSpec parse_rope_spec(const FieldReader& r, double theta) {
     if (!(spec.high_freq_factor > spec.low_freq_factor)) {
       throw r.error("high_freq_factor", "must exceed low_freq_factor");
     }
+  } else if (type == "longrope") {
+    // _compute_longrope_parameters: short_factor / long_factor per frequency; attention_factor,
+    // else from the context extension (finish_longrope, which sees the top level too).
+    spec.type = RopeType::kLongRope;
+    const auto factors = [&](const char* key) {
+      const json* v = r.find(key);
+      if (v == nullptr || !v->is_array() || v->empty()) throw r.error(key, "must be a non-empty array of numbers");
+      std::vector<double> out;
+      for (const json& e : *v) {
+        if (!e.is_number() || !(e.get<double>() > 0)) throw r.error(key, "must hold positive numbers");
+        out.push_back(e.get<double>());
+      }
+      return out;
+    };
+    spec.short_factor = factors("short_factor");
+    spec.long_factor = factors("long_factor");
+    spec.attention_factor = present(r, "attention_factor") ? factor("attention_factor") : 0;  // 0: derived
+    spec.original_max_positions = present(r, "original_max_position_embeddings")
+                                      ? static_cast<double>(r.int_or("original_max_position_embeddings", 0, 1))
+                                      : 0;  // 0: the top level's
   } else {
-    throw r.error(type_key, "'" + type + "' is not supported (supported: default, linear, llama3)");
+    throw r.error(type_key, "'" + type + "' is not supported (supported: default, linear, llama3, longrope)");
   }
   return spec;
+}
+
+// longrope's pretrained length and attention factor, as _compute_longrope_parameters takes them:
+// original_max_position_embeddings (nested, else top level, else max_position_embeddings);
+// without attention_factor, sqrt(1 + ln(s) / ln(original)) for s = max_position_embeddings /
+// original > 1, else 1. Each factor list must have one entry per rotary frequency.
+void finish_longrope(const FieldReader& f, int max_positions, int rotary_dim, RopeSpec& spec) {
+  if (spec.type != RopeType::kLongRope) return;
+  if (spec.original_max_positions == 0) {
+    spec.original_max_positions = f.int_or("original_max_position_embeddings", max_positions, 1);
+  }
+  if (spec.attention_factor == 0) {
+    const double scale = max_positions / spec.original_max_positions;
+    spec.attention_factor = scale <= 1 ? 1.0 : std::sqrt(1 + std::log(scale) / std::log(spec.original_max_positions));
+  }
+  const auto half = static_cast<std::size_t>(rotary_dim / 2);
+  if (spec.short_factor.size() != half || spec.long_factor.size() != half) {
+    throw f.error("rope_scaling", "longrope short_factor and long_factor must hold rotary_dim / 2 = " +
+                                      std::to_string(half) + " values each");
+  }
 }
 
 // The RoPE of global layers and of Gemma-3's sliding layers. Configs of transformers 4.x
@@ -263,6 +303,7 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   }
   if (family.reads_window_pattern) in.window_pattern = f.int_or("sliding_window_pattern", 0, 1);
   parse_rope(f, family, in);
+  finish_longrope(f, c.max_positions, rotary_dim, in.global_rope);
   return in;
 }
 

@@ -27,7 +27,7 @@ void Transformer::allocate(int seq) {
   b.v = backend_.allocate(seq, c.kv_dim());
   b.attn_out = backend_.allocate(seq, c.q_dim());
   b.proj = backend_.allocate(seq, c.hidden);
-  const bool gated_mlp = *c.recipe.names.gate != '\0';
+  const bool gated_mlp = *c.recipe.names.gate != '\0' || *c.recipe.names.gate_up != '\0';
   b.gate = gated_mlp ? backend_.allocate(seq, c.intermediate) : Buffer();
   b.up = backend_.allocate(seq, c.intermediate);
   b.mlp_out = c.recipe.parallel_residual ? backend_.allocate(seq, c.hidden) : Buffer();
@@ -35,7 +35,7 @@ void Transformer::allocate(int seq) {
   for (int i = 0; i < seq; ++i) b.positions[static_cast<std::size_t>(i)] = i;
   b.ropes.clear();
   for (const RopeSpec& rope : c.recipe.ropes)
-    b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim)));
+    b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim, seq), rope.attention_factor));
   b.values.assign(static_cast<std::size_t>(seq) * c.kv_dim(), 0.0f);
 }
 

@@ -39,6 +39,11 @@ constexpr const char* kGpt2Aliases[][2] = {
 constexpr NormNames kGpt2Norms{"ln_1.weight", "", "ln_2.weight", ""};
 // Phi, transformers 4.57 modeling_phi.py: the MLP reads the attention's input norm (one
 // LayerNorm per layer), self_attn.dense, mlp.fc1 / fc2, model.final_layernorm.
+// Phi-3, transformers 4.57 modeling_phi3.py: fused qkv_proj [q | k | v] and gate_up_proj [gate | up].
+// clang-format off
+constexpr TensorNames kPhi3Names{.q = "", .k = "", .v = "", .qkv_concat = "self_attn.qkv_proj", .gate = "",
+    .gate_up = "mlp.gate_up_proj", .up = "", .down = "mlp.down_proj"};
+// clang-format on
 constexpr NormNames kPhiNorms{"input_layernorm.weight", "", "input_layernorm.weight", ""};
 // clang-format off
 constexpr TensorNames kPhiNames{.final_norm = "model.final_layernorm", .o = "self_attn.dense", .gate = "",
@@ -92,6 +97,11 @@ const Family kFamilies[] = {
      "gelu_new", {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0},
      &kPhiNames, NormKind::kLayer, "layer_norm_eps", true, false, false, 0.5, "", "", true, false, "", nullptr, false,
      true, true, true},
+    // Phi3Config: RMSNorm, no biases, silu, sliding_window (null: none) on every layer, RoPE
+    // default or longrope, partial_rotary_factor (Phi-4-mini 0.75), untied.
+    {"phi3",        kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act",
+     "silu", {0,  0,   1, false, 10000.0,   1e-5, 0, 256, 0, 0},
+     &kPhi3Names, NormKind::kRms, "rms_norm_eps", false, false, false, 1.0, "", ""},
     // clang-format on
 };
 
@@ -137,12 +147,16 @@ std::string supported_model_types() {
   return out + ", gemma3";
 }
 
-std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim) {
+std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim, int seq) {
   std::vector<double> inv_freq(static_cast<std::size_t>(head_dim / 2));
+  // _compute_longrope_parameters / _longrope_frequency_update: long factors once the sequence
+  // exceeds the pretrained length.
+  const std::vector<double>& ext = seq > spec.original_max_positions ? spec.long_factor : spec.short_factor;
   for (std::size_t i = 0; i < inv_freq.size(); ++i) {
     // _compute_default_rope_parameters: 1 / base^(2i / dim)
     double f = 1.0 / std::pow(spec.theta, static_cast<double>(2 * i) / head_dim);
     if (spec.type == RopeType::kLinear) f /= spec.factor;  // positions / factor
+    if (spec.type == RopeType::kLongRope) f /= ext[i];     // 1 / (ext * base^(2i / dim))
     if (spec.type == RopeType::kLlama3) {
       // _compute_llama3_parameters: long wavelengths slowed by `factor`, short ones kept,
       // the band between interpolated smoothly.

@@ -2,10 +2,9 @@
 // What each model family does differently, and the per-layer recipe the forward pass
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
-// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py, modeling_phi.py and
-// modeling_rope_utils.py).
-// The family table in recipe.cc shows every family side by side; the forward pass reads
-// only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
+// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py, modeling_phi.py,
+// modeling_phi3.py and modeling_rope_utils.py). The family table in recipe.cc shows every family side by side; the
+// forward pass reads only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +29,7 @@ enum class WindowRule {
 };
 
 // modeling_rope_utils.py rope types we implement.
-enum class RopeType { kDefault, kLinear, kLlama3 };
+enum class RopeType { kDefault, kLinear, kLlama3, kLongRope };
 
 struct RopeSpec {
   RopeType type = RopeType::kDefault;
@@ -38,13 +37,19 @@ struct RopeSpec {
   double factor = 1.0;                     // linear and llama3
   double low_freq_factor = 1.0;            // llama3
   double high_freq_factor = 4.0;           // llama3
-  double original_max_positions = 8192.0;  // llama3: original_max_position_embeddings
+  double original_max_positions = 8192.0;  // llama3, longrope: original_max_position_embeddings
+  // longrope (Phi-3.5, Phi-4-mini): per-frequency divisors [rotary_dim / 2], the long ones for
+  // sequences longer than original_max_positions; cos and sin times attention_factor.
+  std::vector<double> short_factor;
+  std::vector<double> long_factor;
+  double attention_factor = 1.0;
   bool operator==(const RopeSpec&) const = default;
 };
 
-// RoPE inverse frequencies [head_dim / 2] of `spec`, in double (HF: _compute_default_rope_parameters,
-// _compute_linear_scaling_rope_parameters, _compute_llama3_parameters).
-std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim);
+// RoPE inverse frequencies [rotary_dim / 2] of `spec` for a sequence of `seq` tokens, in double
+// (HF: _compute_default_rope_parameters, _compute_linear_scaling_rope_parameters,
+// _compute_llama3_parameters, _compute_longrope_parameters with its seq_len rule).
+std::vector<double> rope_inv_freq(const RopeSpec& spec, int rotary_dim, int seq);
 
 // The kind of every norm of a family: HF LlamaRMSNorm-style, or nn.LayerNorm with a bias.
 enum class NormKind { kRms, kLayer };
@@ -70,7 +75,10 @@ struct TensorNames {
   // Non-empty: learned absolute position embeddings [max_positions, hidden] added to the
   // token embeddings (GPT-2's wpe).
   const char* position_embed = "";
-  const char* gate = "mlp.gate_proj";  // empty: a non-gated MLP, down(act(up(x)))
+  const char* gate = "mlp.gate_proj";  // empty (and no gate_up): a non-gated MLP, down(act(up(x)))
+  // Non-empty: gate and up fused as [gate | up] row blocks [2 * intermediate, hidden] (Phi-3's
+  // gate_up_proj: gate, up = gate_up_proj(x).chunk(2, dim=-1)); gate and up above unused.
+  const char* gate_up = "";
   const char* up = "mlp.up_proj";
   const char* down = "mlp.down_proj";
 };

@@ -64,8 +64,12 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
       linear(n.v, c.kv_dim(), hidden, kVProj, r.qkv_bias, kVBias);
     }
     linear(n.o, hidden, c.q_dim(), kOProj, r.o_bias, kOBias);
-    if (*n.gate != '\0') linear(n.gate, c.intermediate, hidden, kGateProj, false, kGateProj);
-    linear(n.up, c.intermediate, hidden, kUpProj, r.mlp_bias, kUpBias);
+    if (*n.gate_up != '\0') {
+      linear(n.gate_up, 2 * static_cast<std::int64_t>(c.intermediate), hidden, kGateUpProj, false, kGateUpProj);
+    } else {
+      if (*n.gate != '\0') linear(n.gate, c.intermediate, hidden, kGateProj, false, kGateProj);
+      linear(n.up, c.intermediate, hidden, kUpProj, r.mlp_bias, kUpBias);
+    }
     linear(n.down, hidden, c.intermediate, kDownProj, r.mlp_bias, kDownBias);
   }
   slots.push_back({root + n.final_norm + ".weight", {hidden}, kFinalNorm});
@@ -136,6 +140,8 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
       return l.qkv_proj;
     case kQkvBias:
       return l.qkv_bias;
+    case kGateUpProj:
+      return l.gate_up_proj;
     case kGateProj:
       return l.gate_proj;
     case kUpProj:
@@ -222,6 +228,12 @@ void split_fused_weights(const ModelConfig& c, Weights& weights) {
         if (present(*m)) *m = transposed(*m, weights.derived);
       }
     }
+    if (present(l.gate_up_proj)) {
+      // HF Phi-3 (4.57): gate, up_states = gate_up_proj(x).chunk(2, dim=-1)
+      const std::int64_t inter = c.intermediate;
+      l.gate_proj = strided_rows(l.gate_up_proj, 1, 0, 0, inter, l.gate_up_proj.name + " [gate]", weights.derived);
+      l.up_proj = strided_rows(l.gate_up_proj, 1, 0, inter, inter, l.gate_up_proj.name + " [up]", weights.derived);
+    }
     if (!present(l.qkv_proj)) continue;
     const std::int64_t d = c.head_dim;
     const std::string& name = l.qkv_proj.name;
@@ -256,17 +268,16 @@ BackendWeights upload_weights(const ModelConfig& c, const Weights& stored, Backe
   out.layers.resize(static_cast<std::size_t>(c.layers));
   out.derived = stored.derived;  // a backend's weights may be views of them (the CPU's are)
   for (const WeightSlot& slot : weight_slots(c)) {
-    if (slot.role == kQkvProj || slot.role == kQkvBias) {
-      // Uploaded as the parts split_fused_weights made.
-      for (const TensorRole part :
-           slot.role == kQkvProj ? std::array{kQProj, kKProj, kVProj} : std::array{kQBias, kKBias, kVBias}) {
-        WeightSlot split = slot;
-        split.role = part;
-        tensor_at(out, split) = backend.upload(tensor_at(source, split));
-      }
-      continue;
+    // A fused tensor is uploaded as the parts split_fused_weights made, not whole.
+    std::vector<TensorRole> parts{slot.role};
+    if (slot.role == kQkvProj) parts = {kQProj, kKProj, kVProj};
+    if (slot.role == kQkvBias) parts = {kQBias, kKBias, kVBias};
+    if (slot.role == kGateUpProj) parts = {kGateProj, kUpProj};
+    for (const TensorRole part : parts) {
+      WeightSlot split = slot;
+      split.role = part;
+      tensor_at(out, split) = backend.upload(tensor_at(source, split));
     }
-    tensor_at(out, slot) = backend.upload(tensor_at(source, slot));
   }
   if (c.tie_embeddings) out.lm_head = out.embed;
   return out;

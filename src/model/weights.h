@@ -36,8 +36,9 @@ struct LayerTensors {
   Tensor k_bias;                // [1, kv_heads*head_dim]
   Tensor v_bias;                // [1, kv_heads*head_dim]
   Tensor o_bias;                // [1, hidden]
-  Tensor qkv_proj;              // [3*heads*head_dim, hidden] fused as stored (TensorNames::qkv_per_head)
-  Tensor qkv_bias;              // [1, 3*heads*head_dim]
+  Tensor qkv_proj;              // [q_dim + 2*kv_dim, hidden] fused as stored (TensorNames::qkv_per_head, qkv_concat)
+  Tensor qkv_bias;              // [1, q_dim + 2*kv_dim]
+  Tensor gate_up_proj;          // [2*intermediate, hidden] fused as stored (TensorNames::gate_up)
   Tensor gate_proj;             // [intermediate, hidden]; absent for a non-gated MLP
   Tensor up_proj;               // [intermediate, hidden]
   Tensor down_proj;             // [hidden, intermediate]
@@ -90,6 +91,7 @@ enum class TensorRole {
   kOBias,
   kQkvProj,
   kQkvBias,
+  kGateUpProj,
   kGateProj,
   kUpProj,
   kDownProj,
@@ -116,7 +118,8 @@ Tensor& tensor_at(ModelTensors<Tensor>& tensors, const WeightSlot& slot);
 // Rearranges `weights` (bound from the checkpoint) into the layout the forward pass reads,
 // on the host into weights.derived: Conv1D matrices [in, out] transposed to [out, in] (GPT-2),
 // then each fused q/k/v projection split into q_proj, k_proj, v_proj (and its bias into
-// q/k/v_bias): GPT-NeoX's per-head [q, k, v] blocks, GPT-2's consecutive [q | k | v].
+// q/k/v_bias): GPT-NeoX's per-head [q, k, v] blocks, GPT-2's and Phi-3's consecutive [q | k | v];
+// Phi-3's gate_up_proj into gate_proj and up_proj.
 void split_fused_weights(const ModelConfig& config, Weights& weights);
 
 // The checkpoint's tensors as `backend` reads them, uploaded slot by slot (tied: one copy);

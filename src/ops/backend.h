@@ -138,8 +138,9 @@ class Backend {
   virtual Buffer allocate(std::int64_t rows, std::int64_t cols) = 0;
   // A checkpoint tensor as this backend reads it; an absent one stays absent.
   virtual Weight upload(const TensorView& stored) = 0;
-  // RoPE cos and sin of positions 0..seq-1 (ops/elementwise.h make_rope_tables): [seq, 2 * half].
-  virtual Buffer rope_table(int seq, std::span<const double> inv_freq) = 0;
+  // RoPE cos and sin of positions 0..seq-1, each times `scale` (HF longrope's attention_scaling,
+  // else 1) (ops/elementwise.h make_rope_table): [seq, 2 * half].
+  virtual Buffer rope_table(int seq, std::span<const double> inv_freq, double scale) = 0;
 
   // x[i] = table[tokens[i]] * scale                                   x: [tokens, cols]
   virtual void embed(std::span<const int> tokens, const Weight& table, float scale, Buffer& x) = 0;

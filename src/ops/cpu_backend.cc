@@ -57,9 +57,9 @@ class CpuBackend final : public Backend {
 
   Weight upload(const TensorView& stored) override { return Weight(kHost, stored); }
 
-  Buffer rope_table(int seq, std::span<const double> inv_freq) override {
+  Buffer rope_table(int seq, std::span<const double> inv_freq, double scale) override {
     Buffer table = allocate(seq, 2 * static_cast<std::int64_t>(inv_freq.size()));
-    make_rope_table(seq, inv_freq, table.data(kHost));
+    make_rope_table(seq, inv_freq, scale, table.data(kHost));
     return table;
   }
 

@@ -47,15 +47,15 @@ void layer_norm(const float* x, std::int64_t rows, std::int64_t dim, const float
   });
 }
 
-void make_rope_table(int seq, std::span<const double> inv_freq, float* table) {
+void make_rope_table(int seq, std::span<const double> inv_freq, double scale, float* table) {
   const auto half = static_cast<std::int64_t>(inv_freq.size());
   // Angles in double: an fp32 product p * inv_freq is off by ~p * 6e-8 rad, which at
   // a few hundred positions already moves attention probabilities by ~1e-5.
   for (std::int64_t i = 0; i < half; ++i) {
     for (std::int64_t p = 0; p < seq; ++p) {
       const double angle = static_cast<double>(p) * inv_freq[static_cast<std::size_t>(i)];
-      table[p * 2 * half + i] = static_cast<float>(std::cos(angle));
-      table[p * 2 * half + half + i] = static_cast<float>(std::sin(angle));
+      table[p * 2 * half + i] = static_cast<float>(std::cos(angle) * scale);
+      table[p * 2 * half + half + i] = static_cast<float>(std::sin(angle) * scale);
     }
   }
 }

@@ -23,7 +23,8 @@ void layer_norm(const float* x, std::int64_t rows, std::int64_t dim, const float
 // Rotary table for positions 0..seq-1: table [seq, 2 * half] holds cos then sin of
 // angle = pos * inv_freq[i], as in HF, evaluated in double (HF uses fp32 here; double is the
 // exact value it approximates). inv_freq [half] comes from the RoPE type (model/recipe.h).
-void make_rope_table(int seq, std::span<const double> inv_freq, float* table);
+// scale multiplies cos and sin alike (HF longrope's attention_scaling; 1 otherwise).
+void make_rope_table(int seq, std::span<const double> inv_freq, double scale, float* table);
 
 // In place on x [seq, n_heads * head_dim] (row stride n_heads*head_dim), HF rotate_half over the
 // first rotary_dim elements of each head: x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin, with x1, x2

@@ -2,7 +2,7 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi and modeling_rope_utils), not from the C++ engine. Computes in float64
+modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3 and modeling_rope_utils), not from the C++ engine. Computes in float64
 (or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
 stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
 LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
@@ -43,6 +43,9 @@ class Model:
             top = json.load(f)
         if top["model_type"] == "gpt_neox":
             self._init_neox(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "phi3":
+            self._init_phi3(top, model_dir, dtype, hf_rounding)
             return
         if top["model_type"] == "phi":
             self._init_phi(top, model_dir, dtype, hf_rounding)
@@ -135,9 +138,25 @@ class Model:
         params = cfg.get("rope_parameters") or {}
         self.theta = params.get("rope_theta", cfg.get("rope_theta", 10000.0))
         self.rotary_dim = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 0.5)))
-        assert cfg.get("hidden_act", "gelu_new") == "gelu_new" and not cfg.get("qk_layernorm")
+        assert cfg.get("hidden_act", "gelu_new") in ("gelu_new", "silu") and not cfg.get("qk_layernorm")
         self.act = gelu_tanh
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
+    def _init_phi3(self, cfg, model_dir, dtype, hf_rounding):
+        """Phi3Config: RMSNorm (rms_norm_eps), silu, sliding_window on every layer (null: none),
+        partial_rotary_factor, RoPE default or longrope (rope_scaling, 5.x rope_parameters)."""
+        self._init_phi(cfg, model_dir, dtype, hf_rounding)
+        self.model_type = "phi3"
+        self.eps = cfg.get("rms_norm_eps", 1e-5)
+        self.act = silu
+        params = cfg.get("rope_parameters") or {}
+        self.rotary_dim = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0)))
+        self.window = cfg.get("sliding_window")
+        self.layer_window = [self.window] * self.layers
+        self.rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        self.max_positions = cfg.get("max_position_embeddings", 4096)
+        self.original = self.rope.get("original_max_position_embeddings",
+                                      cfg.get("original_max_position_embeddings", self.max_positions))
 
     def _init_gpt2(self, cfg, model_dir, dtype, hf_rounding):
         """GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner, layer_norm_epsilon, gelu_new; tied
@@ -322,6 +341,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         return forward_neox(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "gpt2":
         return forward_gpt2(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "phi3":
+        return forward_phi3(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi":
         return forward_phi(model, tokens, want_logits, head_gates, topn)
     m, dt = model, model.dtype
@@ -484,6 +505,52 @@ def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
     return out
 
 
+def longrope_cos_sin(m, T):
+    """_compute_longrope_parameters: inv_freq = 1 / (ext * base^(2i / R)), ext the long factors when
+    T exceeds original_max_position_embeddings; cos and sin times the attention factor."""
+    kind = m.rope.get("rope_type", m.rope.get("type", "default"))
+    if kind == "default":
+        return rope_cos_sin(np.arange(T), m.rotary_dim, m.theta, m.dtype, None, m.hf_rounding)
+    assert kind == "longrope", kind
+    ftype = np.float32 if m.hf_rounding else np.float64
+    ext = np.asarray(m.rope["long_factor" if T > m.original else "short_factor"], dtype=ftype)
+    R = m.rotary_dim
+    inv_freq = ftype(1.0) / (ext * np.power(ftype(m.theta), np.arange(0, R, 2).astype(ftype) / ftype(R)))
+    scale = m.max_positions / m.original
+    af = m.rope.get("attention_factor") or (1.0 if scale <= 1 else math.sqrt(1 + math.log(scale) / math.log(m.original)))
+    freqs = np.outer(np.arange(T).astype(ftype), inv_freq).astype(ftype)
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    return (np.cos(emb) * ftype(af)).astype(m.dtype), (np.sin(emb) * ftype(af)).astype(m.dtype)
+
+
+def forward_phi3(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """Phi3ForCausalLM (transformers 4.57 modeling_phi3): the same outputs as forward()."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, Hkv, D, R = len(tokens), m.heads, m.kv_heads, m.head_dim, m.rotary_dim
+    x = m.weight("model.embed_tokens.weight")[tokens]
+    cos, sin = longrope_cos_sin(m, T)                                     # [T, R]
+    allowed = attention_mask(T, m.window)
+    kv_of_head = np.arange(H) // (H // Hkv)
+    rotate = lambda a: np.concatenate([apply_rope(a[..., :R], cos, sin), a[..., R:]], axis=-1)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        W = lambda n: m.weight(f"model.layers.{layer}." + n)
+        h = rms_norm(x, W("input_layernorm.weight"), m.eps, 0.0)
+        qkv = h @ W("self_attn.qkv_proj.weight").T                         # [T, (H + 2 Hkv) D]
+        heads = lambda a, n: a.reshape(T, n, D).transpose(1, 0, 2)
+        q, k = heads(qkv[:, :H * D], H), heads(qkv[:, H * D:(H + Hkv) * D], Hkv)
+        v = heads(qkv[:, (H + Hkv) * D:], Hkv)
+        out["values"].append(v.copy())
+        ctx = attend(m, rotate(q), rotate(k)[kv_of_head], v[kv_of_head], allowed, layer, out, head_gates, topn)
+        x = x + ctx @ W("self_attn.o_proj.weight").T
+        gate_up = rms_norm(x, W("post_attention_layernorm.weight"), m.eps, 0.0) @ W("mlp.gate_up_proj.weight").T
+        gate, up = np.split(gate_up, 2, axis=-1)                          # chunk(2, dim=-1)
+        x = x + (up * m.act(gate)) @ W("mlp.down_proj.weight").T
+    if want_logits:
+        out["logits"] = rms_norm(x, m.weight("model.norm.weight"), m.eps, 0.0) @ m.lm_head().T
+    return out
+
+
 def layer0_value_input(m, tokens):
     """(h [T, hidden], W_v [kv_heads*D, hidden], b_v or None): layer 0's value projection and
     its input, the attention's normed input (for bounds on the values' rounding)."""
@@ -500,6 +567,10 @@ def layer0_value_input(m, tokens):
         x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
         h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
         return h, m.weight(p + "attn.c_attn.weight")[:, 2 * hidden:].T, m.weight(p + "attn.c_attn.bias")[2 * hidden:]
+    if m.model_type == "phi3":
+        p, q_rows, kv_rows = "model.layers.0.", m.heads * m.head_dim, m.kv_heads * m.head_dim
+        h = rms_norm(m.weight("model.embed_tokens.weight")[tokens], m.weight(p + "input_layernorm.weight"), m.eps, 0.0)
+        return h, m.weight(p + "self_attn.qkv_proj.weight")[q_rows + kv_rows:], None
     if m.model_type == "phi":
         p = "model.layers.0."
         x = m.weight("model.embed_tokens.weight")[tokens]

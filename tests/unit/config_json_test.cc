@@ -195,6 +195,44 @@ TEST(ConfigJson, ReadsPhiPartialRotaryAndParallelBlock) {
   EXPECT_NE(error_of(base + R"(,"qk_layernorm":true})").find("'qk_layernorm'"), std::string::npos);
 }
 
+// Phi3Config with longrope as Phi-3.5 / Phi-4-mini write it (4.x rope_scaling, the pretrained
+// length at the top level) and as 5.x does (rope_parameters).
+TEST(ConfigJson, ReadsPhi3LongRopeIn4xAnd5xLayouts) {
+  const std::string base =
+      R"({"model_type":"phi3","hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,)"
+      R"("num_attention_heads":24,"num_key_value_heads":8,"vocab_size":200064,"max_position_embeddings":131072,)"
+      R"("partial_rotary_factor":0.75,"sliding_window":null,"rope_theta":10000.0)";
+  std::string shorts, longs;
+  for (int i = 0; i < 48; ++i) {
+    shorts += (i ? "," : "") + std::to_string(1.0 + i * 0.01);
+    longs += (i ? "," : "") + std::to_string(1.0 + i * 0.5);
+  }
+  const std::string lists = R"("short_factor":[)" + shorts + R"(],"long_factor":[)" + longs + "]";
+  const ModelConfig v4 = parse_model_config(
+      base + R"(,"original_max_position_embeddings":4096,"rope_scaling":{"type":"longrope",)" + lists + "}}", "c");
+  const ModelConfig v5 = parse_model_config(
+      base +
+          R"(,"rope_parameters":{"rope_type":"longrope","rope_theta":10000.0,"partial_rotary_factor":0.75,)"
+          R"("original_max_position_embeddings":4096,)" +
+          lists + "}}",
+      "c");
+  for (const ModelConfig* c : {&v4, &v5}) {
+    EXPECT_EQ(c->head_dim, 128);
+    EXPECT_EQ(c->recipe.rotary_dim, 96);
+    EXPECT_EQ(c->sliding_window, 0);
+    ASSERT_EQ(c->recipe.ropes.size(), 1u);
+    const RopeSpec& rope = c->recipe.ropes[0];
+    EXPECT_EQ(rope.type, RopeType::kLongRope);
+    EXPECT_EQ(rope.original_max_positions, 4096.0);
+    EXPECT_DOUBLE_EQ(rope.attention_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)));
+    EXPECT_EQ(rope.long_factor.size(), 48u);
+  }
+  EXPECT_EQ(v4.recipe.ropes, v5.recipe.ropes);
+  EXPECT_NE(error_of(base + R"(,"rope_scaling":{"type":"longrope","short_factor":[1],"long_factor":[1]}})")
+                .find("rotary_dim / 2 = 48"),
+            std::string::npos);
+}
+
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
   EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("unsupported model_type 'bloom' (supported: llama, mistral, "),
             std::string::npos);

@@ -226,7 +226,7 @@ void check_rope(int seq, int heads, int d, int rotary, double theta, unsigned se
   std::vector<double> inv_freq(static_cast<std::size_t>(rotary / 2));
   for (int i = 0; i < rotary / 2; ++i) inv_freq[static_cast<std::size_t>(i)] = 1.0 / std::pow(theta, 2.0 * i / rotary);
   std::vector<float> table(static_cast<std::size_t>(seq) * rotary);  // [seq, cos | sin]
-  make_rope_table(seq, inv_freq, table.data());
+  make_rope_table(seq, inv_freq, 1.0, table.data());
   std::mt19937 rng(seed);
   auto x = random_vector(static_cast<std::size_t>(seq) * heads * d, rng);
   const auto original = x;
