@@ -165,10 +165,15 @@ FIXTURES = {
                     max_positions=2048, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
-# pythia-sequential: use_parallel_residual false; pythia-v5: the same model in transformers 5.x's
-# layout (rope_parameters in place of rotary_pct / rotary_emb_base), which must load and agree.
+# pythia-sequential: use_parallel_residual false; pythia-v5 and llama3-v5: the same models in
+# transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base, or of
+# rope_theta / rope_scaling), which must load and agree.
 VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
             "pythia-sequential": ("pythia", {"use_parallel_residual": False}),
+            "llama3-v5": ("llama3", {"rope_scaling": None, "rope_theta": None, "transformers_version": "5.0.0",
+                                     "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                         "original_max_position_embeddings": 64}}),
             "pythia-v5": ("pythia", {"rotary_pct": None, "rotary_emb_base": None, "transformers_version": "5.0.0",
                                      "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
                                                          "partial_rotary_factor": 0.5}}),
@@ -257,7 +262,8 @@ def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None):
     cfg = hf_config(dtype=spec["dtype"], vocab=spm_vocab_size(tokenizer_path), **spec["config"])
     weights = random_weights(cfg, spec["seed"])
     cfg.update(config_overrides or {})
-    for key in [k for k, v in (config_overrides or {}).items() if v is None and k in ("rotary_pct", "rotary_emb_base")]:
+    for key in [k for k, v in (config_overrides or {}).items()
+                if v is None and k in ("rotary_pct", "rotary_emb_base", "rope_theta")]:
         del cfg[key]  # a key the other layout does not write
     tensors = [Tensor.from_array(name, spec["dtype"], weights[name]) for name, _ in tensor_shapes(cfg)]
     if spec.get("vision"):

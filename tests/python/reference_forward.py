@@ -195,6 +195,10 @@ class Model:
         """{theta, scaling} of layer i: Gemma-3 sliding layers use rope_local_base_freq, plain."""
         if self.model_type == "gemma3_text" and self._sliding(cfg, i):
             return {"theta": cfg.get("rope_local_base_freq", 10000.0), "scaling": None}
+        params = cfg.get("rope_parameters")  # transformers 5.x: rope_theta and the scaling in one object
+        if params:
+            return {"theta": params.get("rope_theta", fam["theta"]),
+                    "scaling": None if params.get("rope_type", "default") == "default" else params}
         return {"theta": cfg.get("rope_theta", fam["theta"]), "scaling": cfg.get("rope_scaling")}
 
     def weight(self, name):
