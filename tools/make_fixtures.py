@@ -28,6 +28,17 @@ is active, sized to bite at the prompt's length (~300 tokens):
            sliding_window_pattern 3 over 4 layers, and vision tensors (holding NaN) that must
            never be read
   olmo2    GQA 4/2, F32, post-norms only, q/k RMSNorm over the whole projection
+  pythia   GPT-NeoX, F16, LayerNorms with biases, fused per-head query_key_value with biases,
+           rotary_pct 0.5 (8 of head_dim 16 rotated), gelu MLP with biases, parallel residual;
+           variants pythia-sequential (use_parallel_residual false) and pythia-v5 (rope_parameters)
+  gpt2     BF16, Conv1D weights [in, out], c_attn fused as [q | k | v], learned positions (wpe),
+           LayerNorms and every projection with biases, gelu_new MLP, tied, n_inner written
+  phi3     Phi-4-mini's layout, BF16: fused qkv_proj (GQA 4/2) and gate_up_proj, partial_rotary_factor
+           0.75, longrope (original_max_position_embeddings 256 below the prompt: long factors,
+           attention factor from max_position_embeddings 1024; the 100-token run uses the short
+           ones), sliding_window 200
+  phi      Phi-2's layout, F32: one input LayerNorm feeding attention and MLP in parallel,
+           partial_rotary_factor 0.4 (8 of head_dim 20), biases everywhere incl. lm_head, gelu_new
 """
 import json
 import os
@@ -126,13 +137,52 @@ FIXTURES = {
         config=dict(model_type="olmo2", hidden=64, intermediate=160, layers=2, heads=4,
                     kv_heads=2, head_dim=16, rope_theta=500000.0, rms_norm_eps=1e-6,
                     max_positions=4096, bos_token_id=1, eos_token_id=2)),
+    "pythia": dict(
+        tokenizer="llama-bpe", dtype="F16", shards=1, seed=1111,
+        config=dict(model_type="gpt_neox", hidden=64, intermediate=256, layers=3, heads=4,
+                    kv_heads=4, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
+                    max_positions=2048, bos_token_id=1, eos_token_id=2,
+                    extra={"rotary_pct": 0.5})),
+    "gpt2": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=1212,
+        config=dict(model_type="gpt2", hidden=64, intermediate=192, layers=3, heads=4,
+                    kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=1024,
+                    tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)),
+    "phi3": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=1414,
+        config=dict(model_type="phi3", hidden=64, intermediate=160, layers=2, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
+                    max_positions=1024, sliding_window=200, bos_token_id=1, eos_token_id=2,
+                    tie_word_embeddings=False,
+                    extra={"original_max_position_embeddings": 256, "partial_rotary_factor": 0.75,
+                           "rope_scaling": {"type": "longrope",
+                                            "short_factor": [1.0, 1.1, 1.3, 1.8, 2.5, 3.0],
+                                            "long_factor": [1.0, 1.5, 2.5, 4.0, 8.0, 16.0]}})),
+    "phi": dict(
+        tokenizer="llama-bpe", dtype="F32", shards=1, seed=1313,
+        config=dict(model_type="phi", hidden=80, intermediate=192, layers=2, heads=4,
+                    kv_heads=4, head_dim=20, rope_theta=10000.0, rms_norm_eps=1e-5,
+                    max_positions=2048, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
+# pythia-sequential: use_parallel_residual false; pythia-v5 and llama3-v5: the same models in
+# transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base, or of
+# rope_theta / rope_scaling), which must load and agree.
 VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
+            "pythia-sequential": ("pythia", {"use_parallel_residual": False}),
+            "llama3-v5": ("llama3", {"rope_scaling": None, "rope_theta": None, "transformers_version": "5.0.0",
+                                     "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                         "original_max_position_embeddings": 64}}),
+            "pythia-v5": ("pythia", {"rotary_pct": None, "rotary_emb_base": None, "transformers_version": "5.0.0",
+                                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                                         "partial_rotary_factor": 0.5}}),
             "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}})}
 # The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
                   ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
+
+GPT2_KEYS = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head"}
 
 # Query-scale per head: score std grows ~ q_scale * k_scale, so the heads range from
 # diffuse to peaky. One rank-1 "content" component on the slowest rotary pair makes
@@ -166,23 +216,27 @@ def random_weights(cfg, seed):
     rng = np.random.default_rng(seed)
     text, model_type, prefix = text_config(cfg)
     gemma = model_type in GEMMAS
-    h, H, Hkv = text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"]
+    h, H = text.get("hidden_size", text.get("n_embd")), text.get("num_attention_heads", text.get("n_head"))
+    Hkv = text.get("num_key_value_heads", H)
     D = text.get("head_dim") or h // H
     w = {}
     for name, shape in tensor_shapes(cfg):
         if name.endswith(("q_norm.weight", "k_norm.weight")):
             # Non-trivial q/k norm weights: they set the score scale once q and k are normed.
             a = rng.normal(0.8 if gemma else 1.8, 0.5, size=shape)
-        elif name.endswith("norm.weight"):
+        elif name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
             # LLaMA scales by w ~ 1; Gemma by (1 + w) with w ~ 0.
             a = rng.normal(0.0 if gemma else 1.0, 0.15, size=shape)
         elif name.endswith(".bias"):
             a = rng.normal(0.0, 0.5, size=shape)
+        elif name == "transformer.wpe.weight":
+            a = rng.normal(0.0, 0.3, size=shape)  # positions that matter beside the tokens
         elif name == prefix + "model.embed_tokens.weight":
             a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
             a[text["bos_token_id"]] *= BOS_EMBED_SCALE
         else:
-            a = rng.normal(0.0, 1.0 / np.sqrt(shape[1]), size=shape)
+            # Conv1D weights [in, out] scale by their input width, shape[0].
+            a = rng.normal(0.0, 1.0 / np.sqrt(shape[0 if name.startswith("transformer.h.") else 1]), size=shape)
             if name.endswith("q_proj.weight"):
                 a = a.reshape(H, D, h) * np.array(Q_SCALES[:H])[:, None, None]
                 a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
@@ -208,6 +262,9 @@ def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None):
     cfg = hf_config(dtype=spec["dtype"], vocab=spm_vocab_size(tokenizer_path), **spec["config"])
     weights = random_weights(cfg, spec["seed"])
     cfg.update(config_overrides or {})
+    for key in [k for k, v in (config_overrides or {}).items()
+                if v is None and k in ("rotary_pct", "rotary_emb_base", "rope_theta")]:
+        del cfg[key]  # a key the other layout does not write
     tensors = [Tensor.from_array(name, spec["dtype"], weights[name]) for name, _ in tensor_shapes(cfg)]
     if spec.get("vision"):
         tensors += [Tensor.from_array(name, spec["dtype"], np.full(shape, np.nan, np.float32))
@@ -243,10 +300,12 @@ def main(argv):
             raise RuntimeError(f"{name}: prompt is only {n_tokens} tokens")
         summary["fixtures"][name] = {"dir": os.path.join(out, name), "files": files,
                                      "dtype": spec["dtype"], "prompt_tokens": n_tokens}
-        text = text_config(cfg)[0]
+        text = dict(text_config(cfg)[0])
+        for std, alias in GPT2_KEYS.items():  # GPT-2 writes its own key names
+            text.setdefault(std, text.get(alias))
         print(f"{name:17s} {cfg['model_type']:11s} {spec['dtype']:4s} hidden={text['hidden_size']} "
               f"layers={text['num_hidden_layers']} heads={text['num_attention_heads']}/"
-              f"{text['num_key_value_heads']} head_dim={text.get('head_dim', '-')} "
+              f"{text.get('num_key_value_heads', text['num_attention_heads'])} head_dim={text.get('head_dim', '-')} "
               f"vocab={text['vocab_size']} window={text.get('sliding_window')} "
               f"files={len(files)} prompt_tokens={n_tokens}")
     with open(os.path.join(out, "fixtures.json"), "w") as f:

@@ -2,7 +2,7 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2) and any shape, streaming every
+Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2, Phi, Phi-3) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -13,7 +13,7 @@ Also the shared writer used by tools/make_fixtures.py: `write_checkpoint`,
   make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
-Presets: llama2-7b, mistral-7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, h1024-l8 (a LLaMA
+Presets: llama2-7b, mistral-7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, pythia-6.9b, gpt2-xl, phi-3-mini, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset. --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
 tokenizer.json, copied under its own name.
@@ -50,6 +50,18 @@ PRESETS = {
     "llama-1b": dict(model_type="llama", hidden=2048, intermediate=5632, layers=22,
                      heads=32, kv_heads=4, head_dim=64, vocab=32000, rope_theta=10000.0,
                      rms_norm_eps=1e-5, max_positions=2048),
+    # Pythia-6.9B (GPT-NeoX): 32 x 128 heads, rotary_pct 0.25, parallel residual, untied.
+    "pythia-6.9b": dict(model_type="gpt_neox", hidden=4096, intermediate=16384, layers=32,
+                        heads=32, kv_heads=32, head_dim=128, vocab=50432, rope_theta=10000.0,
+                        rms_norm_eps=1e-5, max_positions=2048, bos_token_id=0, eos_token_id=0),
+    # GPT-2 XL: 48 layers of 25 x 64 heads, learned positions (1024), tied 50,257-token vocabulary.
+    "gpt2-xl": dict(model_type="gpt2", hidden=1600, intermediate=6400, layers=48, heads=25, kv_heads=25,
+                    head_dim=64, vocab=50257, rms_norm_eps=1e-5, max_positions=1024,
+                    tie_word_embeddings=True, bos_token_id=50256, eos_token_id=50256),
+    # Phi-3-mini-4k: 32 x 96 heads, fused qkv_proj and gate_up_proj, window 2047.
+    "phi-3-mini": dict(model_type="phi3", hidden=3072, intermediate=8192, layers=32, heads=32, kv_heads=32,
+                       head_dim=96, vocab=32064, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
+                       sliding_window=2047, bos_token_id=1, eos_token_id=32000),
     # LLaMA-3.1-8B: GQA 8, 128,256-token vocabulary, llama3 RoPE scaling.
     "llama3-8b": dict(model_type="llama", hidden=4096, intermediate=14336, layers=32,
                       heads=32, kv_heads=8, head_dim=128, vocab=128256, rope_theta=500000.0,
@@ -129,7 +141,9 @@ def tokenizer_file_name(path):
 ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "gemma": "GemmaForCausalLM",
                  "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
                  "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
-                 "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM"}
+                 "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "gpt_neox": "GPTNeoXForCausalLM",
+                 "gpt2": "GPT2LMHeadModel", "phi": "PhiForCausalLM",
+                 "phi3": "Phi3ForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 
 
@@ -171,7 +185,43 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         raise ValueError("head_dim must be written when heads * head_dim != hidden")
     if pad_token_id is not None:
         cfg["pad_token_id"] = pad_token_id
-    if model_type in ("llama", "olmo2"):
+    if model_type == "gpt2":
+        # GPT2Config (transformers 4.57) writes n_embd, n_layer, n_head, n_positions, n_inner.
+        if kv_heads != heads or head_dim * heads != hidden:
+            raise ValueError("gpt2: kv_heads == heads and head_dim == hidden / heads")
+        for key in ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias",
+                    "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                    "max_position_embeddings", "attention_dropout"):
+            cfg.pop(key, None)
+        cfg.update(n_embd=hidden, n_inner=intermediate, n_layer=layers, n_head=heads, n_positions=max_positions,
+                   activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps, scale_attn_weights=True,
+                   scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
+        return cfg
+    if model_type == "phi3":
+        # Phi3Config (transformers 4.57): original_max_position_embeddings beside max_position_embeddings
+        # (longrope's pretrained length), sliding_window (null: none), partial_rotary_factor.
+        cfg.pop("head_dim", None)
+        cfg.update(hidden_act="silu", original_max_position_embeddings=max_positions, sliding_window=sliding_window,
+                   rope_scaling=None, partial_rotary_factor=1.0, resid_pdrop=0.0, embd_pdrop=0.0)
+        cfg.update(extra or {})
+        return cfg
+    if model_type == "phi":
+        # PhiConfig (transformers 4.57): layer_norm_eps, partial_rotary_factor, gelu_new, qk_layernorm.
+        for key in ("rms_norm_eps", "attention_bias", "head_dim"):
+            cfg.pop(key, None)
+        cfg.update(hidden_act="gelu_new", layer_norm_eps=rms_norm_eps, partial_rotary_factor=0.4,
+                   qk_layernorm=False, rope_scaling=None, resid_pdrop=0.0, embd_pdrop=0.0)
+        return cfg
+    if model_type == "gpt_neox":
+        # GPTNeoXConfig (transformers 4.57): no num_key_value_heads or head_dim, layer_norm_eps,
+        # rotary_pct and rotary_emb_base (4.x keys), biases everywhere, parallel residual.
+        if kv_heads != heads or head_dim * heads != hidden:
+            raise ValueError("gpt_neox: kv_heads == heads and head_dim == hidden / heads")
+        for key in ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias"):
+            cfg.pop(key, None)
+        cfg.update(hidden_act="gelu", layer_norm_eps=rms_norm_eps, rotary_pct=0.25, rotary_emb_base=rope_theta,
+                   use_parallel_residual=True, attention_bias=True, rope_scaling=None)
+    elif model_type in ("llama", "olmo2"):
         cfg.update(hidden_act="silu", rope_scaling=None)
         if model_type == "llama":
             cfg.update(pretraining_tp=1, mlp_bias=False)
@@ -220,6 +270,14 @@ def text_config(cfg):
 def tensor_shapes(cfg):
     """[(name, shape)] in Hugging Face order and layout ([out, in] for projections)."""
     text, mt, prefix = text_config(cfg)
+    if mt == "gpt_neox":
+        return neox_tensor_shapes(cfg)
+    if mt == "gpt2":
+        return gpt2_tensor_shapes(cfg)
+    if mt == "phi":
+        return phi_tensor_shapes(cfg)
+    if mt == "phi3":
+        return phi_tensor_shapes(cfg)
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh
@@ -250,6 +308,79 @@ def tensor_shapes(cfg):
     out.append((prefix + "model.norm.weight", (h,)))
     if not cfg["tie_word_embeddings"]:
         out.append((prefix + "lm_head.weight", (text["vocab_size"], h)))
+    return out
+
+
+def neox_tensor_shapes(cfg):
+    """GPTNeoXForCausalLM's tensors: LayerNorms with biases, the fused per-head query_key_value,
+    attention.dense, a non-gated MLP with biases, embed_out."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    bias = cfg.get("attention_bias", True)
+    out = [("gpt_neox.embed_in.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"gpt_neox.layers.{i}."
+        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,)),
+                (p + "post_attention_layernorm.weight", (h,)), (p + "post_attention_layernorm.bias", (h,))]
+        for name, rows, cols, has_bias in (("attention.query_key_value", 3 * h, h, bias),
+                                           ("attention.dense", h, h, bias),
+                                           ("mlp.dense_h_to_4h", inter, h, True),
+                                           ("mlp.dense_4h_to_h", h, inter, True)):
+            out.append((p + name + ".weight", (rows, cols)))
+            if has_bias:
+                out.append((p + name + ".bias", (rows,)))
+    out += [("gpt_neox.final_layer_norm.weight", (h,)), ("gpt_neox.final_layer_norm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("embed_out.weight", (v, h)))
+    return out
+
+
+def phi_tensor_shapes(cfg):
+    """PhiForCausalLM's tensors: one input LayerNorm per layer, q/k/v/dense with biases, fc1/fc2
+    with biases, final_layernorm, lm_head with a bias. Phi3ForCausalLM's: RMSNorms, fused
+    qkv_proj [q | k | v] and gate_up_proj [gate | up], no biases."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    nh = cfg["num_attention_heads"]
+    nkv, hd = cfg.get("num_key_value_heads") or nh, h // nh
+    phi3 = cfg["model_type"] == "phi3"
+    out = [("model.embed_tokens.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        if phi3:
+            out += [(p + "input_layernorm.weight", (h,)), (p + "self_attn.qkv_proj.weight", ((nh + 2 * nkv) * hd, h)),
+                    (p + "self_attn.o_proj.weight", (h, nh * hd)), (p + "post_attention_layernorm.weight", (h,)),
+                    (p + "mlp.gate_up_proj.weight", (2 * inter, h)), (p + "mlp.down_proj.weight", (h, inter))]
+            continue
+        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,))]
+        for name, rows, cols in (("self_attn.q_proj", nh * hd, h), ("self_attn.k_proj", nkv * hd, h),
+                                 ("self_attn.v_proj", nkv * hd, h), ("self_attn.dense", h, nh * hd),
+                                 ("mlp.fc1", inter, h), ("mlp.fc2", h, inter)):
+            out += [(p + name + ".weight", (rows, cols)), (p + name + ".bias", (rows,))]
+    out += [("model.norm.weight", (h,))] if phi3 else \
+        [("model.final_layernorm.weight", (h,)), ("model.final_layernorm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    if not phi3:
+        out.append(("lm_head.bias", (v,)))
+    return out
+
+
+def gpt2_tensor_shapes(cfg):
+    """GPT2LMHeadModel's tensors (transformer.*): Conv1D weights stored [in, out], biases on every
+    projection and LayerNorm, learned positions wpe; lm_head only when untied."""
+    h, v = cfg["n_embd"], cfg["vocab_size"]
+    inter = cfg.get("n_inner") or 4 * h
+    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["n_positions"], h))]
+    for i in range(cfg["n_layer"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
+        out += [(p + "attn.c_attn.weight", (h, 3 * h)), (p + "attn.c_attn.bias", (3 * h,)),
+                (p + "attn.c_proj.weight", (h, h)), (p + "attn.c_proj.bias", (h,))]
+        out += [(p + "ln_2.weight", (h,)), (p + "ln_2.bias", (h,))]
+        out += [(p + "mlp.c_fc.weight", (h, inter)), (p + "mlp.c_fc.bias", (inter,)),
+                (p + "mlp.c_proj.weight", (inter, h)), (p + "mlp.c_proj.bias", (h,))]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
     return out
 
 
@@ -381,12 +512,12 @@ def random_tensors(config, dtype, seed):
     for k, (name, shape) in enumerate(tensor_shapes(config)):
         rng_seed = [seed, k]
         count = math.prod(shape)
-        if name.endswith("norm.weight"):
+        if name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "final_layernorm.weight")):
             # w in [1/4, 4) for LLaMA-style norms; w = 0 for Gemma's (1 + w).
             chunks = (lambda c=count: constant_chunks(dtype, c, 0.0)) if gemma else \
                      (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
         else:
-            embedding = name.endswith("model.embed_tokens.weight")
+            embedding = name.endswith(("model.embed_tokens.weight", "embed_in.weight", "wte.weight"))
             scale = 1.0 if embedding and not gemma else 0.0625 if len(shape) == 1 else shape[1] ** -0.5
             chunks = lambda c=count, s=rng_seed, sc=scale: random_chunks(
                 dtype, c, sc, np.random.default_rng(s))
@@ -434,7 +565,7 @@ def main(argv=None):
         shape["vocab"] = tok_vocab
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
-    if shape["model_type"] in ("llama", "gemma", "olmo2"):
+    if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2", "phi", "phi3"):
         shape.pop("sliding_window", None)
     dtype = DTYPE_ALIASES[args.dtype]
     for key, given, fallback in (("bos_token_id", args.bos_id, 1), ("eos_token_id", args.eos_id, 2)):

@@ -150,6 +150,18 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
     shards_.push_back({path, 8 + header_len});
   }
 
+  // GPT-2: GPT2LMHeadModel names its tensors transformer.*, while checkpoints saved from
+  // GPT2Model (the Hub's original gpt2) name them bare; the embedding's name tells which.
+  ModelRecipe& recipe = config_.recipe;
+  if (!recipe.body_prefix.empty()) {
+    const auto holds = [&](const std::string& name) {
+      return tensor_to_shard.empty() ? headers[0].find(name) != nullptr : tensor_to_shard.count(name) > 0;
+    };
+    const std::string bare = recipe.weight_prefix + recipe.names.embed;
+    if (!holds(recipe.weight_prefix + recipe.body_prefix + recipe.names.embed) && holds(bare)) {
+      recipe.body_prefix.clear();
+    }
+  }
   weights_.layers.assign(static_cast<std::size_t>(config_.layers), LayerTensors<TensorView>{});
   for (const WeightSlot& slot : weight_slots(config_)) {
     std::size_t shard = 0;
@@ -172,6 +184,7 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
   if (config_.tie_embeddings) {
     weights_.lm_head = weights_.embed;
   }
+  split_fused_weights(config_, weights_);
 }
 
 std::size_t Checkpoint::weight_bytes() const {

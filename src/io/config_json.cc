@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "util/error.h"
@@ -107,11 +108,28 @@ void refuse_moe(const FieldReader& f) {
   }
 }
 
-void refuse_partial_rotary(const FieldReader& r) {
-  if (r.positive_float_or("partial_rotary_factor", 1.0f) < 1.0f) {
-    throw r.error("partial_rotary_factor",
-                  "is below 1: partial rotary embeddings are not supported (RoPE over the whole head_dim only)");
+// The fraction of each head that RoPE rotates: transformers 5.x rope_parameters.partial_rotary_factor,
+// else 4.x partial_rotary_factor or the family's own key (GPT-NeoX rotary_pct), else the
+// family's default. Families without partial rotary refuse a fraction below 1.
+double parse_rotary_fraction(const FieldReader& f, const Family& family) {
+  double fraction = family.rotary_fraction > 0 ? family.rotary_fraction : 1.0;
+  const char* key = "partial_rotary_factor";
+  const FieldReader* reader = &f;
+  std::optional<FieldReader> nested;
+  if (const json* params = f.find("rope_parameters");
+      params != nullptr && params->is_object() && present(f.nested(*params, "rope_parameters."), key)) {
+    nested.emplace(f.nested(*params, "rope_parameters."));
+    reader = &*nested;
+  } else if (!present(f, key) && *family.rotary_key != '\0' && present(f, family.rotary_key)) {
+    key = family.rotary_key;
   }
+  if (present(*reader, key)) fraction = reader->positive_float_or(key, 1.0f);
+  if (fraction > 1.0) throw reader->error(key, "must be at most 1");
+  if (fraction < 1.0 && family.rotary_fraction == 0) {
+    throw reader->error(key, "is below 1: partial rotary embeddings are not supported for " +
+                                 std::string(family.model_type) + " (RoPE over the whole head_dim only)");
+  }
+  return fraction;
 }
 
 // One RoPE setting from `r`, a rope_scaling object or a transformers v5 rope_parameters
@@ -139,18 +157,59 @@ RopeSpec parse_rope_spec(const FieldReader& r, double theta) {
     if (!(spec.high_freq_factor > spec.low_freq_factor)) {
       throw r.error("high_freq_factor", "must exceed low_freq_factor");
     }
+  } else if (type == "longrope") {
+    // _compute_longrope_parameters: short_factor / long_factor per frequency; attention_factor,
+    // else from the context extension (finish_longrope, which sees the top level too).
+    spec.type = RopeType::kLongRope;
+    const auto factors = [&](const char* key) {
+      const json* v = r.find(key);
+      if (v == nullptr || !v->is_array() || v->empty()) throw r.error(key, "must be a non-empty array of numbers");
+      std::vector<double> out;
+      for (const json& e : *v) {
+        if (!e.is_number() || !(e.get<double>() > 0)) throw r.error(key, "must hold positive numbers");
+        out.push_back(e.get<double>());
+      }
+      return out;
+    };
+    spec.short_factor = factors("short_factor");
+    spec.long_factor = factors("long_factor");
+    spec.attention_factor = present(r, "attention_factor") ? factor("attention_factor") : 0;  // 0: derived
+    spec.original_max_positions = present(r, "original_max_position_embeddings")
+                                      ? static_cast<double>(r.int_or("original_max_position_embeddings", 0, 1))
+                                      : 0;  // 0: the top level's
   } else {
-    throw r.error(type_key, "'" + type + "' is not supported (supported: default, linear, llama3)");
+    throw r.error(type_key, "'" + type + "' is not supported (supported: default, linear, llama3, longrope)");
   }
   return spec;
+}
+
+// longrope's pretrained length and attention factor, as _compute_longrope_parameters takes them:
+// original_max_position_embeddings (nested, else top level, else max_position_embeddings);
+// without attention_factor, sqrt(1 + ln(s) / ln(original)) for s = max_position_embeddings /
+// original > 1, else 1. Each factor list must have one entry per rotary frequency.
+void finish_longrope(const FieldReader& f, int max_positions, int rotary_dim, RopeSpec& spec) {
+  if (spec.type != RopeType::kLongRope) return;
+  if (spec.original_max_positions == 0) {
+    spec.original_max_positions = f.int_or("original_max_position_embeddings", max_positions, 1);
+  }
+  if (spec.attention_factor == 0) {
+    const double scale = max_positions / spec.original_max_positions;
+    spec.attention_factor = scale <= 1 ? 1.0 : std::sqrt(1 + std::log(scale) / std::log(spec.original_max_positions));
+  }
+  const auto half = static_cast<std::size_t>(rotary_dim / 2);
+  if (spec.short_factor.size() != half || spec.long_factor.size() != half) {
+    throw f.error("rope_scaling", "longrope short_factor and long_factor must hold rotary_dim / 2 = " +
+                                      std::to_string(half) + " values each");
+  }
 }
 
 // The RoPE of global layers and of Gemma-3's sliding layers. Configs of transformers 4.x
 // write rope_theta and rope_scaling at the top level; v5 writes {rope_type, rope_theta, ...}
 // under rope_parameters, per layer type for Gemma-3.
 void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
-  refuse_partial_rotary(f);
-  const double theta = f.positive_float_or("rope_theta", static_cast<float>(family.defaults.rope_theta));
+  // GPT-NeoX 4.x writes rotary_emb_base (and, from 4.45, rope_theta beside it).
+  const char* theta_key = !present(f, "rope_theta") && *family.theta_key != '\0' ? family.theta_key : "rope_theta";
+  const double theta = f.positive_float_or(theta_key, static_cast<float>(family.defaults.rope_theta));
   in.global_rope = {};
   in.global_rope.theta = theta;
   if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
@@ -164,7 +223,6 @@ void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
   if (!params->is_object()) throw f.error("rope_parameters", "must be an object");
   // A nested rope_theta of the global layers must agree with a top-level one.
   const auto read = [&](const FieldReader& p, double fallback_theta, bool global) {
-    refuse_partial_rotary(p);
     const double nested = p.positive_float_or("rope_theta", static_cast<float>(fallback_theta));
     if (global && present(f, "rope_theta") && nested != theta) {
       throw p.error("rope_theta", "disagrees with the top-level rope_theta; expected one value");
@@ -224,7 +282,15 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.hidden = c.hidden;
   in.head_dim = c.head_dim;
   in.multimodal = multimodal;
-  in.attention_bias = f.bool_or("attention_bias", false);
+  in.attention_bias = f.bool_or("attention_bias", family.attention_bias_default);
+  in.parallel_residual = f.bool_or("use_parallel_residual", true);
+  in.rotary_fraction = parse_rotary_fraction(f, family);
+  const auto rotary_dim = static_cast<int>(c.head_dim * in.rotary_fraction);
+  if (family.rope && rotary_dim < 2 || rotary_dim % 2 != 0) {
+    throw f.error(*family.rotary_key != '\0' ? family.rotary_key : "partial_rotary_factor",
+                  "gives " + std::to_string(rotary_dim) + " rotary dimensions of head_dim " +
+                      std::to_string(c.head_dim) + "; expected an even number of at least 2");
+  }
   in.activation = parse_activation(f, family);
   in.query_pre_attn_scalar = f.positive_float_or("query_pre_attn_scalar", static_cast<float>(d.query_pre_attn_scalar));
   in.attn_softcap = optional_cap(f, "attn_logit_softcapping", d.attn_softcap);
@@ -237,6 +303,7 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   }
   if (family.reads_window_pattern) in.window_pattern = f.int_or("sliding_window_pattern", 0, 1);
   parse_rope(f, family, in);
+  finish_longrope(f, c.max_positions, rotary_dim, in.global_rope);
   return in;
 }
 
@@ -266,17 +333,31 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   }
   const json* text_config = multimodal ? top.find("text_config") : &root;
   if (text_config == nullptr || !text_config->is_object()) throw top.error("text_config", "must be an object");
-  const FieldReader f = multimodal ? top.nested(*text_config, "text_config.") : top;
+  // HF attribute_map (GPT2Config: n_embd is hidden_size, ...): the family's own keys, read under
+  // the standard names when those are absent.
+  json aliased = *text_config;
+  if (family->config_aliases != nullptr) {
+    for (auto* alias = family->config_aliases; (*alias)[0] != nullptr; ++alias) {
+      if (const auto it = text_config->find((*alias)[1]); it != text_config->end() && !aliased.contains((*alias)[0]))
+        aliased[(*alias)[0]] = *it;
+    }
+  }
+  const FieldReader f = multimodal ? top.nested(aliased, "text_config.") : FieldReader(aliased, source);
   refuse_moe(f);
   const FamilyDefaults& defaults = family->defaults;
   c.hidden = f.positive_int_or("hidden_size", defaults.hidden);
-  c.intermediate = f.positive_int_or("intermediate_size", defaults.intermediate);
+  if (family->intermediate_4x && (f.find("intermediate_size") == nullptr || f.find("intermediate_size")->is_null())) {
+    c.intermediate = 4 * c.hidden;  // GPT2MLP: n_inner if not None else 4 * hidden_size
+  } else {
+    c.intermediate = f.positive_int_or("intermediate_size", defaults.intermediate);
+  }
   c.layers = f.positive_int_or("num_hidden_layers", defaults.layers);
   c.heads = f.positive_int_or("num_attention_heads", defaults.heads);
   c.kv_heads = f.int_or("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads, 1);
   c.vocab = f.positive_int_or("vocab_size", defaults.vocab);
   c.max_positions = f.int_or("max_position_embeddings", 1 << 30, 1);
-  c.rms_norm_eps = f.positive_float_or("rms_norm_eps", static_cast<float>(defaults.rms_norm_eps));
+  // The norms' epsilon (LayerNorm families: layer_norm_eps); ModelConfig keeps it as rms_norm_eps.
+  c.rms_norm_eps = f.positive_float_or(family->eps_key, static_cast<float>(defaults.rms_norm_eps));
   c.bos_token_id = f.int_or("bos_token_id", defaults.bos_token_id, 0);
   c.torch_dtype = top.string_or("torch_dtype", "");
   if (!c.torch_dtype.empty() && c.torch_dtype != "float32" && c.torch_dtype != "float16" &&
@@ -313,6 +394,13 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     throw f.error("use_bidirectional_attention", "must be false (causal attention only)");
   }
   if (f.bool_or("mlp_bias", false)) throw f.error("mlp_bias", "must be false (no MLP biases)");
+  // GPT2Attention: scores / (layer_idx + 1) with scale_attn_by_inverse_layer_idx; not built.
+  if (f.bool_or("scale_attn_by_inverse_layer_idx", false)) {
+    throw f.error("scale_attn_by_inverse_layer_idx", "must be false (not supported)");
+  }
+  // PhiAttention with qk_layernorm: LayerNorms on q and k; not built.
+  if (f.bool_or("qk_layernorm", false)) throw f.error("qk_layernorm", "must be false (not supported)");
+  if (!f.bool_or("scale_attn_weights", true)) throw f.error("scale_attn_weights", "must be true (not supported)");
   c.tie_embeddings = top.bool_or("tie_word_embeddings", defaults.tie_embeddings);
   c.recipe = build_recipe(*family, recipe_inputs(f, *family, c, multimodal));
   c.sliding_window = uniform_window(c.recipe);

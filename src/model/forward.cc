@@ -27,21 +27,27 @@ void Transformer::allocate(int seq) {
   b.v = backend_.allocate(seq, c.kv_dim());
   b.attn_out = backend_.allocate(seq, c.q_dim());
   b.proj = backend_.allocate(seq, c.hidden);
-  b.gate = backend_.allocate(seq, c.intermediate);
+  const bool gated_mlp = *c.recipe.names.gate != '\0' || *c.recipe.names.gate_up != '\0';
+  b.gate = gated_mlp ? backend_.allocate(seq, c.intermediate) : Buffer();
   b.up = backend_.allocate(seq, c.intermediate);
+  b.mlp_out = c.recipe.parallel_residual ? backend_.allocate(seq, c.hidden) : Buffer();
+  b.positions.resize(static_cast<std::size_t>(seq));
+  for (int i = 0; i < seq; ++i) b.positions[static_cast<std::size_t>(i)] = i;
   b.ropes.clear();
   for (const RopeSpec& rope : c.recipe.ropes)
-    b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.head_dim)));
+    b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim, seq), rope.attention_factor));
   b.values.assign(static_cast<std::size_t>(seq) * c.kv_dim(), 0.0f);
 }
 
-RmsNormSpec Transformer::norm(const Weight& weight) const {
-  return {&weight, config_.recipe.norm_weight_offset, config_.rms_norm_eps};
+// The recipe's norm with `weight` (and, for LayerNorm families, `bias`).
+RmsNormSpec Transformer::norm(const Weight& weight, const Weight* bias) const {
+  const ModelRecipe& r = config_.recipe;
+  return {&weight, r.norm_weight_offset, config_.rms_norm_eps, r.norm_kind == NormKind::kLayer, bias};
 }
 
-// rms_norm(x) with `norm_weight`, as a linear layer's input. Without a norm (OLMo-2), x as stored.
-LinearSource Transformer::layer_input(const Weight& norm_weight) {
-  return norm_weight.present() ? normed(buffers_.x, norm(norm_weight)) : stored(buffers_.x);
+// norm(x) with `norm_weight`, as a linear layer's input. Without a norm (OLMo-2), x as stored.
+LinearSource Transformer::layer_input(const Weight& norm_weight, const Weight& norm_bias) {
+  return norm_weight.present() ? normed(buffers_.x, norm(norm_weight, &norm_bias)) : stored(buffers_.x);
 }
 
 void Transformer::add_bias_if_present(Buffer& y, const Weight& bias) {
@@ -65,9 +71,10 @@ void Transformer::attention_input(int l) {
   const ModelRecipe& r = c.recipe;
   const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
   ForwardBuffers& b = buffers_;
-  // HF: h = input_layernorm(x) (OLMo-2: h = x); q, k, v = q_proj(h), k_proj(h), v_proj(h) (+ biases)
+  // HF: h = input_layernorm(x) (OLMo-2: h = x); q, k, v = q_proj(h), k_proj(h), v_proj(h) (+ biases).
+  // GPT-NeoX's fused query_key_value is three row blocks per head, split at load (weights.h).
   const LinearTarget qkv[] = {{&w.q_proj, &b.q}, {&w.k_proj, &b.k}, {&w.v_proj, &b.v}};
-  backend_.linear(layer_input(w.attn_input_norm), qkv);
+  backend_.linear(layer_input(w.attn_input_norm, w.attn_input_norm_bias), qkv);
   add_bias_if_present(b.q, w.q_bias);
   add_bias_if_present(b.k, w.k_bias);
   add_bias_if_present(b.v, w.v_bias);
@@ -80,35 +87,63 @@ void Transformer::attention_input(int l) {
     backend_.rms_norm(b.q, c.q_dim(), norm(w.q_norm));
     backend_.rms_norm(b.k, c.kv_dim(), norm(w.k_norm));
   }
-  // HF: q, k = apply_rotary_pos_emb(q, k, cos, sin), with this layer's table
+  // HF: q, k = apply_rotary_pos_emb(q, k, cos, sin), with this layer's table; GPT-NeoX rotates the
+  // first rotary_dim of each head only (the table's width)
+  if (r.rotary_dim == 0) return;  // GPT-2: positions came with the embeddings
   const Buffer& rope = b.ropes[static_cast<std::size_t>(r.layers[static_cast<std::size_t>(l)].rope_table)];
   backend_.rope(b.q, c.heads, c.head_dim, rope);
   backend_.rope(b.k, c.kv_heads, c.head_dim, rope);
 }
 
-// OutputProjection. HF: x = x + o_proj(attn_output) (Gemma-2/3, OLMo-2: + post_attention_layernorm(...))
-void Transformer::output_projection(int l) {
+// OutputProjection. HF: out = o_proj(attn_output) (+ o_proj bias; GPT-NeoX: attention.dense)
+void Transformer::output_projection(int l, Buffer& out) {
   const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
-  ForwardBuffers& b = buffers_;
-  const LinearTarget o{&w.o_proj, &b.proj};  // [seq, hidden]
-  backend_.linear(stored(b.attn_out), {&o, 1});
-  add_bias_if_present(b.proj, w.o_bias);
-  const RmsNormSpec post_norm = norm(w.attn_output_norm);
-  backend_.residual_add(b.x, b.proj, w.attn_output_norm.present() ? &post_norm : nullptr);
+  const LinearTarget o{&w.o_proj, &out};  // [seq, hidden]
+  backend_.linear(stored(buffers_.attn_out), {&o, 1});
+  add_bias_if_present(out, w.o_bias);
 }
 
-// Mlp. HF: x = x + down_proj(act(gate_proj(h)) * up_proj(h)), h = the MLP's input norm of x
-// (LLaMA: post_attention_layernorm; Gemma-2/3: pre_feedforward_layernorm; OLMo-2: h = x);
-// Gemma-2/3 and OLMo-2 norm the MLP's output too (post_feedforward_layernorm).
-void Transformer::mlp(int l) {
+// Mlp, into out [seq, hidden]. HF gated: down_proj(act(gate_proj(h)) * up_proj(h)); HF GPT-NeoX:
+// dense_4h_to_h(act(dense_h_to_4h(h))) with biases. h = the MLP's input norm of x (LLaMA:
+// post_attention_layernorm; Gemma-2/3: pre_feedforward_layernorm; OLMo-2: h = x).
+void Transformer::mlp(int l, Buffer& out) {
   const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
   ForwardBuffers& b = buffers_;
-  const LinearTarget gate_up[] = {{&w.gate_proj, &b.gate}, {&w.up_proj, &b.up}};  // [seq, intermediate]
-  backend_.linear(layer_input(w.mlp_input_norm), gate_up);
-  const LinearTarget down{&w.down_proj, &b.proj};  // [seq, hidden]
-  backend_.linear(gated(b.gate, b.up, config_.recipe.activation), {&down, 1});
-  const RmsNormSpec post_norm = norm(w.mlp_output_norm);
-  backend_.residual_add(b.x, b.proj, w.mlp_output_norm.present() ? &post_norm : nullptr);
+  const LinearSource h = layer_input(w.mlp_input_norm, w.mlp_input_norm_bias);
+  const LinearTarget down{&w.down_proj, &out};  // [seq, hidden]
+  if (w.gate_proj.present()) {
+    const LinearTarget gate_up[] = {{&w.gate_proj, &b.gate}, {&w.up_proj, &b.up}};  // [seq, intermediate]
+    backend_.linear(h, gate_up);
+    backend_.linear(gated(b.gate, b.up, config_.recipe.activation), {&down, 1});
+  } else {
+    const LinearTarget up{&w.up_proj, &b.up};  // [seq, intermediate]
+    backend_.linear(h, {&up, 1});
+    add_bias_if_present(b.up, w.up_bias);
+    backend_.linear(activated(b.up, config_.recipe.activation), {&down, 1});
+  }
+  add_bias_if_present(out, w.down_bias);
+}
+
+// The residual updates. Sequential: x = x + attn_branch, then x = x + mlp(x) (Gemma-2/3 and
+// OLMo-2 norm each branch's output first: post_attention_layernorm, post_feedforward_layernorm).
+// HF GPT-NeoX use_parallel_residual: x = mlp(ln2(x)) + attn(ln1(x)) + x, both branches from the
+// same x, summed in that order; HF Phi likewise, x = attn(ln(x)) + mlp(ln(x)) + x, the MLP reading
+// the attention's input norm (mlp_input_norm names the same tensor).
+void Transformer::residual_update(int l) {
+  const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
+  ForwardBuffers& b = buffers_;
+  output_projection(l, b.proj);
+  if (config_.recipe.parallel_residual) {
+    mlp(l, b.mlp_out);
+    backend_.residual_add(b.mlp_out, b.proj, nullptr);
+    backend_.residual_add(b.x, b.mlp_out, nullptr);
+    return;
+  }
+  const RmsNormSpec attn_post_norm = norm(w.attn_output_norm, nullptr);
+  backend_.residual_add(b.x, b.proj, w.attn_output_norm.present() ? &attn_post_norm : nullptr);
+  mlp(l, b.proj);
+  const RmsNormSpec mlp_post_norm = norm(w.mlp_output_norm, nullptr);
+  backend_.residual_add(b.x, b.proj, w.mlp_output_norm.present() ? &mlp_post_norm : nullptr);
 }
 
 void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* observer, bool update_residual) {
@@ -144,20 +179,21 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   // Overflowing q, k or v projections or scores all end up here (NaN probabilities included).
   check_finite(b.attn_out, in_layer(l, "the attention outputs"));
   if (!update_residual) return;
-  output_projection(l);
-  mlp(l);
+  residual_update(l);
   check_finite(b.x, in_layer(l, "the residual stream's values"));
 }
 
-// HF: logits = lm_head(norm(x))[rows] (Gemma-2: then final_logit_softcapping)
+// HF: logits = lm_head(norm(x))[rows] (Gemma-2: then final_logit_softcapping; GPT-NeoX:
+// embed_out(final_layer_norm(x)))
 void Transformer::compute_logits(std::span<const int> rows, std::vector<float>& logits) {
   const auto count = static_cast<std::int64_t>(rows.size());
   Buffer picked = backend_.allocate(count, config_.hidden);  // [rows, hidden]
   backend_.gather_rows(buffers_.x, rows, picked);
-  backend_.rms_norm(picked, config_.hidden, norm(weights_.final_norm));
+  backend_.rms_norm(picked, config_.hidden, norm(weights_.final_norm, &weights_.final_norm_bias));
   Buffer out = backend_.allocate(count, config_.vocab);  // [rows, vocab]
   const LinearTarget head{&weights_.lm_head, &out};
   backend_.linear(stored(picked), {&head, 1});
+  add_bias_if_present(out, weights_.lm_head_bias);  // Phi
   check_finite(out, "lm_head: the logits");
   if (config_.recipe.final_softcap > 0) backend_.soft_cap(out, config_.recipe.final_softcap);
   logits.resize(static_cast<std::size_t>(out.numel()));
@@ -176,6 +212,16 @@ void Transformer::forward(std::span<const int> tokens, const ForwardRequest& req
   allocate(static_cast<int>(tokens.size()));
   // HF: inputs_embeds = embed_tokens(input_ids) (* sqrt(hidden) for the Gemmas)
   backend_.embed(tokens, weights_.embed, config_.recipe.embedding_scale, buffers_.x);
+  // GPT-2: hidden = inputs_embeds + wpe(position_ids), positions 0..seq-1
+  if (weights_.position_embed.present()) {
+    if (static_cast<std::int64_t>(tokens.size()) > weights_.position_embed.rows()) {
+      throw InputError(std::to_string(tokens.size()) + " tokens exceed the " +
+                       std::to_string(weights_.position_embed.rows()) +
+                       " learned position embeddings (n_positions) of this model");
+    }
+    backend_.embed(buffers_.positions, weights_.position_embed, 1.0f, buffers_.proj);
+    backend_.residual_add(buffers_.x, buffers_.proj, nullptr);
+  }
   // Past the last captured layer's attention, the residual stream feeds only the logits. When
   // none are asked for, that layer's output projection and MLP and every later layer are dead
   // work (a few percent of a 7B model's linear FLOPs). A pass that asks for nothing runs whole: it is

@@ -1,10 +1,9 @@
 #pragma once
 // The transformer forward pass, fp32 activations, for every family model/recipe.h lists.
 // Reads like the paper's model: embed, then per layer ComputeQKV -> Attention ->
-// OutputProjection -> Mlp, then the final norm and the logits that were asked for. Family
-// differences (norm placement, q/k norms, biases, soft-caps, windows, RoPE tables) come
-// from the config's recipe only; every computation is an op of the backend (ops/backend.h),
-// so this one script runs on every kind of hardware.
+// OutputProjection -> Mlp (sequential or parallel residual), then the final norm and the logits that were asked for.
+// Family differences (norm placement, q/k norms, biases, soft-caps, windows, RoPE tables) come from the config's recipe
+// only; every computation is an op of the backend (ops/backend.h), so this one script runs on every kind of hardware.
 #include <span>
 #include <vector>
 
@@ -19,16 +18,18 @@ namespace attngeom {
 // sequence length and reused.
 struct ForwardBuffers {
   int seq = 0;
-  Buffer x;                   // [seq, hidden] residual stream
-  Buffer q;                   // [seq, heads*head_dim]
-  Buffer k;                   // [seq, kv_heads*head_dim]
-  Buffer v;                   // [seq, kv_heads*head_dim]
-  Buffer attn_out;            // [seq, heads*head_dim]
-  Buffer proj;                // [seq, hidden] a block's output before the residual add
-  Buffer gate;                // [seq, intermediate]
-  Buffer up;                  // [seq, intermediate]
-  std::vector<Buffer> ropes;  // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
-  std::vector<float> values;  // [kv_heads, seq, head_dim] a captured layer's values, on the host
+  Buffer x;                    // [seq, hidden] residual stream
+  Buffer q;                    // [seq, heads*head_dim]
+  Buffer k;                    // [seq, kv_heads*head_dim]
+  Buffer v;                    // [seq, kv_heads*head_dim]
+  Buffer attn_out;             // [seq, heads*head_dim]
+  Buffer proj;                 // [seq, hidden] a block's output before the residual add
+  Buffer gate;                 // [seq, intermediate]
+  Buffer up;                   // [seq, intermediate]
+  Buffer mlp_out;              // [seq, hidden] the MLP branch of a parallel residual (else empty)
+  std::vector<Buffer> ropes;   // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
+  std::vector<float> values;   // [kv_heads, seq, head_dim] a captured layer's values, on the host
+  std::vector<int> positions;  // [seq] 0..seq-1, the rows of learned position embeddings
 };
 
 // Wall-clock seconds spent in the attention core (softmax, P V and any observer work on
@@ -55,14 +56,15 @@ class Transformer {
   // update_residual: false skips the output projection and MLP (the residual is not read again).
   void layer(int l, const ForwardRequest& request, ForwardObserver* observer, bool update_residual);
   void compute_logits(std::span<const int> rows, std::vector<float>& logits);
-  RmsNormSpec norm(const Weight& weight) const;
+  RmsNormSpec norm(const Weight& weight, const Weight* bias = nullptr) const;
   // norm(x) as a linear layer's input, or x itself when the recipe has no norm there.
-  LinearSource layer_input(const Weight& norm_weight);
+  LinearSource layer_input(const Weight& norm_weight, const Weight& norm_bias);
   void add_bias_if_present(Buffer& y, const Weight& bias);
   void check_finite(const Buffer& x, const std::string& what);
   void attention_input(int l);
-  void output_projection(int l);
-  void mlp(int l);
+  void output_projection(int l, Buffer& out);
+  void mlp(int l, Buffer& out);
+  void residual_update(int l);
 
   const ModelConfig& config_;
   const BackendWeights& weights_;

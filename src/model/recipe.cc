@@ -17,6 +17,39 @@ constexpr NormNames kSandwich{"input_layernorm.weight", "post_attention_layernor
                               "pre_feedforward_layernorm.weight", "post_feedforward_layernorm.weight"};
 constexpr NormNames kPostNorm{"", "post_attention_layernorm.weight", "", "post_feedforward_layernorm.weight"};
 
+// GPT-NeoX (Pythia), transformers 4.57 modeling_gpt_neox.py: GPTNeoXForCausalLM's gpt_neox.*
+// and embed_out, a fused per-head query_key_value, a non-gated MLP.
+// clang-format off
+constexpr TensorNames kNeoXNames{.embed = "gpt_neox.embed_in.weight", .final_norm = "gpt_neox.final_layer_norm",
+    .lm_head = "embed_out.weight", .layers = "gpt_neox.layers.", .q = "", .k = "", .v = "", .o = "attention.dense",
+    .qkv_per_head = "attention.query_key_value", .gate = "", .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"};
+// clang-format on
+constexpr TensorNames kLlamaNames{};
+// GPT-2, transformers 4.57 modeling_gpt2.py: GPT2LMHeadModel's transformer.* (body_prefix),
+// Conv1D projections, c_attn fused as [q | k | v], learned positions wpe, tied lm_head.
+// clang-format off
+constexpr TensorNames kGpt2Names{.embed = "wte.weight", .final_norm = "ln_f", .lm_head = "lm_head.weight",
+    .layers = "h.", .q = "", .k = "", .v = "", .o = "attn.c_proj", .qkv_concat = "attn.c_attn",
+    .position_embed = "wpe.weight", .gate = "", .up = "mlp.c_fc", .down = "mlp.c_proj"};
+// clang-format on
+constexpr const char* kGpt2Aliases[][2] = {
+    {"hidden_size", "n_embd"},         {"num_hidden_layers", "n_layer"},
+    {"num_attention_heads", "n_head"}, {"max_position_embeddings", "n_positions"},
+    {"intermediate_size", "n_inner"},  {nullptr, nullptr}};
+constexpr NormNames kGpt2Norms{"ln_1.weight", "", "ln_2.weight", ""};
+// Phi, transformers 4.57 modeling_phi.py: the MLP reads the attention's input norm (one
+// LayerNorm per layer), self_attn.dense, mlp.fc1 / fc2, model.final_layernorm.
+// Phi-3, transformers 4.57 modeling_phi3.py: fused qkv_proj [q | k | v] and gate_up_proj [gate | up].
+// clang-format off
+constexpr TensorNames kPhi3Names{.q = "", .k = "", .v = "", .qkv_concat = "self_attn.qkv_proj", .gate = "",
+    .gate_up = "mlp.gate_up_proj", .up = "", .down = "mlp.down_proj"};
+// clang-format on
+constexpr NormNames kPhiNorms{"input_layernorm.weight", "", "input_layernorm.weight", ""};
+// clang-format off
+constexpr TensorNames kPhiNames{.final_norm = "model.final_layernorm", .o = "self_attn.dense", .gate = "",
+    .up = "mlp.fc1", .down = "mlp.fc2"};
+// clang-format on
+
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
                      kTypes = WindowRule::kLayerTypes;
@@ -47,6 +80,28 @@ const Family kFamilies[] = {
      "gelu_pytorch_tanh", {4,  256, 2, true, 1000000.0, 1e-6, 4096, 256, 0, 0, 262208, 2304, 9216, 26, 8}},
     {"olmo2",       kPostNorm, kWhole,   false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "silu",
      {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0}},
+    // GPTNeoXConfig: LayerNorms with biases (layer_norm_eps), attention_bias default true, MLP
+    // biases, use_parallel_residual, rotary_pct 0.25 of each head, rotary_emb_base 10000, bos 0.
+    {"gpt_neox",    kPreNorm,  kNoQk,    false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "gelu",
+     {0,  0,   0, false, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kNeoXNames, NormKind::kLayer, "layer_norm_eps", true, true, true, 0.25, "rotary_pct", "rotary_emb_base"},
+    // GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner (null: 4 * n_embd), layer_norm_epsilon,
+    // activation_function gelu_new, biases everywhere, no RoPE, tied, bos 50256.
+    {"gpt2",        kGpt2Norms, kNoQk,   true,  false, 0, false, false, false, false, kFull,  0, false, "activation_function",
+     "gelu_new", {0,  0, 50256, true, 10000.0,  1e-5, 4096, 256, 0, 0},
+     &kGpt2Names, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", false, true, "transformer.",
+     kGpt2Aliases, true, true},
+    // PhiConfig: one input LayerNorm feeding attention and MLP in parallel (x = attn + mlp + x),
+    // q/k/v/dense/fc1/fc2 and lm_head biases, partial_rotary_factor 0.5, gelu_new, untied.
+    {"phi",         kPhiNorms, kNoQk,    true,  false, 0, false, false, false, false, kFull,  0, false, "hidden_act",
+     "gelu_new", {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kPhiNames, NormKind::kLayer, "layer_norm_eps", true, false, false, 0.5, "", "", true, false, "", nullptr, false,
+     true, true, true},
+    // Phi3Config: RMSNorm, no biases, silu, sliding_window (null: none) on every layer, RoPE
+    // default or longrope, partial_rotary_factor (Phi-4-mini 0.75), untied.
+    {"phi3",        kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act",
+     "silu", {0,  0,   1, false, 10000.0,   1e-5, 0, 256, 0, 0},
+     &kPhi3Names, NormKind::kRms, "rms_norm_eps", false, false, false, 1.0, "", ""},
     // clang-format on
 };
 
@@ -92,12 +147,16 @@ std::string supported_model_types() {
   return out + ", gemma3";
 }
 
-std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim) {
+std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim, int seq) {
   std::vector<double> inv_freq(static_cast<std::size_t>(head_dim / 2));
+  // _compute_longrope_parameters / _longrope_frequency_update: long factors once the sequence
+  // exceeds the pretrained length.
+  const std::vector<double>& ext = seq > spec.original_max_positions ? spec.long_factor : spec.short_factor;
   for (std::size_t i = 0; i < inv_freq.size(); ++i) {
     // _compute_default_rope_parameters: 1 / base^(2i / dim)
     double f = 1.0 / std::pow(spec.theta, static_cast<double>(2 * i) / head_dim);
     if (spec.type == RopeType::kLinear) f /= spec.factor;  // positions / factor
+    if (spec.type == RopeType::kLongRope) f /= ext[i];     // 1 / (ext * base^(2i / dim))
     if (spec.type == RopeType::kLlama3) {
       // _compute_llama3_parameters: long wavelengths slowed by `factor`, short ones kept,
       // the band between interpolated smoothly.
@@ -121,10 +180,19 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   ATTNGEOM_CHECK(in.sliding_layers.empty() || in.sliding_layers.size() == static_cast<std::size_t>(in.layers));
   ModelRecipe r;
   r.weight_prefix = in.multimodal ? "language_model." : "";
+  r.names = family.names != nullptr ? *family.names : kLlamaNames;
+  r.body_prefix = family.body_prefix;
+  r.conv1d = family.conv1d;
   r.norms = family.norms;
+  r.norm_kind = family.norm_kind;
+  r.mlp_bias = family.mlp_bias;
+  r.parallel_residual = family.parallel_residual_always || (family.reads_parallel_residual && in.parallel_residual);
+  // HF _compute_default_rope_parameters: dim = int(head_dim * partial_rotary_factor).
+  r.rotary_dim = family.rope ? static_cast<int>(in.head_dim * in.rotary_fraction) : 0;
   r.qk_norm = family.qk_norm;
   r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias);
-  r.o_bias = family.reads_attention_bias && in.attention_bias;
+  r.o_bias = (family.reads_attention_bias && in.attention_bias) || family.o_bias_always;
+  r.lm_head_bias = family.lm_head_bias;
   r.norm_weight_offset = family.norm_weight_offset;
   r.embedding_scale = family.scale_embeddings ? std::sqrt(static_cast<float>(in.hidden)) : 1.0f;
   r.activation = in.activation;
@@ -138,7 +206,8 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
     LayerRecipe& layer = r.layers[static_cast<std::size_t>(l)];
     layer.window = sliding ? in.sliding_window : 0;
     // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers.
-    layer.rope_table = rope_index(r.ropes, family.local_rope && sliding ? in.local_rope : in.global_rope);
+    if (family.rope)
+      layer.rope_table = rope_index(r.ropes, family.local_rope && sliding ? in.local_rope : in.global_rope);
   }
   return r;
 }

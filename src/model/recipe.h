@@ -2,9 +2,9 @@
 // What each model family does differently, and the per-layer recipe the forward pass
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
-// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py and modeling_rope_utils.py).
-// The family table in recipe.cc shows every family side by side; the forward pass reads
-// only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
+// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py, modeling_phi.py,
+// modeling_phi3.py and modeling_rope_utils.py). The family table in recipe.cc shows every family side by side; the
+// forward pass reads only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +29,7 @@ enum class WindowRule {
 };
 
 // modeling_rope_utils.py rope types we implement.
-enum class RopeType { kDefault, kLinear, kLlama3 };
+enum class RopeType { kDefault, kLinear, kLlama3, kLongRope };
 
 struct RopeSpec {
   RopeType type = RopeType::kDefault;
@@ -37,13 +37,51 @@ struct RopeSpec {
   double factor = 1.0;                     // linear and llama3
   double low_freq_factor = 1.0;            // llama3
   double high_freq_factor = 4.0;           // llama3
-  double original_max_positions = 8192.0;  // llama3: original_max_position_embeddings
+  double original_max_positions = 8192.0;  // llama3, longrope: original_max_position_embeddings
+  // longrope (Phi-3.5, Phi-4-mini): per-frequency divisors [rotary_dim / 2], the long ones for
+  // sequences longer than original_max_positions; cos and sin times attention_factor.
+  std::vector<double> short_factor;
+  std::vector<double> long_factor;
+  double attention_factor = 1.0;
   bool operator==(const RopeSpec&) const = default;
 };
 
-// RoPE inverse frequencies [head_dim / 2] of `spec`, in double (HF: _compute_default_rope_parameters,
-// _compute_linear_scaling_rope_parameters, _compute_llama3_parameters).
-std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim);
+// RoPE inverse frequencies [rotary_dim / 2] of `spec` for a sequence of `seq` tokens, in double
+// (HF: _compute_default_rope_parameters, _compute_linear_scaling_rope_parameters,
+// _compute_llama3_parameters, _compute_longrope_parameters with its seq_len rule).
+std::vector<double> rope_inv_freq(const RopeSpec& spec, int rotary_dim, int seq);
+
+// The kind of every norm of a family: HF LlamaRMSNorm-style, or nn.LayerNorm with a bias.
+enum class NormKind { kRms, kLayer };
+
+// Where a family's checkpoint keeps its tensors. Model-level names are whole; layer-level
+// ones are relative to `layers` + "N."; projection names take ".weight" / ".bias".
+struct TensorNames {
+  const char* embed = "model.embed_tokens.weight";
+  const char* final_norm = "model.norm";  // + ".weight" (and ".bias" for LayerNorm)
+  const char* lm_head = "lm_head.weight";
+  const char* layers = "model.layers.";
+  const char* q = "self_attn.q_proj";
+  const char* k = "self_attn.k_proj";
+  const char* v = "self_attn.v_proj";
+  const char* o = "self_attn.o_proj";
+  // Non-empty: q, k and v fused in one projection [3 * heads * head_dim, hidden], laid out per
+  // head as [q, k, v] blocks of head_dim rows (HF GPT-NeoX: qkv.view(..., heads, 3 * head_dim)
+  // then chunk(3)); q, k, v above are then unused.
+  const char* qkv_per_head = "";
+  // Non-empty: q, k and v fused as consecutive row blocks [q_dim | kv_dim | kv_dim] (GPT-2's
+  // c_attn, once transposed: query, key, value = c_attn(x).split(hidden, dim=2)).
+  const char* qkv_concat = "";
+  // Non-empty: learned absolute position embeddings [max_positions, hidden] added to the
+  // token embeddings (GPT-2's wpe).
+  const char* position_embed = "";
+  const char* gate = "mlp.gate_proj";  // empty (and no gate_up): a non-gated MLP, down(act(up(x)))
+  // Non-empty: gate and up fused as [gate | up] row blocks [2 * intermediate, hidden] (Phi-3's
+  // gate_up_proj: gate, up = gate_up_proj(x).chunk(2, dim=-1)); gate and up above unused.
+  const char* gate_up = "";
+  const char* up = "mlp.up_proj";
+  const char* down = "mlp.down_proj";
+};
 
 // The checkpoint tensor names of one layer's four norm slots, relative to "model.layers.N.";
 // empty: the family has no norm there.
@@ -90,6 +128,32 @@ struct Family {
   const char* activation_key;  // "hidden_act" or "hidden_activation"
   const char* activation_default;
   FamilyDefaults defaults;
+  // Families beyond the LLaMA layout (GPT-NeoX); the defaults are LLaMA's.
+  const TensorNames* names = nullptr;  // null: TensorNames{}
+  NormKind norm_kind = NormKind::kRms;
+  const char* eps_key = "rms_norm_eps";
+  bool mlp_bias = false;                 // biases on the MLP's projections
+  bool attention_bias_default = false;   // when attention_bias is absent
+  bool reads_parallel_residual = false;  // use_parallel_residual (default true)
+  // Partial rotary: the default fraction of head_dim rotated, and the 4.x key that holds it
+  // besides partial_rotary_factor (GPT-NeoX: rotary_pct); 0: partial rotary refused.
+  double rotary_fraction = 0;
+  const char* rotary_key = "";
+  const char* theta_key = "";  // a 4.x alias of rope_theta (GPT-NeoX: rotary_emb_base)
+  // GPT-2: no RoPE (positions come from position_embed); matrices stored as Conv1D [in, out];
+  // tensor names under body_prefix ("transformer.", which some checkpoints omit).
+  bool rope = true;
+  bool conv1d = false;
+  const char* body_prefix = "";
+  // HF attribute_map: {standard key, the key this family's config.json writes} pairs, read as
+  // the standard key when it is absent (GPT2Config: n_embd for hidden_size, ...); null-ended.
+  const char* const (*config_aliases)[2] = nullptr;
+  bool intermediate_4x = false;  // intermediate_size absent or null: 4 * hidden (GPT-2 n_inner)
+  // Phi: a bias on every projection (o_proj's too) and on lm_head; attention and MLP always in
+  // parallel from one input norm.
+  bool o_bias_always = false;
+  bool lm_head_bias = false;
+  bool parallel_residual_always = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -107,7 +171,16 @@ struct LayerRecipe {
 // Everything the forward pass and the weight list need beyond the sizes.
 struct ModelRecipe {
   std::string weight_prefix;  // "" or "language_model." (Gemma-3 multimodal checkpoints)
+  std::string body_prefix;    // after weight_prefix, before every name but lm_head's ("transformer.")
+  TensorNames names;
+  bool conv1d = false;  // matrices stored [in, out] (GPT-2's Conv1D), transposed at load
   NormNames norms;
+  NormKind norm_kind = NormKind::kRms;
+  bool mlp_bias = false;
+  // HF GPT-NeoX use_parallel_residual: x = x + attn(ln1(x)) + mlp(ln2(x)), both from the same x.
+  bool parallel_residual = false;
+  bool lm_head_bias = false;  // Phi: logits = lm_head(x) + bias
+  int rotary_dim = 0;         // the first rotary_dim elements of each head are rotated (head_dim: all; 0: no RoPE)
   QkNorm qk_norm = QkNorm::kNone;
   bool qkv_bias = false;
   bool o_bias = false;
@@ -136,9 +209,11 @@ struct RecipeInputs {
   int max_window_layers = 0;         // Qwen
   std::vector<bool> sliding_layers;  // layer_types when given ([layers], true: sliding_attention)
   int window_pattern = 0;            // sliding_window_pattern when read; 0: the family's
-  RopeSpec global_rope;              // rope_theta with rope_scaling
-  RopeSpec local_rope;               // Gemma-3's sliding layers
-  bool multimodal = false;           // weights under language_model.
+  bool parallel_residual = false;
+  double rotary_fraction = 1;  // partial_rotary_factor / rotary_pct
+  RopeSpec global_rope;        // rope_theta with rope_scaling
+  RopeSpec local_rope;         // Gemma-3's sliding layers
+  bool multimodal = false;     // weights under language_model.
 };
 
 ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);

@@ -1,52 +1,81 @@
 #include "model/weights.h"
 
+#include <array>
+#include <cstring>
 #include <map>
+#include <string_view>
 
 #include "util/error.h"
 
 namespace attngeom {
 
+namespace {
+
+// "input_layernorm.weight" -> "input_layernorm.bias"
+std::string bias_of(const std::string& weight_name) {
+  return weight_name.substr(0, weight_name.size() - std::string_view(".weight").size()) + ".bias";
+}
+
+}  // namespace
+
 std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
   using enum TensorRole;
   const ModelRecipe& r = c.recipe;
+  const TensorNames& n = r.names;
   const std::int64_t hidden = c.hidden;
+  const bool layer_norm = r.norm_kind == NormKind::kLayer;
   std::vector<WeightSlot> slots;
-  const std::string model = r.weight_prefix + "model.";
-  slots.push_back({model + "embed_tokens.weight", {c.vocab, hidden}, kEmbed});
+  const std::string root = r.weight_prefix + r.body_prefix;
+  slots.push_back({root + n.embed, {c.vocab, hidden}, kEmbed});
+  if (*n.position_embed != '\0') slots.push_back({root + n.position_embed, {c.max_positions, hidden}, kPositionEmbed});
   // QkNorm::kPerHead shares one [head_dim] weight across heads; kWholeProjection spans them all.
   const bool per_head = r.qk_norm == QkNorm::kPerHead;
   for (int l = 0; l < c.layers; ++l) {
-    const std::string p = model + "layers." + std::to_string(l) + ".";
+    const std::string p = root + n.layers + std::to_string(l) + ".";
     const auto add = [&](const std::string& name, std::vector<std::int64_t> shape, TensorRole role) {
       slots.push_back({p + name, std::move(shape), role, l});
     };
-    const auto norm = [&](const char* name, TensorRole role) {
-      if (*name != '\0') add(name, {hidden}, role);
+    // A LayerNorm has a bias beside its weight (input norms only: post-norms are RMS families').
+    const auto norm = [&](const char* name, TensorRole role, TensorRole bias_role) {
+      if (*name == '\0') return;
+      add(name, {hidden}, role);
+      if (layer_norm && bias_role != role) add(bias_of(name), {hidden}, bias_role);
     };
-    norm(r.norms.attn_input, kAttnInputNorm);
-    norm(r.norms.attn_output, kAttnOutputNorm);
-    norm(r.norms.mlp_input, kMlpInputNorm);
-    norm(r.norms.mlp_output, kMlpOutputNorm);
+    // A projection [rows, cols] ([cols, rows] as a Conv1D stores it), with its bias when `bias`.
+    const auto linear = [&](const char* name, std::int64_t rows, std::int64_t cols, TensorRole role, bool bias,
+                            TensorRole bias_role) {
+      add(std::string(name) + ".weight", r.conv1d ? std::vector{cols, rows} : std::vector{rows, cols}, role);
+      if (bias) add(std::string(name) + ".bias", {rows}, bias_role);
+    };
+    norm(r.norms.attn_input, kAttnInputNorm, kAttnInputNormBias);
+    norm(r.norms.attn_output, kAttnOutputNorm, kAttnOutputNorm);
+    norm(r.norms.mlp_input, kMlpInputNorm, kMlpInputNormBias);
+    norm(r.norms.mlp_output, kMlpOutputNorm, kMlpOutputNorm);
     if (r.qk_norm != QkNorm::kNone) {
       add("self_attn.q_norm.weight", {per_head ? c.head_dim : c.q_dim()}, kQNorm);
       add("self_attn.k_norm.weight", {per_head ? c.head_dim : c.kv_dim()}, kKNorm);
     }
-    add("self_attn.q_proj.weight", {c.q_dim(), hidden}, kQProj);
-    add("self_attn.k_proj.weight", {c.kv_dim(), hidden}, kKProj);
-    add("self_attn.v_proj.weight", {c.kv_dim(), hidden}, kVProj);
-    add("self_attn.o_proj.weight", {hidden, c.q_dim()}, kOProj);
-    if (r.qkv_bias) {
-      add("self_attn.q_proj.bias", {c.q_dim()}, kQBias);
-      add("self_attn.k_proj.bias", {c.kv_dim()}, kKBias);
-      add("self_attn.v_proj.bias", {c.kv_dim()}, kVBias);
+    const char* fused = *n.qkv_per_head != '\0' ? n.qkv_per_head : n.qkv_concat;
+    if (*fused != '\0') {
+      linear(fused, c.q_dim() + 2 * static_cast<std::int64_t>(c.kv_dim()), hidden, kQkvProj, r.qkv_bias, kQkvBias);
+    } else {
+      linear(n.q, c.q_dim(), hidden, kQProj, r.qkv_bias, kQBias);
+      linear(n.k, c.kv_dim(), hidden, kKProj, r.qkv_bias, kKBias);
+      linear(n.v, c.kv_dim(), hidden, kVProj, r.qkv_bias, kVBias);
     }
-    if (r.o_bias) add("self_attn.o_proj.bias", {hidden}, kOBias);
-    add("mlp.gate_proj.weight", {c.intermediate, hidden}, kGateProj);
-    add("mlp.up_proj.weight", {c.intermediate, hidden}, kUpProj);
-    add("mlp.down_proj.weight", {hidden, c.intermediate}, kDownProj);
+    linear(n.o, hidden, c.q_dim(), kOProj, r.o_bias, kOBias);
+    if (*n.gate_up != '\0') {
+      linear(n.gate_up, 2 * static_cast<std::int64_t>(c.intermediate), hidden, kGateUpProj, false, kGateUpProj);
+    } else {
+      if (*n.gate != '\0') linear(n.gate, c.intermediate, hidden, kGateProj, false, kGateProj);
+      linear(n.up, c.intermediate, hidden, kUpProj, r.mlp_bias, kUpBias);
+    }
+    linear(n.down, hidden, c.intermediate, kDownProj, r.mlp_bias, kDownBias);
   }
-  slots.push_back({model + "norm.weight", {hidden}, kFinalNorm});
-  if (!c.tie_embeddings) slots.push_back({r.weight_prefix + "lm_head.weight", {c.vocab, hidden}, kLmHead});
+  slots.push_back({root + n.final_norm + ".weight", {hidden}, kFinalNorm});
+  if (layer_norm) slots.push_back({root + n.final_norm + ".bias", {hidden}, kFinalNormBias});
+  if (!c.tie_embeddings) slots.push_back({r.weight_prefix + n.lm_head, {c.vocab, hidden}, kLmHead});
+  if (r.lm_head_bias) slots.push_back({r.weight_prefix + bias_of(n.lm_head), {c.vocab}, kLmHeadBias});
   return slots;
 }
 
@@ -57,10 +86,16 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
     switch (slot.role) {
       case kEmbed:
         return t.embed;
+      case kPositionEmbed:
+        return t.position_embed;
       case kFinalNorm:
         return t.final_norm;
+      case kFinalNormBias:
+        return t.final_norm_bias;
       case kLmHead:
         return t.lm_head;
+      case kLmHeadBias:
+        return t.lm_head_bias;
       default:
         break;
     }
@@ -71,10 +106,14 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
   switch (slot.role) {
     case kAttnInputNorm:
       return l.attn_input_norm;
+    case kAttnInputNormBias:
+      return l.attn_input_norm_bias;
     case kAttnOutputNorm:
       return l.attn_output_norm;
     case kMlpInputNorm:
       return l.mlp_input_norm;
+    case kMlpInputNormBias:
+      return l.mlp_input_norm_bias;
     case kMlpOutputNorm:
       return l.mlp_output_norm;
     case kQNorm:
@@ -97,12 +136,22 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
       return l.v_bias;
     case kOBias:
       return l.o_bias;
+    case kQkvProj:
+      return l.qkv_proj;
+    case kQkvBias:
+      return l.qkv_bias;
+    case kGateUpProj:
+      return l.gate_up_proj;
     case kGateProj:
       return l.gate_proj;
     case kUpProj:
       return l.up_proj;
     case kDownProj:
       return l.down_proj;
+    case kUpBias:
+      return l.up_bias;
+    case kDownBias:
+      return l.down_bias;
     default:
       break;
   }
@@ -112,11 +161,124 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
 template TensorView& tensor_at(Weights&, const WeightSlot&);
 template Weight& tensor_at(BackendWeights&, const WeightSlot&);
 
+namespace {
+
+// Rows {block * stride + offset + i : block < blocks, i < count} of `fused`, copied into memory
+// appended to `derived`: [blocks * count, fused.cols].
+TensorView strided_rows(const TensorView& fused, std::int64_t blocks, std::int64_t stride, std::int64_t offset,
+                        std::int64_t count, const std::string& name,
+                        std::vector<std::shared_ptr<const std::vector<std::byte>>>& derived) {
+  const std::size_t row_bytes = static_cast<std::size_t>(fused.cols) * dtype_size(fused.dtype);
+  auto memory = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(blocks * count) * row_bytes);
+  const auto* source = static_cast<const std::byte*>(fused.data);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    std::memcpy(memory->data() + static_cast<std::size_t>(b * count) * row_bytes,
+                source + static_cast<std::size_t>(b * stride + offset) * row_bytes,
+                static_cast<std::size_t>(count) * row_bytes);
+  }
+  TensorView view = fused;
+  view.name = name;
+  view.rows = blocks * count;
+  view.data = memory->data();
+  derived.push_back(std::move(memory));
+  return view;
+}
+
+// A bias [1, n] viewed as n rows of one element, for strided_rows.
+TensorView as_column(const TensorView& bias) {
+  TensorView column = bias;
+  column.rows = bias.cols;
+  column.cols = 1;
+  return column;
+}
+
+TensorView as_row(TensorView column) {
+  column.cols = column.rows;
+  column.rows = 1;
+  return column;
+}
+
+// `stored` [rows, cols] transposed into memory appended to `derived`: [cols, rows].
+TensorView transposed(const TensorView& stored, std::vector<std::shared_ptr<const std::vector<std::byte>>>& derived) {
+  const std::size_t size = dtype_size(stored.dtype);
+  auto memory = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(stored.numel()) * size);
+  const auto* source = static_cast<const std::byte*>(stored.data);
+  for (std::int64_t r = 0; r < stored.rows; ++r) {
+    for (std::int64_t c = 0; c < stored.cols; ++c) {
+      std::memcpy(memory->data() + static_cast<std::size_t>(c * stored.rows + r) * size,
+                  source + static_cast<std::size_t>(r * stored.cols + c) * size, size);
+    }
+  }
+  TensorView view = stored;
+  view.rows = stored.cols;
+  view.cols = stored.rows;
+  view.data = memory->data();
+  derived.push_back(std::move(memory));
+  return view;
+}
+
+}  // namespace
+
+void split_fused_weights(const ModelConfig& c, Weights& weights) {
+  const TensorNames& n = c.recipe.names;
+  for (LayerTensors<TensorView>& l : weights.layers) {
+    // HF Conv1D: y = x @ W + b with W [in, out]; nn.Linear's layout is W^T.
+    if (c.recipe.conv1d) {
+      for (TensorView* m : {&l.qkv_proj, &l.o_proj, &l.up_proj, &l.down_proj}) {
+        if (present(*m)) *m = transposed(*m, weights.derived);
+      }
+    }
+    if (present(l.gate_up_proj)) {
+      // HF Phi-3 (4.57): gate, up_states = gate_up_proj(x).chunk(2, dim=-1)
+      const std::int64_t inter = c.intermediate;
+      l.gate_proj = strided_rows(l.gate_up_proj, 1, 0, 0, inter, l.gate_up_proj.name + " [gate]", weights.derived);
+      l.up_proj = strided_rows(l.gate_up_proj, 1, 0, inter, inter, l.gate_up_proj.name + " [up]", weights.derived);
+    }
+    if (!present(l.qkv_proj)) continue;
+    const std::int64_t d = c.head_dim;
+    const std::string& name = l.qkv_proj.name;
+    TensorView* parts[] = {&l.q_proj, &l.k_proj, &l.v_proj};
+    TensorView* biases[] = {&l.q_bias, &l.k_bias, &l.v_bias};
+    for (int part = 0; part < 3; ++part) {
+      // Rows {b * stride + offset + i : b < blocks, i < count} of the fused [q_dim + 2 kv_dim, hidden].
+      std::int64_t blocks = 1, stride = 0, offset = 0, count = part == 0 ? c.q_dim() : c.kv_dim();
+      if (*n.qkv_per_head != '\0') {
+        // HF GPT-NeoX (4.57): qkv.view(seq, heads, 3 * head_dim).chunk(3, dim=-1): head h's rows
+        // are q [3hD, 3hD + D), then k's D, then v's D.
+        ATTNGEOM_CHECK(c.kv_heads == c.heads);
+        blocks = c.heads, stride = 3 * d, offset = part * d, count = d;
+      } else {
+        // HF GPT-2 (4.57): query, key, value = c_attn(x).split(hidden, dim=2).
+        offset = part == 0 ? 0 : c.q_dim() + (part - 1) * static_cast<std::int64_t>(c.kv_dim());
+      }
+      const std::string which = std::string(" [") + "qkv"[part] + "]";
+      *parts[part] = strided_rows(l.qkv_proj, blocks, stride, offset, count, name + which, weights.derived);
+      if (present(l.qkv_bias)) {
+        *biases[part] = as_row(strided_rows(as_column(l.qkv_bias), blocks, stride, offset, count,
+                                            l.qkv_bias.name + which, weights.derived));
+      }
+    }
+  }
+}
+
 BackendWeights upload_weights(const ModelConfig& c, const Weights& stored, Backend& backend) {
+  using enum TensorRole;
   Weights source = stored;  // tensor_at reaches members through a non-const ModelTensors
   BackendWeights out;
   out.layers.resize(static_cast<std::size_t>(c.layers));
-  for (const WeightSlot& slot : weight_slots(c)) tensor_at(out, slot) = backend.upload(tensor_at(source, slot));
+  out.derived = stored.derived;  // a backend's weights may be views of them (the CPU's are)
+  for (const WeightSlot& slot : weight_slots(c)) {
+    // A fused tensor is uploaded as the parts split_fused_weights made, not whole.
+    std::vector<TensorRole> parts{slot.role};
+    if (slot.role == kQkvProj) parts = {kQProj, kKProj, kVProj};
+    if (slot.role == kQkvBias) parts = {kQBias, kKBias, kVBias};
+    if (slot.role == kGateUpProj) parts = {kGateProj, kUpProj};
+    for (const TensorRole part : parts) {
+      WeightSlot split = slot;
+      split.role = part;
+      tensor_at(out, split) = backend.upload(tensor_at(source, split));
+    }
+  }
   if (c.tie_embeddings) out.lm_head = out.embed;
   return out;
 }

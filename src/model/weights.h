@@ -3,8 +3,12 @@
 // io::Checkpoint), or a backend's copies of them. One tensor list (weight_slots) drives
 // binding, validation, reporting and the upload to a backend, so no tensor name is spelled
 // in two places. Which optional tensors exist (norm slots, q/k norms, biases) is the recipe's
-// choice; an absent one is empty.
+// choice; an absent one is empty. A fused checkpoint tensor (GPT-NeoX's query_key_value) is
+// split on the host at bind time into the separate tensors the forward pass reads
+// (split_fused_weights), held by ModelTensors::derived.
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,31 +20,44 @@ namespace attngeom {
 
 template <class Tensor>
 struct LayerTensors {
-  Tensor attn_input_norm;   // [hidden] stored as [1, hidden]; the four norm slots: NormNames
-  Tensor attn_output_norm;  // [1, hidden]
-  Tensor mlp_input_norm;    // [1, hidden]
-  Tensor mlp_output_norm;   // [1, hidden]
-  Tensor q_norm;            // [1, head_dim] per head, or [1, heads*head_dim] over the projection
-  Tensor k_norm;            // [1, head_dim] per head, or [1, kv_heads*head_dim]
-  Tensor q_proj;            // [heads*head_dim, hidden]
-  Tensor k_proj;            // [kv_heads*head_dim, hidden]
-  Tensor v_proj;            // [kv_heads*head_dim, hidden]
-  Tensor o_proj;            // [hidden, heads*head_dim]
-  Tensor q_bias;            // [1, heads*head_dim]
-  Tensor k_bias;            // [1, kv_heads*head_dim]
-  Tensor v_bias;            // [1, kv_heads*head_dim]
-  Tensor o_bias;            // [1, hidden]
-  Tensor gate_proj;         // [intermediate, hidden]
-  Tensor up_proj;           // [intermediate, hidden]
-  Tensor down_proj;         // [hidden, intermediate]
+  Tensor attn_input_norm;       // [hidden] stored as [1, hidden]; the four norm slots: NormNames
+  Tensor attn_input_norm_bias;  // [1, hidden] LayerNorm families
+  Tensor attn_output_norm;      // [1, hidden]
+  Tensor mlp_input_norm;        // [1, hidden]
+  Tensor mlp_input_norm_bias;   // [1, hidden] LayerNorm families
+  Tensor mlp_output_norm;       // [1, hidden]
+  Tensor q_norm;                // [1, head_dim] per head, or [1, heads*head_dim] over the projection
+  Tensor k_norm;                // [1, head_dim] per head, or [1, kv_heads*head_dim]
+  Tensor q_proj;                // [heads*head_dim, hidden]
+  Tensor k_proj;                // [kv_heads*head_dim, hidden]
+  Tensor v_proj;                // [kv_heads*head_dim, hidden]
+  Tensor o_proj;                // [hidden, heads*head_dim]
+  Tensor q_bias;                // [1, heads*head_dim]
+  Tensor k_bias;                // [1, kv_heads*head_dim]
+  Tensor v_bias;                // [1, kv_heads*head_dim]
+  Tensor o_bias;                // [1, hidden]
+  Tensor qkv_proj;              // [q_dim + 2*kv_dim, hidden] fused as stored (TensorNames::qkv_per_head, qkv_concat)
+  Tensor qkv_bias;              // [1, q_dim + 2*kv_dim]
+  Tensor gate_up_proj;          // [2*intermediate, hidden] fused as stored (TensorNames::gate_up)
+  Tensor gate_proj;             // [intermediate, hidden]; absent for a non-gated MLP
+  Tensor up_proj;               // [intermediate, hidden]
+  Tensor down_proj;             // [hidden, intermediate]
+  Tensor up_bias;               // [1, intermediate] (Family::mlp_bias)
+  Tensor down_bias;             // [1, hidden]
 };
 
 template <class Tensor>
 struct ModelTensors {
-  Tensor embed;  // [vocab, hidden]
+  Tensor embed;           // [vocab, hidden]
+  Tensor position_embed;  // [max_positions, hidden] learned absolute positions (GPT-2's wpe)
   std::vector<LayerTensors<Tensor>> layers;
-  Tensor final_norm;  // [1, hidden]
-  Tensor lm_head;     // [vocab, hidden]; the embedding when tied
+  Tensor final_norm;       // [1, hidden]
+  Tensor final_norm_bias;  // [1, hidden] LayerNorm families
+  Tensor lm_head;          // [vocab, hidden]; the embedding when tied
+  Tensor lm_head_bias;     // [1, vocab] (Phi)
+  // Host memory of tensors rearranged at bind time (split fused projections), which views
+  // above may point into; shared by copies.
+  std::vector<std::shared_ptr<const std::vector<std::byte>>> derived;
 };
 
 using Weights = ModelTensors<TensorView>;     // as stored in the checkpoint
@@ -51,11 +68,16 @@ inline bool present(const TensorView& v) { return v.data != nullptr; }
 // The members of ModelTensors, then those of LayerTensors, in declaration order.
 enum class TensorRole {
   kEmbed,
+  kPositionEmbed,
   kFinalNorm,
+  kFinalNormBias,
   kLmHead,
+  kLmHeadBias,
   kAttnInputNorm,
+  kAttnInputNormBias,
   kAttnOutputNorm,
   kMlpInputNorm,
+  kMlpInputNormBias,
   kMlpOutputNorm,
   kQNorm,
   kKNorm,
@@ -67,9 +89,14 @@ enum class TensorRole {
   kKBias,
   kVBias,
   kOBias,
+  kQkvProj,
+  kQkvBias,
+  kGateUpProj,
   kGateProj,
   kUpProj,
   kDownProj,
+  kUpBias,
+  kDownBias,
 };
 
 // One expected checkpoint tensor: its HF name, expected shape and where it lives in a
@@ -88,7 +115,15 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& config);
 template <class Tensor>
 Tensor& tensor_at(ModelTensors<Tensor>& tensors, const WeightSlot& slot);
 
-// The checkpoint's tensors as `backend` reads them, uploaded slot by slot (tied: one copy).
+// Rearranges `weights` (bound from the checkpoint) into the layout the forward pass reads,
+// on the host into weights.derived: Conv1D matrices [in, out] transposed to [out, in] (GPT-2),
+// then each fused q/k/v projection split into q_proj, k_proj, v_proj (and its bias into
+// q/k/v_bias): GPT-NeoX's per-head [q, k, v] blocks, GPT-2's and Phi-3's consecutive [q | k | v];
+// Phi-3's gate_up_proj into gate_proj and up_proj.
+void split_fused_weights(const ModelConfig& config, Weights& weights);
+
+// The checkpoint's tensors as `backend` reads them, uploaded slot by slot (tied: one copy);
+// a fused tensor is uploaded as its split parts, not whole.
 BackendWeights upload_weights(const ModelConfig& config, const Weights& stored, Backend& backend);
 
 // The dtype holding most bytes of the linear weights and the embedding.

@@ -32,4 +32,8 @@ LinearSource gated(Buffer& gate, const Buffer& up, Activation activation) {
   return {LinearSource::Kind::kGated, &gate, {}, &up, activation};
 }
 
+LinearSource activated(Buffer& x, Activation activation) {
+  return {LinearSource::Kind::kActivated, &x, {}, nullptr, activation};
+}
+
 }  // namespace attngeom

@@ -58,27 +58,33 @@ class Weight {
   TensorView view_;
 };
 
-// HF LlamaRMSNorm / GemmaRMSNorm: x / sqrt(mean(x^2) + eps) * (offset + weight).
+// A norm over each run of a row: HF LlamaRMSNorm / GemmaRMSNorm, x / sqrt(mean(x^2) + eps) *
+// (offset + weight); or, with `centered`, HF nn.LayerNorm, (x - mean(x)) / sqrt(var(x) + eps) *
+// weight + bias (biased variance; offset unused; bias may be absent).
 struct RmsNormSpec {
   const Weight* weight = nullptr;
   float offset = 0;
   float eps = 0;
+  bool centered = false;         // LayerNorm (GPT-NeoX, GPT-2, Phi)
+  const Weight* bias = nullptr;  // LayerNorm's bias [1, width]; null or absent: none
 };
 
-// The input x [rows, cols] of linear products: a buffer as it is, its RMS norm, or the gated
-// activation act(gate) * up. A backend may produce a normed or gated input block by block
-// on its way into the products (the CPU's bf16 path never writes it whole).
+// The input x [rows, cols] of linear products: a buffer as it is, its norm (RmsNormSpec), the
+// gated activation act(gate) * up, or the plain activation act(x) of a non-gated MLP. A
+// backend may produce a normed, gated or activated input block by block on its way into the
+// products (the CPU's bf16 path never writes it whole).
 struct LinearSource {
-  enum class Kind { kStored, kNormed, kGated };
+  enum class Kind { kStored, kNormed, kGated, kActivated };
   Kind kind = Kind::kStored;
-  Buffer* x = nullptr;                        // kGated: the gate, which the backend may overwrite with act(gate) * up
-  RmsNormSpec norm;                           // kNormed
-  const Buffer* up = nullptr;                 // kGated
-  Activation activation = Activation::kSilu;  // kGated
+  Buffer* x = nullptr;         // kGated: the gate; kGated, kActivated: the backend may overwrite x with the result
+  RmsNormSpec norm;            // kNormed
+  const Buffer* up = nullptr;  // kGated
+  Activation activation = Activation::kSilu;  // kGated, kActivated
 };
 LinearSource stored(Buffer& x);
 LinearSource normed(Buffer& x, const RmsNormSpec& norm);
 LinearSource gated(Buffer& gate, const Buffer& up, Activation activation);
+LinearSource activated(Buffer& x, Activation activation);
 
 // One product of a shared input: y[rows, weight.rows] = x[rows, weight.cols] * weight^T.
 struct LinearTarget {
@@ -132,8 +138,9 @@ class Backend {
   virtual Buffer allocate(std::int64_t rows, std::int64_t cols) = 0;
   // A checkpoint tensor as this backend reads it; an absent one stays absent.
   virtual Weight upload(const TensorView& stored) = 0;
-  // RoPE cos and sin of positions 0..seq-1 (ops/elementwise.h make_rope_tables): [seq, 2 * half].
-  virtual Buffer rope_table(int seq, std::span<const double> inv_freq) = 0;
+  // RoPE cos and sin of positions 0..seq-1, each times `scale` (HF longrope's attention_scaling,
+  // else 1) (ops/elementwise.h make_rope_table): [seq, 2 * half].
+  virtual Buffer rope_table(int seq, std::span<const double> inv_freq, double scale) = 0;
 
   // x[i] = table[tokens[i]] * scale                                   x: [tokens, cols]
   virtual void embed(std::span<const int> tokens, const Weight& table, float scale, Buffer& x) = 0;
@@ -141,12 +148,16 @@ class Backend {
   virtual void linear(const LinearSource& x, std::span<const LinearTarget> outputs) = 0;
   // y[r, j] += bias[j]
   virtual void add_bias(Buffer& y, const Weight& bias) = 0;
-  // In place, over each run of `width` elements of y (a head, or a whole row).
+  // In place, over each run of `width` elements of y (a head, or a whole row): RMSNorm, or
+  // LayerNorm when norm.centered (then width is a whole row and the bias, if any, [1, width]).
   virtual void rms_norm(Buffer& y, std::int64_t width, const RmsNormSpec& norm) = 0;
-  // In place on x [seq, heads*head_dim], HF rotate_half with `table` (rope_table).
+  // In place on x [seq, heads*head_dim], HF rotate_half with `table` (rope_table) over the
+  // first table.cols() (rotary_dim, even, <= head_dim) elements of each head; the rest pass
+  // through unchanged (partial rotary, GPT-NeoX / Phi). rotary_dim == head_dim: full RoPE.
   virtual void rope(Buffer& x, int heads, int head_dim, const Buffer& table) = 0;
   virtual void attention(const AttentionCall& call, const AttentionRowSink& sink) = 0;
-  // x += y, or x += norm(y) with a post-norm (y is then normed in place).
+  // x += y, or x += norm(y) with a post-norm (y is then normed in place). Also the sum of two
+  // branches, x = mlp + attn, before the residual (GPT-NeoX's parallel residual).
   virtual void residual_add(Buffer& x, Buffer& y, const RmsNormSpec* post_norm) = 0;
   // In place: x = cap * tanh(x / cap).
   virtual void soft_cap(Buffer& x, float cap) = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "ops/attention.h"
@@ -22,6 +23,25 @@ std::vector<float> widened(const Weight& weight) {
   return out;
 }
 
+// A norm's weight and optional bias in fp32, and the norm of rows [begin, end) of x into out.
+struct HostNorm {
+  RmsNormSpec spec;
+  std::vector<float> weight;
+  std::vector<float> bias;  // empty: none
+
+  explicit HostNorm(const RmsNormSpec& norm) : spec(norm), weight(widened(*norm.weight)) {
+    if (norm.bias != nullptr && norm.bias->present()) bias = widened(*norm.bias);
+  }
+  void apply(const float* x, std::int64_t rows, std::int64_t width, float* out) const {
+    ATTNGEOM_CHECK(static_cast<std::int64_t>(weight.size()) == width);
+    if (spec.centered) {
+      layer_norm(x, rows, width, weight.data(), bias.empty() ? nullptr : bias.data(), spec.eps, out);
+    } else {
+      rms_norm(x, rows, width, weight.data(), spec.offset, spec.eps, out);
+    }
+  }
+};
+
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(std::unique_ptr<LinearBackend> linear) : linear_(std::move(linear)) {}
@@ -37,9 +57,9 @@ class CpuBackend final : public Backend {
 
   Weight upload(const TensorView& stored) override { return Weight(kHost, stored); }
 
-  Buffer rope_table(int seq, std::span<const double> inv_freq) override {
+  Buffer rope_table(int seq, std::span<const double> inv_freq, double scale) override {
     Buffer table = allocate(seq, 2 * static_cast<std::int64_t>(inv_freq.size()));
-    make_rope_table(seq, inv_freq, table.data(kHost));
+    make_rope_table(seq, inv_freq, scale, table.data(kHost));
     return table;
   }
 
@@ -61,16 +81,14 @@ class CpuBackend final : public Backend {
     Buffer& x = *source.x;
     float* xs = x.data(kHost);
     const std::int64_t cols = x.cols();
-    std::vector<float> norm_weight;  // outlives the products that read it
+    std::optional<HostNorm> norm;  // outlives the products that read it
     LinearInput input{x.rows(), cols, xs, {}, nullptr};
     if (source.kind == LinearSource::Kind::kNormed) {
-      norm_weight = widened(*source.norm.weight);
+      norm.emplace(source.norm);
       if (normed_.size() < static_cast<std::size_t>(x.numel())) normed_.resize(static_cast<std::size_t>(x.numel()));
-      const RmsNormSpec norm = source.norm;
       input = {x.rows(), cols, nullptr,
-               [xs, cols, &norm_weight, norm](std::int64_t begin, std::int64_t end, float* out) {
-                 attngeom::rms_norm(xs + begin * cols, end - begin, cols, norm_weight.data(), norm.offset, norm.eps,
-                                    out);
+               [xs, cols, &norm](std::int64_t begin, std::int64_t end, float* out) {
+                 norm->apply(xs + begin * cols, end - begin, cols, out);
                },
                normed_.data()};
     } else if (source.kind == LinearSource::Kind::kGated) {
@@ -79,6 +97,13 @@ class CpuBackend final : public Backend {
       input = {x.rows(), cols, nullptr,
                [xs, up, cols, activation](std::int64_t begin, std::int64_t end, float* out) {
                  gated_activation(activation, xs + begin * cols, up + begin * cols, out, (end - begin) * cols);
+               },
+               xs};
+    } else if (source.kind == LinearSource::Kind::kActivated) {
+      const Activation act = source.activation;
+      input = {x.rows(), cols, nullptr,
+               [xs, cols, act](std::int64_t begin, std::int64_t end, float* out) {
+                 activation(act, xs + begin * cols, out, (end - begin) * cols);
                },
                xs};
     }
@@ -99,14 +124,14 @@ class CpuBackend final : public Backend {
 
   void rms_norm(Buffer& y, std::int64_t width, const RmsNormSpec& norm) override {
     ATTNGEOM_CHECK(y.numel() % width == 0);
-    const std::vector<float> weight = widened(*norm.weight);
     float* data = y.data(kHost);
-    attngeom::rms_norm(data, y.numel() / width, width, weight.data(), norm.offset, norm.eps, data);
+    HostNorm(norm).apply(data, y.numel() / width, width, data);
   }
 
   void rope(Buffer& x, int heads, int head_dim, const Buffer& table) override {
-    ATTNGEOM_CHECK(table.cols() == head_dim && table.rows() >= x.rows());
-    apply_rope(x.data(kHost), static_cast<int>(x.rows()), heads, head_dim, table.data(kHost));
+    const auto rotary_dim = static_cast<int>(table.cols());
+    ATTNGEOM_CHECK(rotary_dim % 2 == 0 && rotary_dim <= head_dim && table.rows() >= x.rows());
+    apply_rope(x.data(kHost), static_cast<int>(x.rows()), heads, head_dim, rotary_dim, table.data(kHost));
   }
 
   void attention(const AttentionCall& call, const AttentionRowSink& sink) override {

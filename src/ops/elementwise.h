@@ -7,7 +7,7 @@
 
 namespace attngeom {
 
-// Gated MLP activations (HF ACT2FN names: silu, gelu_pytorch_tanh, gelu).
+// MLP activations (HF ACT2FN names: silu, gelu_pytorch_tanh / gelu_new, gelu).
 enum class Activation { kSilu, kGeluTanh, kGeluErf };
 
 // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * (offset + weight)     x, out: [rows, dim]
@@ -15,19 +15,30 @@ enum class Activation { kSilu, kGeluTanh, kGeluErf };
 void rms_norm(const float* x, std::int64_t rows, std::int64_t dim, const float* weight, float offset, float eps,
               float* out);
 
+// out[r] = (x[r] - mean(x[r])) / sqrt(var(x[r]) + eps) * weight + bias     x, out: [rows, dim]
+// HF nn.LayerNorm (biased variance); bias may be null. Mean and variance accumulated in double.
+void layer_norm(const float* x, std::int64_t rows, std::int64_t dim, const float* weight, const float* bias, float eps,
+                float* out);
+
 // Rotary table for positions 0..seq-1: table [seq, 2 * half] holds cos then sin of
 // angle = pos * inv_freq[i], as in HF, evaluated in double (HF uses fp32 here; double is the
 // exact value it approximates). inv_freq [half] comes from the RoPE type (model/recipe.h).
-void make_rope_table(int seq, std::span<const double> inv_freq, float* table);
+// scale multiplies cos and sin alike (HF longrope's attention_scaling; 1 otherwise).
+void make_rope_table(int seq, std::span<const double> inv_freq, double scale, float* table);
 
-// In place on x [seq, n_heads * head_dim] (row stride n_heads*head_dim), HF rotate_half:
-// x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin, with x1, x2 the two halves of a head;
-// table [seq, head_dim] from make_rope_table.
-void apply_rope(float* x, int seq, int n_heads, int head_dim, const float* table);
+// In place on x [seq, n_heads * head_dim] (row stride n_heads*head_dim), HF rotate_half over the
+// first rotary_dim elements of each head: x1' = x1 cos - x2 sin, x2' = x2 cos + x1 sin, with x1, x2
+// the two halves of those rotary_dim; the rest of the head passes through (partial rotary,
+// HF GPT-NeoX / Phi: cat(rotated(q[..., :rotary_dim]), q[..., rotary_dim:])).
+// table [seq, rotary_dim] from make_rope_table; rotary_dim even and <= head_dim.
+void apply_rope(float* x, int seq, int n_heads, int head_dim, int rotary_dim, const float* table);
 
 // out[i] = act(gate[i]) * up[i]      (HF: act_fn(gate_proj(x)) * up_proj(x)); out may be gate.
 // Vectorised through libmvec expf/tanhf/erff (a few ulp); see vector_math.cc.
 void gated_activation(Activation activation, const float* gate, const float* up, float* out, std::int64_t count);
+
+// out[i] = act(x[i])      (HF: act_fn(fc1(x)), a non-gated MLP); out may be x.
+void activation(Activation activation, const float* x, float* out, std::int64_t count);
 
 // x[i] += y[i]
 void add_in_place(float* x, const float* y, std::int64_t count);

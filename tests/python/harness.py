@@ -13,10 +13,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "llama-linear", "qwen2", "qwen3",
-                    "gemma2", "gemma3-text", "gemma3", "olmo2"]
+                    "gemma2", "gemma3-text", "gemma3", "olmo2", "pythia", "pythia-sequential", "pythia-v5", "gpt2", "phi", "phi3",
+                    "llama3-v5"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
-                   "olmo2"]
+                   "olmo2", "pythia", "gpt2", "phi", "phi3"]
 
 
 def spm_ids(tokenizer, text_path):
@@ -72,9 +73,19 @@ def describe(proc):
             f"stderr: {proc.stderr.strip()[:2000]}\nstdout: {proc.stdout.strip()[:500]}")
 
 
+# GPT2Config's attribute_map: the standard key, and the one a GPT-2 config.json writes.
+CONFIG_ALIASES = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                  "max_position_embeddings": "n_positions"}
+
+
 def load_config(model_dir):
+    """config.json, with GPT-2's key names also under the standard ones."""
     with open(os.path.join(model_dir, "config.json")) as f:
-        return json.load(f)
+        cfg = json.load(f)
+    for std, alias in CONFIG_ALIASES.items():
+        if std not in cfg and alias in cfg:
+            cfg[std] = cfg[alias]
+    return cfg
 
 
 def layout_problems(path, cfg, n_tokens, n_queries, with_logits):

@@ -2,7 +2,7 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2 and modeling_rope_utils), not from the C++ engine. Computes in float64
+modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3 and modeling_rope_utils), not from the C++ engine. Computes in float64
 (or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
 stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
 LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
@@ -41,6 +41,18 @@ class Model:
     def __init__(self, model_dir, dtype=np.float64, hf_rounding=False):
         with open(os.path.join(model_dir, "config.json")) as f:
             top = json.load(f)
+        if top["model_type"] == "gpt_neox":
+            self._init_neox(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "phi3":
+            self._init_phi3(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "phi":
+            self._init_phi(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "gpt2":
+            self._init_gpt2(top, model_dir, dtype, hf_rounding)
+            return
         multimodal = top["model_type"] == "gemma3"
         cfg = top["text_config"] if multimodal else top
         self.cfg, self.top_cfg = cfg, top
@@ -87,6 +99,77 @@ class Model:
         self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
 
+    def _init_layernorm_family(self, cfg, model_type, hidden, layers, heads, eps, bos, tied, dtype, hf_rounding):
+        """The fields GPT-NeoX and GPT-2 set alike: MHA, head_dim = hidden / heads, no window."""
+        self.cfg = self.top_cfg = cfg
+        self.model_type, self.prefix = model_type, ""
+        self.hidden, self.layers, self.heads = hidden, layers, heads
+        self.kv_heads, self.head_dim = heads, hidden // heads
+        self.eps, self.bos, self.tied = eps, bos, tied
+        self.vocab = cfg["vocab_size"]
+        self.scale = self.head_dim ** -0.5
+        self.layer_window, self.window = [None] * layers, None
+        self.dtype, self.hf_rounding = dtype, hf_rounding
+
+    def _init_neox(self, cfg, model_dir, dtype, hf_rounding):
+        """GPTNeoXConfig: 4.x keys (rotary_pct, rotary_emb_base, partial_rotary_factor, rope_theta)
+        or 5.x rope_parameters; defaults as the config class's."""
+        self._init_layernorm_family(cfg, "gpt_neox", cfg["hidden_size"], cfg["num_hidden_layers"],
+                                    cfg["num_attention_heads"], cfg.get("layer_norm_eps", 1e-5),
+                                    cfg.get("bos_token_id", 0), cfg.get("tie_word_embeddings", False), dtype,
+                                    hf_rounding)
+        self.parallel = cfg.get("use_parallel_residual", True)
+        params = cfg.get("rope_parameters") or {}
+        fraction = params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)))
+        self.theta = params.get("rope_theta", cfg.get("rope_theta", cfg.get("rotary_emb_base", 10000)))
+        self.rotary_dim = int(self.head_dim * fraction)
+        assert cfg.get("hidden_act", "gelu") == "gelu", cfg.get("hidden_act")
+        self.act = gelu_erf
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
+    def _init_phi(self, cfg, model_dir, dtype, hf_rounding):
+        """PhiConfig: layer_norm_eps, partial_rotary_factor (default 0.5; 5.x: in rope_parameters),
+        rope_theta, gelu_new, untied; GQA allowed by num_key_value_heads."""
+        self._init_layernorm_family(cfg, "phi", cfg["hidden_size"], cfg["num_hidden_layers"],
+                                    cfg["num_attention_heads"], cfg.get("layer_norm_eps", 1e-5),
+                                    cfg.get("bos_token_id", 1), cfg.get("tie_word_embeddings", False), dtype,
+                                    hf_rounding)
+        self.kv_heads = cfg.get("num_key_value_heads") or self.heads
+        params = cfg.get("rope_parameters") or {}
+        self.theta = params.get("rope_theta", cfg.get("rope_theta", 10000.0))
+        self.rotary_dim = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 0.5)))
+        assert cfg.get("hidden_act", "gelu_new") in ("gelu_new", "silu") and not cfg.get("qk_layernorm")
+        self.act = gelu_tanh
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
+    def _init_phi3(self, cfg, model_dir, dtype, hf_rounding):
+        """Phi3Config: RMSNorm (rms_norm_eps), silu, sliding_window on every layer (null: none),
+        partial_rotary_factor, RoPE default or longrope (rope_scaling, 5.x rope_parameters)."""
+        self._init_phi(cfg, model_dir, dtype, hf_rounding)
+        self.model_type = "phi3"
+        self.eps = cfg.get("rms_norm_eps", 1e-5)
+        self.act = silu
+        params = cfg.get("rope_parameters") or {}
+        self.rotary_dim = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0)))
+        self.window = cfg.get("sliding_window")
+        self.layer_window = [self.window] * self.layers
+        self.rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        self.max_positions = cfg.get("max_position_embeddings", 4096)
+        self.original = self.rope.get("original_max_position_embeddings",
+                                      cfg.get("original_max_position_embeddings", self.max_positions))
+
+    def _init_gpt2(self, cfg, model_dir, dtype, hf_rounding):
+        """GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner, layer_norm_epsilon, gelu_new; tied
+        by default; tensors under transformer. (or bare, as GPT2Model saves them)."""
+        self._init_layernorm_family(cfg, "gpt2", cfg["n_embd"], cfg["n_layer"], cfg["n_head"],
+                                    cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 50256),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert cfg.get("activation_function", "gelu_new") == "gelu_new"
+        self.act = gelu_tanh  # gelu_new: the tanh approximation
+        w = load_weights(model_dir)
+        bare = "transformer.wte.weight" not in w
+        self.w = {("transformer." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
+
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
         if self.model_type in ("gemma2", "gemma3_text"):
@@ -112,6 +195,10 @@ class Model:
         """{theta, scaling} of layer i: Gemma-3 sliding layers use rope_local_base_freq, plain."""
         if self.model_type == "gemma3_text" and self._sliding(cfg, i):
             return {"theta": cfg.get("rope_local_base_freq", 10000.0), "scaling": None}
+        params = cfg.get("rope_parameters")  # transformers 5.x: rope_theta and the scaling in one object
+        if params:
+            return {"theta": params.get("rope_theta", fam["theta"]),
+                    "scaling": None if params.get("rope_type", "default") == "default" else params}
         return {"theta": cfg.get("rope_theta", fam["theta"]), "scaling": cfg.get("rope_scaling")}
 
     def weight(self, name):
@@ -121,6 +208,12 @@ class Model:
         return self.prefix + name in self.w
 
     def lm_head(self):
+        if self.model_type == "gpt_neox":
+            return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
+        if self.model_type == "gpt2":
+            return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
+        if self.model_type == "phi":
+            return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
         return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
 
 
@@ -143,6 +236,21 @@ def silu(x):
 def gelu_tanh(x):
     # transformers' gelu_pytorch_tanh == torch gelu(approximate="tanh")
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def gelu_erf(x):
+    """transformers' "gelu" (nn.functional.gelu, exact): 0.5 x (1 + erf(x / sqrt(2)))."""
+    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)).astype(x.dtype))
+
+
+def layer_norm(x, w, b, eps):
+    """nn.LayerNorm: (x - mean) / sqrt(biased var + eps) * w + b; x: [..., dim]."""
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * w + b
 
 
 def rms_norm(x, w, eps, offset):
@@ -233,6 +341,14 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     Optional edits (attngeom prune, docs/method.md section 7), both [layers, heads]: `topn`
     keeps each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies
     each head's attention output before o_proj (0 removes the head)."""
+    if model.model_type == "gpt_neox":
+        return forward_neox(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "gpt2":
+        return forward_gpt2(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "phi3":
+        return forward_phi3(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "phi":
+        return forward_phi(model, tokens, want_logits, head_gates, topn)
     m, dt = model, model.dtype
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
@@ -285,3 +401,187 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         h = rms_norm(x, m.weight("model.norm.weight"), m.eps, m.norm_offset)
         out["logits"] = soft_cap(h @ m.lm_head().T, m.final_cap)           # [T, vocab]
     return out
+
+
+def attend(m, q, k, v, allowed, layer, out, head_gates, topn):
+    """Multi-head attention without GQA or soft-cap: q, k, v [H, T, D] -> [T, H*D]; the
+    probabilities are appended to out["attn"]. Edits as in forward()."""
+    H, T, D = q.shape
+    probs = softmax_masked((q @ k.transpose(0, 2, 1)) * m.dtype(m.scale), allowed)  # [H, T, T]
+    if topn is not None:
+        probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
+    out["attn"].append(probs)
+    heads_out = probs @ v
+    if head_gates is not None:
+        heads_out = heads_out * np.asarray(head_gates[layer], dtype=m.dtype)[:, None, None]
+    return heads_out.transpose(1, 0, 2).reshape(T, H * D)
+
+
+def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """GPTNeoXForCausalLM (transformers 4.57 modeling_gpt_neox): the same outputs as forward()."""
+    dt = m.dtype
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, D, R = len(tokens), m.heads, m.head_dim, m.rotary_dim
+    x = m.weight("gpt_neox.embed_in.weight")[tokens]                    # [T, hidden]
+    cos, sin = rope_cos_sin(np.arange(T), R, m.theta, dt, None, m.hf_rounding)  # [T, R]
+    allowed = attention_mask(T, None)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"gpt_neox.layers.{layer}."
+        W = lambda n: m.weight(p + n)
+        linear = lambda v, name: v @ W(name + ".weight").T + (W(name + ".bias") if m.has(p + name + ".bias") else 0)
+        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        # qkv.view(T, H, 3 * D).transpose -> chunk(3): per head, [q | k | v]
+        qkv = linear(ln(x, "input_layernorm"), "attention.query_key_value").reshape(T, H, 3 * D).transpose(1, 0, 2)
+        q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]     # [H, T, D]
+        out["values"].append(v.copy())
+        # Partial rotary: rotate_half over the first R dims, the rest passed through.
+        q = np.concatenate([apply_rope(q[..., :R], cos, sin), q[..., R:]], axis=-1)
+        k = np.concatenate([apply_rope(k[..., :R], cos, sin), k[..., R:]], axis=-1)
+        attn = linear(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "attention.dense")
+        mlp = lambda v: linear(m.act(linear(ln(v, "post_attention_layernorm"), "mlp.dense_h_to_4h")),
+                               "mlp.dense_4h_to_h")
+        if m.parallel:
+            x = mlp(x) + attn + x
+        else:
+            a = attn + x
+            x = mlp(a) + a
+    if want_logits:
+        h = layer_norm(x, m.weight("gpt_neox.final_layer_norm.weight"), m.weight("gpt_neox.final_layer_norm.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T
+    return out
+
+
+def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """GPT2LMHeadModel (transformers 4.57 modeling_gpt2): the same outputs as forward()."""
+    dt = m.dtype
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, D, hidden = len(tokens), m.heads, m.head_dim, m.hidden
+    x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(T)]
+    allowed = attention_mask(T, None)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"transformer.h.{layer}."
+        W = lambda n: m.weight(p + n)
+        conv1d = lambda v, name: v @ W(name + ".weight") + W(name + ".bias")   # Conv1D: W [in, out]
+        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        qkv = conv1d(ln(x, "ln_1"), "attn.c_attn")                          # [T, 3 hidden]
+        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)               # [H, T, D]
+        q, k, v = heads(qkv[:, :hidden]), heads(qkv[:, hidden:2 * hidden]), heads(qkv[:, 2 * hidden:])
+        out["values"].append(v.copy())
+        x = x + conv1d(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "attn.c_proj")
+        x = x + conv1d(m.act(conv1d(ln(x, "ln_2"), "mlp.c_fc")), "mlp.c_proj")
+    if want_logits:
+        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T
+    return out
+
+
+def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """PhiForCausalLM (transformers 4.57 modeling_phi): the same outputs as forward()."""
+    dt = m.dtype
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, Hkv, D, R = len(tokens), m.heads, m.kv_heads, m.head_dim, m.rotary_dim
+    x = m.weight("model.embed_tokens.weight")[tokens]
+    cos, sin = rope_cos_sin(np.arange(T), R, m.theta, dt, None, m.hf_rounding)  # [T, R]
+    allowed = attention_mask(T, None)
+    kv_of_head = np.arange(H) // (H // Hkv)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"model.layers.{layer}."
+        W = lambda n: m.weight(p + n)
+        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
+        h = layer_norm(x, W("input_layernorm.weight"), W("input_layernorm.bias"), m.eps)  # one norm, both branches
+        heads = lambda a, n: a.reshape(T, n, D).transpose(1, 0, 2)
+        q, k = heads(linear(h, "self_attn.q_proj"), H), heads(linear(h, "self_attn.k_proj"), Hkv)
+        v = heads(linear(h, "self_attn.v_proj"), Hkv)
+        out["values"].append(v.copy())
+        # Partial rotary: the first R dims of each head, the rest passed through.
+        q = np.concatenate([apply_rope(q[..., :R], cos, sin), q[..., R:]], axis=-1)
+        k = np.concatenate([apply_rope(k[..., :R], cos, sin), k[..., R:]], axis=-1)
+        attn = linear(attend(m, q, k[kv_of_head], v[kv_of_head], allowed, layer, out, head_gates, topn),
+                      "self_attn.dense")
+        ff = linear(m.act(linear(h, "mlp.fc1")), "mlp.fc2")
+        x = attn + ff + x
+    if want_logits:
+        h = layer_norm(x, m.weight("model.final_layernorm.weight"), m.weight("model.final_layernorm.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T + m.weight("lm_head.bias")
+    return out
+
+
+def longrope_cos_sin(m, T):
+    """_compute_longrope_parameters: inv_freq = 1 / (ext * base^(2i / R)), ext the long factors when
+    T exceeds original_max_position_embeddings; cos and sin times the attention factor."""
+    kind = m.rope.get("rope_type", m.rope.get("type", "default"))
+    if kind == "default":
+        return rope_cos_sin(np.arange(T), m.rotary_dim, m.theta, m.dtype, None, m.hf_rounding)
+    assert kind == "longrope", kind
+    ftype = np.float32 if m.hf_rounding else np.float64
+    ext = np.asarray(m.rope["long_factor" if T > m.original else "short_factor"], dtype=ftype)
+    R = m.rotary_dim
+    inv_freq = ftype(1.0) / (ext * np.power(ftype(m.theta), np.arange(0, R, 2).astype(ftype) / ftype(R)))
+    scale = m.max_positions / m.original
+    af = m.rope.get("attention_factor") or (1.0 if scale <= 1 else math.sqrt(1 + math.log(scale) / math.log(m.original)))
+    freqs = np.outer(np.arange(T).astype(ftype), inv_freq).astype(ftype)
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    return (np.cos(emb) * ftype(af)).astype(m.dtype), (np.sin(emb) * ftype(af)).astype(m.dtype)
+
+
+def forward_phi3(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """Phi3ForCausalLM (transformers 4.57 modeling_phi3): the same outputs as forward()."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, Hkv, D, R = len(tokens), m.heads, m.kv_heads, m.head_dim, m.rotary_dim
+    x = m.weight("model.embed_tokens.weight")[tokens]
+    cos, sin = longrope_cos_sin(m, T)                                     # [T, R]
+    allowed = attention_mask(T, m.window)
+    kv_of_head = np.arange(H) // (H // Hkv)
+    rotate = lambda a: np.concatenate([apply_rope(a[..., :R], cos, sin), a[..., R:]], axis=-1)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        W = lambda n: m.weight(f"model.layers.{layer}." + n)
+        h = rms_norm(x, W("input_layernorm.weight"), m.eps, 0.0)
+        qkv = h @ W("self_attn.qkv_proj.weight").T                         # [T, (H + 2 Hkv) D]
+        heads = lambda a, n: a.reshape(T, n, D).transpose(1, 0, 2)
+        q, k = heads(qkv[:, :H * D], H), heads(qkv[:, H * D:(H + Hkv) * D], Hkv)
+        v = heads(qkv[:, (H + Hkv) * D:], Hkv)
+        out["values"].append(v.copy())
+        ctx = attend(m, rotate(q), rotate(k)[kv_of_head], v[kv_of_head], allowed, layer, out, head_gates, topn)
+        x = x + ctx @ W("self_attn.o_proj.weight").T
+        gate_up = rms_norm(x, W("post_attention_layernorm.weight"), m.eps, 0.0) @ W("mlp.gate_up_proj.weight").T
+        gate, up = np.split(gate_up, 2, axis=-1)                          # chunk(2, dim=-1)
+        x = x + (up * m.act(gate)) @ W("mlp.down_proj.weight").T
+    if want_logits:
+        out["logits"] = rms_norm(x, m.weight("model.norm.weight"), m.eps, 0.0) @ m.lm_head().T
+    return out
+
+
+def layer0_value_input(m, tokens):
+    """(h [T, hidden], W_v [kv_heads*D, hidden], b_v or None): layer 0's value projection and
+    its input, the attention's normed input (for bounds on the values' rounding)."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if m.model_type == "gpt_neox":
+        p, H, D = "gpt_neox.layers.0.", m.heads, m.head_dim
+        x = m.weight("gpt_neox.embed_in.weight")[tokens]
+        h = layer_norm(x, m.weight(p + "input_layernorm.weight"), m.weight(p + "input_layernorm.bias"), m.eps)
+        w = m.weight(p + "attention.query_key_value.weight").reshape(H, 3 * D, -1)[:, 2 * D:]
+        b = m.weight(p + "attention.query_key_value.bias").reshape(H, 3 * D)[:, 2 * D:]
+        return h, w.reshape(H * D, -1), b.reshape(-1)
+    if m.model_type == "gpt2":
+        p, hidden = "transformer.h.0.", m.hidden
+        x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
+        h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
+        return h, m.weight(p + "attn.c_attn.weight")[:, 2 * hidden:].T, m.weight(p + "attn.c_attn.bias")[2 * hidden:]
+    if m.model_type == "phi3":
+        p, q_rows, kv_rows = "model.layers.0.", m.heads * m.head_dim, m.kv_heads * m.head_dim
+        h = rms_norm(m.weight("model.embed_tokens.weight")[tokens], m.weight(p + "input_layernorm.weight"), m.eps, 0.0)
+        return h, m.weight(p + "self_attn.qkv_proj.weight")[q_rows + kv_rows:], None
+    if m.model_type == "phi":
+        p = "model.layers.0."
+        x = m.weight("model.embed_tokens.weight")[tokens]
+        h = layer_norm(x, m.weight(p + "input_layernorm.weight"), m.weight(p + "input_layernorm.bias"), m.eps)
+        return h, m.weight(p + "self_attn.v_proj.weight"), m.weight(p + "self_attn.v_proj.bias")
+    x = m.weight("model.embed_tokens.weight")[tokens] * m.embed_scale
+    norm = m.norm_names[0]
+    h = x if norm is None else rms_norm(x, m.weight(f"model.layers.0.{norm}.weight"), m.eps, m.norm_offset)
+    bias = "model.layers.0.self_attn.v_proj.bias"
+    return h, m.weight("model.layers.0.self_attn.v_proj.weight"), m.weight(bias) if m.has(bias) else None

@@ -198,7 +198,7 @@ def corrupt_tokenizer(ctx):
 
 @case()
 def unsupported_model_type(ctx):
-    edit_json(ctx.path("config.json"), lambda c: c.update(model_type="gpt2"))
+    edit_json(ctx.path("config.json"), lambda c: c.update(model_type="bloom"))
     return [], ["llama", "mistral", "gemma"]
 
 

@@ -57,13 +57,8 @@ def check_fixture(binary, model_dir, tmp, failures):
     # the embeddings themselves where the family has no input norm); the bias, when there is
     # one, is added in fp32 after the product (one more fp32 rounding).
     tokens = fp32["tokens"].astype(np.int64)
-    x = model.weight("model.embed_tokens.weight")[tokens] * model.embed_scale
-    norm = model.norm_names[0]
-    h = x if norm is None else ref.rms_norm(x, model.weight(f"model.layers.0.{norm}.weight"), model.eps,
-                                            model.norm_offset)
-    w_v = model.weight("model.layers.0.self_attn.v_proj.weight")
-    bias_name = "model.layers.0.self_attn.v_proj.bias"
-    b_v = np.abs(model.weight(bias_name)) if model.has(bias_name) else 0.0
+    h, w_v, b_v = ref.layer0_value_input(model, tokens)
+    b_v = 0.0 if b_v is None else np.abs(b_v)
     magnitude = np.abs(h) @ np.abs(w_v).T  # [T, kv_heads*D]
     T, kv, D = fp32["layers.0.values"].shape[1], model.kv_heads, model.head_dim
     bound = ((U + r_w + U * r_w) + h.shape[1] * 2 * U32) * magnitude + 2 * U32 * (magnitude + b_v)

@@ -116,11 +116,129 @@ TEST(ConfigJson, ReadsRopeFromRopeScalingOrRopeParametersAndRefusesTheRest) {
   refused(R"(,"num_experts":60)", "num_experts");
 }
 
+// GPTNeoXConfig as transformers 4.x writes it (rotary_pct, rotary_emb_base) and as 5.x does
+// (rope_parameters): the same recipe.
+TEST(ConfigJson, ReadsGptNeoXIn4xAnd5xLayouts) {
+  const std::string base =
+      R"({"model_type":"gpt_neox","hidden_size":4096,"intermediate_size":16384,"num_hidden_layers":32,)"
+      R"("num_attention_heads":32,"vocab_size":50432,"layer_norm_eps":1e-5,"hidden_act":"gelu")";
+  const ModelConfig v4 =
+      parse_model_config(base + R"(,"rotary_pct":0.25,"rotary_emb_base":20000,"use_parallel_residual":true})", "c");
+  const ModelConfig v5 = parse_model_config(
+      base + R"(,"rope_parameters":{"rope_type":"default","rope_theta":20000,"partial_rotary_factor":0.25}})", "c");
+  for (const ModelConfig* c : {&v4, &v5}) {
+    EXPECT_EQ(c->head_dim, 128);
+    EXPECT_EQ(c->kv_heads, 32);
+    EXPECT_EQ(c->recipe.rotary_dim, 32);
+    EXPECT_EQ(c->recipe.norm_kind, NormKind::kLayer);
+    EXPECT_TRUE(c->recipe.parallel_residual);
+    EXPECT_TRUE(c->recipe.qkv_bias && c->recipe.o_bias && c->recipe.mlp_bias);
+    EXPECT_EQ(c->recipe.activation, Activation::kGeluErf);
+    EXPECT_EQ(c->bos_token_id, 0);
+    EXPECT_FALSE(c->tie_embeddings);
+    ASSERT_EQ(c->recipe.ropes.size(), 1u);
+    EXPECT_EQ(c->recipe.ropes[0].theta, 20000.0);
+  }
+  const ModelConfig sequential = parse_model_config(base + R"(,"use_parallel_residual":false})", "c");
+  EXPECT_FALSE(sequential.recipe.parallel_residual);
+  EXPECT_EQ(sequential.recipe.rotary_dim, 32);  // GPTNeoXConfig's rotary_pct default, 0.25
+  EXPECT_EQ(sequential.recipe.ropes[0].theta, 10000.0);
+  EXPECT_NE(error_of(base + R"(,"rotary_pct":0.001})").find("'rotary_pct'"), std::string::npos);
+  // LLaMA has no partial rotary: still refused there.
+  EXPECT_NE(error_of(R"({"model_type":"llama","hidden_size":64,"intermediate_size":128,"num_hidden_layers":1,)"
+                     R"("num_attention_heads":4,"vocab_size":10,"partial_rotary_factor":0.5})")
+                .find("partial rotary"),
+            std::string::npos);
+}
+
+// GPT2Config writes n_embd, n_layer, n_head, n_positions and n_inner (HF attribute_map).
+TEST(ConfigJson, ReadsGpt2KeyNamesWithoutRope) {
+  const std::string base =
+      R"({"model_type":"gpt2","n_embd":1600,"n_layer":48,"n_head":25,"n_positions":1024,"vocab_size":50257)";
+  const ModelConfig c = parse_model_config(base + R"(,"n_inner":null})", "c");
+  EXPECT_EQ(c.hidden, 1600);
+  EXPECT_EQ(c.layers, 48);
+  EXPECT_EQ(c.heads, 25);
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.intermediate, 6400);  // n_inner null: 4 * n_embd
+  EXPECT_EQ(c.max_positions, 1024);
+  EXPECT_EQ(c.recipe.rotary_dim, 0);
+  EXPECT_TRUE(c.recipe.ropes.empty());
+  EXPECT_TRUE(c.recipe.conv1d);
+  EXPECT_TRUE(c.recipe.qkv_bias && c.recipe.o_bias && c.recipe.mlp_bias);
+  EXPECT_EQ(c.recipe.activation, Activation::kGeluTanh);  // gelu_new
+  EXPECT_TRUE(c.tie_embeddings);
+  EXPECT_EQ(c.bos_token_id, 50256);
+  EXPECT_EQ(parse_model_config(base + R"(,"n_inner":3000})", "c").intermediate, 3000);
+  EXPECT_NE(error_of(base + R"(,"scale_attn_by_inverse_layer_idx":true})").find("'scale_attn_by_inverse_layer_idx'"),
+            std::string::npos);
+}
+
+// PhiConfig (Phi-2): partial_rotary_factor at the top level (4.x) or in rope_parameters (5.x).
+TEST(ConfigJson, ReadsPhiPartialRotaryAndParallelBlock) {
+  const std::string base =
+      R"({"model_type":"phi","hidden_size":2560,"intermediate_size":10240,"num_hidden_layers":32,)"
+      R"("num_attention_heads":32,"num_key_value_heads":null,"vocab_size":51200,"layer_norm_eps":1e-5)";
+  const ModelConfig v4 = parse_model_config(base + R"(,"partial_rotary_factor":0.4,"rope_theta":10000.0})", "c");
+  const ModelConfig v5 = parse_model_config(
+      base + R"(,"rope_parameters":{"rope_type":"default","rope_theta":10000.0,"partial_rotary_factor":0.4}})", "c");
+  for (const ModelConfig* c : {&v4, &v5}) {
+    EXPECT_EQ(c->head_dim, 80);
+    EXPECT_EQ(c->kv_heads, 32);
+    EXPECT_EQ(c->recipe.rotary_dim, 32);
+    EXPECT_TRUE(c->recipe.parallel_residual);
+    EXPECT_TRUE(c->recipe.qkv_bias && c->recipe.o_bias && c->recipe.mlp_bias && c->recipe.lm_head_bias);
+    EXPECT_EQ(c->recipe.activation, Activation::kGeluTanh);
+    EXPECT_STREQ(c->recipe.norms.mlp_input, c->recipe.norms.attn_input);  // one LayerNorm feeds both
+  }
+  EXPECT_EQ(parse_model_config(base + "}", "c").recipe.rotary_dim, 40);  // PhiConfig default 0.5
+  EXPECT_NE(error_of(base + R"(,"qk_layernorm":true})").find("'qk_layernorm'"), std::string::npos);
+}
+
+// Phi3Config with longrope as Phi-3.5 / Phi-4-mini write it (4.x rope_scaling, the pretrained
+// length at the top level) and as 5.x does (rope_parameters).
+TEST(ConfigJson, ReadsPhi3LongRopeIn4xAnd5xLayouts) {
+  const std::string base =
+      R"({"model_type":"phi3","hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,)"
+      R"("num_attention_heads":24,"num_key_value_heads":8,"vocab_size":200064,"max_position_embeddings":131072,)"
+      R"("partial_rotary_factor":0.75,"sliding_window":null,"rope_theta":10000.0)";
+  std::string shorts, longs;
+  for (int i = 0; i < 48; ++i) {
+    shorts += (i ? "," : "") + std::to_string(1.0 + i * 0.01);
+    longs += (i ? "," : "") + std::to_string(1.0 + i * 0.5);
+  }
+  const std::string lists = R"("short_factor":[)" + shorts + R"(],"long_factor":[)" + longs + "]";
+  const ModelConfig v4 = parse_model_config(
+      base + R"(,"original_max_position_embeddings":4096,"rope_scaling":{"type":"longrope",)" + lists + "}}", "c");
+  const ModelConfig v5 = parse_model_config(
+      base +
+          R"(,"rope_parameters":{"rope_type":"longrope","rope_theta":10000.0,"partial_rotary_factor":0.75,)"
+          R"("original_max_position_embeddings":4096,)" +
+          lists + "}}",
+      "c");
+  for (const ModelConfig* c : {&v4, &v5}) {
+    EXPECT_EQ(c->head_dim, 128);
+    EXPECT_EQ(c->recipe.rotary_dim, 96);
+    EXPECT_EQ(c->sliding_window, 0);
+    ASSERT_EQ(c->recipe.ropes.size(), 1u);
+    const RopeSpec& rope = c->recipe.ropes[0];
+    EXPECT_EQ(rope.type, RopeType::kLongRope);
+    EXPECT_EQ(rope.original_max_positions, 4096.0);
+    EXPECT_DOUBLE_EQ(rope.attention_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)));
+    EXPECT_EQ(rope.long_factor.size(), 48u);
+  }
+  EXPECT_EQ(v4.recipe.ropes, v5.recipe.ropes);
+  EXPECT_NE(error_of(base + R"(,"rope_scaling":{"type":"longrope","short_factor":[1],"long_factor":[1]}})")
+                .find("rotary_dim / 2 = 48"),
+            std::string::npos);
+}
+
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
-  EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("unsupported model_type 'gpt2' (supported: llama, mistral, "),
+  EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("unsupported model_type 'bloom' (supported: llama, mistral, "),
             std::string::npos);
   // Each refusal of a model names the route that remains: a dump of its arrays, then metrics.
-  EXPECT_NE(error_of(R"({"model_type":"gpt2"})").find("attngeom.write_dump, then attngeom metrics"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("attngeom.write_dump, then attngeom metrics"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"model_type":"mixtral","num_local_experts":8})").find("then attngeom metrics"),
             std::string::npos);
   EXPECT_NE(error_of("{oops").find("malformed JSON"), std::string::npos);

@@ -220,29 +220,75 @@ TEST(Elementwise, RmsNormMatchesDefinitionWithGemmaOffset) {
   }
 }
 
-TEST(Elementwise, RopeRotatesHalvesByPositionAngles) {
-  const int seq = 50, heads = 3, d = 8;
-  const float theta = 500.0f;
-  std::vector<double> inv_freq(d / 2);
-  for (int i = 0; i < d / 2; ++i)
-    inv_freq[static_cast<std::size_t>(i)] = 1.0 / std::pow(static_cast<double>(theta), 2.0 * i / d);
-  std::vector<float> table(static_cast<std::size_t>(seq) * d);  // [seq, cos | sin]
-  make_rope_table(seq, inv_freq, table.data());
-  std::mt19937 rng(4);
+// apply_rope over the first `rotary` of each head of width d against the formula; the rest
+// of the head must pass through untouched.
+void check_rope(int seq, int heads, int d, int rotary, double theta, unsigned seed) {
+  std::vector<double> inv_freq(static_cast<std::size_t>(rotary / 2));
+  for (int i = 0; i < rotary / 2; ++i) inv_freq[static_cast<std::size_t>(i)] = 1.0 / std::pow(theta, 2.0 * i / rotary);
+  std::vector<float> table(static_cast<std::size_t>(seq) * rotary);  // [seq, cos | sin]
+  make_rope_table(seq, inv_freq, 1.0, table.data());
+  std::mt19937 rng(seed);
   auto x = random_vector(static_cast<std::size_t>(seq) * heads * d, rng);
   const auto original = x;
-  apply_rope(x.data(), seq, heads, d, table.data());
+  apply_rope(x.data(), seq, heads, d, rotary, table.data());
   for (int p = 0; p < seq; ++p) {
     for (int h = 0; h < heads; ++h) {
-      for (int i = 0; i < d / 2; ++i) {
-        const double angle = p / std::pow(static_cast<double>(theta), 2.0 * i / d);
-        const double x1 = original[(p * heads + h) * d + i], x2 = original[(p * heads + h) * d + i + d / 2];
+      const std::size_t at = static_cast<std::size_t>(p * heads + h) * d;
+      for (int i = 0; i < rotary / 2; ++i) {
+        const double angle = p / std::pow(theta, 2.0 * i / rotary);
+        const double x1 = original[at + i], x2 = original[at + i + rotary / 2];
         // Tables are rounded once to fp32; the rotation adds two products and a sum.
         const double tol = 4 * kEps * (std::abs(x1) + std::abs(x2));
-        EXPECT_NEAR(x[(p * heads + h) * d + i], x1 * std::cos(angle) - x2 * std::sin(angle), tol);
-        EXPECT_NEAR(x[(p * heads + h) * d + i + d / 2], x2 * std::cos(angle) + x1 * std::sin(angle), tol);
+        EXPECT_NEAR(x[at + i], x1 * std::cos(angle) - x2 * std::sin(angle), tol);
+        EXPECT_NEAR(x[at + i + rotary / 2], x2 * std::cos(angle) + x1 * std::sin(angle), tol);
       }
+      for (int i = rotary; i < d; ++i) EXPECT_EQ(x[at + i], original[at + i]);
     }
+  }
+}
+
+TEST(Elementwise, RopeRotatesHalvesByPositionAngles) { check_rope(50, 3, 8, 8, 500.0, 4); }
+
+// GPT-NeoX: rotary_dim = head_dim * rotary_pct.
+TEST(Elementwise, PartialRopeRotatesTheFirstRotaryDimsAndPassesTheRest) { check_rope(20, 2, 12, 4, 100.0, 5); }
+
+TEST(Elementwise, LayerNormMatchesDefinitionWithBias) {
+  const std::int64_t rows = 5, dim = 33;
+  std::mt19937 rng(6);
+  auto x = random_vector(static_cast<std::size_t>(rows * dim), rng);
+  for (float& v : x) v = 3.0f + 2.0f * v;  // a mean far from 0: the centring matters
+  const auto w = random_vector(static_cast<std::size_t>(dim), rng);
+  const auto b = random_vector(static_cast<std::size_t>(dim), rng);
+  std::vector<float> out(x.size());
+  const float eps = 1e-5f;
+  layer_norm(x.data(), rows, dim, w.data(), b.data(), eps, out.data());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (std::int64_t i = 0; i < dim; ++i) mean += x[static_cast<std::size_t>(r * dim + i)];
+    mean /= static_cast<double>(dim);
+    for (std::int64_t i = 0; i < dim; ++i) {
+      const double c = x[static_cast<std::size_t>(r * dim + i)] - mean;
+      var += c * c;
+    }
+    var /= static_cast<double>(dim);
+    for (std::int64_t i = 0; i < dim; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const double want = (x[static_cast<std::size_t>(r * dim + i)] - mean) / std::sqrt(var + eps) * w[k] + b[k];
+      EXPECT_NEAR(out[static_cast<std::size_t>(r * dim + i)], want, 8 * kEps * (std::abs(want) + std::abs(b[k]) + 1));
+    }
+  }
+}
+
+TEST(Elementwise, PlainActivationIsTheGatedOneTimesOne) {
+  std::mt19937 rng(7);
+  auto x = random_vector(257, rng);
+  for (float& v : x) v *= 6.0f;
+  const std::vector<float> ones(x.size(), 1.0f);
+  for (const Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
+    std::vector<float> plain(x.size()), gated(x.size());
+    activation(act, x.data(), plain.data(), static_cast<std::int64_t>(x.size()));
+    gated_activation(act, x.data(), ones.data(), gated.data(), static_cast<std::int64_t>(x.size()));
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(plain[i], gated[i], 4 * kEps * (std::abs(gated[i]) + 1e-3));
   }
 }
 

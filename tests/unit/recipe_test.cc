@@ -42,8 +42,8 @@ TEST(Recipe, Llama3RopeKeepsShortWavelengthsSlowsLongOnesAndBlendsBetween) {
   llama3.low_freq_factor = 1;
   llama3.high_freq_factor = 4;
   llama3.original_max_positions = 8192;
-  const std::vector<double> base = rope_inv_freq(plain, 128);
-  const std::vector<double> scaled = rope_inv_freq(llama3, 128);
+  const std::vector<double> base = rope_inv_freq(plain, 128, 1);
+  const std::vector<double> scaled = rope_inv_freq(llama3, 128, 1);
   ASSERT_EQ(scaled.size(), 64u);
   int kept = 0, slowed = 0, blended = 0;
   for (std::size_t i = 0; i < base.size(); ++i) {
@@ -67,7 +67,24 @@ TEST(Recipe, Llama3RopeKeepsShortWavelengthsSlowsLongOnesAndBlendsBetween) {
   RopeSpec linear = plain;
   linear.type = RopeType::kLinear;
   linear.factor = 4;
-  EXPECT_DOUBLE_EQ(rope_inv_freq(linear, 128)[5], base[5] / 4);
+  EXPECT_DOUBLE_EQ(rope_inv_freq(linear, 128, 1)[5], base[5] / 4);
+}
+
+// _compute_longrope_parameters: the short factors up to the pretrained length, the long ones past it.
+TEST(Recipe, LongRopeDividesByShortOrLongFactorsBySequenceLength) {
+  RopeSpec longrope;
+  longrope.type = RopeType::kLongRope;
+  longrope.theta = 10000.0;
+  longrope.original_max_positions = 256;
+  longrope.short_factor = {1.0, 2.0};
+  longrope.long_factor = {3.0, 5.0};
+  for (const int seq : {256, 257}) {
+    const std::vector<double> f = rope_inv_freq(longrope, 4, seq);
+    const std::vector<double>& ext = seq > 256 ? longrope.long_factor : longrope.short_factor;
+    ASSERT_EQ(f.size(), 2u);
+    EXPECT_DOUBLE_EQ(f[0], 1.0 / ext[0]);
+    EXPECT_DOUBLE_EQ(f[1], 1.0 / (ext[1] * std::pow(10000.0, 0.5)));
+  }
 }
 
 TEST(Recipe, FamiliesMapTheirQuirks) {
