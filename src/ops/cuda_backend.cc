@@ -136,11 +136,11 @@ class CudaBackend final : public Backend {
     return Weight(kCuda, on_device);
   }
 
-  Buffer rope_table(int seq, std::span<const double> inv_freq) override {
+  Buffer rope_table(int seq, std::span<const double> inv_freq, double scale) override {
     use_device();
     Buffer table = allocate(seq, 2 * static_cast<std::int64_t>(inv_freq.size()));
     std::vector<float> host(static_cast<std::size_t>(table.numel()));
-    make_rope_table(seq, inv_freq, host.data());
+    make_rope_table(seq, inv_freq, scale, host.data());
     check(cudaMemcpyAsync(table.data(kCuda), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream_),
           "copy of the RoPE table to the GPU");
     return table;
@@ -170,6 +170,10 @@ class CudaBackend final : public Backend {
       check(cuda::gated_activation(static_cast<int>(source.activation), input, source.up->data(kCuda), x.data(kCuda),
                                    x.numel(), stream_),
             "the gated activation kernel");
+    } else if (source.kind == LinearSource::Kind::kActivated) {
+      check(cuda::gated_activation(static_cast<int>(source.activation), input, nullptr, x.data(kCuda), x.numel(),
+                                   stream_),
+            "the activation kernel");
     }
     const auto start = begin_timing();
     const std::uint16_t* input_bf16 = nullptr;
@@ -218,9 +222,11 @@ class CudaBackend final : public Backend {
 
   void rope(Buffer& x, int heads, int head_dim, const Buffer& table) override {
     use_device();
-    ATTNGEOM_CHECK(table.cols() == head_dim && table.rows() >= x.rows());
-    check(cuda::rope(x.data(kCuda), static_cast<int>(x.rows()), heads, head_dim, table.data(kCuda), stream_),
-          "the rope kernel");
+    const auto rotary_dim = static_cast<int>(table.cols());  // partial rotary: the rest of each head passes
+    ATTNGEOM_CHECK(rotary_dim % 2 == 0 && rotary_dim <= head_dim && table.rows() >= x.rows());
+    check(
+        cuda::rope(x.data(kCuda), static_cast<int>(x.rows()), heads, head_dim, rotary_dim, table.data(kCuda), stream_),
+        "the rope kernel");
   }
 
   void attention(const AttentionCall& call, const AttentionRowSink& sink) override;
@@ -285,8 +291,20 @@ class CudaBackend final : public Backend {
   void norm_rows(const float* x, float* out, std::int64_t rows, std::int64_t width, const RmsNormSpec& norm) {
     const TensorView& weight = norm.weight->view(kCuda);
     ATTNGEOM_CHECK(weight.numel() == width);
-    check(cuda::rms_norm(x, out, rows, width, stored_type(weight.dtype), weight.data, norm.offset, norm.eps, stream_),
-          "the rms norm kernel");
+    cuda::NormSpec spec;
+    spec.weight_type = stored_type(weight.dtype);
+    spec.weight = weight.data;
+    if (norm.bias != nullptr && norm.bias->present()) {
+      const TensorView& bias = norm.bias->view(kCuda);
+      ATTNGEOM_CHECK(bias.numel() == width);
+      spec.bias_type = stored_type(bias.dtype);
+      spec.bias = bias.data;
+    }
+    spec.offset = norm.offset;
+    spec.eps = norm.eps;
+    spec.centered = norm.centered;
+    check(cuda::rms_norm(x, out, rows, width, spec, stream_),
+          norm.centered ? "the layer norm kernel" : "the rms norm kernel");
   }
 
   // The weight as this precision's products read it: as stored where the dtypes agree, else a

@@ -51,29 +51,39 @@ __global__ void add_bias_kernel(float* y, std::int64_t count, std::int64_t cols,
   ATTNGEOM_GRID_STRIDE(i, count) y[i] += load(type, bias, i % cols);
 }
 
-// One block per row.
-__global__ void rms_norm_kernel(const float* x, float* out, std::int64_t width, Stored type, const void* weight,
-                                float offset, float eps) {
+// One block per row; the mean and the mean square in double, as on the CPU.
+__global__ void norm_kernel(const float* x, float* out, std::int64_t width, NormSpec norm) {
   __shared__ double partial[kMaxWarps];
   const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * width;
   float* yr = out + static_cast<std::int64_t>(blockIdx.x) * width;
+  double mean = 0;
+  if (norm.centered) {
+    for (std::int64_t i = threadIdx.x; i < width; i += blockDim.x) mean += xr[i];
+    mean = block_reduce(mean, Sum{}, partial) / static_cast<double>(width);
+  }
   double sum_sq = 0;
-  for (std::int64_t i = threadIdx.x; i < width; i += blockDim.x) sum_sq += static_cast<double>(xr[i]) * xr[i];
+  for (std::int64_t i = threadIdx.x; i < width; i += blockDim.x) sum_sq += (xr[i] - mean) * (xr[i] - mean);
   sum_sq = block_reduce(sum_sq, Sum{}, partial);
-  const float inv_rms = static_cast<float>(1.0 / sqrt(sum_sq / static_cast<double>(width) + eps));
+  const double inv_scale = 1.0 / sqrt(sum_sq / static_cast<double>(width) + norm.eps);
   for (std::int64_t i = threadIdx.x; i < width; i += blockDim.x) {
-    yr[i] = (xr[i] * inv_rms) * (offset + load(type, weight, i));
+    const float w = load(norm.weight_type, norm.weight, i);
+    if (norm.centered) {
+      const float b = norm.bias != nullptr ? load(norm.bias_type, norm.bias, i) : 0.0f;
+      yr[i] = static_cast<float>((xr[i] - mean) * inv_scale) * w + b;
+    } else {
+      yr[i] = (xr[i] * static_cast<float>(inv_scale)) * (norm.offset + w);
+    }
   }
 }
 
-__global__ void rope_kernel(float* x, std::int64_t count, int heads, int half, const float* table) {
+__global__ void rope_kernel(float* x, std::int64_t count, int heads, int head_dim, int half, const float* table) {
   ATTNGEOM_GRID_STRIDE(n, count) {  // n = (p * heads + h) * half + i
     const std::int64_t i = n % half;
     const std::int64_t head = n / half;  // p * heads + h
     const std::int64_t p = head / heads;
     const float c = table[p * 2 * half + i];
     const float s = table[p * 2 * half + half + i];
-    float* v = x + head * 2 * half;
+    float* v = x + head * head_dim;
     const float x1 = v[i];
     const float x2 = v[i + half];
     v[i] = x1 * c - x2 * s;
@@ -93,7 +103,7 @@ __global__ void gated_kernel(int activation, const float* gate, const float* up,
     } else {  // gelu, erf
       act = 0.5f * g * (1.0f + erff(g * 0.7071067811865476f));
     }
-    out[i] = act * up[i];
+    out[i] = act * (up != nullptr ? up[i] : 1.0f);
   }
 }
 
@@ -150,16 +160,16 @@ cudaError_t add_bias(float* y, std::int64_t rows, std::int64_t cols, Stored type
   return cudaGetLastError();
 }
 
-cudaError_t rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, Stored type, const void* weight,
-              float offset, float eps, cudaStream_t stream) {
+cudaError_t rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, const NormSpec& norm,
+                     cudaStream_t stream) {
   const int threads = width >= 1024 ? 256 : width >= 256 ? 128 : 64;
-  rms_norm_kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(x, out, width, type, weight, offset, eps);
+  norm_kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(x, out, width, norm);
   return cudaGetLastError();
 }
 
-cudaError_t rope(float* x, int seq, int heads, int head_dim, const float* table, cudaStream_t stream) {
-  const std::int64_t count = static_cast<std::int64_t>(seq) * heads * (head_dim / 2);
-  rope_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, heads, head_dim / 2, table);
+cudaError_t rope(float* x, int seq, int heads, int head_dim, int rotary_dim, const float* table, cudaStream_t stream) {
+  const std::int64_t count = static_cast<std::int64_t>(seq) * heads * (rotary_dim / 2);
+  rope_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, heads, head_dim, rotary_dim / 2, table);
   return cudaGetLastError();
 }
 

@@ -25,12 +25,25 @@ cudaError_t embed(const int* tokens, int count, Stored type, const void* table, 
 // y[r, j] += bias[j]                                        y: [rows, cols]
 cudaError_t add_bias(float* y, std::int64_t rows, std::int64_t cols, Stored type, const void* bias,
                      cudaStream_t stream);
-// out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * (offset + weight)   x, out: [rows, width]; out may be x
-cudaError_t rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, Stored type, const void* weight,
-                     float offset, float eps, cudaStream_t stream);
-// HF rotate_half on x [seq, heads * head_dim] with table [seq, head_dim] (cos | sin)
-cudaError_t rope(float* x, int seq, int heads, int head_dim, const float* table, cudaStream_t stream);
-// out[i] = act(gate[i]) * up[i]; activation as ops/elementwise.h Activation (silu, gelu tanh, gelu erf)
+// A norm of each row of x [rows, width] into out (out may be x), as ops/elementwise.h's:
+// RMSNorm, x / sqrt(mean(x^2) + eps) * (offset + weight); or, `centered`, LayerNorm,
+// (x - mean) / sqrt(var + eps) * weight + bias (bias null: none; offset unused).
+struct NormSpec {
+  Stored weight_type = Stored::kF32;
+  const void* weight = nullptr;
+  Stored bias_type = Stored::kF32;
+  const void* bias = nullptr;
+  float offset = 0;
+  float eps = 0;
+  bool centered = false;
+};
+cudaError_t rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, const NormSpec& norm,
+                     cudaStream_t stream);
+// HF rotate_half on the first rotary_dim elements of each head of x [seq, heads * head_dim]
+// with table [seq, rotary_dim] (cos | sin); the rest of each head passes through
+cudaError_t rope(float* x, int seq, int heads, int head_dim, int rotary_dim, const float* table, cudaStream_t stream);
+// out[i] = act(gate[i]) * up[i] (up null: times 1); activation as ops/elementwise.h Activation
+// (silu, gelu tanh, gelu erf)
 cudaError_t gated_activation(int activation, const float* gate, const float* up, float* out, std::int64_t count,
                              cudaStream_t stream);
 // x[i] += y[i]

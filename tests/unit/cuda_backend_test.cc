@@ -113,11 +113,12 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
   const std::vector<float> head_weight = random_vector(head_dim, rng);
   const std::vector<std::uint16_t> row_weight = to_bf16(random_vector(cols, rng));
   const std::vector<float> bias = random_vector(cols, rng);
-  std::vector<float> inv_freq_table(head_dim / 2);
-  std::vector<double> inv_freq(head_dim / 2);
+  std::vector<double> inv_freq(head_dim / 2), partial_inv_freq(head_dim / 8);  // full and quarter rotary
   for (int i = 0; i < head_dim / 2; ++i) inv_freq[static_cast<std::size_t>(i)] = std::pow(10000.0, -2.0 * i / head_dim);
+  std::copy_n(inv_freq.begin(), partial_inv_freq.size(), partial_inv_freq.begin());
   const std::vector<int> picked = {32, 0, 7};
-  std::vector<float> results[2][8];
+  constexpr int kOps = 10;
+  std::vector<float> results[2][kOps];
   Side* sides[2] = {&cpu, &gpu};
   for (int s = 0; s < 2; ++s) {
     Side& side = *sides[s];
@@ -132,9 +133,14 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
     results[s][1] = side.host(a);
     b.rms_norm(a, cols, {&rw, 1.0f, 1e-5f});
     results[s][2] = side.host(a);
-    const Buffer table = b.rope_table(rows, inv_freq);
+    const Buffer table = b.rope_table(rows, inv_freq, 1.0);
     b.rope(a, heads, head_dim, table);
     results[s][3] = side.host(a);
+    const Buffer partial = b.rope_table(rows, partial_inv_freq, 1.25);  // longrope-style scaled
+    b.rope(a, heads, head_dim, partial);
+    results[s][8] = side.host(a);
+    b.rms_norm(a, cols, {&rw, 0.0f, 1e-5f, true, &bw});  // LayerNorm with bias
+    results[s][9] = side.host(a);
     Buffer c = side.buffer(y, rows, cols);
     const RmsNormSpec post{&rw, 0.0f, 1e-6f};
     b.residual_add(a, c, &post);
@@ -148,9 +154,17 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
     b.heads_to_host(a, heads, head_dim, results[s][7]);
     EXPECT_EQ(b.count_nonfinite(a), 0);
   }
-  const char* names[] = {"add_bias", "rms_norm per head", "rms_norm (1 + w)", "rope", "residual_add post-norm",
-                         "soft_cap", "gather_rows",       "heads_to_host"};
-  for (int op = 0; op < 8; ++op) expect_close(results[1][op], results[0][op], 8 * kEps, names[op]);
+  const char* names[] = {"add_bias",
+                         "rms_norm per head",
+                         "rms_norm (1 + w)",
+                         "rope",
+                         "residual_add post-norm",
+                         "soft_cap",
+                         "gather_rows",
+                         "heads_to_host",
+                         "partial rope, scaled",
+                         "layer norm with bias"};
+  for (int op = 0; op < kOps; ++op) expect_close(results[1][op], results[0][op], 8 * kEps, names[op]);
 }
 
 TEST_F(CudaBackendTest, CountsNonFiniteValues) {
@@ -171,7 +185,7 @@ TEST_F(CudaBackendTest, LinearMatchesTheCpuInFp32) {
   const std::vector<std::uint16_t> w_bf16 = to_bf16(w);
   const std::vector<float> norm = random_vector(in, rng);
   for (const DType dtype : {DType::kF32, DType::kBF16}) {
-    for (int kind = 0; kind < 5; ++kind) {  // stored, normed, gated silu / gelu tanh / gelu erf
+    for (int kind = 0; kind < 7; ++kind) {  // stored, normed, gated silu / gelu tanh / gelu erf, plain gelu, LayerNorm
       std::vector<float> y[2];
       Side* sides[2] = {&cpu, &gpu};
       for (int s = 0; s < 2; ++s) {
@@ -185,6 +199,8 @@ TEST_F(CudaBackendTest, LinearMatchesTheCpuInFp32) {
         const LinearTarget target{&weight, &result};
         const LinearSource source = kind == 0   ? stored(a)
                                     : kind == 1 ? normed(a, {&nw, 0.0f, 1e-6f})
+                                    : kind == 5 ? activated(a, Activation::kGeluTanh)
+                                    : kind == 6 ? normed(a, {&nw, 0.0f, 1e-5f, true, &nw})
                                                 : gated(a, u, static_cast<Activation>(kind - 2));
         b.linear(source, {&target, 1});
         y[s] = sides[s]->host(result);
