@@ -25,7 +25,8 @@ def _text(value, name):
 
 class Model:
     """A Hugging Face checkpoint directory of any family attngeom reads (README, Supported
-    checkpoints: LLaMA, Mistral, Qwen2/3, Gemma 1/2/3, OLMo-2), memory-mapped once.
+    checkpoints: LLaMA, Mistral, Qwen2/3, Gemma 1/2/3, OLMo-2, GPT-2, GPT-NeoX, Phi, Phi-3),
+    memory-mapped once.
 
     precision: "auto" (bf16 where it is fast on this CPU or on a GPU, else fp32), "fp32" (the
     exact reference path, the CLI's default for capture) or "bf16". fp32_matmul: "sgemm" or
