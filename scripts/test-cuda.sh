@@ -20,8 +20,16 @@ if [ -d .gpu/debs ] && { [ "$distribution" != debian ] || [ -n "${ATTNGEOM_USE_B
   export PATH=/tmp/attngeom-bin:$R/usr/bin:$PATH PKG_CONFIG_SYSROOT_DIR=$R
   export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig:$R/usr/share/pkgconfig
   export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  options+=(-DCMAKE_PREFIX_PATH=$R/usr -DOPENSSL_ROOT_DIR=$R/usr -DATTNGEOM_PYTHON_MODULE=OFF -DATTNGEOM_MPI=OFF
-    -DATTNGEOM_PYTHON="$(command -v python3)" -DATTNGEOM_CLANG_FORMAT=/bin/true -DATTNGEOM_NODE=/bin/true)
+  python=$(command -v python3)
+  options+=(-DCMAKE_PREFIX_PATH=$R/usr -DOPENSSL_ROOT_DIR=$R/usr -DATTNGEOM_MPI=OFF -DATTNGEOM_PYTHON="$python"
+    -DATTNGEOM_CLANG_FORMAT=/bin/true -DATTNGEOM_NODE=/bin/true)
+  # The Python package for that python3 (attngeom.hf's GPU test), where it has pybind11 and headers.
+  if "$python" -c 'import os, sysconfig, pybind11; assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' \
+      2>/dev/null; then
+    options+=(-DATTNGEOM_PYTHON_MODULE=ON -DPython_EXECUTABLE="$python" -Dpybind11_DIR="$("$python" -m pybind11 --cmakedir)")
+  else
+    options+=(-DATTNGEOM_PYTHON_MODULE=OFF)
+  fi
 else
   bash scripts/bootstrap.sh test
 fi

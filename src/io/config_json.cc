@@ -286,7 +286,7 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.parallel_residual = f.bool_or("use_parallel_residual", true);
   in.rotary_fraction = parse_rotary_fraction(f, family);
   const auto rotary_dim = static_cast<int>(c.head_dim * in.rotary_fraction);
-  if (family.rope && rotary_dim < 2 || rotary_dim % 2 != 0) {
+  if (family.rope && (rotary_dim < 2 || rotary_dim % 2 != 0)) {
     throw f.error(*family.rotary_key != '\0' ? family.rotary_key : "partial_rotary_factor",
                   "gives " + std::to_string(rotary_dim) + " rotary dimensions of head_dim " +
                       std::to_string(c.head_dim) + "; expected an even number of at least 2");

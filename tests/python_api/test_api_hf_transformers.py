@@ -47,6 +47,9 @@ check = api_lib.checker(failures)
 same_tables = api_lib.table_checker(check)
 same_records = api_lib.record_checker(check)
 device = torch.device(args.device)
+if device.type == "cuda" and not torch.cuda.is_available():
+    print(f"SKIP: device {device} asked for, and torch sees no GPU")
+    sys.exit(77)
 print(f"transformers {transformers.__version__}, torch {torch.__version__}, device {device}")
 SEQ_LEN, NUM_SEQS = 48, 4
 
