@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Writes a small Hugging Face tokenizer.json (byte-level BPE) and tokenizer_config.json
-in the style of LLaMA-3 or Qwen2, trained here on local text (no downloads).
+in the style of LLaMA-3, Qwen2 or GPT-2, trained here on local text (no downloads).
 
-  make_bpe_tokenizer.py OUT_DIR --flavour llama3|qwen2 [--merges N] [--text FILE ...]
+  make_bpe_tokenizer.py OUT_DIR --flavour llama3|qwen2|gpt2 [--merges N] [--text FILE ...]
 
 The merges come from our own small BPE trainer: text is cut into words (a space joins the
 word after it, as both flavours' regexes do), each word is written in GPT-2's byte-level
@@ -15,7 +15,11 @@ The pre-tokenizer, normaliser, added tokens and post-processor are the flavour's
           longest match);
   qwen2:  Qwen2's Split regex, the NFC normaliser, merges as "a b" strings, no BOS (a
           ByteLevel post-processor), <|endoftext|>, <|im_start|>, <|im_end|>, <tool_call>,
-          </tool_call>, and one normalised non-special token (café, matched after NFC).
+          </tool_call>, and one normalised non-special token (café, matched after NFC);
+  gpt2:   no Split step: the ByteLevel pre-tokenizer with GPT-2's own regex (use_regex), no
+          normaliser, merges as "a b" strings, no BOS, <|endoftext|> (GPT-2, Pythia, Phi-2);
+          with --vocab-merges, GPT-2's older files too: vocab.json, merges.txt and the
+          added_tokens_decoder of tokenizer_config.json.
 """
 import argparse
 import heapq
@@ -166,6 +170,18 @@ def tokenizer_json(flavour, merges, texts):
         }
         config = {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>", "clean_up_tokenization_spaces": True,
                   "model_max_length": 131072, "tokenizer_class": "PreTrainedTokenizerFast"}
+    elif flavour == "gpt2":
+        tokens = [added("<|endoftext|>", n, normalized=True)]
+        body = {
+            "normalizer": None,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+            "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+            "model_extra": {"ignore_merges": False},
+            "merges": [f"{a} {b}" for a, b in merges],
+        }
+        config = {"add_prefix_space": False, "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
+                  "unk_token": "<|endoftext|>", "model_max_length": 1024, "tokenizer_class": "GPT2Tokenizer",
+                  "added_tokens_decoder": {str(t["id"]): {k: v for k, v in t.items() if k != "id"} for t in tokens}}
     else:
         names = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
         tokens = [added(name, n + i) for i, name in enumerate(names)]
@@ -193,13 +209,22 @@ def tokenizer_json(flavour, merges, texts):
     return tok, config
 
 
-def write(out_dir, flavour, n_merges=1500, text_paths=None):
-    """Writes OUT_DIR/tokenizer.json and tokenizer_config.json; returns the vocabulary size."""
+def write(out_dir, flavour, n_merges=1500, text_paths=None, vocab_merges=False):
+    """Writes OUT_DIR/tokenizer.json and tokenizer_config.json, or with vocab_merges (gpt2)
+    vocab.json and merges.txt in its place; returns the vocabulary size."""
     texts = read_text(text_paths or DEFAULT_TEXT)
     tok, config = tokenizer_json(flavour, train_merges(texts, n_merges), texts)
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "tokenizer.json"), "w", encoding="utf-8") as f:
-        json.dump(tok, f, ensure_ascii=False, indent=1)
+    if vocab_merges:
+        if flavour != "gpt2":
+            raise ValueError("vocab.json and merges.txt are GPT-2's files: use --flavour gpt2")
+        with open(os.path.join(out_dir, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(tok["model"]["vocab"], f, ensure_ascii=False)
+        with open(os.path.join(out_dir, "merges.txt"), "w", encoding="utf-8") as f:
+            f.write("#version: 0.2\n" + "".join(m + "\n" for m in tok["model"]["merges"]))
+    else:
+        with open(os.path.join(out_dir, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tok, f, ensure_ascii=False, indent=1)
     with open(os.path.join(out_dir, "tokenizer_config.json"), "w", encoding="utf-8") as f:
         json.dump(config, f, ensure_ascii=False, indent=1)
     return 1 + max(t["id"] for t in tok["added_tokens"])
@@ -208,12 +233,14 @@ def write(out_dir, flavour, n_merges=1500, text_paths=None):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
-    ap.add_argument("--flavour", choices=["llama3", "qwen2"], required=True)
+    ap.add_argument("--flavour", choices=["llama3", "qwen2", "gpt2"], required=True)
+    ap.add_argument("--vocab-merges", action="store_true", help="gpt2: vocab.json + merges.txt, no tokenizer.json")
     ap.add_argument("--merges", type=int, default=1500)
     ap.add_argument("--text", nargs="+", help="training text (.txt lines or .jsonl with a text field)")
     a = ap.parse_args(argv)
-    vocab = write(a.out_dir, a.flavour, a.merges, a.text)
-    print(f"wrote {a.out_dir}/tokenizer.json ({a.flavour}, {vocab} ids)")
+    vocab = write(a.out_dir, a.flavour, a.merges, a.text, a.vocab_merges)
+    print(f"wrote {a.out_dir} ({a.flavour}, {'vocab.json + merges.txt' if a.vocab_merges else 'tokenizer.json'}, "
+          f"{vocab} ids)")
     return 0
 
 

@@ -45,6 +45,12 @@ struct HfTokenizerSpec {
 // `model_vocab`.
 HfTokenizerSpec read_hf_tokenizer(const std::filesystem::path& json_path, int model_vocab);
 
+// GPT-2's older tokenizer files in `model_dir`: vocab.json and merges.txt, with the special
+// tokens of tokenizer_config.json's added_tokens_decoder, read as the tokenizer.json that
+// transformers converts them to (ByteLevel with GPT-2's regex and no prefix space, byte-level
+// BPE, no BOS unless tokenizer_config.json's add_bos_token asks for one).
+HfTokenizerSpec read_gpt2_vocab_merges(const std::filesystem::path& model_dir, int model_vocab);
+
 class HfTokenizer {
  public:
   explicit HfTokenizer(HfTokenizerSpec spec);

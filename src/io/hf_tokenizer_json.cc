@@ -1,7 +1,9 @@
 // Reading tokenizer.json (and tokenizer_config.json) into an HfTokenizerSpec; every
 // refusal names the file and the field.
+#include <charconv>
 #include <climits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <unordered_map>
 
 #include "io/hf_tokenizer.h"
@@ -269,12 +271,10 @@ void read_bos(const Field& root, const std::filesystem::path& config_path, int m
   }
 }
 
-}  // namespace
-
-HfTokenizerSpec read_hf_tokenizer(const std::filesystem::path& json_path, int model_vocab) {
-  const std::string file = json_path.string();
-  const json root_json = read_json_file(json_path, "tokenizer (a Hugging Face tokenizer.json)");
-  if (!root_json.is_object()) throw InputError(file + ": not a tokenizer.json (expected a JSON object)");
+// The spec of a tokenizer.json's content `root_json` (named `file` in messages), with the
+// tokenizer_config.json at `config_path` where there is one.
+HfTokenizerSpec parse_tokenizer(const json& root_json, const std::string& file,
+                                const std::filesystem::path& config_path, int model_vocab) {
   const Field root(root_json, "", file);
   HfTokenizerSpec spec;
   if (const auto n = root.find("normalizer")) read_normalizer(*n, spec.normalizer);
@@ -288,8 +288,76 @@ HfTokenizerSpec read_hf_tokenizer(const std::filesystem::path& json_path, int mo
       spec.vocab_size = std::max(spec.vocab_size, spec.added_tokens.back().id + 1);
     }
   }
-  read_bos(root, json_path.parent_path() / "tokenizer_config.json", model_vocab, spec);
+  read_bos(root, config_path, model_vocab, spec);
   return spec;
+}
+
+// merges.txt: one "left right" merge per line, after an optional "#version" first line.
+json read_merges_txt(const std::filesystem::path& path) {
+  std::istringstream lines(read_file_bytes(path, kMaxTokenizerBytes, "tokenizer merges (GPT-2's merges.txt)"));
+  json merges = json::array();
+  std::size_t number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || (number == 1 && line.rfind("#version", 0) == 0)) continue;
+    const std::size_t space = line.find(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
+        line.find(' ', space + 1) != std::string::npos) {
+      throw InputError(path.string() + ": line " + std::to_string(number) +
+                       " is not a merge (expected two symbols separated by one space)");
+    }
+    merges.push_back(line);
+  }
+  return merges;
+}
+
+// tokenizer_config.json's added_tokens_decoder ({"id": {"content": ...}}) as tokenizer.json's
+// added_tokens list; empty without one.
+json added_tokens_of_config(const std::filesystem::path& config_path) {
+  json added = json::array();
+  std::error_code ec;
+  if (!std::filesystem::exists(config_path, ec)) return added;
+  const json config = read_json_file(config_path, "tokenizer config");
+  const auto decoder = config.is_object() ? config.find("added_tokens_decoder") : config.end();
+  if (!config.is_object() || decoder == config.end() || decoder->is_null()) return added;
+  if (!decoder->is_object()) {
+    throw InputError(config_path.string() + ": field 'added_tokens_decoder' must be an object (id -> token)");
+  }
+  for (const auto& [id, token] : decoder->items()) {
+    long long number = -1;
+    const auto [end, status] = std::from_chars(id.data(), id.data() + id.size(), number);
+    if (status != std::errc() || end != id.data() + id.size() || number < 0 || number > INT_MAX || !token.is_object()) {
+      throw InputError(config_path.string() + ": field 'added_tokens_decoder." + id +
+                       "' must map an id to a token object");
+    }
+    json entry = token;
+    entry["id"] = number;
+    added.push_back(entry);
+  }
+  return added;
+}
+
+}  // namespace
+
+HfTokenizerSpec read_hf_tokenizer(const std::filesystem::path& json_path, int model_vocab) {
+  const std::string file = json_path.string();
+  const json root_json = read_json_file(json_path, "tokenizer (a Hugging Face tokenizer.json)");
+  if (!root_json.is_object()) throw InputError(file + ": not a tokenizer.json (expected a JSON object)");
+  return parse_tokenizer(root_json, file, json_path.parent_path() / "tokenizer_config.json", model_vocab);
+}
+
+HfTokenizerSpec read_gpt2_vocab_merges(const std::filesystem::path& model_dir, int model_vocab) {
+  const std::filesystem::path vocab_path = model_dir / "vocab.json";
+  const json vocab = read_json_file(vocab_path, "tokenizer vocabulary (GPT-2's vocab.json)");
+  if (!vocab.is_object()) throw InputError(vocab_path.string() + ": not a vocabulary (expected a JSON object)");
+  const std::filesystem::path config_path = model_dir / "tokenizer_config.json";
+  // transformers' GPT2Converter (convert_slow_tokenizer.py): the tokenizer.json of these files.
+  const json root = {
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", read_merges_txt(model_dir / "merges.txt")}}},
+      {"added_tokens", added_tokens_of_config(config_path)}};
+  return parse_tokenizer(root, vocab_path.string() + " with merges.txt", config_path, model_vocab);
 }
 
 }  // namespace attngeom

@@ -62,15 +62,29 @@ std::string read_sentencepiece(const fs::path& model_path) {
   if (!fs::exists(model_path, ec) && !ec) {
     throw InputError(model_path.string() +
                      ": missing tokenizer (expected a sentencepiece tokenizer.model, or a Hugging Face "
-                     "tokenizer.json beside it)");
+                     "tokenizer.json, or GPT-2's vocab.json and merges.txt beside it)");
   }
   return read_file_bytes(model_path, kMaxTokenizerBytes, "tokenizer (a sentencepiece tokenizer.model)");
 }
 
-// Whether the checkpoint's tokenizer is a tokenizer.json: there is no tokenizer.model beside it.
-bool uses_tokenizer_json(const fs::path& model_dir) {
+// Which of a checkpoint's tokenizer files is read, in this order of preference: a
+// sentencepiece tokenizer.model, a tokenizer.json, or GPT-2's vocab.json and merges.txt.
+enum class TokenizerFiles { kSentencePiece, kTokenizerJson, kVocabMerges };
+TokenizerFiles tokenizer_files(const fs::path& model_dir) {
   std::error_code ec;
-  return !fs::exists(model_dir / "tokenizer.model", ec) && !ec && fs::exists(model_dir / "tokenizer.json", ec);
+  const auto has = [&](const char* name) { return fs::exists(model_dir / name, ec) && !ec; };
+  if (has("tokenizer.model") || (!has("tokenizer.json") && !(has("vocab.json") && has("merges.txt")))) {
+    return TokenizerFiles::kSentencePiece;  // the message of a missing one names every form
+  }
+  return has("tokenizer.json") ? TokenizerFiles::kTokenizerJson : TokenizerFiles::kVocabMerges;
+}
+
+// The byte-level BPE tokenizer of a checkpoint without a tokenizer.model, and its file.
+std::pair<HfTokenizerSpec, fs::path> read_byte_level(const fs::path& model_dir, int model_vocab) {
+  if (tokenizer_files(model_dir) == TokenizerFiles::kTokenizerJson) {
+    return {read_hf_tokenizer(model_dir / "tokenizer.json", model_vocab), model_dir / "tokenizer.json"};
+  }
+  return {read_gpt2_vocab_merges(model_dir, model_vocab), model_dir / "vocab.json"};
 }
 
 }  // namespace
@@ -93,9 +107,9 @@ Tokenizer Tokenizer::from_serialized(const std::string& model_bytes, int model_v
 }
 
 Tokenizer Tokenizer::for_model(const fs::path& model_dir, int model_vocab, int config_bos_token_id) {
-  if (uses_tokenizer_json(model_dir)) {
-    const fs::path path = model_dir / "tokenizer.json";
-    auto backend = std::make_unique<HfBackend>(read_hf_tokenizer(path, model_vocab));
+  if (tokenizer_files(model_dir) != TokenizerFiles::kSentencePiece) {
+    auto [spec, path] = read_byte_level(model_dir, model_vocab);
+    auto backend = std::make_unique<HfBackend>(std::move(spec));
     const std::optional<int> bos = backend->bos_id();
     return Tokenizer(std::move(backend), bos, path);
   }
@@ -105,8 +119,8 @@ Tokenizer Tokenizer::for_model(const fs::path& model_dir, int model_vocab, int c
 }
 
 std::optional<int> checkpoint_bos_id(const fs::path& model_dir, int model_vocab, int config_bos_token_id) {
-  if (!uses_tokenizer_json(model_dir)) return config_bos_token_id;
-  return read_hf_tokenizer(model_dir / "tokenizer.json", model_vocab).bos_id;
+  if (tokenizer_files(model_dir) == TokenizerFiles::kSentencePiece) return config_bos_token_id;
+  return read_byte_level(model_dir, model_vocab).first.bos_id;
 }
 
 Tokenizer::~Tokenizer() = default;

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Hugging Face tokenizer.json checkpoints end to end (tools/make_bpe_tokenizer.py writes
-the tokenizers: LLaMA-3 style with BOS, Qwen2 style without).
+the tokenizers: LLaMA-3 style with BOS, Qwen2 and GPT-2 style without).
 
-  test_hf_tokenizer.py --bin PATH/attngeom --check reference --flavour llama3|qwen2 --reference DIR [--node NODE]
+  test_hf_tokenizer.py --bin PATH/attngeom --check reference --flavour llama3|qwen2|gpt2 --reference DIR [--node NODE]
   test_hf_tokenizer.py --bin PATH/attngeom --check capture
 
 reference  `attngeom tokenize` against transformers.js (DIR holds encode.mjs and its
            node_modules) on tests/data/tokenizer_corpus.jsonl, every document with and
-           without special tokens: every id must be equal.
+           without special tokens: every id must be equal. For gpt2 also the same tokenizer
+           as GPT-2's older vocab.json + merges.txt, against the same reference.
 capture    `attngeom capture` and `analyze` on tiny random LLaMA checkpoints that carry a
            tokenizer.json instead of a tokenizer.model: with the LLaMA-3 tokenizer position 0
            is <|begin_of_text|>, with the Qwen2 one it is the text's first token, and the
@@ -32,15 +33,17 @@ CORPUS = os.path.join(REPO, "tests", "data", "tokenizer_corpus.jsonl")
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 
 
-def make_model(out_dir, flavour, weights=False):
+def make_model(out_dir, flavour, weights=False, vocab_merges=False):
     """config.json (LLaMA shapes, tiny), the flavour's tokenizer, random weights if asked."""
-    vocab = write_tokenizer(out_dir, flavour)
+    vocab = write_tokenizer(out_dir, flavour, vocab_merges=vocab_merges)
     cfg = hf_config("llama", hidden=64, intermediate=128, layers=2, heads=4, kv_heads=2, head_dim=16,
                     vocab=vocab, dtype="F32", max_positions=512)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     if weights:
         write_safetensors(os.path.join(out_dir, "model.safetensors"), random_tensors(cfg, "F32", seed=7))
+    if vocab_merges:
+        return cfg, None
     with open(os.path.join(out_dir, "tokenizer.json"), encoding="utf-8") as f:
         added = {t["content"]: t["id"] for t in json.load(f)["added_tokens"]}
     return cfg, added
@@ -65,18 +68,23 @@ def check_reference(args, tmp):
     with open(CORPUS, encoding="utf-8") as f:
         texts = [json.loads(line)["text"] for line in f if line.strip()]
     failures = []
-    for mode, flags in (("with", []), ("without", ["--no-bos"])):
-        ours = attngeom_ids(args.bin, model, *flags)
+    models = [("tokenizer.json", model)]
+    if args.flavour == "gpt2":
+        models.append(("vocab.json + merges.txt", os.path.join(tmp, "gpt2-vocab-merges")))
+        make_model(models[-1][1], "gpt2", vocab_merges=True)
+    for (form, path), (mode, flags) in ((m, f) for m in models for f in (("with", []), ("without", ["--no-bos"]))):
+        ours = attngeom_ids(args.bin, path, *flags)
         if len(ours) != len(texts) or len(reference) != len(texts):
-            failures.append(f"{mode} special tokens: {len(ours)} lines from attngeom, {len(reference)} from "
+            failures.append(f"{form}, {mode} special tokens: {len(ours)} lines from attngeom, {len(reference)} from "
                             f"transformers.js, {len(texts)} documents")
             continue
         for i, (text, a, r) in enumerate(zip(texts, ours, reference)):
             if a != r[mode]:
-                failures.append(f"line {i + 1} {mode} special tokens: {text!r}\n  attngeom        {a}\n"
+                failures.append(f"{form}, line {i + 1} {mode} special tokens: {text!r}\n  attngeom        {a}\n"
                                 f"  transformers.js {r[mode]}")
     total = sum(len(r["with"]) for r in reference)
-    print(f"{args.flavour}: {len(texts)} documents, {total} ids with special tokens; {len(failures)} mismatch(es)")
+    print(f"{args.flavour} ({', '.join(form for form, _ in models)}): {len(texts)} documents, {total} ids with "
+          f"special tokens; {len(failures)} mismatch(es)")
     return failures
 
 
@@ -128,7 +136,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--check", choices=["reference", "capture"], required=True)
-    ap.add_argument("--flavour", choices=["llama3", "qwen2"])
+    ap.add_argument("--flavour", choices=["llama3", "qwen2", "gpt2"])
     ap.add_argument("--reference", help="folder with encode.mjs and transformers.js installed")
     ap.add_argument("--node", default="node")
     args = ap.parse_args()

@@ -1,11 +1,16 @@
 // Byte-level BPE pieces against hand-computed cases: GPT-2's byte alphabet, the merge
 // loop's order (lowest rank, then leftmost), ignore_merges, the added-token matcher and
 // the LLaMA-3 Split regex under PCRE2.
+#include "io/hf_tokenizer.h"
+
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include "io/added_tokens.h"
 #include "io/byte_level_bpe.h"
 #include "io/unicode_text.h"
+#include "temp_dir.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -113,6 +118,42 @@ TEST(UnicodeText, NormalFormsAndSpaces) {
   EXPECT_TRUE(is_unicode_space(U'\u3000'));
   EXPECT_TRUE(is_unicode_space(U'\u0085'));
   EXPECT_FALSE(is_unicode_space(U'\u200b'));
+}
+
+// GPT-2's vocab.json + merges.txt read as the tokenizer.json transformers converts them to: the
+// ByteLevel pre-tokenizer with GPT-2's regex, no BOS, tokenizer_config.json's special tokens.
+class Gpt2VocabMerges : public testing_support::TempDir {
+ protected:
+  // Every byte's symbol (ids 0-255), then "ab" 256, "\u0120ab" 257 (\u0120 is GPT-2's space)
+  // and <|endoftext|> 258.
+  void write_files(const std::string& merges, const std::string& config) {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b) vocab[byte_level_string(std::string(1, static_cast<char>(b)))] = b;
+    vocab["ab"] = 256;
+    vocab[byte_level_string(" ") + "ab"] = 257;
+    vocab["<|endoftext|>"] = 258;
+    write("vocab.json", vocab.dump());
+    write("merges.txt", merges);
+    if (!config.empty()) write("tokenizer_config.json", config);
+  }
+};
+
+TEST_F(Gpt2VocabMerges, ReadsTheSplitTheMergesAndTheSpecialTokens) {
+  write_files("#version: 0.2\na b\n" + byte_level_string(" ") + " ab\n",
+              R"({"added_tokens_decoder": {"258": {"content": "<|endoftext|>", "special": true}}})");
+  const HfTokenizer tokenizer(read_gpt2_vocab_merges(dir_, 259));
+  // " b" has no merge: its bytes' ids, ' ' (32) and 'b' (98).
+  EXPECT_EQ(tokenizer.encode("ab ab<|endoftext|>ab b"), (std::vector<int>{256, 257, 258, 256, 32, 98}));
+  EXPECT_FALSE(tokenizer.bos_id().has_value());
+}
+
+TEST_F(Gpt2VocabMerges, RefusesBadLinesAndIdsNamingTheFile) {
+  write_files("#version: 0.2\na b c\n", "");
+  EXPECT_NE(testing_support::error_of([&] { read_gpt2_vocab_merges(dir_, 259); }).find("merges.txt: line 2"),
+            std::string::npos);
+  write_files("a b\n", R"({"added_tokens_decoder": {"five": {"content": "<|endoftext|>"}}})");
+  EXPECT_NE(testing_support::error_of([&] { read_gpt2_vocab_merges(dir_, 259); }).find("added_tokens_decoder.five"),
+            std::string::npos);
 }
 
 }  // namespace
