@@ -102,6 +102,7 @@ class Model:
         self.experts = cfg.get("num_local_experts", 8) if self.model_type == "mixtral" else 0
         self.top_k = cfg.get("num_experts_per_tok", 2)
         self.expert_load = []  # [layers] x [experts] tokens routed, filled by forward
+        self.route_gap = []    # [layers] the smallest router-logit gap between a chosen and an unchosen expert
         self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
 
@@ -417,6 +418,7 @@ def sparse_moe(m, h, W, layer):
     top_k experts, their probabilities rescaled to sum to one, and the sum of those experts'
     gated MLPs w2(silu(w1 h) * w3 h) weighted so. h [T, hidden] -> [T, hidden]."""
     probs = h @ W("block_sparse_moe.gate.weight").T                        # [T, experts] logits
+    magnitude = float((np.abs(h) @ np.abs(W("block_sparse_moe.gate.weight")).T).max())  # max sum_j |h_j w_j|
     probs = np.exp(probs - probs.max(axis=1, keepdims=True))
     probs /= probs.sum(axis=1, keepdims=True)
     # argsort of -p, stable: the largest first, ties to the lower expert
@@ -435,8 +437,12 @@ def sparse_moe(m, h, W, layer):
         y = (m.act(he @ E("w1").T) * (he @ E("w3").T)) @ E("w2").T          # [n, hidden]
         out[tokens] += weight[tokens, slot][:, None] * y
     if layer == 0:
-        m.expert_load = []
+        m.expert_load, m.route_gap, m.router_magnitude = [], [], []
+    m.router_magnitude.append(magnitude)
     m.expert_load.append(load)
+    # log p_k - log p_(k+1) of the k-th and (k+1)-th largest: the router-logit gap, how near a tie
+    ranked = -np.sort(-np.log(probs), axis=1)
+    m.route_gap.append(float((ranked[:, m.top_k - 1] - ranked[:, m.top_k]).min()) if m.top_k < m.experts else 1.0)
     return out
 
 
