@@ -39,6 +39,9 @@ is active, sized to bite at the prompt's length (~300 tokens):
            ones), sliding_window 200
   phi      Phi-2's layout, F32: one input LayerNorm feeding attention and MLP in parallel,
            partial_rotary_factor 0.4 (8 of head_dim 20), biases everywhere incl. lm_head, gelu_new
+  mixtral  GQA 4/2, BF16, sliding_window 80, 8 experts per layer and top-2 routing with the weights
+           renormalised; the router scaled so that its choices are decisive (every expert gets
+           tokens, and no near-tie that fp32 and float64 could break differently)
 """
 import json
 import os
@@ -163,6 +166,11 @@ FIXTURES = {
         config=dict(model_type="phi", hidden=80, intermediate=192, layers=2, heads=4,
                     kv_heads=4, head_dim=20, rope_theta=10000.0, rms_norm_eps=1e-5,
                     max_positions=2048, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)),
+    "mixtral": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=1515,
+        config=dict(model_type="mixtral", hidden=64, intermediate=96, layers=2, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-5,
+                    max_positions=4096, sliding_window=80, bos_token_id=1, eos_token_id=2)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; pythia-v5 and llama3-v5: the same models in
@@ -189,6 +197,7 @@ GPT2_KEYS = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_atten
 # head 0 pick keys by token identity, nearly independent of distance.
 Q_SCALES = [2.7, 0.5, 1.2, 2.0]
 CONTENT_GAIN = 2.5
+ROUTER_GAIN = 3.0  # router logits of std ~3: decisive top-k choices, every expert in use
 BOS_EMBED_SCALE = 0.01  # a tiny BOS embedding, so rms_norm_eps visibly matters there
 
 
@@ -247,6 +256,8 @@ def random_weights(cfg, seed):
                 a = a.reshape(shape)
             elif name.endswith("lm_head.weight"):
                 a *= 3.0
+            elif name.endswith("block_sparse_moe.gate.weight"):
+                a *= ROUTER_GAIN
         w[name] = a.astype(np.float32)
     return w
 

@@ -13,7 +13,7 @@ Also the shared writer used by tools/make_fixtures.py: `write_checkpoint`,
   make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
-Presets: llama2-7b, mistral-7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, pythia-6.9b, gpt2-xl, phi-3-mini, h1024-l8 (a LLaMA
+Presets: llama2-7b, mistral-7b, mixtral-8x7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, pythia-6.9b, gpt2-xl, phi-3-mini, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset. --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
 tokenizer.json, copied under its own name.
@@ -62,6 +62,11 @@ PRESETS = {
     "phi-3-mini": dict(model_type="phi3", hidden=3072, intermediate=8192, layers=32, heads=32, kv_heads=32,
                        head_dim=96, vocab=32064, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
                        sliding_window=2047, bos_token_id=1, eos_token_id=32000),
+    # Mixtral-8x7B: Mistral's attention (GQA 8, no window), 8 experts of 14336, top-2, for its
+    # layer shapes (its 93 GiB of bf16 weights need not fit in memory).
+    "mixtral-8x7b": dict(model_type="mixtral", hidden=4096, intermediate=14336, layers=32,
+                         heads=32, kv_heads=8, head_dim=128, vocab=32000, rope_theta=1000000.0,
+                         rms_norm_eps=1e-5, max_positions=32768),
     # LLaMA-3.1-8B: GQA 8, 128,256-token vocabulary, llama3 RoPE scaling.
     "llama3-8b": dict(model_type="llama", hidden=4096, intermediate=14336, layers=32,
                       heads=32, kv_heads=8, head_dim=128, vocab=128256, rope_theta=500000.0,
@@ -143,7 +148,7 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
                  "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "gpt_neox": "GPTNeoXForCausalLM",
                  "gpt2": "GPT2LMHeadModel", "phi": "PhiForCausalLM",
-                 "phi3": "Phi3ForCausalLM"}
+                 "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 
 
@@ -227,6 +232,11 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
             cfg.update(pretraining_tp=1, mlp_bias=False)
     elif model_type == "mistral":
         cfg.update(hidden_act="silu", sliding_window=sliding_window)
+    elif model_type == "mixtral":
+        # MixtralConfig (transformers 4.57): Mistral's attention, 8 experts of which each token
+        # uses 2; the router's jitter and auxiliary loss act only in training.
+        cfg.update(hidden_act="silu", sliding_window=sliding_window, num_local_experts=8, num_experts_per_tok=2,
+                   router_jitter_noise=0.0, router_aux_loss_coef=0.02, output_router_logits=False)
     elif model_type in ("qwen2", "qwen3"):
         cfg.update(hidden_act="silu", rope_scaling=None, use_sliding_window=False,
                    sliding_window=sliding_window, max_window_layers=layers)
@@ -301,9 +311,17 @@ def tensor_shapes(cfg):
         elif mt == "olmo2":
             out += [(p + "self_attn.q_norm.weight", (nh * hd,)), (p + "self_attn.k_norm.weight", (nkv * hd,))]
         out += norm(1) + norm(2)
-        out += [(p + "mlp.gate_proj.weight", (inter, h)),
-                (p + "mlp.up_proj.weight", (inter, h)),
-                (p + "mlp.down_proj.weight", (h, inter))]
+        if mt == "mixtral":
+            # MixtralSparseMoeBlock: the router `gate`, then per expert w1 (gate), w2 (down), w3 (up)
+            moe = p + "block_sparse_moe."
+            out.append((moe + "gate.weight", (text["num_local_experts"], h)))
+            for e in range(text["num_local_experts"]):
+                out += [(moe + f"experts.{e}.w1.weight", (inter, h)), (moe + f"experts.{e}.w2.weight", (h, inter)),
+                        (moe + f"experts.{e}.w3.weight", (inter, h))]
+        else:
+            out += [(p + "mlp.gate_proj.weight", (inter, h)),
+                    (p + "mlp.up_proj.weight", (inter, h)),
+                    (p + "mlp.down_proj.weight", (h, inter))]
         out += norm(3)
     out.append((prefix + "model.norm.weight", (h,)))
     if not cfg["tie_word_embeddings"]:

@@ -4,6 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "util/error.h"
@@ -97,9 +98,11 @@ Activation parse_activation(const FieldReader& f, const Family& family) {
 
 bool present(const FieldReader& f, const char* key) { return f.find(key) != nullptr && !f.find(key)->is_null(); }
 
-// Mixture-of-experts layers are not a dense MLP; refused whatever the model_type says.
-void refuse_moe(const FieldReader& f) {
+// Mixture-of-experts layers are not a dense MLP; refused unless the family reads them under
+// this key (Family::experts_key).
+void refuse_moe(const FieldReader& f, std::string_view allowed) {
   for (const char* key : {"num_experts", "num_local_experts"}) {
+    if (key == allowed) continue;
     const json* v = f.find(key);
     if (v != nullptr && !v->is_null() && !(v->is_number_integer() && v->get<std::int64_t>() == 0)) {
       throw f.error(key,
@@ -302,6 +305,15 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
     in.sliding_layers = parse_layer_types(f, c.layers);
   }
   if (family.reads_window_pattern) in.window_pattern = f.int_or("sliding_window_pattern", 0, 1);
+  if (*family.experts_key != '\0') {
+    // MixtralConfig: num_local_experts 8, num_experts_per_tok 2 (router_jitter_noise acts in training only)
+    in.experts = f.int_or(family.experts_key, 8, 1);
+    in.top_k = f.int_or("num_experts_per_tok", 2, 1);
+    if (in.top_k > in.experts) {
+      throw f.error("num_experts_per_tok", "(" + std::to_string(in.top_k) + ") exceeds " + family.experts_key + " (" +
+                                               std::to_string(in.experts) + ")");
+    }
+  }
   parse_rope(f, family, in);
   finish_longrope(f, c.max_positions, rotary_dim, in.global_rope);
   return in;
@@ -322,12 +334,12 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   ModelConfig c;
   c.model_type = top.string_or("model_type", "");
   if (c.model_type.empty()) throw top.error("model_type", "is missing (supported: " + supported_model_types() + ")");
-  refuse_moe(top);
   // Gemma-3 multimodal: the text tower's config is text_config (Gemma3TextConfig), its
   // weights are under language_model.; the vision tower is never read.
   const bool multimodal = c.model_type == "gemma3";
   const Family* family = find_family(multimodal ? "gemma3_text" : c.model_type);
   if (family == nullptr) {
+    refuse_moe(top, "");
     throw InputError(source + ": unsupported model_type '" + c.model_type + "' (supported: " + supported_model_types() +
                      ")" + kDumpRoute);
   }
@@ -343,7 +355,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     }
   }
   const FieldReader f = multimodal ? top.nested(aliased, "text_config.") : FieldReader(aliased, source);
-  refuse_moe(f);
+  if (multimodal) refuse_moe(top, "");
+  refuse_moe(f, family->experts_key);
   const FamilyDefaults& defaults = family->defaults;
   c.hidden = f.positive_int_or("hidden_size", defaults.hidden);
   if (family->intermediate_4x && (f.find("intermediate_size") == nullptr || f.find("intermediate_size")->is_null())) {

@@ -37,6 +37,9 @@ void Transformer::allocate(int seq) {
   for (const RopeSpec& rope : c.recipe.ropes)
     b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim, seq), rope.attention_factor));
   b.values.assign(static_cast<std::size_t>(seq) * c.kv_dim(), 0.0f);
+  const int experts = c.recipe.moe.experts;
+  b.router_logits = experts > 0 ? backend_.allocate(seq, experts) : Buffer();
+  b.router_host.assign(static_cast<std::size_t>(seq) * experts, 0.0f);
 }
 
 // The recipe's norm with `weight` (and, for LayerNorm families, `bias`).
@@ -107,6 +110,7 @@ void Transformer::output_projection(int l, Buffer& out) {
 // dense_4h_to_h(act(dense_h_to_4h(h))) with biases. h = the MLP's input norm of x (LLaMA:
 // post_attention_layernorm; Gemma-2/3: pre_feedforward_layernorm; OLMo-2: h = x).
 void Transformer::mlp(int l, Buffer& out) {
+  if (config_.recipe.layers[static_cast<std::size_t>(l)].sparse_mlp) return sparse_mlp(l, out);
   const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
   ForwardBuffers& b = buffers_;
   const LinearSource h = layer_input(w.mlp_input_norm, w.mlp_input_norm_bias);
@@ -122,6 +126,39 @@ void Transformer::mlp(int l, Buffer& out) {
     backend_.linear(activated(b.up, config_.recipe.activation), {&down, 1});
   }
   add_bias_if_present(out, w.down_bias);
+}
+
+// A mixture of experts, into out [seq, hidden] (HF MixtralSparseMoeBlock, transformers 4.57):
+// router_logits = gate(h); each token's top_k experts and weights (model/moe_routing.h);
+// out = sum over experts e, in index order, of weight * w2(act(w1(h_e)) * w3(h_e)) on the rows
+// h_e routed to e (HF: final_hidden_states.index_add_(0, top_x, current_hidden_states)).
+// On the exact path the router's logits are an fp32 product, so the choice of experts is fp32's.
+void Transformer::sparse_mlp(int l, Buffer& out) {
+  const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
+  ForwardBuffers& b = buffers_;
+  const ModelConfig& c = config_;
+  const RmsNormSpec h = norm(w.mlp_input_norm, &w.mlp_input_norm_bias);
+  const LinearTarget router{&w.router, &b.router_logits};  // [seq, experts]
+  backend_.linear(normed(b.x, h), {&router, 1});
+  backend_.copy_to_host(b.router_logits, b.router_host);
+  route_tokens(b.router_host, c.recipe.moe, b.routes);
+  out = backend_.allocate(b.seq, c.hidden);  // zeros, the sum's start
+  for (std::size_t e = 0; e < w.experts.size(); ++e) {
+    const std::vector<int>& rows = b.routes.rows[e];
+    if (rows.empty()) continue;
+    const ExpertTensors<Weight>& expert = w.experts[e];
+    const auto n = static_cast<std::int64_t>(rows.size());
+    Buffer x_e = backend_.allocate(n, c.hidden);  // [n, hidden] the routed rows of x, normed below
+    Buffer gate = backend_.allocate(n, c.intermediate);
+    Buffer up = backend_.allocate(n, c.intermediate);
+    Buffer y_e = backend_.allocate(n, c.hidden);
+    backend_.gather_rows(b.x, rows, x_e);
+    const LinearTarget gate_up[] = {{&expert.gate_proj, &gate}, {&expert.up_proj, &up}};
+    backend_.linear(normed(x_e, h), gate_up);
+    const LinearTarget down{&expert.down_proj, &y_e};
+    backend_.linear(gated(gate, up, c.recipe.activation), {&down, 1});
+    backend_.scatter_add_rows(out, rows, y_e, b.routes.weights[e]);
+  }
 }
 
 // The residual updates. Sequential: x = x + attn_branch, then x = x + mlp(x) (Gemma-2/3 and

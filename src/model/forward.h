@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/moe_routing.h"
 #include "model/observer.h"
 #include "model/weights.h"
 #include "ops/backend.h"
@@ -30,6 +31,12 @@ struct ForwardBuffers {
   std::vector<Buffer> ropes;   // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
   std::vector<float> values;   // [kv_heads, seq, head_dim] a captured layer's values, on the host
   std::vector<int> positions;  // [seq] 0..seq-1, the rows of learned position embeddings
+  // Mixtures of experts (else empty): the router's logits, on the device and the host, and
+  // the routing made of them. The experts' own buffers follow the routing's sizes and are
+  // allocated per layer.
+  Buffer router_logits;            // [seq, experts]
+  std::vector<float> router_host;  // [seq, experts]
+  ExpertRoutes routes;
 };
 
 // Wall-clock seconds spent in the attention core (softmax, P V and any observer work on
@@ -64,6 +71,7 @@ class Transformer {
   void attention_input(int l);
   void output_projection(int l, Buffer& out);
   void mlp(int l, Buffer& out);
+  void sparse_mlp(int l, Buffer& out);
   void residual_update(int l);
 
   const ModelConfig& config_;

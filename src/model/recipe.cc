@@ -50,6 +50,13 @@ constexpr TensorNames kPhiNames{.final_norm = "model.final_layernorm", .o = "sel
     .up = "mlp.fc1", .down = "mlp.fc2"};
 // clang-format on
 
+// Mixtral, transformers 4.57 modeling_mixtral.py: MixtralSparseMoeBlock under block_sparse_moe,
+// its router `gate` and experts of w1 (gate), w3 (up), w2 (down).
+// clang-format off
+constexpr TensorNames kMixtralNames{.gate = "", .up = "", .down = "", .router = "block_sparse_moe.gate",
+    .experts = "block_sparse_moe.experts."};
+// clang-format on
+
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
                      kTypes = WindowRule::kLayerTypes;
@@ -102,6 +109,13 @@ const Family kFamilies[] = {
     {"phi3",        kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act",
      "silu", {0,  0,   1, false, 10000.0,   1e-5, 0, 256, 0, 0},
      &kPhi3Names, NormKind::kRms, "rms_norm_eps", false, false, false, 1.0, "", ""},
+    // MixtralConfig: Mistral's attention (sliding_window on every layer, default null), rope_theta
+    // 1e6, rms_norm_eps 1e-5, num_local_experts 8 and num_experts_per_tok 2, the top-2 weights
+    // renormalised; every layer sparse.
+    {"mixtral",     kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act",
+     "silu", {8,  0,   1, false, 1000000.0, 1e-5, 0, 256, 0, 0},
+     &kMixtralNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
+     false, false, false, "num_local_experts", true},
     // clang-format on
 };
 
@@ -200,11 +214,13 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
                                               : 1.0f / std::sqrt(static_cast<float>(in.head_dim));
   r.attn_softcap = family.softcaps ? in.attn_softcap : 0.0f;
   r.final_softcap = family.softcaps ? in.final_softcap : 0.0f;
+  r.moe = {in.experts, in.top_k, family.renormalize_top_k};
   r.layers.resize(static_cast<std::size_t>(in.layers));
   for (int l = 0; l < in.layers; ++l) {
     const bool sliding = is_sliding(family, in, l);  // a sliding layer type; its window may be null
     LayerRecipe& layer = r.layers[static_cast<std::size_t>(l)];
     layer.window = sliding ? in.sliding_window : 0;
+    layer.sparse_mlp = in.experts > 0;
     // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers.
     if (family.rope)
       layer.rope_table = rope_index(r.ropes, family.local_rope && sliding ? in.local_rope : in.global_rope);

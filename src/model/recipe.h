@@ -3,8 +3,9 @@
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
 // modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py, modeling_phi.py,
-// modeling_phi3.py and modeling_rope_utils.py). The family table in recipe.cc shows every family side by side; the
-// forward pass reads only the resolved ModelRecipe and never a family name. Adding a family is adding a row.
+// modeling_phi3.py, modeling_mixtral.py and modeling_rope_utils.py). The family table in recipe.cc shows every family
+// side by side; the forward pass reads only the resolved ModelRecipe and never a family name. Adding a family is adding
+// a row.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,13 @@ struct TensorNames {
   const char* gate_up = "";
   const char* up = "mlp.up_proj";
   const char* down = "mlp.down_proj";
+  // Mixtures of experts: the router [experts, hidden] (+ ".weight") and expert e's gated MLP
+  // under experts + "e." (Mixtral: block_sparse_moe.gate, block_sparse_moe.experts.e.w1/w3/w2).
+  const char* router = "";
+  const char* experts = "";
+  const char* expert_gate = "w1";
+  const char* expert_up = "w3";
+  const char* expert_down = "w2";
 };
 
 // The checkpoint tensor names of one layer's four norm slots, relative to "model.layers.N.";
@@ -154,6 +162,11 @@ struct Family {
   bool o_bias_always = false;
   bool lm_head_bias = false;
   bool parallel_residual_always = false;
+  // Non-empty: a mixture of experts whose count is under this key (Mixtral: num_local_experts),
+  // top_k under num_experts_per_tok; then, for the top-k weights, whether they are divided by
+  // their sum (Mixtral always).
+  const char* experts_key = "";
+  bool renormalize_top_k = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -164,8 +177,18 @@ std::string supported_model_types();
 
 // Per-layer choices the forward pass follows.
 struct LayerRecipe {
-  int window = 0;      // 0: full causal; else query i sees keys j with 0 <= i - j < window
-  int rope_table = 0;  // index into ModelRecipe::ropes
+  int window = 0;           // 0: full causal; else query i sees keys j with 0 <= i - j < window
+  int rope_table = 0;       // index into ModelRecipe::ropes
+  bool sparse_mlp = false;  // a mixture of experts (ModelRecipe::moe) in place of the dense MLP
+};
+
+// A mixture of experts' routing (HF MixtralSparseMoeBlock, transformers 4.57): per token,
+// p = softmax(router(h)) over the experts in fp32, the top_k largest kept (ties toward the lower
+// expert index), divided by their sum when renormalize; out = sum of p_e * expert_e(h).
+struct MoeRecipe {
+  int experts = 0;  // 0: dense MLPs everywhere
+  int top_k = 0;
+  bool renormalize = false;
 };
 
 // Everything the forward pass and the weight list need beyond the sizes.
@@ -192,6 +215,7 @@ struct ModelRecipe {
   float final_softcap = 0;          // 0: none; else logits = cap * tanh(logits / cap)
   std::vector<RopeSpec> ropes;      // distinct RoPE tables
   std::vector<LayerRecipe> layers;  // [layers]
+  MoeRecipe moe;
 };
 
 // The config.json values a recipe is resolved from, already parsed and range-checked.
@@ -214,6 +238,8 @@ struct RecipeInputs {
   RopeSpec global_rope;        // rope_theta with rope_scaling
   RopeSpec local_rope;         // Gemma-3's sliding layers
   bool multimodal = false;     // weights under language_model.
+  int experts = 0;             // Family::experts_key
+  int top_k = 0;               // num_experts_per_tok
 };
 
 ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);

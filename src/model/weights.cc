@@ -64,6 +64,17 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
       linear(n.v, c.kv_dim(), hidden, kVProj, r.qkv_bias, kVBias);
     }
     linear(n.o, hidden, c.q_dim(), kOProj, r.o_bias, kOBias);
+    if (r.layers[static_cast<std::size_t>(l)].sparse_mlp) {
+      add(std::string(n.router) + ".weight", {r.moe.experts, hidden}, kRouter);
+      for (int e = 0; e < r.moe.experts; ++e) {
+        const std::string expert = std::string(n.experts) + std::to_string(e) + ".";
+        const std::int64_t inter = c.intermediate;
+        slots.push_back({p + expert + n.expert_gate + ".weight", {inter, hidden}, kExpertGate, l, e});
+        slots.push_back({p + expert + n.expert_up + ".weight", {inter, hidden}, kExpertUp, l, e});
+        slots.push_back({p + expert + n.expert_down + ".weight", {hidden, inter}, kExpertDown, l, e});
+      }
+      continue;
+    }
     if (*n.gate_up != '\0') {
       linear(n.gate_up, 2 * static_cast<std::int64_t>(c.intermediate), hidden, kGateUpProj, false, kGateUpProj);
     } else {
@@ -152,8 +163,17 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
       return l.up_bias;
     case kDownBias:
       return l.down_bias;
+    case kRouter:
+      return l.router;
     default:
       break;
+  }
+  if (slot.role == kExpertGate || slot.role == kExpertUp || slot.role == kExpertDown) {
+    ATTNGEOM_CHECK(slot.expert >= 0);
+    const auto e = static_cast<std::size_t>(slot.expert);
+    if (e >= l.experts.size()) l.experts.resize(e + 1);  // sized by the slots as they come
+    ExpertTensors<Tensor>& x = l.experts[e];
+    return slot.role == kExpertGate ? x.gate_proj : slot.role == kExpertUp ? x.up_proj : x.down_proj;
   }
   ATTNGEOM_CHECK(false);
 }
@@ -292,6 +312,9 @@ DType dominant_dtype(const Weights& weights) {
   for (const auto& l : weights.layers) {
     for (const TensorView* v : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
       add(*v);
+    for (const auto& e : l.experts) {
+      for (const TensorView* v : {&e.gate_proj, &e.up_proj, &e.down_proj}) add(*v);
+    }
   }
   DType best = DType::kF32;
   std::int64_t most = -1;

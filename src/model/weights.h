@@ -18,6 +18,14 @@
 
 namespace attngeom {
 
+// One expert of a mixture: a gated MLP down(act(gate(h)) * up(h)) (Mixtral's w1, w3, w2).
+template <class Tensor>
+struct ExpertTensors {
+  Tensor gate_proj;  // [intermediate, hidden]
+  Tensor up_proj;    // [intermediate, hidden]
+  Tensor down_proj;  // [hidden, intermediate]
+};
+
 template <class Tensor>
 struct LayerTensors {
   Tensor attn_input_norm;       // [hidden] stored as [1, hidden]; the four norm slots: NormNames
@@ -44,6 +52,8 @@ struct LayerTensors {
   Tensor down_proj;             // [hidden, intermediate]
   Tensor up_bias;               // [1, intermediate] (Family::mlp_bias)
   Tensor down_bias;             // [1, hidden]
+  Tensor router;                // [experts, hidden] of a sparse layer (LayerRecipe::sparse_mlp)
+  std::vector<ExpertTensors<Tensor>> experts;  // [experts] of a sparse layer; else empty
 };
 
 template <class Tensor>
@@ -97,6 +107,10 @@ enum class TensorRole {
   kDownProj,
   kUpBias,
   kDownBias,
+  kRouter,
+  kExpertGate,  // ExpertTensors, with WeightSlot::expert
+  kExpertUp,
+  kExpertDown,
 };
 
 // One expected checkpoint tensor: its HF name, expected shape and where it lives in a
@@ -105,7 +119,8 @@ struct WeightSlot {
   std::string name;
   std::vector<std::int64_t> shape;  // 1-D for norms and biases, 2-D for matrices
   TensorRole role = TensorRole::kEmbed;
-  int layer = -1;  // -1 for the model-level roles
+  int layer = -1;   // -1 for the model-level roles
+  int expert = -1;  // the expert of kExpert* roles
 };
 
 // Every tensor a checkpoint of `config` must contain. Tied embeddings have no lm_head slot.

@@ -1,5 +1,7 @@
 #include "ops/backend.h"
 
+#include <vector>
+
 #include "util/error.h"
 
 namespace attngeom {
@@ -20,6 +22,14 @@ const float* Buffer::data(MemorySpace space) const {
 const TensorView& Weight::view(MemorySpace space) const {
   ATTNGEOM_CHECK(space == space_);
   return view_;
+}
+
+void check_distinct_rows(std::span<const int> rows, std::int64_t limit) {
+  std::vector<bool> seen(static_cast<std::size_t>(limit), false);
+  for (const int row : rows) {
+    ATTNGEOM_CHECK(row >= 0 && row < limit && !seen[static_cast<std::size_t>(row)]);
+    seen[static_cast<std::size_t>(row)] = true;
+  }
 }
 
 LinearSource stored(Buffer& x) { return {LinearSource::Kind::kStored, &x, {}, nullptr, Activation::kSilu}; }

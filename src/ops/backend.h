@@ -126,6 +126,9 @@ struct AttentionRows {
 // order; the block is valid until it returns.
 using AttentionRowSink = std::function<void(const AttentionRows& rows)>;
 
+// Throws unless every row is in [0, limit) and none repeats (scatter_add_rows).
+void check_distinct_rows(std::span<const int> rows, std::int64_t limit);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -165,6 +168,10 @@ class Backend {
   virtual std::int64_t count_nonfinite(const Buffer& x) = 0;
   // out[i] = x[rows[i]]                                               out: [rows, x.cols]
   virtual void gather_rows(const Buffer& x, std::span<const int> rows, Buffer& out) = 0;
+  // x[rows[i]] += weights[i] * y[i], rows distinct (a mixture of experts' weighted expert
+  // outputs, HF index_add_)                                           y: [rows, x.cols]
+  virtual void scatter_add_rows(Buffer& x, std::span<const int> rows, const Buffer& y,
+                                std::span<const float> weights) = 0;
   // out = x, on the host.
   virtual void copy_to_host(const Buffer& x, std::span<float> out) = 0;
   // x [seq, heads*head_dim] -> out [heads, seq, head_dim] on the host.

@@ -160,6 +160,22 @@ class CpuBackend final : public Backend {
     }
   }
 
+  void scatter_add_rows(Buffer& x, std::span<const int> rows, const Buffer& y,
+                        std::span<const float> weights) override {
+    const std::int64_t cols = x.cols();
+    ATTNGEOM_CHECK(y.cols() == cols && static_cast<std::int64_t>(rows.size()) <= y.rows() &&
+                   weights.size() == rows.size());
+    check_distinct_rows(rows, x.rows());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      float* out = x.data(kHost) + static_cast<std::int64_t>(rows[r]) * cols;
+      const float* in = y.data(kHost) + static_cast<std::int64_t>(r) * cols;
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const float weighted = weights[r] * in[j];
+        out[j] += weighted;
+      }
+    }
+  }
+
   void copy_to_host(const Buffer& x, std::span<float> out) override {
     ATTNGEOM_CHECK(out.size() == static_cast<std::size_t>(x.numel()));
     std::memcpy(out.data(), x.data(kHost), out.size() * sizeof(float));

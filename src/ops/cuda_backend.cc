@@ -261,6 +261,17 @@ class CudaBackend final : public Backend {
           "the gather rows kernel");
   }
 
+  void scatter_add_rows(Buffer& x, std::span<const int> rows, const Buffer& y,
+                        std::span<const float> weights) override {
+    use_device();
+    ATTNGEOM_CHECK(y.cols() == x.cols() && static_cast<std::int64_t>(rows.size()) <= y.rows() &&
+                   weights.size() == rows.size());
+    check_distinct_rows(rows, x.rows());  // one thread per element of x: no two may meet
+    check(cuda::scatter_add_rows(x.data(kCuda), x.cols(), ints_.upload(rows, stream_), static_cast<int>(rows.size()),
+                                 y.data(kCuda), row_weights_.upload(weights, stream_), stream_),
+          "the scatter add rows kernel");
+  }
+
   void copy_to_host(const Buffer& x, std::span<float> out) override {
     use_device();
     ATTNGEOM_CHECK(out.size() == static_cast<std::size_t>(x.numel()));
@@ -361,7 +372,7 @@ class CudaBackend final : public Backend {
   Scratch<float, HostFree> captured_host_;
   Scratch<std::uint16_t> x_bf16_, q_bf16_, k_bf16_, v_bf16_, probs_bf16_;
   Scratch<int> ints_, topn_, capture_index_;
-  Scratch<float> gates_;
+  Scratch<float> gates_, row_weights_;
   Scratch<unsigned long long> counter_;
 };
 

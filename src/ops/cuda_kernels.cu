@@ -123,6 +123,15 @@ __global__ void gather_kernel(const float* x, std::int64_t cols, const int* rows
   ATTNGEOM_GRID_STRIDE(i, count) out[i] = x[static_cast<std::int64_t>(rows[i / cols]) * cols + i % cols];
 }
 
+__global__ void scatter_add_kernel(float* x, std::int64_t cols, const int* rows, std::int64_t count, const float* y,
+                                   const float* weights) {
+  ATTNGEOM_GRID_STRIDE(i, count) {
+    const float weighted = __fmul_rn(weights[i / cols], y[i]);  // rounded, then summed: no fused multiply-add
+    float& out = x[static_cast<std::int64_t>(rows[i / cols]) * cols + i % cols];
+    out = __fadd_rn(out, weighted);
+  }
+}
+
 __global__ void heads_major_kernel(const float* x, std::int64_t count, int seq, int heads, int head_dim, float* out) {
   ATTNGEOM_GRID_STRIDE(n, count) {  // n indexes out [heads, seq, head_dim]
     const std::int64_t j = n % head_dim;
@@ -199,6 +208,13 @@ cudaError_t count_nonfinite(const float* x, std::int64_t count, unsigned long lo
 cudaError_t gather_rows(const float* x, std::int64_t cols, const int* rows, int count, float* out, cudaStream_t stream) {
   const std::int64_t total = count * cols;
   gather_kernel<<<grid_for(total), kThreads, 0, stream>>>(x, cols, rows, total, out);
+  return cudaGetLastError();
+}
+
+cudaError_t scatter_add_rows(float* x, std::int64_t cols, const int* rows, int count, const float* y,
+                             const float* weights, cudaStream_t stream) {
+  const std::int64_t total = count * cols;
+  scatter_add_kernel<<<grid_for(total), kThreads, 0, stream>>>(x, cols, rows, total, y, weights);
   return cudaGetLastError();
 }
 

@@ -54,6 +54,9 @@ cudaError_t soft_cap(float* x, std::int64_t count, float cap, cudaStream_t strea
 cudaError_t count_nonfinite(const float* x, std::int64_t count, unsigned long long* counter, cudaStream_t stream);
 // out[i] = x[rows[i]]                                       x: [*, cols], out: [count, cols]
 cudaError_t gather_rows(const float* x, std::int64_t cols, const int* rows, int count, float* out, cudaStream_t stream);
+// x[rows[i]] += weights[i] * y[i], rows distinct              x: [*, cols], y: [count, cols]
+cudaError_t scatter_add_rows(float* x, std::int64_t cols, const int* rows, int count, const float* y,
+                             const float* weights, cudaStream_t stream);
 // x [seq, heads * head_dim] -> out [heads, seq, head_dim]
 cudaError_t heads_major(const float* x, int seq, int heads, int head_dim, float* out, cudaStream_t stream);
 // out[:, h] *= gates[h] for every head                       out: [seq, heads * head_dim]

@@ -2,7 +2,7 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3 and modeling_rope_utils), not from the C++ engine. Computes in float64
+modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3, modeling_mixtral and modeling_rope_utils), not from the C++ engine. Computes in float64
 (or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
 stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
 LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
@@ -26,6 +26,7 @@ FAMILIES = {
     #              norms     qk_norm   gemma-style  defaults: kv heads, head_dim, theta, eps
     "llama":       dict(norms=PRE, qk=None, gemma=False, kv=None, hd=None, theta=1e4, eps=1e-6),
     "mistral":     dict(norms=PRE, qk=None, gemma=False, kv=8, hd=None, theta=1e4, eps=1e-6),
+    "mixtral":     dict(norms=PRE, qk=None, gemma=False, kv=8, hd=None, theta=1e6, eps=1e-5),
     "qwen2":       dict(norms=PRE, qk=None, gemma=False, kv=32, hd=None, theta=1e4, eps=1e-6),
     "qwen3":       dict(norms=PRE, qk="head", gemma=False, kv=32, hd=128, theta=1e4, eps=1e-6),
     "gemma":       dict(norms=PRE, qk=None, gemma=True, kv=16, hd=256, theta=1e4, eps=1e-6),
@@ -96,6 +97,12 @@ class Model:
         # The old single-setting attributes, for families with one window and one RoPE.
         self.window = self.layer_window[0] if len(set(self.layer_window)) == 1 else "per-layer"
         self.theta = self.layer_rope[0]["theta"]
+        # Mixtral (modeling_mixtral.py, MixtralSparseMoeBlock): num_local_experts experts per
+        # layer, num_experts_per_tok of them per token; MixtralConfig defaults 8 and 2.
+        self.experts = cfg.get("num_local_experts", 8) if self.model_type == "mixtral" else 0
+        self.top_k = cfg.get("num_experts_per_tok", 2)
+        self.expert_load = []  # [layers] x [experts] tokens routed, filled by forward
+        self.route_gap = []    # [layers] the smallest router-logit gap between a chosen and an unchosen expert
         self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
 
@@ -184,7 +191,7 @@ class Model:
             if cfg.get("layer_types"):
                 return cfg["layer_types"][i] == "sliding_attention"
             return i >= cfg.get("max_window_layers", 28)
-        return self.model_type == "mistral"
+        return self.model_type in ("mistral", "mixtral")
 
     def _window(self, cfg, i):
         if not self._sliding(cfg, i):
@@ -394,12 +401,48 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         ctx = heads_out.transpose(1, 0, 2).reshape(T, H * D)               # [T, H*D]
         x = x + norm(linear(ctx, "self_attn.o_proj"), attn_out)
         h = norm(x, mlp_in)
+        if m.experts:
+            x = x + sparse_moe(m, h, W, layer)
+            continue
         gate = h @ W("mlp.gate_proj.weight").T                             # [T, inter]
         up = h @ W("mlp.up_proj.weight").T
         x = x + norm((m.act(gate) * up) @ W("mlp.down_proj.weight").T, mlp_out)
     if want_logits:
         h = rms_norm(x, m.weight("model.norm.weight"), m.eps, m.norm_offset)
         out["logits"] = soft_cap(h @ m.lm_head().T, m.final_cap)           # [T, vocab]
+    return out
+
+
+def sparse_moe(m, h, W, layer):
+    """Mixtral's block: each token's router probabilities (softmax over the experts), its
+    top_k experts, their probabilities rescaled to sum to one, and the sum of those experts'
+    gated MLPs w2(silu(w1 h) * w3 h) weighted so. h [T, hidden] -> [T, hidden]."""
+    probs = h @ W("block_sparse_moe.gate.weight").T                        # [T, experts] logits
+    magnitude = float((np.abs(h) @ np.abs(W("block_sparse_moe.gate.weight")).T).max())  # max sum_j |h_j w_j|
+    probs = np.exp(probs - probs.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    # argsort of -p, stable: the largest first, ties to the lower expert
+    chosen = np.argsort(-probs, axis=1, kind="stable")[:, :m.top_k]         # [T, top_k]
+    weight = np.take_along_axis(probs, chosen, axis=1)
+    weight /= weight.sum(axis=1, keepdims=True)
+    out = np.zeros_like(h)
+    load = []
+    for e in range(m.experts):
+        tokens, slot = np.nonzero(chosen == e)
+        load.append(len(tokens))
+        if not len(tokens):
+            continue
+        E = lambda n: W(f"block_sparse_moe.experts.{e}.{n}.weight")
+        he = h[tokens]
+        y = (m.act(he @ E("w1").T) * (he @ E("w3").T)) @ E("w2").T          # [n, hidden]
+        out[tokens] += weight[tokens, slot][:, None] * y
+    if layer == 0:
+        m.expert_load, m.route_gap, m.router_magnitude = [], [], []
+    m.router_magnitude.append(magnitude)
+    m.expert_load.append(load)
+    # log p_k - log p_(k+1) of the k-th and (k+1)-th largest: the router-logit gap, how near a tie
+    ranked = -np.sort(-np.log(probs), axis=1)
+    m.route_gap.append(float((ranked[:, m.top_k - 1] - ranked[:, m.top_k]).min()) if m.top_k < m.experts else 1.0)
     return out
 
 

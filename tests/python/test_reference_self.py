@@ -197,6 +197,23 @@ def fixture_checks(fixture_dir, name, n_loop):
           f"logits rel {e_l:.1e})")
 
 
+def moe_checks(fixture_dir, name):
+    """A mixture-of-experts fixture routes to every expert, and no token's choice is a near tie
+    that float32 and float64 could break differently."""
+    d = os.path.join(fixture_dir, name)
+    m = rf.Model(d)
+    tokens = prompt_tokens(d, m)
+    rf.forward(m, tokens)
+    least = min(min(load) for load in m.expert_load)
+    check(least >= 0.05 * len(tokens) * m.top_k / m.experts,
+          f"{name}: every expert of every layer gets tokens (loads {m.expert_load})")
+    # An fp32 router logit over hidden terms errs by at most hidden * eps * sum|h_j w_j| (Higham);
+    # the gap must exceed twice that bound, with the largest sum|h_j w_j| of the fixture.
+    bound = 2 * m.hidden * np.finfo(np.float32).eps * max(m.router_magnitude)
+    check(min(m.route_gap) > bound,
+          f"{name}: no near-tie among the router's choices (logit gap {min(m.route_gap):.1e} > {bound:.1e})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fixtures", required=True)
@@ -206,6 +223,7 @@ def main():
     st_roundtrip()
     for name in FIXTURES:
         fixture_checks(args.fixtures, name, args.loop_tokens)
+    moe_checks(args.fixtures, "mixtral")
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

@@ -167,6 +167,25 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
   for (int op = 0; op < kOps; ++op) expect_close(results[1][op], results[0][op], 8 * kEps, names[op]);
 }
 
+// x[rows[i]] += weights[i] * y[i]: the same two roundings on both sides, so the same floats.
+TEST_F(CudaBackendTest, ScatterAddRowsMatchesTheCpu) {
+  std::mt19937 rng(9);
+  const int x_rows = 40, cols = 300;
+  const std::vector<float> x = random_vector(static_cast<std::size_t>(x_rows) * cols, rng);
+  const std::vector<int> rows = {39, 2, 17, 0, 21};
+  const std::vector<float> y = random_vector(rows.size() * cols, rng);
+  const std::vector<float> weights = {0.5f, 0.125f, -2.0f, 0.3f, 0.7f};
+  std::vector<float> out[2];
+  Side* sides[2] = {&cpu, &gpu};
+  for (int s = 0; s < 2; ++s) {
+    Buffer a = sides[s]->buffer(x, x_rows, cols);
+    const Buffer b = sides[s]->buffer(y, static_cast<std::int64_t>(rows.size()), cols);
+    sides[s]->backend->scatter_add_rows(a, rows, b, weights);
+    out[s] = sides[s]->host(a);
+  }
+  EXPECT_EQ(out[0], out[1]);
+}
+
 TEST_F(CudaBackendTest, CountsNonFiniteValues) {
   std::vector<float> x(1000, 1.0f);
   x[3] = std::numeric_limits<float>::infinity();

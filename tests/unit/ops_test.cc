@@ -12,6 +12,7 @@
 
 #include "ops/attention.h"
 #include "ops/bf16_matmul.h"
+#include "ops/cpu_backend.h"
 #include "ops/elementwise.h"
 #include "ops/gemm.h"
 
@@ -344,6 +345,39 @@ TEST(Elementwise, SoftmaxRowMatchesDoublePrecisionDefinition) {
 }
 
 // Naive attention for one head: full score row, mask, softmax, weighted sum, in double.
+// x[rows[i]] += weights[i] * y[i] against the double-precision sum; untouched rows stay bit-exact.
+TEST(CpuBackend, ScatterAddRowsMatchesScalarReference) {
+  std::mt19937 rng(21);
+  const int x_rows = 9, y_rows = 4, cols = 37;
+  const std::vector<float> x = random_vector(static_cast<std::size_t>(x_rows) * cols, rng);
+  const std::vector<float> y = random_vector(static_cast<std::size_t>(y_rows) * cols, rng);
+  const std::vector<int> rows = {7, 0, 3, 8};
+  const std::vector<float> weights = {0.25f, 0.75f, -1.5f, 0.6f};
+  const std::unique_ptr<Backend> backend = make_cpu_backend(make_fp32_backend());
+  Buffer a = backend->allocate(x_rows, cols);
+  std::copy(x.begin(), x.end(), a.data(MemorySpace::kHost));
+  Buffer b = backend->allocate(y_rows, cols);
+  std::copy(y.begin(), y.end(), b.data(MemorySpace::kHost));
+  backend->scatter_add_rows(a, rows, b, weights);
+  std::vector<double> want(x.begin(), x.end());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (int j = 0; j < cols; ++j)
+      want[static_cast<std::size_t>(rows[i] * cols + j)] +=
+          double{weights[i]} * y[i * cols + static_cast<std::size_t>(j)];
+  }
+  const float* got = a.data(MemorySpace::kHost);
+  for (std::size_t n = 0; n < want.size(); ++n) {
+    const bool touched = std::find(rows.begin(), rows.end(), static_cast<int>(n) / cols) != rows.end();
+    if (!touched) {
+      ASSERT_EQ(got[n], x[n]) << n;
+      continue;
+    }
+    // two roundings (the product, the sum), each within eps of its result
+    const double bound = 2 * kEps * (std::abs(x[n]) + std::abs(want[n] - x[n])) + 1e-30;
+    ASSERT_NEAR(got[n], want[n], bound) << n;
+  }
+}
+
 struct NaiveAttention {
   std::vector<double> probs;  // [heads, seq, seq]
   std::vector<double> out;    // [seq, heads*d]

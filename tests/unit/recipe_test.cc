@@ -6,6 +6,8 @@
 #include <numbers>
 
 #include "io/config_json.h"
+#include "model/moe_routing.h"
+#include "model/weights.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -195,8 +197,60 @@ TEST(Recipe, RefusalsNameTheField) {
   EXPECT_NE(message(R"({"model_type":"gemma3","text_config":{"rope_scaling":{"rope_type":"yarn","factor":2}}})")
                 .find("field 'text_config.rope_scaling.rope_type' 'yarn' is not supported"),
             std::string::npos);
-  EXPECT_NE(message(R"({"model_type":"mixtral","num_local_experts":8})").find("field 'num_local_experts'"),
+  // Other mixtures of experts: refused naming the field, whatever model_type says.
+  EXPECT_NE(message(R"({"model_type":"qwen2_moe","num_experts":60})").find("field 'num_experts'"), std::string::npos);
+  EXPECT_NE(message(R"({"model_type":"mixtral",)" + sizes(2) + R"(,"num_experts":8})").find("field 'num_experts'"),
             std::string::npos);
+  EXPECT_NE(message(R"({"model_type":"mixtral",)" + sizes(2) + R"(,"num_local_experts":2,"num_experts_per_tok":3})")
+                .find("field 'num_experts_per_tok'"),
+            std::string::npos);
+}
+
+// MixtralConfig: 8 experts, top-2, renormalised, Mistral's window on every layer; its
+// tensors are the router and each expert's w1, w3, w2 in place of the dense MLP.
+TEST(Recipe, MixtralRoutesEveryLayerThroughExperts) {
+  const ModelConfig mixtral = parse("mixtral", 2, R"(,"sliding_window":32,"num_local_experts":4)");
+  EXPECT_EQ(mixtral.recipe.moe.experts, 4);
+  EXPECT_EQ(mixtral.recipe.moe.top_k, 2);
+  EXPECT_TRUE(mixtral.recipe.moe.renormalize);
+  EXPECT_EQ(windows(mixtral), (std::vector<int>{32, 32}));
+  for (const LayerRecipe& l : mixtral.recipe.layers) EXPECT_TRUE(l.sparse_mlp);
+  EXPECT_EQ(parse("mixtral", 1).recipe.moe.experts, 8);       // the class default
+  EXPECT_EQ(parse("mixtral", 1).recipe.layers[0].window, 0);  // sliding_window absent: null
+  int experts = 0;
+  bool dense = false;
+  for (const WeightSlot& slot : weight_slots(mixtral)) {
+    dense |= slot.name.find("mlp.") != std::string::npos;
+    if (slot.role == TensorRole::kExpertUp) ++experts;
+    if (slot.layer == 1 && slot.role == TensorRole::kExpertDown && slot.expert == 3) {
+      EXPECT_EQ(slot.name, "model.layers.1.block_sparse_moe.experts.3.w2.weight");
+      EXPECT_EQ(slot.shape, (std::vector<std::int64_t>{64, 128}));
+    }
+    if (slot.layer == 0 && slot.role == TensorRole::kRouter) {
+      EXPECT_EQ(slot.name, "model.layers.0.block_sparse_moe.gate.weight");
+    }
+  }
+  EXPECT_EQ(experts, 8);
+  EXPECT_FALSE(dense);
+}
+
+// softmax over the experts, the top_k largest (ties to the lower index), renormalised or not.
+TEST(MoeRouting, TopKOfTheSoftmaxWithTiesToTheLowerExpert) {
+  // token 0: experts 2 and 0 lead; token 1: experts 1 and 3 tie above the rest
+  const std::vector<float> logits = {1.0f, -1.0f, 2.0f, 0.0f, 0.0f, 0.5f, -3.0f, 0.5f};
+  ExpertRoutes routes;
+  route_tokens(logits, {4, 2, true}, routes);
+  EXPECT_EQ(routes.rows, (std::vector<std::vector<int>>{{0}, {1}, {0}, {1}}));
+  const double e = std::exp(1.0);
+  EXPECT_FLOAT_EQ(routes.weights[2][0], static_cast<float>(e / (e + 1)));
+  EXPECT_FLOAT_EQ(routes.weights[0][0], static_cast<float>(1 / (e + 1)));
+  EXPECT_FLOAT_EQ(routes.weights[1][0], 0.5f);
+  // three-way tie at the top for top-1: expert 1 (the lowest of the three)
+  route_tokens(std::vector<float>{0.0f, 3.0f, 3.0f, 3.0f}, {4, 1, false}, routes);
+  EXPECT_EQ(routes.rows, (std::vector<std::vector<int>>{{}, {0}, {}, {}}));
+  // without renormalisation the weight is the probability itself
+  const double p = std::exp(3.0) / (1 + 3 * std::exp(3.0));
+  EXPECT_FLOAT_EQ(routes.weights[1][0], static_cast<float>(p));
 }
 
 }  // namespace
