@@ -350,7 +350,9 @@ TEST_F(CudaBackendTest, AttentionMatchesTheCpuInFp32) {
       expect_close(captured[1], captured[0], 64 * s.head_dim * kEps, what + ": captured rows");
       expect_close(out[1], out[0], 64 * s.head_dim * kEps, what + ": outputs");
       for (std::size_t i = 0; i < captured[0].size(); ++i) {  // masked keys and dropped keys are exact zeros
-        if (captured[0][i] == 0.0f) ASSERT_EQ(captured[1][i], 0.0f) << what << " at " << i;
+        if (captured[0][i] == 0.0f) {
+          ASSERT_EQ(captured[1][i], 0.0f) << what << " at " << i;
+        }
       }
     }
   }
