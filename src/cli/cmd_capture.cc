@@ -95,13 +95,18 @@ void run_capture(const CaptureOptions& o) {
 
   Engine engine(c, checkpoint.weights(), resolve_compute(o.precision));
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
-                  dump_metadata(o, checkpoint, engine.backend(), position0));
+                  engine.backend().precision(), dump_metadata(o, checkpoint, engine.backend(), position0));
   std::vector<float> logits;
   engine.model().forward(tokens, request, &dump, &logits);
   if (o.logits) dump.write_logits(logits);
   dump.commit();
   std::printf("wrote %s: %s, %s, %s\n", o.out.c_str(), count_of(tokens.size(), "token").c_str(),
               count_of(request.capture_rows.size(), "query row").c_str(), count_of(c.layers, "layer").c_str());
+  if (dump.routed_choices() > 0 && engine.backend().precision() != Precision::kFp32) {
+    std::printf("routing: %lld of %s differ from the fp32 router's choice of experts\n",
+                static_cast<long long>(dump.routing_flips()),
+                count_of(static_cast<std::size_t>(dump.routed_choices()), "token choice").c_str());
+  }
 }
 
 }  // namespace

@@ -38,8 +38,15 @@ void Transformer::allocate(int seq) {
     b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim, seq), rope.attention_factor));
   b.values.assign(static_cast<std::size_t>(seq) * c.kv_dim(), 0.0f);
   const int experts = c.recipe.moe.experts;
-  b.router_logits = experts > 0 ? backend_.allocate(seq, experts) : Buffer();
+  const bool moe = experts > 0;
+  const bool checked = moe && backend_.precision() != Precision::kFp32;
+  b.router_logits = moe ? backend_.allocate(seq, experts) : Buffer();
+  b.router_exact = checked ? backend_.allocate(seq, experts) : Buffer();
   b.router_host.assign(static_cast<std::size_t>(seq) * experts, 0.0f);
+  b.expert_x = moe ? backend_.allocate(seq, c.hidden) : Buffer();
+  b.expert_gate = moe ? backend_.allocate(seq, c.intermediate) : Buffer();
+  b.expert_up = moe ? backend_.allocate(seq, c.intermediate) : Buffer();
+  b.expert_y = moe ? backend_.allocate(seq, c.hidden) : Buffer();
 }
 
 // The recipe's norm with `weight` (and, for LayerNorm families, `bias`).
@@ -128,30 +135,56 @@ void Transformer::mlp(int l, Buffer& out) {
   add_bias_if_present(out, w.down_bias);
 }
 
-// A mixture of experts, into out [seq, hidden] (HF MixtralSparseMoeBlock, transformers 4.57):
-// router_logits = gate(h); each token's top_k experts and weights (model/moe_routing.h);
-// out = sum over experts e, in index order, of weight * w2(act(w1(h_e)) * w3(h_e)) on the rows
-// h_e routed to e (HF: final_hidden_states.index_add_(0, top_x, current_hidden_states)).
-// On the exact path the router's logits are an fp32 product, so the choice of experts is fp32's.
+// A mixture of experts' routing of layer l (HF MixtralSparseMoeBlock, transformers 4.57):
+// router_logits = gate(h), h the MLP's input norm of x; each token's top_k experts and weights
+// (model/moe_routing.h). On the exact path the logits are an fp32 product, so the choice of
+// experts is fp32's; a fast path routes by its own logits, as HF in bf16 does, and counts the
+// tokens that the fp32 product of the same h would route to another set of experts.
+void Transformer::route(int l) {
+  const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
+  ForwardBuffers& b = buffers_;
+  const MoeRecipe& moe = config_.recipe.moe;
+  const LinearSource h = normed(b.x, norm(w.mlp_input_norm, &w.mlp_input_norm_bias));
+  const LinearTarget router{&w.router, &b.router_logits};  // [seq, experts]
+  backend_.linear(h, {&router, 1});
+  backend_.copy_to_host(b.router_logits, b.router_host);
+  route_tokens(b.router_host, moe, b.routes);
+  b.expert_load.resize(b.routes.rows.size());
+  for (std::size_t e = 0; e < b.routes.rows.size(); ++e) b.expert_load[e] = static_cast<int>(b.routes.rows[e].size());
+  b.flipped.clear();
+  if (backend_.precision() == Precision::kFp32) return;
+  const LinearTarget exact{&w.router, &b.router_exact};  // [seq, experts]
+  backend_.linear_fp32(h, {&exact, 1});
+  backend_.copy_to_host(b.router_exact, b.router_host);
+  route_tokens(b.router_host, moe, b.exact_routes);
+  routing_flips(b.routes, b.exact_routes, moe.top_k, b.flipped);
+}
+
+ExpertRouting Transformer::routing() const {
+  const ForwardBuffers& b = buffers_;
+  const MoeRecipe& moe = config_.recipe.moe;
+  return {b.seq, moe.experts, moe.top_k, b.routes.choices, b.routes.choice_weights, b.expert_load, b.flipped};
+}
+
+// A mixture of experts, into out [seq, hidden]: out = sum over experts e, in index order, of
+// weight * w2(act(w1(h_e)) * w3(h_e)) on the rows h_e routed to e (HF:
+// final_hidden_states.index_add_(0, top_x, current_hidden_states)).
 void Transformer::sparse_mlp(int l, Buffer& out) {
   const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
   ForwardBuffers& b = buffers_;
   const ModelConfig& c = config_;
+  route(l);
   const RmsNormSpec h = norm(w.mlp_input_norm, &w.mlp_input_norm_bias);
-  const LinearTarget router{&w.router, &b.router_logits};  // [seq, experts]
-  backend_.linear(normed(b.x, h), {&router, 1});
-  backend_.copy_to_host(b.router_logits, b.router_host);
-  route_tokens(b.router_host, c.recipe.moe, b.routes);
-  out = backend_.allocate(b.seq, c.hidden);  // zeros, the sum's start
+  backend_.fill_zero(out);  // the sum's start
   for (std::size_t e = 0; e < w.experts.size(); ++e) {
     const std::vector<int>& rows = b.routes.rows[e];
     if (rows.empty()) continue;
     const ExpertTensors<Weight>& expert = w.experts[e];
     const auto n = static_cast<std::int64_t>(rows.size());
-    Buffer x_e = backend_.allocate(n, c.hidden);  // [n, hidden] the routed rows of x, normed below
-    Buffer gate = backend_.allocate(n, c.intermediate);
-    Buffer up = backend_.allocate(n, c.intermediate);
-    Buffer y_e = backend_.allocate(n, c.hidden);
+    Buffer x_e = b.expert_x.leading_rows(n);  // [n, hidden] the routed rows of x, normed below
+    Buffer gate = b.expert_gate.leading_rows(n);
+    Buffer up = b.expert_up.leading_rows(n);
+    Buffer y_e = b.expert_y.leading_rows(n);
     backend_.gather_rows(b.x, rows, x_e);
     const LinearTarget gate_up[] = {{&expert.gate_proj, &gate}, {&expert.up_proj, &up}};
     backend_.linear(normed(x_e, h), gate_up);
@@ -215,9 +248,12 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
       std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
   // Overflowing q, k or v projections or scores all end up here (NaN probabilities included).
   check_finite(b.attn_out, in_layer(l, "the attention outputs"));
-  if (!update_residual) return;
+  // A captured layer's routing reads the MLP's input, which follows the attention's residual add.
+  const bool routing_captured = captured && r.layers[static_cast<std::size_t>(l)].sparse_mlp;
+  if (!update_residual && !routing_captured) return;
   residual_update(l);
   check_finite(b.x, in_layer(l, "the residual stream's values"));
+  if (routing_captured) observer->on_routing(l, routing());
 }
 
 // HF: logits = lm_head(norm(x))[rows] (Gemma-2: then final_logit_softcapping; GPT-NeoX:

@@ -32,11 +32,17 @@ struct ForwardBuffers {
   std::vector<float> values;   // [kv_heads, seq, head_dim] a captured layer's values, on the host
   std::vector<int> positions;  // [seq] 0..seq-1, the rows of learned position embeddings
   // Mixtures of experts (else empty): the router's logits, on the device and the host, and
-  // the routing made of them. The experts' own buffers follow the routing's sizes and are
-  // allocated per layer.
+  // the routing made of them; on a fast path also the fp32 logits' routing it is checked
+  // against. An expert's n tokens use the leading n rows of the expert buffers.
   Buffer router_logits;            // [seq, experts]
+  Buffer router_exact;             // [seq, experts] fp32 products (bf16 path only)
   std::vector<float> router_host;  // [seq, experts]
-  ExpertRoutes routes;
+  ExpertRoutes routes, exact_routes;
+  std::vector<int> expert_load;   // [experts] tokens routed to each expert
+  std::vector<int> flipped;       // [seq] 1 where the fp32 routing differs (bf16 path only)
+  Buffer expert_x;                // [seq, hidden] the routed rows of x
+  Buffer expert_gate, expert_up;  // [seq, intermediate]
+  Buffer expert_y;                // [seq, hidden]
 };
 
 // Wall-clock seconds spent in the attention core (softmax, P V and any observer work on
@@ -72,6 +78,8 @@ class Transformer {
   void output_projection(int l, Buffer& out);
   void mlp(int l, Buffer& out);
   void sparse_mlp(int l, Buffer& out);
+  void route(int l);
+  ExpertRouting routing() const;
   void residual_update(int l);
 
   const ModelConfig& config_;

@@ -13,6 +13,8 @@ void route_tokens(std::span<const float> logits, const MoeRecipe& moe, ExpertRou
   ATTNGEOM_CHECK(experts > 0 && top_k >= 1 && top_k <= experts && logits.size() % experts == 0);
   routes.rows.assign(experts, {});
   routes.weights.assign(experts, {});
+  routes.choices.clear();
+  routes.choice_weights.clear();
   std::vector<double> p(experts);
   std::vector<int> order(experts);
   for (std::size_t t = 0; t < logits.size() / experts; ++t) {
@@ -33,8 +35,27 @@ void route_tokens(std::span<const float> logits, const MoeRecipe& moe, ExpertRou
       const double weight = moe.renormalize ? p[e] / kept : p[e];
       routes.rows[e].push_back(static_cast<int>(t));
       routes.weights[e].push_back(static_cast<float>(weight));
+      routes.choices.push_back(static_cast<int>(e));
+      routes.choice_weights.push_back(static_cast<float>(weight));
     }
   }
+}
+
+int routing_flips(const ExpertRoutes& fast, const ExpertRoutes& exact, int top_k, std::vector<int>& flipped) {
+  ATTNGEOM_CHECK(top_k >= 1 && fast.choices.size() == exact.choices.size() && fast.choices.size() % top_k == 0);
+  const auto k = static_cast<std::size_t>(top_k);
+  flipped.assign(fast.choices.size() / k, 0);
+  std::vector<int> a(k), b(k);
+  int flips = 0;
+  for (std::size_t t = 0; t < flipped.size(); ++t) {
+    std::copy_n(fast.choices.begin() + static_cast<std::ptrdiff_t>(t * k), k, a.begin());
+    std::copy_n(exact.choices.begin() + static_cast<std::ptrdiff_t>(t * k), k, b.begin());
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    flipped[t] = a != b ? 1 : 0;
+    flips += flipped[t];
+  }
+  return flips;
 }
 
 }  // namespace attngeom

@@ -32,6 +32,19 @@ struct ValueStates {
   }
 };
 
+// One layer's routing in a mixture of experts (model/moe_routing.h): each token's experts and
+// their weights, the tokens each expert received, and on a fast path (bf16) which tokens the
+// fp32 product of the same router input would have sent to another set of experts.
+struct ExpertRouting {
+  int seq = 0;
+  int experts = 0;
+  int top_k = 0;
+  std::span<const int> choices;    // [seq, top_k] the largest weight first
+  std::span<const float> weights;  // [seq, top_k]
+  std::span<const int> load;       // [experts] tokens routed to each expert
+  std::span<const int> flipped;    // [seq] 1 where fp32 routes otherwise; empty on the fp32 path
+};
+
 class ForwardObserver {
  public:
   virtual ~ForwardObserver() = default;
@@ -43,6 +56,9 @@ class ForwardObserver {
   // that runs the forward pass, blocks in head order; valid until the call returns. The
   // observer runs its own parallel work over the block's heads and rows.
   virtual void on_attention(int layer, const AttentionRows& rows) = 0;
+  // Called once per captured layer with a mixture of experts, after its last on_attention, on
+  // the host; valid until the call returns. Observers of attention alone ignore it.
+  virtual void on_routing(int /*layer*/, const ExpertRouting& /*routing*/) {}
 };
 
 }  // namespace attngeom

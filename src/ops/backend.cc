@@ -19,6 +19,11 @@ const float* Buffer::data(MemorySpace space) const {
   return memory_.get();
 }
 
+Buffer Buffer::leading_rows(std::int64_t rows) {
+  ATTNGEOM_CHECK(rows >= 0 && rows <= rows_);
+  return Buffer(space_, rows, cols_, memory_.get(), [](float*) {});  // the memory stays this buffer's
+}
+
 const TensorView& Weight::view(MemorySpace space) const {
   ATTNGEOM_CHECK(space == space_);
   return view_;

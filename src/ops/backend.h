@@ -32,6 +32,9 @@ class Buffer {
   // The elements, for the backend of `space` only (checked).
   float* data(MemorySpace space);
   const float* data(MemorySpace space) const;
+  // Rows [0, rows) of this buffer, sharing its memory and valid while it lives: a smaller batch
+  // (the tokens routed to one expert) in a buffer allocated once for the largest.
+  Buffer leading_rows(std::int64_t rows);
 
  private:
   MemorySpace space_ = MemorySpace::kHost;
@@ -139,6 +142,8 @@ class Backend {
 
   // Zero-filled [rows, cols].
   virtual Buffer allocate(std::int64_t rows, std::int64_t cols) = 0;
+  // x = 0, in place.
+  virtual void fill_zero(Buffer& x) = 0;
   // A checkpoint tensor as this backend reads it; an absent one stays absent.
   virtual Weight upload(const TensorView& stored) = 0;
   // RoPE cos and sin of positions 0..seq-1, each times `scale` (HF longrope's attention_scaling,
@@ -149,6 +154,9 @@ class Backend {
   virtual void embed(std::span<const int> tokens, const Weight& table, float scale, Buffer& x) = 0;
   // Every product of one input (q, k, v; gate, up), each as if computed alone.
   virtual void linear(const LinearSource& x, std::span<const LinearTarget> outputs) = 0;
+  // As linear, in fp32 whatever precision() is: the exact product a fast path's discrete
+  // choice is checked against (a router's experts).
+  virtual void linear_fp32(const LinearSource& x, std::span<const LinearTarget> outputs) = 0;
   // y[r, j] += bias[j]
   virtual void add_bias(Buffer& y, const Weight& bias) = 0;
   // In place, over each run of `width` elements of y (a head, or a whole row): RMSNorm, or

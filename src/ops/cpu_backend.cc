@@ -78,43 +78,16 @@ class CpuBackend final : public Backend {
   }
 
   void linear(const LinearSource& source, std::span<const LinearTarget> outputs) override {
-    Buffer& x = *source.x;
-    float* xs = x.data(kHost);
-    const std::int64_t cols = x.cols();
-    std::optional<HostNorm> norm;  // outlives the products that read it
-    LinearInput input{x.rows(), cols, xs, {}, nullptr};
-    if (source.kind == LinearSource::Kind::kNormed) {
-      norm.emplace(source.norm);
-      if (normed_.size() < static_cast<std::size_t>(x.numel())) normed_.resize(static_cast<std::size_t>(x.numel()));
-      input = {x.rows(), cols, nullptr,
-               [xs, cols, &norm](std::int64_t begin, std::int64_t end, float* out) {
-                 norm->apply(xs + begin * cols, end - begin, cols, out);
-               },
-               normed_.data()};
-    } else if (source.kind == LinearSource::Kind::kGated) {
-      const float* up = source.up->data(kHost);
-      const Activation activation = source.activation;
-      input = {x.rows(), cols, nullptr,
-               [xs, up, cols, activation](std::int64_t begin, std::int64_t end, float* out) {
-                 gated_activation(activation, xs + begin * cols, up + begin * cols, out, (end - begin) * cols);
-               },
-               xs};
-    } else if (source.kind == LinearSource::Kind::kActivated) {
-      const Activation act = source.activation;
-      input = {x.rows(), cols, nullptr,
-               [xs, cols, act](std::int64_t begin, std::int64_t end, float* out) {
-                 activation(act, xs + begin * cols, out, (end - begin) * cols);
-               },
-               xs};
-    }
-    std::vector<LinearOutput> products;
-    products.reserve(outputs.size());
-    for (const LinearTarget& target : outputs) {
-      ATTNGEOM_CHECK(target.y->rows() == x.rows() && target.y->cols() == target.weight->rows());
-      products.push_back({&target.weight->view(kHost), target.y->data(kHost)});
-    }
-    linear_->linear_products(input, products);
+    products(source, outputs, *linear_);
   }
+
+  void linear_fp32(const LinearSource& source, std::span<const LinearTarget> outputs) override {
+    if (linear_->precision() == Precision::kFp32) return products(source, outputs, *linear_);
+    if (exact_ == nullptr) exact_ = make_fp32_backend();
+    products(source, outputs, *exact_);
+  }
+
+  void fill_zero(Buffer& x) override { std::fill_n(x.data(kHost), x.numel(), 0.0f); }
 
   void add_bias(Buffer& y, const Weight& bias) override {
     const std::vector<float> values = widened(bias);
@@ -199,8 +172,49 @@ class CpuBackend final : public Backend {
   void synchronize() override {}  // every op is done when it returns
 
  private:
+  // The products of `source` by `linear`, the input normed or activated block by block.
+  void products(const LinearSource& source, std::span<const LinearTarget> outputs, LinearBackend& linear) {
+    Buffer& x = *source.x;
+    float* xs = x.data(kHost);
+    const std::int64_t cols = x.cols();
+    std::optional<HostNorm> norm;  // outlives the products that read it
+    LinearInput input{x.rows(), cols, xs, {}, nullptr};
+    if (source.kind == LinearSource::Kind::kNormed) {
+      norm.emplace(source.norm);
+      if (normed_.size() < static_cast<std::size_t>(x.numel())) normed_.resize(static_cast<std::size_t>(x.numel()));
+      input = {x.rows(), cols, nullptr,
+               [xs, cols, &norm](std::int64_t begin, std::int64_t end, float* out) {
+                 norm->apply(xs + begin * cols, end - begin, cols, out);
+               },
+               normed_.data()};
+    } else if (source.kind == LinearSource::Kind::kGated) {
+      const float* up = source.up->data(kHost);
+      const Activation activation = source.activation;
+      input = {x.rows(), cols, nullptr,
+               [xs, up, cols, activation](std::int64_t begin, std::int64_t end, float* out) {
+                 gated_activation(activation, xs + begin * cols, up + begin * cols, out, (end - begin) * cols);
+               },
+               xs};
+    } else if (source.kind == LinearSource::Kind::kActivated) {
+      const Activation act = source.activation;
+      input = {x.rows(), cols, nullptr,
+               [xs, cols, act](std::int64_t begin, std::int64_t end, float* out) {
+                 activation(act, xs + begin * cols, out, (end - begin) * cols);
+               },
+               xs};
+    }
+    std::vector<LinearOutput> products;
+    products.reserve(outputs.size());
+    for (const LinearTarget& target : outputs) {
+      ATTNGEOM_CHECK(target.y->rows() == x.rows() && target.y->cols() == target.weight->rows());
+      products.push_back({&target.weight->view(kHost), target.y->data(kHost)});
+    }
+    linear.linear_products(input, products);
+  }
+
   std::unique_ptr<LinearBackend> linear_;
-  std::vector<float> normed_;  // a normed input, where a backend that multiplies in fp32 writes it whole
+  std::unique_ptr<LinearBackend> exact_;  // fp32 products beside a faster precision (linear_fp32)
+  std::vector<float> normed_;             // a normed input, where a backend that multiplies in fp32 writes it whole
   AttentionScratch attention_;
 };
 

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <unordered_map>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "ops/cublas_library.h"
@@ -95,6 +96,21 @@ class CudaBackend final : public Backend {
   }
 
   void linear(const LinearSource& source, std::span<const LinearTarget> outputs) override {
+    products(source, outputs, precision_);
+  }
+
+  void linear_fp32(const LinearSource& source, std::span<const LinearTarget> outputs) override {
+    products(source, outputs, Precision::kFp32);
+  }
+
+  void fill_zero(Buffer& x) override {
+    use_device();
+    check(cudaMemsetAsync(x.data(kCuda), 0, static_cast<std::size_t>(x.numel()) * sizeof(float), stream_),
+          "cudaMemset");
+  }
+
+  // The products of `source` in `precision`: cublasSgemm in fp32, cublasGemmEx on bf16 inputs.
+  void products(const LinearSource& source, std::span<const LinearTarget> outputs, Precision precision) {
     use_device();
     Buffer& x = *source.x;
     const std::int64_t rows = x.rows(), cols = x.cols();
@@ -115,7 +131,7 @@ class CudaBackend final : public Backend {
     }
     const auto start = begin_timing();
     const std::uint16_t* input_bf16 = nullptr;
-    if (precision_ == Precision::kBf16) {
+    if (precision == Precision::kBf16) {
       std::uint16_t* rounded = x_bf16_.at_least(static_cast<std::size_t>(x.numel()));
       check(cuda::to_bf16(cuda::Stored::kF32, input, rounded, x.numel(), stream_), "the to bf16 kernel");
       input_bf16 = rounded;
@@ -126,7 +142,7 @@ class CudaBackend final : public Backend {
       ATTNGEOM_CHECK(target.y->rows() == rows && target.y->cols() == out && target.weight->cols() == cols);
       // Row-major y[rows, out] = x[rows, cols] W^T, W [out, cols]: column-major y^T = W^T' x^T'.
       const float one = 1.0f, zero = 0.0f;
-      const void* w = operand(*target.weight);
+      const void* w = operand(*target.weight, precision == Precision::kBf16 ? DType::kBF16 : DType::kF32);
       if (input_bf16 != nullptr) {
         check(blas().gemm_ex(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out), static_cast<int>(rows),
                              static_cast<int>(cols), &one, w, CUDA_R_16BF, static_cast<int>(cols), input_bf16,
@@ -256,13 +272,12 @@ class CudaBackend final : public Backend {
           norm.centered ? "the layer norm kernel" : "the rms norm kernel");
   }
 
-  // The weight as this precision's products read it: as stored where the dtypes agree, else a
-  // converted copy made on first use and kept.
-  const void* operand(const Weight& weight) {
+  // The weight in the dtype the products read (`wanted`): as stored where the dtypes agree,
+  // else a converted copy made on first use and kept.
+  const void* operand(const Weight& weight, DType wanted) {
     const TensorView& view = weight.view(kCuda);
-    const DType wanted = precision_ == Precision::kBf16 ? DType::kBF16 : DType::kF32;
     if (view.dtype == wanted) return view.data;
-    auto found = operands_.find(view.data);
+    auto found = operands_.find({view.data, wanted});
     if (found != operands_.end()) return found->second.get();
     void* memory = nullptr;
     check(cudaMalloc(&memory, static_cast<std::size_t>(view.numel()) * dtype_size(wanted)),
@@ -276,7 +291,7 @@ class CudaBackend final : public Backend {
       check(cuda::widen(stored_type(view.dtype), view.data, static_cast<float*>(memory), view.numel(), stream_),
             "the widen kernel");
     }
-    return operands_.emplace(view.data, std::move(owned)).first->second.get();
+    return operands_.emplace(std::pair{view.data, wanted}, std::move(owned)).first->second.get();
   }
 
   Clock::time_point begin_timing() {
@@ -305,7 +320,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   std::vector<std::unique_ptr<void, DeviceFree>> weights_;
-  std::unordered_map<const void*, std::unique_ptr<void, DeviceFree>> operands_;
+  std::map<std::pair<const void*, DType>, std::unique_ptr<void, DeviceFree>> operands_;  // (stored, wanted)
   Scratch<float> normed_, staging_, scores_, captured_;
   Scratch<float, HostFree> captured_host_;
   Scratch<std::uint16_t> x_bf16_, q_bf16_, k_bf16_, v_bf16_, probs_bf16_;

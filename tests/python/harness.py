@@ -88,6 +88,21 @@ def load_config(model_dir):
     return cfg
 
 
+def moe_layers(cfg):
+    """(layers routed through experts, experts, top_k) of a mixture of experts; ([], 0, 0) else.
+    Mixtral and OLMoE route every layer; Qwen3-MoE every decoder_sparse_step-th layer outside
+    mlp_only_layers (transformers 4.57 Qwen3MoeDecoderLayer)."""
+    cfg = cfg.get("text_config", cfg)
+    L, mt = cfg["num_hidden_layers"], cfg.get("model_type")
+    if mt == "mixtral":
+        return list(range(L)), cfg.get("num_local_experts", 8), cfg.get("num_experts_per_tok", 2)
+    if mt not in ("olmoe", "qwen3_moe") or not cfg.get("num_experts"):
+        return [], 0, 0
+    step, dense = cfg.get("decoder_sparse_step", 1), set(cfg.get("mlp_only_layers") or [])
+    layers = [l for l in range(L) if l not in dense and (l + 1) % step == 0]
+    return layers, cfg["num_experts"], cfg["num_experts_per_tok"]
+
+
 def layout_problems(path, cfg, n_tokens, n_queries, with_logits):
     """Checks names, dtypes and shapes of a capture dump; returns (tensors, meta, problems)."""
     tensors, meta, dtypes = st_reader.read(path)
@@ -99,6 +114,13 @@ def layout_problems(path, cfg, n_tokens, n_queries, with_logits):
     for layer in range(L):
         want[f"layers.{layer}.attn"] = ("F32", (H, n_queries, n_tokens))
         want[f"layers.{layer}.values"] = ("F32", (Hkv, n_tokens, D))
+    routed, experts, top_k = moe_layers(cfg)
+    for layer in routed:
+        want[f"layers.{layer}.experts"] = ("I32", (n_tokens, top_k))
+        want[f"layers.{layer}.expert_weights"] = ("F32", (n_tokens, top_k))
+        want[f"layers.{layer}.expert_load"] = ("I32", (experts,))
+        if (meta or {}).get("precision") != "fp32":
+            want[f"layers.{layer}.routing_flipped"] = ("I32", (n_tokens,))
     if with_logits:
         want["logits"] = ("F32", (n_tokens, cfg["vocab_size"]))
     problems = []

@@ -343,7 +343,8 @@ def keep_top_n(probs, n):
 
 
 def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
-    """Returns {"attn": [L x [H, T, T]], "values": [L x [Hkv, T, D]], "logits": [T, V]}.
+    """Returns {"attn": [L x [H, T, T]], "values": [L x [Hkv, T, D]], "logits": [T, V]}, and for
+    a mixture of experts "experts": {layer: (chosen [T, top_k], weights [T, top_k])}, the largest first.
 
     Optional edits (attngeom prune, docs/method.md section 7), both [layers, heads]: `topn`
     keeps each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies
@@ -403,6 +404,7 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         h = norm(x, mlp_in)
         if m.experts:
             x = x + sparse_moe(m, h, W, layer)
+            out.setdefault("experts", {})[layer] = m.expert_choice[-1]
             continue
         gate = h @ W("mlp.gate_proj.weight").T                             # [T, inter]
         up = h @ W("mlp.up_proj.weight").T
@@ -437,9 +439,10 @@ def sparse_moe(m, h, W, layer):
         y = (m.act(he @ E("w1").T) * (he @ E("w3").T)) @ E("w2").T          # [n, hidden]
         out[tokens] += weight[tokens, slot][:, None] * y
     if layer == 0:
-        m.expert_load, m.route_gap, m.router_magnitude = [], [], []
+        m.expert_load, m.expert_choice, m.route_gap, m.router_magnitude = [], [], [], []
     m.router_magnitude.append(magnitude)
     m.expert_load.append(load)
+    m.expert_choice.append((chosen, weight))  # [T, top_k] each, the largest first
     # log p_k - log p_(k+1) of the k-th and (k+1)-th largest: the router-logit gap, how near a tie
     ranked = -np.sort(-np.log(probs), axis=1)
     m.route_gap.append(float((ranked[:, m.top_k - 1] - ranked[:, m.top_k]).min()) if m.top_k < m.experts else 1.0)

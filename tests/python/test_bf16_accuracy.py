@@ -85,10 +85,32 @@ def check_fixture(binary, model_dir, tmp, failures):
     tol_l = (model.layers + 1) * PRODUCTS_PER_LAYER * eps0
     if dl > tol_l:
         failures.append(f"{name}: logits rel error {dl:.3e} > {tol_l:.3e}")
+    routing = check_routing(name, model_dir, fp32, bf16, failures)
     print(f"{name}: weights {'bf16' if stored_bf16 else 'rounded to bf16'}; layer-0 values within "
           f"{ratio0:.2f} of the elementwise bound; eps_0 = {eps0:.2e}; logits rel {dl:.2e} (tol {tol_l:.2e})")
     for layer, dv, tol_v, dp in rows:
-        print(f"  layer {layer}: values rel {dv:.2e} (tol {tol_v:.2e})   attention max abs {dp:.2e} (reported)")
+        print(f"  layer {layer}: values rel {dv:.2e} (tol {tol_v:.2e})   attention max abs {dp:.2e} (reported)"
+              + routing.get(layer, ""))
+
+
+def check_routing(name, model_dir, fp32, bf16, failures):
+    """A mixture of experts in bf16 routes by its own logits and marks the tokens the fp32
+    product of the same input would route elsewhere (routing_flipped); reported per layer
+    beside the tokens whose experts differ from the fp32 run's, which also carry the error
+    of every earlier layer. Each expert's load must be the count of its choices."""
+    layers, experts, _ = harness.moe_layers(harness.load_config(model_dir))
+    notes = {}
+    for layer in layers:
+        chosen = bf16[f"layers.{layer}.experts"]
+        flipped = bf16[f"layers.{layer}.routing_flipped"]
+        if not np.isin(flipped, (0, 1)).all():
+            failures.append(f"{name}: layer {layer} routing_flipped holds values other than 0 and 1")
+        if not np.array_equal(bf16[f"layers.{layer}.expert_load"], np.bincount(chosen.ravel(), minlength=experts)):
+            failures.append(f"{name}: layer {layer} expert_load is not the count of the experts chosen")
+        differ = int((np.sort(chosen, axis=1) != np.sort(fp32[f"layers.{layer}.experts"], axis=1)).any(axis=1).sum())
+        notes[layer] = (f"   routing: {int(flipped.sum())} of {len(flipped)} tokens flip against fp32 logits, "
+                        f"{differ} differ from the fp32 run")
+    return notes
 
 
 def main():

@@ -149,6 +149,7 @@ class Fixture:
                 self.fail(f"[{tag}] layers.{layer}.values max abs error {err_v.max():.3e} > "
                           f"{VALUES_TOL} x {scale:.3f} at kv head {g}, token {t}, dim {d}: engine "
                           f"{got_v[g, t, d]:.7f}, reference {want_v[g, t, d]:.7f}")
+        self.compare_routing(tag, dump, ref)
         if logits:
             got_l, want_l = dump["logits"], ref["logits"]
             scale = np.abs(want_l).max()
@@ -162,6 +163,25 @@ class Fixture:
         self.table.append((tag, T, len(q), e_attn, e_val, e_log if logits else None,
                            self._failed_since(tag)))
         return e_attn, e_val, e_log
+
+    def compare_routing(self, tag, dump, ref):
+        """A mixture of experts' routing: the same experts as the reference, in the same order
+        (the fixture's router has no near-tie; test_reference_self.py), their weights within
+        the attention's tolerance, and each expert's load the count of its choices."""
+        for layer, (chosen, weights) in ref.get("experts", {}).items():
+            got = dump[f"layers.{layer}.experts"]
+            if not np.array_equal(got, chosen):
+                t = int(np.nonzero((got != chosen).any(axis=1))[0][0])
+                self.fail(f"[{tag}] layers.{layer}.experts: token {t} routed to {list(got[t])}, "
+                          f"reference {list(chosen[t])}")
+                continue
+            err = float(np.abs(dump[f"layers.{layer}.expert_weights"].astype(np.float64) - weights).max())
+            if err > ATTN_TOL:
+                self.fail(f"[{tag}] layers.{layer}.expert_weights max abs error {err:.3e} > {ATTN_TOL}")
+            load = np.bincount(chosen.ravel(), minlength=len(dump[f"layers.{layer}.expert_load"]))
+            if not np.array_equal(dump[f"layers.{layer}.expert_load"], load):
+                self.fail(f"[{tag}] layers.{layer}.expert_load {list(dump[f'layers.{layer}.expert_load'])}, "
+                          f"expected {list(load)}")
 
     def check_tokens(self, tag, dump, accepted):
         """accepted: {label: ids}; returns the label matched, or None after a failure."""

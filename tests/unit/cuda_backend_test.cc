@@ -259,6 +259,34 @@ TEST_F(CudaBackendTest, LinearInBf16IsTheRoundedProduct) {
   }
 }
 
+// A bf16 backend's fp32 products (a router checked against fp32) are the fp32 path's; the
+// leading rows of a buffer are its memory, and fill_zero clears them on the device.
+TEST_F(CudaBackendTest, Fp32ProductsBesideBf16AndLeadingRows) {
+  std::mt19937 rng(6);
+  const int rows = 33, in = 96, out = 8;
+  const std::vector<float> x = random_vector(static_cast<std::size_t>(rows) * in, rng);
+  const std::vector<float> w = random_vector(static_cast<std::size_t>(out) * in, rng, 0.1f);
+  const std::vector<std::uint16_t> w_bf16 = to_bf16(w);
+  Side bf16{make_cuda_backend({Precision::kBf16, 0, nullptr, score_bytes})};
+  std::vector<float> y[2];
+  Side* sides[2] = {&cpu, &bf16};
+  for (int s = 0; s < 2; ++s) {
+    Backend& b = *sides[s]->backend;
+    const Weight weight = b.upload(TensorView{"w", DType::kBF16, out, in, w_bf16.data()});
+    Buffer a = sides[s]->buffer(x, rows, in);
+    Buffer result = b.allocate(rows, out);
+    const LinearTarget target{&weight, &result};
+    b.linear_fp32(stored(a), {&target, 1});
+    y[s] = sides[s]->host(result);
+  }
+  expect_close(y[1], y[0], 4 * in * kEps, "linear_fp32 beside bf16");
+  Buffer a = bf16.buffer(x, rows, in);
+  Buffer head = a.leading_rows(5);
+  bf16.backend->fill_zero(head);
+  const std::vector<float> cleared = bf16.host(a);
+  for (std::size_t i = 0; i < cleared.size(); ++i) ASSERT_EQ(cleared[i], i < 5u * in ? 0.0f : x[i]) << i;
+}
+
 struct AttentionCase {
   std::string name;
   AttentionShape shape;

@@ -378,6 +378,41 @@ TEST(CpuBackend, ScatterAddRowsMatchesScalarReference) {
   }
 }
 
+// The leading rows of a buffer are its memory, not a copy; fill_zero clears every element.
+TEST(CpuBackend, LeadingRowsShareMemoryAndFillZeroClears) {
+  const std::unique_ptr<Backend> backend = make_cpu_backend(make_fp32_backend());
+  Buffer a = backend->allocate(5, 3);
+  std::fill_n(a.data(MemorySpace::kHost), a.numel(), 2.0f);
+  Buffer head = a.leading_rows(2);
+  ASSERT_EQ(head.rows(), 2);
+  ASSERT_EQ(head.cols(), 3);
+  EXPECT_EQ(head.data(MemorySpace::kHost), a.data(MemorySpace::kHost));
+  backend->fill_zero(head);
+  for (std::int64_t i = 0; i < a.numel(); ++i) EXPECT_EQ(a.data(MemorySpace::kHost)[i], i < 6 ? 0.0f : 2.0f) << i;
+}
+
+// linear_fp32 on a bf16 backend is the fp32 backend's product bit for bit, normed input included.
+TEST(CpuBackend, Fp32ProductsBesideBf16MatchTheFp32Backend) {
+  std::mt19937 rng(5);
+  const int rows = 7, cols = 48, out = 5;
+  const std::vector<float> x = random_vector(static_cast<std::size_t>(rows) * cols, rng);
+  const std::vector<float> w = random_vector(static_cast<std::size_t>(out) * cols, rng);
+  const std::vector<float> g = random_vector(static_cast<std::size_t>(cols), rng);
+  const TensorView w_view{"w", DType::kF32, static_cast<std::int64_t>(out), static_cast<std::int64_t>(cols), w.data()};
+  const TensorView g_view{"g", DType::kF32, 1, static_cast<std::int64_t>(cols), g.data()};
+  std::vector<std::vector<float>> results;
+  for (const bool bf16 : {false, true}) {
+    const std::unique_ptr<Backend> backend = make_cpu_backend(bf16 ? make_bf16_backend() : make_fp32_backend());
+    const Weight weight = backend->upload(w_view), norm_weight = backend->upload(g_view);
+    Buffer in = backend->allocate(rows, cols), y = backend->allocate(rows, out);
+    std::copy(x.begin(), x.end(), in.data(MemorySpace::kHost));
+    const LinearTarget target{&weight, &y};
+    backend->linear_fp32(normed(in, {&norm_weight, 0.0f, 1e-5f}), {&target, 1});
+    results.emplace_back(y.data(MemorySpace::kHost), y.data(MemorySpace::kHost) + y.numel());
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
 struct NaiveAttention {
   std::vector<double> probs;  // [heads, seq, seq]
   std::vector<double> out;    // [seq, heads*d]

@@ -253,5 +253,21 @@ TEST(MoeRouting, TopKOfTheSoftmaxWithTiesToTheLowerExpert) {
   EXPECT_FLOAT_EQ(routes.weights[1][0], static_cast<float>(p));
 }
 
+// Each token's experts, largest weight first; a flip is a different set, not a different order.
+TEST(MoeRouting, ChoicesInWeightOrderAndFlipsCountDifferentSets) {
+  const MoeRecipe moe{4, 2, true};
+  ExpertRoutes fast, exact;
+  // token 0: {2, 0} in both (order of the two kept weights swapped); token 1: {1, 3} vs {1, 2}
+  route_tokens(std::vector<float>{1.0f, -1.0f, 2.0f, 0.0f, 0.0f, 0.7f, -3.0f, 0.5f}, moe, fast);
+  route_tokens(std::vector<float>{2.5f, -1.0f, 2.0f, 0.0f, 0.0f, 0.7f, 0.6f, 0.5f}, moe, exact);
+  EXPECT_EQ(fast.choices, (std::vector<int>{2, 0, 1, 3}));
+  EXPECT_EQ(exact.choices, (std::vector<int>{0, 2, 1, 2}));
+  EXPECT_GT(fast.choice_weights[0], fast.choice_weights[1]);
+  std::vector<int> flipped;
+  EXPECT_EQ(routing_flips(fast, exact, moe.top_k, flipped), 1);
+  EXPECT_EQ(flipped, (std::vector<int>{0, 1}));
+  EXPECT_EQ(routing_flips(fast, fast, moe.top_k, flipped), 0);
+}
+
 }  // namespace
 }  // namespace attngeom
