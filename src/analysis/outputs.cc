@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
+#include <span>
 
 #include "analysis/row_fields.h"
 #include "util/csv.h"
+#include "util/error.h"
 #include "util/npy.h"
 
 namespace attngeom {
@@ -226,6 +229,61 @@ void write_per_sequence_table(const std::vector<fs::path>& record_files, int kv_
     }
   }
   t.write(path);
+}
+
+void write_routing_tables(const std::vector<fs::path>& record_files, const fs::path& dir) {
+  int layers = 0, experts = 0;
+  std::vector<std::int64_t> load;    // [layers, experts]
+  std::vector<std::int64_t> tokens;  // [layers] tokens routed
+  std::vector<std::int64_t> flips;   // [layers]; -1 once any sequence went unchecked
+  for (const auto& file : record_files) {
+    const RecordReader r(file);
+    if (r.experts() == 0) return;
+    if (load.empty()) {
+      layers = r.layers();
+      experts = r.experts();
+      load.assign(static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts), 0);
+      tokens.assign(static_cast<std::size_t>(layers), 0);
+      flips.assign(static_cast<std::size_t>(layers), 0);
+    }
+    ATTNGEOM_CHECK(r.layers() == layers && r.experts() == experts);
+    for (int l = 0; l < layers; ++l) {
+      const auto layer = static_cast<std::size_t>(l);
+      const std::span<const std::int32_t> counts = r.expert_load(l);
+      for (int e = 0; e < experts; ++e)
+        load[layer * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] +=
+            counts[static_cast<std::size_t>(e)];
+      tokens[layer] += static_cast<std::int64_t>(r.seq_len());
+      const std::int32_t f = r.routing_flips(l);
+      flips[layer] = f < 0 || flips[layer] < 0 ? -1 : flips[layer] + f;
+    }
+  }
+  if (load.empty()) return;
+  CsvWriter by_expert({"layer", "expert", "tokens", "share"});
+  CsvWriter by_layer({"layer", "tokens", "routing_flips"});
+  for (int l = 0; l < layers; ++l) {
+    const auto layer = static_cast<std::size_t>(l);
+    const auto begin = load.begin() + static_cast<std::ptrdiff_t>(layer * static_cast<std::size_t>(experts));
+    const std::int64_t choices = std::accumulate(begin, begin + experts, std::int64_t{0});
+    if (choices == 0) continue;  // a dense layer
+    for (int e = 0; e < experts; ++e) {
+      const std::int64_t n = begin[e];
+      by_expert.add(l)
+          .add(e)
+          .add(static_cast<std::size_t>(n))
+          .add(static_cast<double>(n) / static_cast<double>(choices));
+      by_expert.end_row();
+    }
+    by_layer.add(l).add(static_cast<std::size_t>(tokens[layer]));
+    if (flips[layer] < 0) {
+      by_layer.add(std::string());
+    } else {
+      by_layer.add(static_cast<std::size_t>(flips[layer]));
+    }
+    by_layer.end_row();
+  }
+  by_expert.write(dir / "experts.csv");
+  by_layer.write(dir / "routing.csv");
 }
 
 }  // namespace attngeom

@@ -154,6 +154,7 @@ RunAggregate finish_run_dir(const fs::path& dir, int kv_heads, const AggregateOp
   RunAggregate run = aggregate_records(records, kv_heads, options);
   write_tables(run, dir);
   if (per_sequence) write_per_sequence_table(records, kv_heads, dir / "selection_per_seq.csv");
+  write_routing_tables(records, dir);
   return run;
 }
 

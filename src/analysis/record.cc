@@ -31,6 +31,12 @@ void SequenceRecord::resize(const RecordSchema& schema, int l, int h, std::size_
   profile.assign(lh * seq_len, 0.0);
 }
 
+void SequenceRecord::resize_routing(int experts_per_layer) {
+  experts = experts_per_layer;
+  expert_load.assign(static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts), 0);
+  routing_flips.assign(experts > 0 ? static_cast<std::size_t>(layers) : 0, -1);
+}
+
 std::filesystem::path record_path(const std::filesystem::path& records_dir, std::size_t sequence) {
   char name[64];
   std::snprintf(name, sizeof name, "seq-%06zu.safetensors", sequence);
@@ -61,15 +67,22 @@ void write_record(const std::filesystem::path& path, const RecordSchema& schema,
                                {"n_grid", schema.n_grid},
                                {"per_n_fields", schema.per_n_fields},
                                {"per_row_fields", schema.per_row_fields}};
-  SafetensorsWriter writer(
-      path,
-      // F64 first: the data region starts 8-aligned, so they stay aligned.
-      {{"per_n", DType::kF64, {L, H, Q, G, static_cast<std::int64_t>(schema.per_n_fields.size())}},
-       {"per_row", DType::kF64, {L, H, Q, static_cast<std::int64_t>(schema.per_row_fields.size())}},
-       {"profile", DType::kF64, {L, H, T}},
-       {"tokens", DType::kI32, {T}},
-       {"query_positions", DType::kI32, {Q}}},
-      {{"format", "attngeom-record-v1"}, {"record", meta.dump()}});
+  // F64 first: the data region starts 8-aligned, so they stay aligned.
+  std::vector<TensorSpec> tensors = {
+      {"per_n", DType::kF64, {L, H, Q, G, static_cast<std::int64_t>(schema.per_n_fields.size())}},
+      {"per_row", DType::kF64, {L, H, Q, static_cast<std::int64_t>(schema.per_row_fields.size())}},
+      {"profile", DType::kF64, {L, H, T}},
+      {"tokens", DType::kI32, {T}},
+      {"query_positions", DType::kI32, {Q}}};
+  if (r.experts > 0) {
+    tensors.push_back({"expert_load", DType::kI32, {L, r.experts}});
+    tensors.push_back({"routing_flips", DType::kI32, {L}});
+  }
+  SafetensorsWriter writer(path, tensors, {{"format", "attngeom-record-v1"}, {"record", meta.dump()}});
+  if (r.experts > 0) {
+    writer.write("expert_load", 0, r.expert_load.data(), r.expert_load.size() * sizeof(std::int32_t));
+    writer.write("routing_flips", 0, r.routing_flips.data(), r.routing_flips.size() * sizeof(std::int32_t));
+  }
   writer.write("tokens", 0, r.tokens.data(), r.tokens.size() * sizeof(std::int32_t));
   writer.write("query_positions", 0, r.query_positions.data(), r.query_positions.size() * sizeof(std::int32_t));
   writer.write("per_n", 0, r.per_n.data(), r.per_n.size() * sizeof(double));
@@ -124,6 +137,29 @@ RecordReader::RecordReader(const std::filesystem::path& path)
     if (reinterpret_cast<std::uintptr_t>(e->data.data()) % alignof(double) != 0)
       throw bad("F64 data not 8-byte aligned");
   }
+  const auto* load = header_.find("expert_load");
+  const auto* flips = header_.find("routing_flips");
+  if ((load == nullptr) != (flips == nullptr)) throw bad("expert_load and routing_flips come together");
+  if (load == nullptr) return;
+  if (load->dtype != DType::kI32 || flips->dtype != DType::kI32 || load->shape.size() != 2 ||
+      load->shape[0] != layers_ || load->shape[1] < 1 || flips->shape != std::vector<std::int64_t>{layers_}) {
+    throw bad("expert_load or routing_flips of the wrong dtype or shape");
+  }
+  experts_ = static_cast<int>(load->shape[1]);
+}
+
+std::span<const std::int32_t> RecordReader::expert_load(int layer) const {
+  const auto* e = header_.find("expert_load");
+  ATTNGEOM_CHECK(e != nullptr && layer >= 0 && layer < layers_);
+  const auto* all = reinterpret_cast<const std::int32_t*>(e->data.data());
+  return {all + static_cast<std::size_t>(layer) * static_cast<std::size_t>(experts_),
+          static_cast<std::size_t>(experts_)};
+}
+
+std::int32_t RecordReader::routing_flips(int layer) const {
+  const auto* e = header_.find("routing_flips");
+  ATTNGEOM_CHECK(e != nullptr && layer >= 0 && layer < layers_);
+  return reinterpret_cast<const std::int32_t*>(e->data.data())[layer];
 }
 
 std::span<const double> RecordReader::f64(const char* name) const {

@@ -9,6 +9,8 @@
 //   per_n             F64 [L, H, Q, G, Kn]   metrics at each N of the grid
 //   per_row           F64 [L, H, Q, Kr]      diagnostics of each captured row
 //   profile           F64 [L, H, T]          attention of the last captured row (zero-padded)
+//   expert_load       I32 [L, E]             a mixture of experts only: tokens routed to each expert
+//   routing_flips     I32 [L]                and tokens whose fp32 routing differs (-1: not checked)
 //   __metadata__      {"sequence": index, "n_grid": [...], "per_n_fields": [...], "per_row_fields": [...]}
 #include <cstdint>
 #include <filesystem>
@@ -41,8 +43,13 @@ struct SequenceRecord {
   std::vector<double> per_n;                  // [L, H, Q, G, Kn]
   std::vector<double> per_row;                // [L, H, Q, Kr]
   std::vector<double> profile;                // [L, H, T]
+  // A mixture of experts (else empty). Layers with a dense MLP keep zeros and -1.
+  int experts = 0;
+  std::vector<std::int32_t> expert_load;    // [L, E] tokens routed to each expert
+  std::vector<std::int32_t> routing_flips;  // [L] tokens the fp32 router sends elsewhere; -1: not checked
 
   void resize(const RecordSchema& schema, int layers, int heads, std::size_t seq_len, std::size_t rows);
+  void resize_routing(int experts_per_layer);
   std::size_t rows() const { return query_positions.size(); }
   std::size_t seq_len() const { return tokens.size(); }
 };
@@ -69,6 +76,9 @@ class RecordReader {
   std::span<const double> per_n(int layer, int head) const;    // [Q, G, Kn]
   std::span<const double> per_row(int layer, int head) const;  // [Q, Kr]
   std::span<const double> profile(int layer, int head) const;  // [T]
+  int experts() const { return experts_; }                     // 0: no routing recorded
+  std::span<const std::int32_t> expert_load(int layer) const;  // [E]
+  std::int32_t routing_flips(int layer) const;                 // -1: not checked
 
  private:
   std::span<const double> f64(const char* name) const;
@@ -78,6 +88,7 @@ class RecordReader {
   std::size_t sequence_ = 0;
   int layers_ = 0;
   int heads_ = 0;
+  int experts_ = 0;
   std::size_t rows_ = 0;
   std::size_t seq_len_ = 0;
 };

@@ -24,7 +24,18 @@ void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, 
   record_.tokens.assign(tokens.begin(), tokens.end());
   record_.query_positions.assign(rows.begin(), rows.end());
   record_.resize(schema_, config_.layers, config_.heads, tokens.size(), rows.size());
+  record_.resize_routing(config_.recipe.moe.experts);
   values_ = {};
+}
+
+void SequenceAnalyzer::on_routing(int layer, const ExpertRouting& routing) {
+  ATTNGEOM_CHECK(routing.experts == record_.experts && static_cast<std::size_t>(routing.seq) == record_.seq_len());
+  std::copy(routing.load.begin(), routing.load.end(),
+            record_.expert_load.begin() + static_cast<std::ptrdiff_t>(layer) * record_.experts);
+  record_.routing_flips[static_cast<std::size_t>(layer)] =
+      routing.flipped.empty()
+          ? -1
+          : static_cast<std::int32_t>(std::count(routing.flipped.begin(), routing.flipped.end(), 1));
 }
 
 void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {

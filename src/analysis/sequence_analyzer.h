@@ -28,6 +28,7 @@ class SequenceAnalyzer final : public ForwardObserver {
 
   void on_values(int layer, const ValueStates& values) override;
   void on_attention(int layer, const AttentionRows& rows) override;
+  void on_routing(int layer, const ExpertRouting& routing) override;
 
  private:
   // The value geometry of every (kv head, captured row) that the block's heads read.

@@ -21,6 +21,10 @@ last_row     the head types and their features (heads.csv) of a `--queries all` 
 every_n      `analyze --every-n` with one short query row (fewer keys than most N) finishes,
              has every N in 1..T-1 for every head with finite P/R/F, counts only the rows
              long enough at each N, and equals the default-grid run at the grid's N.
+routing      a mixture of experts (the mixtral fixture): experts.csv's tokens per (layer, expert)
+             equal the float64 reference's routing of every recorded sequence, in fp32;
+             routing.csv counts the tokens and, in bf16 only, the flips against fp32 logits;
+             a dense model writes neither table.
 """
 import argparse
 import csv
@@ -503,18 +507,64 @@ def check_every_n(args, tmp, failures):
           f"default grid's")
 
 
+def check_routing(args, tmp, failures):
+    sys.path.insert(0, HERE)
+    import reference_forward as rf
+    model_dir = os.path.join(args.fixtures, "mixtral")
+    seq_len, num_seqs = 96, 3
+    runs = {}
+    for precision in ("fp32", "bf16"):
+        out = os.path.join(tmp, "routing-" + precision)
+        subprocess.run([args.bin, "analyze", "--model", model_dir, "--data", CORPUS, "--seq-len", str(seq_len),
+                        "--num-seqs", str(num_seqs), "--precision", precision, "--out", out], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        runs[precision] = out
+    model = rf.Model(model_dir)
+    want = np.zeros((model.layers, model.experts), dtype=np.int64)
+    records = os.path.join(runs["fp32"], "records")
+    for name in sorted(os.listdir(records)):
+        rf.forward(model, st_reader.read(os.path.join(records, name))[0]["tokens"].astype(np.int64), want_logits=False)
+        want += np.asarray(model.expert_load)
+    for precision, out in runs.items():
+        experts = read_csv(os.path.join(out, "experts.csv"))
+        got = np.zeros_like(want)
+        for r in experts:
+            got[int(r["layer"]), int(r["expert"])] = int(r["tokens"])
+        if precision == "fp32" and not np.array_equal(got, want):
+            failures.append(f"routing: experts.csv tokens {got.tolist()}, reference {want.tolist()}")
+        if (got.sum(axis=1) != num_seqs * seq_len * model.top_k).any():
+            failures.append(f"routing ({precision}): the tokens of a layer do not sum to tokens x top_k")
+        for layer in range(model.layers):
+            share = sum(float(r["share"]) for r in experts if int(r["layer"]) == layer)
+            if abs(share - 1) > 1e-12:
+                failures.append(f"routing ({precision}): layer {layer} shares sum to {share}")
+        rows = read_csv(os.path.join(out, "routing.csv"))
+        flips = [r["routing_flips"] for r in rows]
+        if [int(r["tokens"]) for r in rows] != [num_seqs * seq_len] * model.layers:
+            failures.append(f"routing ({precision}): routing.csv tokens {[r['tokens'] for r in rows]}")
+        if (precision == "fp32") != all(f == "" for f in flips) or not all(f == "" or f.isdigit() for f in flips):
+            failures.append(f"routing ({precision}): routing_flips {flips}")
+        print(f"routing ({precision}): experts.csv {got.tolist()}; flips per layer {flips}")
+    dense = os.path.join(tmp, "routing-dense")
+    subprocess.run(analyze_args(args.bin, args.fixtures, 1) + ["--out", dense], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if any(os.path.exists(os.path.join(dense, t)) for t in ("experts.csv", "routing.csv")):
+        failures.append("routing: a dense model wrote experts.csv or routing.csv")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fixtures", required=True)
-    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force", "every_n", "second_signal", "last_row"])
+    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force", "every_n", "second_signal", "last_row",
+                                                              "routing"])
     ap.add_argument("--kills", type=int, default=20)
     args = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-runs-") as tmp:
         {"resume": check_resume, "shards": check_shards, "brute_force": check_brute_force,
          "every_n": check_every_n, "second_signal": check_second_signal,
-         "last_row": check_last_row}[args.check](
+         "last_row": check_last_row, "routing": check_routing}[args.check](
             args, tmp, failures)
     for f in failures[:20]:
         print("FAIL", f)
