@@ -37,7 +37,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   std::vector<std::size_t> finished = run_dir ? run_dir->finished_sequences() : std::vector<std::size_t>{};
   if (ranks != nullptr) finished = ranks->start_length(job_fingerprint(in, plan), finished);
 
-  Engine engine(c, in.checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu});
+  Engine engine(c, in.checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu, false});
   nlohmann::json run;
   if (run_dir) {
     run = run_json(s, in, plan, engine, control);

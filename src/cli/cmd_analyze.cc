@@ -220,6 +220,10 @@ void add_analyze_command(CLI::App& app) {
     const EngineOptions compute = resolve_compute(f->precision);
     s.device = compute.device;
     s.gpu = compute.gpu;
+    // Each process of a launch on one node takes its own GPU unless the user named one.
+    if (s.device == Device::kCuda && !compute.gpu_named) {
+      s.gpu = launched_gpu([](const char* name) -> const char* { return std::getenv(name); }, visible_gpus());
+    }
     s.precision = compute.precision;
     s.fp32_matmul = compute.fp32_matmul;
     apply_thread_count(f->threads);  // per process: under mpirun, per rank

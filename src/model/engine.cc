@@ -1,5 +1,6 @@
 #include "model/engine.h"
 
+#include <charconv>
 #include <cstdio>
 
 #include "ops/cpu_backend.h"
@@ -85,11 +86,11 @@ std::string_view device_name(Device device) {
 }
 
 DeviceChoice parse_device(const std::string& text) {
-  if (text == "cpu") return {Device::kCpu, 0};
-  if (text == "cuda") return {Device::kCuda, 0};
+  if (text == "cpu") return {Device::kCpu, 0, false};
+  if (text == "cuda") return {Device::kCuda, 0, false};
   if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() <= 8 &&
       text.find_first_not_of("0123456789", 5) == std::string::npos) {
-    return {Device::kCuda, std::stoi(text.substr(5))};
+    return {Device::kCuda, std::stoi(text.substr(5)), true};
   }
   throw SettingError({setting("device"), " '" + text + "': expected cpu, cuda or cuda:N (N: the GPU's number)"});
 }
@@ -98,7 +99,7 @@ ComputeChoice choose_compute(const std::string& device, const std::string& preci
   const DeviceChoice where = parse_device(device);
   if (where.device == Device::kCpu) {
     const PrecisionChoice cpu = choose_precision(precision, fp32_matmul);
-    return {{Device::kCpu, cpu.precision, cpu.fp32_matmul, false, 0}, cpu.warning};
+    return {{Device::kCpu, cpu.precision, cpu.fp32_matmul, false, 0, false}, cpu.warning};
   }
   if (precision != "auto" && precision != "fp32" && precision != "bf16") {
     throw SettingError({setting("precision"), " '" + precision + "': expected auto, fp32 or bf16"});
@@ -106,9 +107,9 @@ ComputeChoice choose_compute(const std::string& device, const std::string& preci
   if (fp32_matmul != "sgemm" && fp32_matmul != "bf16x3") {
     throw SettingError({setting("fp32_matmul"), " '" + fp32_matmul + "': expected sgemm or bf16x3"});
   }
-  ComputeChoice choice{
-      {where.device, precision == "fp32" ? Precision::kFp32 : Precision::kBf16, Fp32Matmul::kSgemm, false, where.gpu},
-      {}};
+  ComputeChoice choice{{where.device, precision == "fp32" ? Precision::kFp32 : Precision::kBf16, Fp32Matmul::kSgemm,
+                        false, where.gpu, where.gpu_named},
+                       {}};
   if (fp32_matmul == "bf16x3") choice.warning = "fp32_matmul bf16x3 has no effect on a GPU (it picks a CPU kernel)";
   return choice;
 }
@@ -130,6 +131,31 @@ std::vector<std::string> describe_gpus() {
 #else
   return {"cuda: not in this build (configure with -DATTNGEOM_CUDA=ON where the CUDA toolkit is installed)"};
 #endif
+}
+
+int visible_gpus() {
+#if ATTNGEOM_WITH_CUDA
+  std::string why;
+  return cuda_device_count(why);
+#else
+  return 0;
+#endif
+}
+
+int launched_gpu(const std::function<const char*(const char*)>& environment, int visible_gpus) {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* value = environment(name);
+    if (value == nullptr) continue;
+    const std::string_view text(value);
+    int local_rank = -1;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), local_rank);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || local_rank < 0) {
+      throw SettingError({setting("device"), std::string(" cuda: ") + name + "='" + value +
+                                                 "' is not a local rank (a non-negative integer)"});
+    }
+    return visible_gpus > 0 ? local_rank % visible_gpus : 0;
+  }
+  return 0;
 }
 
 Engine::Engine(const ModelConfig& config, const Weights& weights, const EngineOptions& options)

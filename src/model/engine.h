@@ -1,6 +1,7 @@
 #pragma once
 // One place that opens a model for computing: a backend for the device and precision, the
 // checkpoint's weights as that backend reads them, and the forward pass over both.
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,12 +22,21 @@ std::string_view device_name(Device device);
 // A device as the settings spell it: "cpu", "cuda" (GPU 0) or "cuda:N". Errors name "device".
 struct DeviceChoice {
   Device device = Device::kCpu;
-  int gpu = 0;  // the GPU's ordinal (kCuda)
+  int gpu = 0;             // the GPU's ordinal (kCuda)
+  bool gpu_named = false;  // "cuda:N": the user chose the GPU
 };
 DeviceChoice parse_device(const std::string& text);
 // One line per GPU the engine can run on ("cuda:0: NAME, F GiB free of T GiB"), or one line
 // saying why there is none (no CUDA in this build, no GPU visible).
 std::vector<std::string> describe_gpus();
+// How many GPUs the engine can run on: 0 without CUDA in this build or without a visible GPU.
+int visible_gpus();
+// The GPU a launched process takes when its device is "cuda" without a number: its rank on
+// its node (OMPI_COMM_WORLD_LOCAL_RANK; MPI_LOCALRANKID under MPICH's Hydra; SLURM_LOCALID
+// under srun) modulo the visible GPUs, so a node's ranks spread over its GPUs and share them
+// when there are fewer. 0 without a launcher or a visible GPU. `environment` returns a
+// variable's value or null (std::getenv). Throws SettingError naming a malformed variable.
+int launched_gpu(const std::function<const char*(const char*)>& environment, int visible_gpus);
 
 struct EngineOptions {
   Device device = Device::kCpu;
@@ -34,6 +44,7 @@ struct EngineOptions {
   Fp32Matmul fp32_matmul = Fp32Matmul::kSgemm;  // the CPU's fp32 kernel
   bool timed = false;                           // time the linear products (linear_timings)
   int gpu = 0;                                  // kCuda: the GPU's ordinal
+  bool gpu_named = false;                       // kCuda: "cuda:N", the GPU chosen by the user
 };
 
 // The compute settings as text ("cpu" | "cuda" | "cuda:N"; ops/precision_choice.h's precision

@@ -312,7 +312,7 @@ fs::path run_prune(const PruneSettings& s, const PruneMessages& messages) {
   check_reference_fits(tokens, c.vocab, available_memory_bytes());
 
   // The unedited model first: the reference of every evaluation.
-  Engine engine(c, checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu});
+  Engine engine(c, checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu, false});
   Transformer& model = engine.model();
   if (!s.dump_logits.empty()) dump_first_window_logits(model, documents.front(), s, protocol, mask);
   char note[256];
