@@ -30,7 +30,7 @@ is active, sized to bite at the prompt's length (~300 tokens):
   olmo2    GQA 4/2, F32, post-norms only, q/k RMSNorm over the whole projection
   pythia   GPT-NeoX, F16, LayerNorms with biases, fused per-head query_key_value with biases,
            rotary_pct 0.5 (8 of head_dim 16 rotated), gelu MLP with biases, parallel residual;
-           variants pythia-sequential (use_parallel_residual false) and pythia-v5 (rope_parameters)
+           variants pythia-sequential (use_parallel_residual false), pythia-v5 and phi3-v5 (rope_parameters)
   gpt2     BF16, Conv1D weights [in, out], c_attn fused as [q | k | v], learned positions (wpe),
            LayerNorms and every projection with biases, gelu_new MLP, tied, n_inner written
   phi3     Phi-4-mini's layout, BF16: fused qkv_proj (GQA 4/2) and gate_up_proj, partial_rotary_factor
@@ -173,9 +173,10 @@ FIXTURES = {
                     max_positions=4096, sliding_window=80, bos_token_id=1, eos_token_id=2)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
-# pythia-sequential: use_parallel_residual false; pythia-v5 and llama3-v5: the same models in
-# transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base, or of
-# rope_theta / rope_scaling), which must load and agree.
+# pythia-sequential: use_parallel_residual false; pythia-v5, llama3-v5 and phi3-v5: the same
+# models in transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base,
+# of rope_theta / rope_scaling, or of Phi-3's longrope rope_scaling and partial_rotary_factor),
+# which must load and agree.
 VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
             "pythia-sequential": ("pythia", {"use_parallel_residual": False}),
             "llama3-v5": ("llama3", {"rope_scaling": None, "rope_theta": None, "transformers_version": "5.0.0",
@@ -185,6 +186,13 @@ VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
             "pythia-v5": ("pythia", {"rotary_pct": None, "rotary_emb_base": None, "transformers_version": "5.0.0",
                                      "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
                                                          "partial_rotary_factor": 0.5}}),
+            "phi3-v5": ("phi3", {"rope_scaling": None, "rope_theta": None, "partial_rotary_factor": None,
+                                 "transformers_version": "5.0.0",
+                                 "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0,
+                                                     "partial_rotary_factor": 0.75,
+                                                     "original_max_position_embeddings": 256,
+                                                     "short_factor": [1.0, 1.1, 1.3, 1.8, 2.5, 3.0],
+                                                     "long_factor": [1.0, 1.5, 2.5, 4.0, 8.0, 16.0]}}),
             "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}})}
 # The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),

@@ -281,6 +281,23 @@ class Fixture:
         return any(f.startswith(f"[{tag}]") for f in self.failures)
 
 
+def agreement_of_layouts(full_dumps):
+    """A transformers 5.x config (NAME-v5, rope_parameters) of the same weights as NAME's 4.x
+    one must give the same dump, bit for bit: the two layouts are one model."""
+    failures = []
+    for name, full in full_dumps.items():
+        base = name[:-len("-v5")] if name.endswith("-v5") else None
+        if base is None or not full or not full_dumps.get(base):
+            continue
+        (v5, ids5), (v4, ids4) = full, full_dumps[base]
+        differ = [k for k in sorted(v4) if ids5 != ids4 or k not in v5 or not np.array_equal(v4[k], v5[k])]
+        print(f"{name} vs {base}: {len(v4) - len(differ)} of {len(v4)} tensors identical")
+        if differ:
+            failures.append(f"{name}: differs from {base} (4.x layout) in {differ[:4]}")
+            print("FAIL", failures[-1])
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
@@ -288,7 +305,7 @@ def main():
     ap.add_argument("--fixture", action="append", help="only these fixtures (default: all)")
     args = ap.parse_args()
     harness.require_device(args.bin)
-    fixtures, failures = [], []
+    fixtures, failures, full_dumps = [], [], {}
     with tempfile.TemporaryDirectory(prefix="attngeom-capture-") as tmp:
         for name in args.fixture or harness.COMPARE_FIXTURES:
             fx = Fixture(args.fixtures, name, args.bin, tmp)
@@ -298,6 +315,8 @@ def main():
             fx.test_variants()
             fixtures.append(fx)
             failures += fx.failures
+            full_dumps[name] = full
+        failures += agreement_of_layouts(full_dumps)
     fmt = "{:17s} {:7s} {:>5s} {:>5s} {:>11s} {:>11s} {:>11s}  {}"
     e = lambda v: "-" if v is None else f"{v:.3e}"
     print()
