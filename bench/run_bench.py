@@ -2,7 +2,7 @@
 """attngeom against a PyTorch eager reference on random-weight checkpoints of real shapes.
 
   bench/run_bench.py --bin build/src/attngeom --work /big/disk/dir [--presets llama2-7b,...]
-                     [--lengths 512,1024,2048] [--precisions bf16,fp32] [--torch [--torch-dtype bf16|fp32] [--torch-malloc glibc|jemalloc]]
+                     [--lengths 512,1024,2048] [--precisions bf16,fp32] [--layers N] [--torch [--torch-dtype bf16|fp32] [--torch-malloc glibc|jemalloc]]
                      [--baseline-bin OTHER/attngeom] [--out bench/results.csv]
 
 Presets include LLaMA-3-8B (llama3 RoPE, GQA 8, 128,256-token vocabulary) and Qwen2.5-7B
@@ -52,6 +52,9 @@ def main():
     ap.add_argument("--presets", default="llama2-7b,mistral-7b,gemma-7b,llama-1b",
                     help="make_random_checkpoint.py presets, e.g. also llama3-8b, qwen2.5-7b")
     ap.add_argument("--lengths", default="512,1024,2048")
+    ap.add_argument("--layers", type=int, default=None,
+                    help="every preset with this many decoder layers, its layer shapes kept (mixtral-8x7b's 93 GB "
+                         "do not fit in memory; 4 layers are 12 GB); named PRESET-lN under --work and in the CSV")
     ap.add_argument("--precisions", default="bf16,fp32")
     ap.add_argument("--fp32-matmul", default="sgemm", choices=["sgemm", "bf16x3"],
                     help="kernel of the fp32 runs (attngeom --fp32-matmul)")
@@ -80,14 +83,16 @@ def main():
             sys.exit(f"--torch-malloc jemalloc: {JEMALLOC} not found (apt-get install libjemalloc2)")
         eager_env = dict(os.environ, LD_PRELOAD=JEMALLOC, MALLOC_CONF="dirty_decay_ms:-1,muzzy_decay_ms:-1")
     rows = []
-    for preset in args.presets.split(","):
+    for base in args.presets.split(","):
+        preset = f"{base}-l{args.layers}" if args.layers else base
         model = os.path.join(args.work, preset)
         if not os.path.exists(os.path.join(model, "config.json")):
             # The older presets ran with a 32,000-token vocabulary; the newer ones keep theirs
             # (LLaMA-3's 128,256 and Qwen2.5's 152,064 are part of their cost).
-            vocab = [] if preset in FULL_VOCAB_PRESETS else ["--vocab", "32000"]
-            subprocess.run([PY, "-B", os.path.join(ROOT, "tools", "make_random_checkpoint.py"), "--preset", preset,
-                            "--dtype", "bf16", "--tokenizer", tokenizer, "--out", model] + vocab, check=True)
+            vocab = [] if base in FULL_VOCAB_PRESETS else ["--vocab", "32000"]
+            layers = ["--layers", str(args.layers)] if args.layers else []
+            subprocess.run([PY, "-B", os.path.join(ROOT, "tools", "make_random_checkpoint.py"), "--preset", base,
+                            "--dtype", "bf16", "--tokenizer", tokenizer, "--out", model] + vocab + layers, check=True)
         for seq_len in [int(x) for x in args.lengths.split(",")]:
             eager = None
             if args.torch:

@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """PyTorch eager reference forward, written like Hugging Face's eager attention path (transformers
-4.57; LLaMA incl. llama3 / linear RoPE, Mistral, Gemma, Qwen2 with its biases) with
-output_attentions=True (every layer's full [heads, T, T] probabilities are materialised
-and returned), on the same safetensors checkpoint attngeom reads. For benchmarking only.
+4.57) with output_attentions=True (every layer's full [heads, T, T] probabilities are
+materialised and returned), on the same safetensors checkpoint attngeom reads. Families: LLaMA
+(incl. llama3 / linear RoPE), Mistral, Gemma, Qwen2 with its biases, Mixtral (top-k of the
+experts, renormalised, as MixtralSparseMoeBlock loops over them), Phi-3 (fused qkv_proj and
+gate_up_proj, longrope, partial rotary), GPT-NeoX (Pythia: fused per-head query_key_value,
+partial rotary, parallel or sequential residual), Phi (Phi-2: one LayerNorm feeding attention
+and MLP in parallel) and GPT-2 (learned positions, Conv1D). For benchmarking; its fp32 logits
+are checked against the float64 reference (tests/python/test_torch_eager.py).
 
   torch_eager.py --model DIR --seq-len T [--threads 2] [--dtype bf16|fp32]
 
 Before the timed forward, a short warm-up forward pages in every weight and creates the
-matmul primitives, as attngeom bench's warm-up does. Prints one JSON line: seconds for the
-forward, the part of it spent in the linear layers (in bf16, the same oneDNN matmul on AMX
-that attngeom uses) with their FLOPs and TFLOP/s, and the peak RSS.
+matmul primitives, as attngeom bench's warm-up does. The timed forward stops after the last
+decoder layer, as attngeom bench's stages do (the final norm and lm_head, `logits()`, are not
+timed). Prints one JSON line: seconds for the forward, the part of it spent in the linear
+layers (in bf16, the same oneDNN matmul on AMX that attngeom uses) with their FLOPs and
+TFLOP/s, and the peak RSS.
 """
 import argparse
 import json
@@ -22,6 +29,7 @@ import warnings
 import numpy as np
 import torch
 
+F = torch.nn.functional
 # Enough tokens to touch every weight; far fewer than a timed sequence, so the warm-up is cheap.
 WARMUP_TOKENS = 16
 DTYPES = {"BF16": (np.int16, torch.bfloat16), "F16": (np.float16, torch.float16), "F32": (np.float32, torch.float32)}
@@ -50,40 +58,63 @@ def load_safetensors(model_dir):
     return tensors
 
 
-def rms_norm(x, w, eps, offset):
-    # HF: variance in fp32, then scale, then cast back.
-    xf = x.float()
-    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
-    return (xf * (offset + w.float())).to(x.dtype)
-
-
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
 class LinearLayers:
-    """x @ w^T for every projection, timed: seconds and FLOPs summed over calls."""
+    """x @ w^T for every projection (x @ w for GPT-2's Conv1D, stored [in, out]), timed:
+    seconds and FLOPs summed over calls."""
 
     def __init__(self):
         self.seconds = 0.0
         self.flops = 0.0
 
-    def __call__(self, x, weight, dtype):
+    def __call__(self, x, weight, dtype, conv1d=False):
         start = time.perf_counter()
-        y = x @ weight.to(dtype).T
+        w = weight.to(dtype)
+        y = x @ (w if conv1d else w.T)
         self.seconds += time.perf_counter() - start
         self.flops += 2.0 * x.shape[0] * weight.shape[0] * weight.shape[1]
         return y
 
 
-def rope_inv_freq(cfg, d):
-    """HF modeling_rope_utils (transformers 4.57): default, linear and llama3, in fp32."""
-    inv_freq = 1.0 / (cfg.get("rope_theta", 10000.0) ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
-    scaling = cfg.get("rope_scaling") or {}
+# --- norms and activations ---
+
+def rms_norm(m, x, name):
+    """LlamaRMSNorm (also Mistral's, Mixtral's, Qwen2's, Phi-3's): variance in fp32, normalised x
+    cast back, then times the weight; GemmaRMSNorm: times (1 + w) in fp32, then cast back."""
+    xf = x.float()
+    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + m.eps)
+    w = m.w[name + ".weight"]
+    if m.fam["norm_offset"]:
+        return (xf * (1.0 + w.float())).to(x.dtype)
+    return w.to(x.dtype) * xf.to(x.dtype)
+
+
+def layer_norm(m, x, name):
+    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2)."""
+    return F.layer_norm(x, (x.shape[-1],), m.w[name + ".weight"].to(x.dtype), m.w[name + ".bias"].to(x.dtype), m.eps)
+
+
+def gelu_new(x):
+    """transformers' NewGELUActivation (gelu_new: GPT-2, Phi), written out as it is there."""
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+ACTIVATIONS = {"silu": F.silu, "gelu": F.gelu, "gelu_new": gelu_new,
+               "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh")}
+
+
+# --- RoPE ---
+
+def rope_inv_freq(m, t):
+    """HF modeling_rope_utils (transformers 4.57): default, linear, llama3 and longrope inverse
+    frequencies over the rotary dims, in fp32, and the factor cos and sin are scaled by."""
+    d, scaling = m.rotary_dim, m.rope_scaling
+    exponents = torch.arange(0, d, 2, dtype=torch.int64).float() / d
+    inv_freq = 1.0 / (m.rope_theta ** exponents)
     kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "default":
+        return inv_freq, 1.0
     if kind == "linear":
-        return inv_freq / scaling["factor"]
+        return inv_freq / scaling["factor"], 1.0
     if kind == "llama3":  # _compute_llama3_parameters
         factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
         old_len = scaling["original_max_position_embeddings"]
@@ -92,56 +123,267 @@ def rope_inv_freq(cfg, d):
         smooth = (old_len / wavelen - low) / (high - low)
         smoothed = (1 - smooth) * scaled / factor + smooth * scaled
         medium = ~(wavelen < old_len / high) * ~(wavelen > old_len / low)
-        return torch.where(medium, smoothed, scaled)
-    assert kind == "default", f"rope type {kind} not implemented here"
-    return inv_freq
+        return torch.where(medium, smoothed, scaled), 1.0
+    assert kind == "longrope", f"rope type {kind} not implemented here"
+    # _compute_longrope_parameters with Phi-3's original_max_position_embeddings; the long factors
+    # once the sequence exceeds it (_longrope_frequency_update), cos and sin times the attention factor.
+    original = scaling.get("original_max_position_embeddings") or m.cfg.get("original_max_position_embeddings")
+    original = original or m.cfg["max_position_embeddings"]
+    ext = torch.tensor(scaling["long_factor" if t > original else "short_factor"], dtype=torch.float32)
+    factor = m.cfg["max_position_embeddings"] / original
+    attention_factor = scaling.get("attention_factor") or (
+        1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original)))
+    return 1.0 / (ext * m.rope_theta ** exponents), attention_factor
+
+
+def rope_tables(m, t):
+    """cos, sin [T, rotary dims] in fp32 as HF's rotary embedding computes them, then cast."""
+    inv_freq, scale = rope_inv_freq(m, t)
+    freqs = torch.outer(torch.arange(t).float(), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return (emb.cos() * scale).to(m.dtype), (emb.sin() * scale).to(m.dtype)
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def apply_rope(x, cos, sin):
+    """x [heads, T, D]; partial rotary (GPT-NeoX, Phi, Phi-3) rotates the first cos.shape[-1]
+    dims of each head and passes the rest through."""
+    r = cos.shape[-1]
+    if r == x.shape[-1]:
+        return x * cos + rotate_half(x) * sin
+    rot = x[..., :r]
+    return torch.cat((rot * cos + rotate_half(rot) * sin, x[..., r:]), dim=-1)
+
+
+# --- attention: q, k, v [heads, T, D] per family layout ---
+
+def split_heads(m, a, n):
+    return a.view(a.shape[0], n, m.head_dim).transpose(0, 1)
+
+
+def qkv_separate(m, p, h):
+    """q_proj, k_proj, v_proj, with the biases the checkpoint has (Qwen2's; Phi's; attention_bias)."""
+    names = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")
+    return [split_heads(m, m.project(h, p + name), n) for name, n in zip(names, (m.heads, m.kv_heads, m.kv_heads))]
+
+
+def qkv_concat(m, p, h):
+    """One projection of rows [q | k | v]: Phi-3's qkv_proj, GPT-2's c_attn (Conv1D)."""
+    qkv = m.project(h, p + m.fam["qkv_name"])
+    q_end, k_end = m.heads * m.head_dim, (m.heads + m.kv_heads) * m.head_dim
+    return (split_heads(m, qkv[:, :q_end], m.heads), split_heads(m, qkv[:, q_end:k_end], m.kv_heads),
+            split_heads(m, qkv[:, k_end:], m.kv_heads))
+
+
+def qkv_per_head(m, p, h):
+    """GPT-NeoX's query_key_value: qkv.view(T, H, 3 D), each head's [q | k | v], chunk(3)."""
+    qkv = m.project(h, p + "attention.query_key_value")
+    return qkv.view(h.shape[0], m.heads, 3 * m.head_dim).transpose(0, 1).chunk(3, dim=-1)
+
+
+def attention(m, p, h, cos, sin, mask, attentions):
+    """Self-attention of one layer, its probabilities appended to `attentions`; -> [T, hidden]."""
+    t = h.shape[0]
+    q, k, v = m.fam["qkv"](m, p, h)
+    if cos is not None:
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+    k = k.repeat_interleave(m.heads // m.kv_heads, dim=0)  # HF repeat_kv
+    v = v.repeat_interleave(m.heads // m.kv_heads, dim=0)
+    if m.fam["gpt2_attention"]:
+        # GPT-2's eager attention: scores / sqrt(D), softmax in the working dtype
+        scores = q @ k.transpose(1, 2) / torch.full([], m.head_dim ** 0.5, dtype=m.dtype) + mask
+        probs = torch.softmax(scores, dim=-1)
+    else:
+        scores = q @ k.transpose(1, 2) * m.head_dim ** -0.5 + mask
+        probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(m.dtype)
+    attentions.append(probs)  # output_attentions=True keeps every layer's [H, T, T]
+    o = (probs @ v).transpose(0, 1).reshape(t, m.heads * m.head_dim)
+    return m.project(o, p + m.fam["o_name"])
+
+
+# --- MLPs ---
+
+def mlp_gated(m, p, h):
+    """down(act(gate(h)) * up(h)): LLaMA, Mistral, Gemma, Qwen2."""
+    return m.project(m.act(m.project(h, p + "mlp.gate_proj")) * m.project(h, p + "mlp.up_proj"), p + "mlp.down_proj")
+
+
+def mlp_gate_up(m, p, h):
+    """Phi-3's fused gate_up_proj [gate | up], chunk(2)."""
+    gate, up = m.project(h, p + "mlp.gate_up_proj").chunk(2, dim=-1)
+    return m.project(up * m.act(gate), p + "mlp.down_proj")
+
+
+def mlp_plain(m, p, h):
+    """down(act(up(h))) with biases: GPT-NeoX dense_h_to_4h / 4h_to_h, Phi fc1 / fc2, GPT-2 c_fc / c_proj."""
+    up, down = m.fam["mlp_names"]
+    return m.project(m.act(m.project(h, p + up)), p + down)
+
+
+def mlp_sparse_moe(m, p, h):
+    """MixtralSparseMoeBlock (eager): router logits, softmax in fp32, top-k, the k weights
+    renormalised and cast back, then a loop over the experts hit, each adding its tokens' gated
+    MLP w2(act(w1 h) * w3 h) times their weight with index_add_."""
+    moe = p + "block_sparse_moe."
+    routing = torch.softmax(m.project(h, moe + "gate"), dim=1, dtype=torch.float32)
+    routing, chosen = torch.topk(routing, m.top_k, dim=-1)
+    routing = (routing / routing.sum(dim=-1, keepdim=True)).to(m.dtype)
+    out = torch.zeros_like(h)
+    expert_mask = F.one_hot(chosen, num_classes=m.experts).permute(2, 1, 0)  # [experts, top_k, T]
+    for e in torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero().flatten().tolist():
+        slot, tokens = torch.where(expert_mask[e])
+        x = h[tokens]
+        expert = f"{moe}experts.{e}."
+        y = m.project(m.act(m.project(x, expert + "w1")) * m.project(x, expert + "w3"), expert + "w2")
+        out.index_add_(0, tokens, (y * routing[tokens, slot, None]).to(m.dtype))
+    return out
+
+
+# --- the families ---
+
+# Per family (transformers 4.57 modeling_*.py and their config classes' defaults): tensor names,
+# the pieces above, the residual ("sequential": x += attn(n1(x)); x += mlp(n2(x)); "parallel":
+# x += attn(n1(x)) + mlp(n2(x)), with n2 = n1 where both name the same norm), and the defaults
+# of config keys a config.json may leave out.
+LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", positions=None, head="lm_head.weight",
+             head_bias=False, final_norm="model.norm", norms=("input_layernorm", "post_attention_layernorm"),
+             norm=rms_norm, norm_offset=False, scale_embeddings=False, qkv=qkv_separate, o_name="self_attn.o_proj",
+             gpt2_attention=False, mlp=mlp_gated, conv1d=False, parallel=False, eps=("rms_norm_eps", 1e-6),
+             act=("hidden_act", "silu"), theta=10000.0, rotary=1.0, tied=False, window=None)
+LAYER_NORMED = dict(LLAMA, norm=layer_norm, mlp=mlp_plain, eps=("layer_norm_eps", 1e-5), act=("hidden_act", "gelu_new"))
+FAMILIES = {
+    "llama": LLAMA,
+    "mistral": dict(LLAMA, window=("every", 4096)),
+    "qwen2": dict(LLAMA, window=("qwen", 4096)),
+    "gemma": dict(LLAMA, norm_offset=True, scale_embeddings=True, tied=True,
+                  act=("hidden_activation", "gelu_pytorch_tanh")),
+    "mixtral": dict(LLAMA, mlp=mlp_sparse_moe, eps=("rms_norm_eps", 1e-5), theta=1000000.0, window=("every", None)),
+    "phi3": dict(LLAMA, qkv=qkv_concat, qkv_name="self_attn.qkv_proj", mlp=mlp_gate_up, eps=("rms_norm_eps", 1e-5),
+                 window=("every", None)),
+    "gpt_neox": dict(LAYER_NORMED, layers="gpt_neox.layers.", embed="gpt_neox.embed_in.weight", head="embed_out.weight",
+                     final_norm="gpt_neox.final_layer_norm", qkv=qkv_per_head, o_name="attention.dense",
+                     mlp_names=("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"), act=("hidden_act", "gelu"), rotary=0.25,
+                     parallel="use_parallel_residual"),
+    "phi": dict(LAYER_NORMED, head_bias=True, final_norm="model.final_layernorm",
+                norms=("input_layernorm", "input_layernorm"), o_name="self_attn.dense",
+                mlp_names=("mlp.fc1", "mlp.fc2"), rotary=0.5, parallel=True),
+    "gpt2": dict(LAYER_NORMED, layers="transformer.h.", embed="transformer.wte.weight", positions="transformer.wpe.weight",
+                 final_norm="transformer.ln_f", norms=("ln_1", "ln_2"), qkv=qkv_concat, qkv_name="attn.c_attn",
+                 o_name="attn.c_proj", gpt2_attention=True, mlp_names=("mlp.c_fc", "mlp.c_proj"), conv1d=True,
+                 eps=("layer_norm_epsilon", 1e-5), act=("activation_function", "gelu_new"), rotary=0.0, tied=True),
+}
+# GPT2Config's attribute_map: the standard key, and the one a GPT-2 config.json writes.
+GPT2_KEYS = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+             "max_position_embeddings": "n_positions"}
+
+
+def first(*values):
+    return next((v for v in values if v is not None), None)
+
+
+class Model:
+    """config.json read as its family's config class reads it, the checkpoint's tensors, the
+    compute dtype and the (timed) linear layers."""
+
+    def __init__(self, cfg, weights, dtype, linear):
+        mt = cfg["model_type"]
+        assert mt in FAMILIES, f"model_type {mt} not implemented here (only {', '.join(FAMILIES)})"
+        fam = self.fam = FAMILIES[mt]
+        self.cfg = cfg = dict({std: cfg[alias] for std, alias in GPT2_KEYS.items() if alias in cfg}, **cfg)
+        self.w, self.dtype, self.linear = weights, dtype, linear
+        if mt == "gpt2" and fam["embed"] not in weights:  # saved from GPT2Model: no transformer. prefix
+            self.w = {k if k == "lm_head.weight" else "transformer." + k: v for k, v in weights.items()}
+        self.hidden, self.layers, self.heads = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"]
+        self.kv_heads = cfg.get("num_key_value_heads") or self.heads
+        self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
+        self.eps = cfg.get(fam["eps"][0], fam["eps"][1])
+        self.act = ACTIVATIONS[cfg.get(fam["act"][0]) or fam["act"][1]]
+        self.tied = cfg.get("tie_word_embeddings", fam["tied"])
+        self.parallel = fam["parallel"] if isinstance(fam["parallel"], bool) else cfg.get(fam["parallel"], True)
+        # RoPE: transformers 4.x keys (rope_theta / GPT-NeoX's rotary_emb_base, rope_scaling,
+        # partial_rotary_factor / rotary_pct) or 5.x rope_parameters.
+        params = cfg.get("rope_parameters") or {}
+        self.rope_theta = first(params.get("rope_theta"), cfg.get("rope_theta"), cfg.get("rotary_emb_base"), fam["theta"])
+        self.rope_scaling = params or cfg.get("rope_scaling") or {}
+        fraction = first(params.get("partial_rotary_factor"), cfg.get("partial_rotary_factor"), cfg.get("rotary_pct"),
+                         fam["rotary"])
+        self.rotary_dim = int(self.head_dim * fraction)
+        self.experts, self.top_k = cfg.get("num_local_experts", 8), cfg.get("num_experts_per_tok", 2)
+
+    def project(self, x, name):
+        """nn.Linear (or Conv1D) `name`, with its bias where the checkpoint has one."""
+        y = self.linear(x, self.w[name + ".weight"], self.dtype, self.fam["conv1d"])
+        return y + self.w[name + ".bias"].to(self.dtype) if name + ".bias" in self.w else y
+
+    def norm(self, x, name):
+        return self.fam["norm"](self, x, name)
+
+    def window(self, layer):
+        """Layer `layer`'s sliding window (None: full causal attention)."""
+        if self.fam["window"] is None:
+            return None
+        rule, default = self.fam["window"]
+        if rule == "qwen":  # Qwen2Config: only with use_sliding_window, on layer_types' sliding layers
+            if not self.cfg.get("use_sliding_window"):
+                return None
+            types = self.cfg.get("layer_types")
+            sliding = types[layer] == "sliding_attention" if types else layer >= self.cfg.get("max_window_layers", 28)
+            if not sliding:
+                return None
+        return self.cfg.get("sliding_window", default)
+
+
+def causal_mask(t, window, dtype):
+    mask = torch.full((t, t), float("-inf")).triu(1)
+    if window:
+        mask = mask + torch.full((t, t), float("-inf")).tril(-window)
+    return mask.to(dtype)
+
+
+def embed(m, tokens):
+    x = m.w[m.fam["embed"]][tokens].to(m.dtype)
+    if m.fam["positions"]:  # GPT-2's learned positions
+        x = x + m.w[m.fam["positions"]][:tokens.shape[0]].to(m.dtype)
+    if m.fam["scale_embeddings"]:  # Gemma: hidden * torch.tensor(hidden ** 0.5, dtype)
+        x = x * torch.tensor(m.hidden ** 0.5, dtype=m.dtype)
+    return x
 
 
 def forward(cfg, w, tokens, dtype, linear):
-    mt = cfg["model_type"]
-    assert mt in ("llama", "mistral", "gemma", "qwen2"), f"model_type {mt} not implemented here"
-    hidden, heads = cfg["hidden_size"], cfg["num_attention_heads"]
-    kv_heads = cfg.get("num_key_value_heads", heads)
-    d = cfg.get("head_dim") or hidden // heads
-    eps = cfg.get("rms_norm_eps", 1e-6)
-    offset = 1.0 if mt == "gemma" else 0.0
+    """The decoder on `tokens`: (hidden states after the last layer [T, hidden], before the
+    final norm; every layer's attention probabilities [H, T, T])."""
+    m = Model(cfg, w, dtype, linear)
     t = tokens.shape[0]
-    x = w["model.embed_tokens.weight"][tokens].to(dtype)
-    if mt == "gemma":
-        x = x * torch.tensor(hidden ** 0.5, dtype=dtype)
-    inv_freq = rope_inv_freq(cfg, d)
-    freqs = torch.outer(torch.arange(t).float(), inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
-    mask = torch.full((t, t), float("-inf")).triu(1)
-    window = cfg.get("sliding_window")
-    if window and (mt == "mistral" or (mt == "qwen2" and cfg.get("use_sliding_window"))):
-        mask = mask + torch.full((t, t), float("-inf")).tril(-window)
-    mask = mask.to(dtype)
-    # nn.Linear's bias where the checkpoint has one (Qwen2's q/k/v; attention_bias)
-    project = lambda x, name: linear(x, w[name + ".weight"], dtype) + (
-        w[name + ".bias"].to(dtype) if name + ".bias" in w else 0)
-    act = torch.nn.functional.silu if mt != "gemma" else (lambda g: torch.nn.functional.gelu(g, approximate="tanh"))
+    x = embed(m, tokens)
+    cos, sin = rope_tables(m, t) if m.rotary_dim else (None, None)
+    masks = {}
     attentions = []
-    for layer in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{layer}."
-        h = rms_norm(x, w[p + "input_layernorm.weight"], eps, offset)
-        q = project(h, p + "self_attn.q_proj").view(t, heads, d).transpose(0, 1)
-        k = project(h, p + "self_attn.k_proj").view(t, kv_heads, d).transpose(0, 1)
-        v = project(h, p + "self_attn.v_proj").view(t, kv_heads, d).transpose(0, 1)
-        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
-        k = k.repeat_interleave(heads // kv_heads, dim=0)  # HF repeat_kv
-        v = v.repeat_interleave(heads // kv_heads, dim=0)
-        scores = q @ k.transpose(1, 2) / math.sqrt(d) + mask
-        probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(dtype)
-        attentions.append(probs)  # output_attentions=True keeps every layer's [H, T, T]
-        o = (probs @ v).transpose(0, 1).reshape(t, heads * d)
-        x = x + project(o, p + "self_attn.o_proj")
-        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps, offset)
-        g = linear(h, w[p + "mlp.gate_proj.weight"], dtype)
-        u = linear(h, w[p + "mlp.up_proj.weight"], dtype)
-        x = x + linear(act(g) * u, w[p + "mlp.down_proj.weight"], dtype)
+    for layer in range(m.layers):
+        p = f"{m.fam['layers']}{layer}."
+        window = m.window(layer)
+        if window not in masks:
+            masks[window] = causal_mask(t, window, dtype)
+        attn_norm, mlp_norm = (p + name for name in m.fam["norms"])
+        h = m.norm(x, attn_norm)
+        a = attention(m, p, h, cos, sin, masks[window], attentions)
+        if m.parallel:  # GPT-NeoX: mlp + attn + x; Phi: attn + mlp + x, one norm for both
+            x = a + m.fam["mlp"](m, p, h if mlp_norm == attn_norm else m.norm(x, mlp_norm)) + x
+        else:
+            x = x + a
+            x = x + m.fam["mlp"](m, p, m.norm(x, mlp_norm))
     return x, attentions
+
+
+def logits(cfg, w, x, dtype, linear):
+    """The final norm and lm_head (tied: the token embeddings; Phi's with a bias) on forward()'s x."""
+    m = Model(cfg, w, dtype, linear)
+    head = m.fam["embed"] if m.tied else m.fam["head"]
+    y = m.linear(m.norm(x, m.fam["final_norm"]), m.w[head], dtype)
+    return y + m.w["lm_head.bias"].to(dtype) if m.fam["head_bias"] else y
 
 
 def main():

@@ -18,7 +18,8 @@ packages=(cmake ninja-build g++ pkg-config
 # where there is none, install Debian's (it brings nodejs).
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "$purpose" = test ]; then
-  # python3-torch: the Python package's example (examples/selection_from_torch.py).
+  # python3-torch: the Python package's example (examples/selection_from_torch.py) and the check of
+  # the benchmark's eager peer (bench/torch_eager.py, ctest python.torch_eager).
   # Open MPI: analyze under mpirun (docs/cluster.md), built and tested on loopback.
   packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch chromium zstd clang-format
     libopenmpi-dev openmpi-bin)

@@ -2,7 +2,7 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2, Phi, Phi-3) and any shape, streaming every
+Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2, Phi, Phi-3, Mixtral) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -13,9 +13,10 @@ Also the shared writer used by tools/make_fixtures.py: `write_checkpoint`,
   make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
-Presets: llama2-7b, mistral-7b, mixtral-8x7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, pythia-6.9b, gpt2-xl, phi-3-mini, h1024-l8 (a LLaMA
+Presets: llama2-7b, mistral-7b, mixtral-8x7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, phi-3-mini, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
-flags override a preset. --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
+flags override a preset: `--preset mixtral-8x7b --layers 4` keeps its layer shapes with 4 of its
+32 layers (12 GB in bf16 instead of 93). --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
 tokenizer.json, copied under its own name.
 """
 import argparse
@@ -53,6 +54,10 @@ PRESETS = {
     # Pythia-6.9B (GPT-NeoX): 32 x 128 heads, rotary_pct 0.25, parallel residual, untied.
     "pythia-6.9b": dict(model_type="gpt_neox", hidden=4096, intermediate=16384, layers=32,
                         heads=32, kv_heads=32, head_dim=128, vocab=50432, rope_theta=10000.0,
+                        rms_norm_eps=1e-5, max_positions=2048, bos_token_id=0, eos_token_id=0),
+    # Pythia-1.4B: 16 x 128 heads, the same layout; 2.8 GB in bf16.
+    "pythia-1.4b": dict(model_type="gpt_neox", hidden=2048, intermediate=8192, layers=24,
+                        heads=16, kv_heads=16, head_dim=128, vocab=50304, rope_theta=10000.0,
                         rms_norm_eps=1e-5, max_positions=2048, bos_token_id=0, eos_token_id=0),
     # GPT-2 XL: 48 layers of 25 x 64 heads, learned positions (1024), tied 50,257-token vocabulary.
     "gpt2-xl": dict(model_type="gpt2", hidden=1600, intermediate=6400, layers=48, heads=25, kv_heads=25,

@@ -30,7 +30,7 @@ from make_random_checkpoint import GEMMAS, PRESETS, hf_config, spm_vocab_size, t
 # Published parameter counts of the real models these presets copy.
 PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
                  "gemma-7b": 8_537_680_896, "llama-1b": 1_100_048_384, "llama3-8b": 8_030_261_248,
-                 "qwen2.5-7b": 7_615_616_512}
+                 "qwen2.5-7b": 7_615_616_512, "pythia-6.9b": 6_857_302_016, "pythia-1.4b": 1_414_647_808}
 CASES = [
     ("llama-bf16-sharded", ["--model-type", "llama", "--hidden", "64", "--intermediate", "128",
                             "--layers", "2", "--heads", "4", "--dtype", "bf16", "--max-shard-gb", "0.00005"]),
