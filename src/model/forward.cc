@@ -149,8 +149,8 @@ void Transformer::sparse_mlp(int l, Buffer& out) {
     const ExpertTensors<Weight>& expert = w.experts[e];
     const auto n = static_cast<std::int64_t>(rows.size());
     Buffer x_e = backend_.allocate(n, c.hidden);  // [n, hidden] the routed rows of x, normed below
-    Buffer gate = backend_.allocate(n, c.intermediate);
-    Buffer up = backend_.allocate(n, c.intermediate);
+    Buffer gate = backend_.allocate(n, c.recipe.moe.intermediate);
+    Buffer up = backend_.allocate(n, c.recipe.moe.intermediate);
     Buffer y_e = backend_.allocate(n, c.hidden);
     backend_.gather_rows(b.x, rows, x_e);
     const LinearTarget gate_up[] = {{&expert.gate_proj, &gate}, {&expert.up_proj, &up}};
