@@ -49,7 +49,7 @@ is active, sized to bite at the prompt's length (~300 tokens):
            RMSNorm, 6 layers of which decoder_sparse_step 2 makes 1, 3, 5 sparse and mlp_only_layers
            [3] takes 3 back: experts (8 of moe_intermediate_size 48, top-2 renormalised) on 1 and 5,
            dense MLPs of intermediate_size 160 on 0, 2, 3, 4
-  mixtral-fused-v5, qwen3-moe-fused-v5  the same weights as transformers 5.x holds them and its
+  mixtral-v5, qwen3-moe-v5  the same weights as transformers 5.x holds them and its
            save_pretrained(save_original_format=False) writes them: experts fused into
            mlp.experts.gate_up_proj [E, 2 I, H] and mlp.experts.down_proj [E, H, I], the router under
            mlp.gate (Mixtral's renamed from block_sparse_moe.gate), rope_parameters; qwen3-moe's
@@ -210,13 +210,13 @@ VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
                                      "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
                                                          "partial_rotary_factor": 0.5}}),
             "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}}),
-            "mixtral-fused-v5": ("mixtral", {"rope_theta": None, "transformers_version": "5.0.0",
-                                             "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
-            "qwen3-moe-fused-v5": ("qwen3-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",
-                                                 "num_experts": None, "num_local_experts": 8,
-                                                 "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}})}
+            "mixtral-v5": ("mixtral", {"rope_theta": None, "transformers_version": "5.0.0",
+                                       "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
+            "qwen3-moe-v5": ("qwen3-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",
+                                           "num_experts": None, "num_local_experts": 8,
+                                           "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}})}
 # Variants whose experts are written fused, as transformers 5.x holds them (fuse_experts).
-FUSED_VARIANTS = ("mixtral-fused-v5", "qwen3-moe-fused-v5")
+FUSED_VARIANTS = ("mixtral-v5", "qwen3-moe-v5")
 # The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
                   ("multi_modal_projector.mm_input_projection_weight", (32, 64))]

@@ -247,9 +247,9 @@ def main():
     st_roundtrip()
     for name in FIXTURES:
         fixture_checks(args.fixtures, name, args.loop_tokens)
-    moe_checks(args.fixtures, "mixtral", "mixtral-fused-v5")
+    moe_checks(args.fixtures, "mixtral", "mixtral-v5")
     moe_checks(args.fixtures, "olmoe")
-    moe_checks(args.fixtures, "qwen3-moe", "qwen3-moe-fused-v5")
+    moe_checks(args.fixtures, "qwen3-moe", "qwen3-moe-v5")
     qwen3_moe_layer_kinds(args.fixtures)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
