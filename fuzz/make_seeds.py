@@ -99,6 +99,11 @@ def config_seeds():
             rope_scaling={"rope_type": "linear", "factor": 8.0}))}).encode(),
         "olmo2.json": config(model_type="olmo2"),
         "moe.json": config(model_type="mixtral", num_local_experts=8),
+        "olmoe.json": config(model_type="olmoe", num_experts=4, num_experts_per_tok=2, norm_topk_prob=False,
+                             clip_qkv=None),
+        "qwen3_moe_layers.json": config(model_type="qwen3_moe", num_experts=4, num_experts_per_tok=2,
+                                        moe_intermediate_size=32, num_hidden_layers=4, decoder_sparse_step=2, mlp_only_layers=[3],
+                                        norm_topk_prob=True),
         "not_object.json": b"[1, 2, 3]",
         "truncated.json": config()[:40],
     }

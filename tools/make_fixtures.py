@@ -42,6 +42,18 @@ is active, sized to bite at the prompt's length (~300 tokens):
   mixtral  GQA 4/2, BF16, sliding_window 80, 8 experts per layer and top-2 routing with the weights
            renormalised; the router scaled so that its choices are decisive (every expert gets
            tokens, and no near-tie that fp32 and float64 could break differently)
+  olmoe    GQA 4/2, F32, q/k RMSNorm over the whole projection after q/k/v/o biases
+           (attention_bias true), 8 experts of 48 per layer, top-3 NOT renormalised
+           (norm_topk_prob false); the router scaled as mixtral's
+  qwen3-moe  GQA 4/2, BF16, two shards + index, head_dim 32 (4 * 32 != hidden 64), per-head q/k
+           RMSNorm, 6 layers of which decoder_sparse_step 2 makes 1, 3, 5 sparse and mlp_only_layers
+           [3] takes 3 back: experts (8 of moe_intermediate_size 48, top-2 renormalised) on 1 and 5,
+           dense MLPs of intermediate_size 160 on 0, 2, 3, 4
+  mixtral-v5, qwen3-moe-v5  the same weights as transformers 5.x holds them and its
+           save_pretrained(save_original_format=False) writes them: experts fused into
+           mlp.experts.gate_up_proj [E, 2 I, H] and mlp.experts.down_proj [E, H, I], the router under
+           mlp.gate (Mixtral's renamed from block_sparse_moe.gate), rope_parameters; qwen3-moe's
+           expert count under num_local_experts (Qwen3MoeConfig's attribute_map in 5.x)
 """
 import json
 import os
@@ -53,8 +65,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_random_checkpoint import (GEMMAS, Tensor, hf_config, spm_vocab_size, tensor_shapes,  # noqa: E402
-                                    text_config, write_checkpoint)
+from make_random_checkpoint import (GEMMAS, Tensor, fuse_experts, hf_config, spm_vocab_size,  # noqa: E402
+                                    tensor_shapes, text_config, write_checkpoint)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
@@ -171,6 +183,18 @@ FIXTURES = {
         config=dict(model_type="mixtral", hidden=64, intermediate=96, layers=2, heads=4,
                     kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-5,
                     max_positions=4096, sliding_window=80, bos_token_id=1, eos_token_id=2)),
+    "olmoe": dict(
+        tokenizer="llama-bpe", dtype="F32", shards=1, seed=1616,
+        config=dict(model_type="olmoe", hidden=64, intermediate=48, layers=2, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
+                    max_positions=4096, bos_token_id=1, eos_token_id=2, experts=8, experts_per_tok=3,
+                    extra={"attention_bias": True})),
+    "qwen3-moe": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=2, seed=1717,
+        config=dict(model_type="qwen3_moe", hidden=64, intermediate=160, moe_intermediate=48, layers=6, heads=4,
+                    kv_heads=2, head_dim=32, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                    max_positions=4096, bos_token_id=1, eos_token_id=2, experts=8, experts_per_tok=2,
+                    extra={"decoder_sparse_step": 2, "mlp_only_layers": [3], "norm_topk_prob": True})),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; pythia-v5, llama3-v5 and phi3-v5: the same
@@ -193,7 +217,14 @@ VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
                                                      "original_max_position_embeddings": 256,
                                                      "short_factor": [1.0, 1.1, 1.3, 1.8, 2.5, 3.0],
                                                      "long_factor": [1.0, 1.5, 2.5, 4.0, 8.0, 16.0]}}),
-            "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}})}
+            "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}}),
+            "mixtral-v5": ("mixtral", {"rope_theta": None, "transformers_version": "5.0.0",
+                                       "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
+            "qwen3-moe-v5": ("qwen3-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",
+                                           "num_experts": None, "num_local_experts": 8,
+                                           "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}})}
+# Variants whose experts are written fused, as transformers 5.x holds them (fuse_experts).
+FUSED_VARIANTS = ("mixtral-v5", "qwen3-moe-v5")
 # The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
                   ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
@@ -264,7 +295,7 @@ def random_weights(cfg, seed):
                 a = a.reshape(shape)
             elif name.endswith("lm_head.weight"):
                 a *= 3.0
-            elif name.endswith("block_sparse_moe.gate.weight"):
+            elif name.endswith(("block_sparse_moe.gate.weight", "mlp.gate.weight")):
                 a *= ROUTER_GAIN
         w[name] = a.astype(np.float32)
     return w
@@ -277,14 +308,16 @@ def content_dir(hidden, name, seed):
     return v / np.linalg.norm(v)
 
 
-def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None):
+def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None, fused_experts=False):
     cfg = hf_config(dtype=spec["dtype"], vocab=spm_vocab_size(tokenizer_path), **spec["config"])
     weights = random_weights(cfg, spec["seed"])
+    if fused_experts:
+        weights = fuse_experts(cfg, weights)
     cfg.update(config_overrides or {})
     for key in [k for k, v in (config_overrides or {}).items()
-                if v is None and k in ("rotary_pct", "rotary_emb_base", "rope_theta")]:
+                if v is None and k in ("rotary_pct", "rotary_emb_base", "rope_theta", "rope_scaling", "num_experts")]:
         del cfg[key]  # a key the other layout does not write
-    tensors = [Tensor.from_array(name, spec["dtype"], weights[name]) for name, _ in tensor_shapes(cfg)]
+    tensors = [Tensor.from_array(name, spec["dtype"], weights[name]) for name, _ in tensor_shapes(cfg, fused_experts)]
     if spec.get("vision"):
         tensors += [Tensor.from_array(name, spec["dtype"], np.full(shape, np.nan, np.float32))
                     for name, shape in VISION_TENSORS]
@@ -313,7 +346,7 @@ def main(argv):
         tok = os.path.join(tok_dir, spec["tokenizer"] + ".model")
         if not os.path.exists(tok):
             train_tokenizer(spec["tokenizer"], tok)
-        cfg, files = write_fixture(os.path.join(out, name), spec, tok, overrides)
+        cfg, files = write_fixture(os.path.join(out, name), spec, tok, overrides, name in FUSED_VARIANTS)
         n_tokens = len(spm_ids(tok, PROMPT)) + 1  # + BOS
         if n_tokens < MIN_PROMPT_TOKENS:
             raise RuntimeError(f"{name}: prompt is only {n_tokens} tokens")

@@ -2,7 +2,8 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2, Phi, Phi-3, Mixtral) and any shape, streaming every
+Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2, Phi, Phi-3, Mixtral, OLMoE, Qwen3-MoE) and any
+shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -13,11 +14,16 @@ Also the shared writer used by tools/make_fixtures.py: `write_checkpoint`,
   make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
-Presets: llama2-7b, mistral-7b, mixtral-8x7b, gemma-7b, llama3-8b, qwen2.5-7b, llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, phi-3-mini, h1024-l8 (a LLaMA
+Presets: llama2-7b, mistral-7b, mixtral-8x7b, olmoe-1b-7b, qwen3-30b-a3b, gemma-7b, llama3-8b, qwen2.5-7b,
+llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, phi-3-mini, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset: `--preset mixtral-8x7b --layers 4` keeps its layer shapes with 4 of its
 32 layers (12 GB in bf16 instead of 93). --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
-tokenizer.json, copied under its own name.
+tokenizer.json, copied under its own name. Mixtures of experts: --experts, --experts-per-tok,
+--moe-intermediate (Qwen3-MoE's expert width), and --fused-experts to write the experts as
+transformers 5.x holds them (save_pretrained(save_original_format=False): the router under
+mlp.gate, mlp.experts.gate_up_proj [experts, 2 * inter, hidden] and mlp.experts.down_proj
+[experts, hidden, inter] in place of one tensor per expert).
 """
 import argparse
 import json
@@ -72,6 +78,17 @@ PRESETS = {
     "mixtral-8x7b": dict(model_type="mixtral", hidden=4096, intermediate=14336, layers=32,
                          heads=32, kv_heads=8, head_dim=128, vocab=32000, rope_theta=1000000.0,
                          rms_norm_eps=1e-5, max_positions=32768),
+    # OLMoE-1B-7B-0924: 16 layers of 64 experts of 1024, top-8 not renormalised, q/k norms over
+    # the whole projection, MHA, untied 50,304-token vocabulary.
+    "olmoe-1b-7b": dict(model_type="olmoe", hidden=2048, intermediate=1024, layers=16, heads=16, kv_heads=16,
+                        head_dim=128, vocab=50304, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
+                        experts=64, experts_per_tok=8, bos_token_id=1, eos_token_id=50279),
+    # Qwen3-30B-A3B: 48 layers of 128 experts of 768 (every layer sparse), top-8 renormalised, GQA 8
+    # (32 / 4) of head_dim 128 (4096 != hidden 2048), untied 151,936-token vocabulary.
+    "qwen3-30b-a3b": dict(model_type="qwen3_moe", hidden=2048, intermediate=6144, moe_intermediate=768, layers=48,
+                          heads=32, kv_heads=4, head_dim=128, vocab=151936, rope_theta=1000000.0,
+                          rms_norm_eps=1e-6, max_positions=40960, experts=128, experts_per_tok=8,
+                          bos_token_id=151643, eos_token_id=151645),
     # LLaMA-3.1-8B: GQA 8, 128,256-token vocabulary, llama3 RoPE scaling.
     "llama3-8b": dict(model_type="llama", hidden=4096, intermediate=14336, layers=32,
                       heads=32, kv_heads=8, head_dim=128, vocab=128256, rope_theta=500000.0,
@@ -153,16 +170,20 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
                  "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "gpt_neox": "GPTNeoXForCausalLM",
                  "gpt2": "GPT2LMHeadModel", "phi": "PhiForCausalLM",
-                 "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM"}
+                 "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM",
+                 "qwen3_moe": "Qwen3MoeForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 
 
 def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_dim, vocab,
               dtype, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
               sliding_window=None, tie_word_embeddings=None, bos_token_id=1,
-              eos_token_id=2, pad_token_id=None, write_head_dim=True, extra=None):
+              eos_token_id=2, pad_token_id=None, write_head_dim=True, experts=None, experts_per_tok=None,
+              moe_intermediate=None, extra=None):
     """A config.json dict with the fields transformers' config class of `model_type` uses.
-    `extra` adds or overrides family fields (rope_scaling, soft-caps, layer_types, ...). A
+    `extra` adds or overrides family fields (rope_scaling, soft-caps, layer_types, ...). Mixtures
+    of experts: `experts` and `experts_per_tok` (else the family's usual), `moe_intermediate`
+    (Qwen3-MoE's experts; else `intermediate`). A
     gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
     if tie_word_embeddings is None:
         tie_word_embeddings = model_type in GEMMAS
@@ -240,8 +261,28 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
     elif model_type == "mixtral":
         # MixtralConfig (transformers 4.57): Mistral's attention, 8 experts of which each token
         # uses 2; the router's jitter and auxiliary loss act only in training.
-        cfg.update(hidden_act="silu", sliding_window=sliding_window, num_local_experts=8, num_experts_per_tok=2,
-                   router_jitter_noise=0.0, router_aux_loss_coef=0.02, output_router_logits=False)
+        cfg.update(hidden_act="silu", sliding_window=sliding_window, num_local_experts=experts or 8,
+                   num_experts_per_tok=experts_per_tok or 2, router_jitter_noise=0.0, router_aux_loss_coef=0.02,
+                   output_router_logits=False)
+    elif model_type == "olmoe":
+        # OlmoeConfig (transformers 4.57): LLaMA's layer with q/k RMSNorm over the whole projection
+        # (so head_dim is hidden / heads, and not written), num_experts experts of intermediate_size,
+        # num_experts_per_tok per token, their weights not renormalised (norm_topk_prob false).
+        if head_dim * heads != hidden:
+            raise ValueError("olmoe: head_dim == hidden / heads (its q_norm spans hidden_size)")
+        cfg.pop("head_dim", None)
+        cfg.update(hidden_act="silu", rope_scaling=None, num_experts=experts or 64,
+                   num_experts_per_tok=experts_per_tok or 8, norm_topk_prob=False, clip_qkv=None,
+                   router_aux_loss_coef=0.01, output_router_logits=False)
+    elif model_type == "qwen3_moe":
+        # Qwen3MoeConfig (transformers 4.57): Qwen3's attention; experts of moe_intermediate_size on
+        # the layers decoder_sparse_step and mlp_only_layers choose, dense MLPs of intermediate_size
+        # on the others; the released models renormalise the top-k weights (norm_topk_prob true).
+        cfg.update(hidden_act="silu", rope_scaling=None, use_sliding_window=False, sliding_window=None,
+                   max_window_layers=layers, num_experts=experts or 128, num_experts_per_tok=experts_per_tok or 8,
+                   norm_topk_prob=True, moe_intermediate_size=moe_intermediate or intermediate,
+                   decoder_sparse_step=1, mlp_only_layers=[], router_aux_loss_coef=0.001,
+                   output_router_logits=False)
     elif model_type in ("qwen2", "qwen3"):
         cfg.update(hidden_act="silu", rope_scaling=None, use_sliding_window=False,
                    sliding_window=sliding_window, max_window_layers=layers)
@@ -282,8 +323,72 @@ def text_config(cfg):
     return cfg, cfg["model_type"], ""
 
 
-def tensor_shapes(cfg):
-    """[(name, shape)] in Hugging Face order and layout ([out, in] for projections)."""
+# Mixtures of experts (transformers 4.57): the sparse block's prefix, the key of the expert
+# count, and each expert's (name, role) in the order a save writes them.
+MOE = {"mixtral": ("block_sparse_moe.", "num_local_experts", (("w1", "gate"), ("w2", "down"), ("w3", "up"))),
+       "olmoe": ("mlp.", "num_experts", (("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down"))),
+       "qwen3_moe": ("mlp.", "num_experts", (("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down")))}
+
+
+def expert_count(text, model_type):
+    """The config's expert count (Qwen3MoeConfig in transformers 5.x may write num_local_experts)."""
+    key = MOE[model_type][1]
+    return text[key] if key in text else text["num_local_experts"]
+
+
+def sparse_layer(text, model_type, i):
+    """Whether layer i is a mixture of experts: every layer of Mixtral and OLMoE; Qwen3MoeDecoderLayer:
+    i not in mlp_only_layers and num_experts > 0 and (i + 1) % decoder_sparse_step == 0."""
+    if model_type not in MOE:
+        return False
+    if model_type != "qwen3_moe":
+        return True
+    return (i not in (text.get("mlp_only_layers") or []) and expert_count(text, model_type) > 0
+            and (i + 1) % text.get("decoder_sparse_step", 1) == 0)
+
+
+def expert_shapes(text, model_type, p, fused=False):
+    """A sparse layer's tensors under prefix p: the router and one gated MLP per expert or, fused
+    as transformers 5.x holds and (save_original_format=False) saves them, the router under mlp.gate,
+    every expert's [gate | up] in mlp.experts.gate_up_proj and down in mlp.experts.down_proj."""
+    block, _, names = MOE[model_type]
+    n, h = expert_count(text, model_type), text["hidden_size"]
+    inter = text.get("moe_intermediate_size", text["intermediate_size"]) if model_type == "qwen3_moe" \
+        else text["intermediate_size"]
+    if fused:
+        return [(p + "mlp.gate.weight", (n, h)), (p + "mlp.experts.gate_up_proj", (n, 2 * inter, h)),
+                (p + "mlp.experts.down_proj", (n, h, inter))]
+    out = [(p + block + "gate.weight", (n, h))]
+    for e in range(n):
+        out += [(f"{p}{block}experts.{e}.{name}.weight", (h, inter) if role == "down" else (inter, h))
+                for name, role in names]
+    return out
+
+
+def fuse_experts(cfg, weights):
+    """{name: array} with each sparse layer's per-expert tensors replaced by the fused ones of
+    expert_shapes(fused=True): gate_up_proj[e] = [gate_e | up_e] (MergeModulelist(dim=0) then
+    Concatenate(dim=1) in transformers 5.x conversion_mapping.py), down_proj[e] = down_e."""
+    text, mt, prefix = text_config(cfg)
+    out = dict(weights)
+    block, _, names = MOE[mt]
+    for i in range(text["num_hidden_layers"]):
+        if not sparse_layer(text, mt, i):
+            continue
+        p = f"{prefix}model.layers.{i}."
+        role = {r: n for n, r in names}
+        take = lambda e, r: out.pop(f"{p}{block}experts.{e}.{role[r]}.weight")
+        n = expert_count(text, mt)
+        gate_up = [np.concatenate([take(e, "gate"), take(e, "up")]) for e in range(n)]
+        out[p + "mlp.experts.gate_up_proj"] = np.stack(gate_up)
+        out[p + "mlp.experts.down_proj"] = np.stack([take(e, "down") for e in range(n)])
+        out[p + "mlp.gate.weight"] = out.pop(p + block + "gate.weight")
+    return out
+
+
+def tensor_shapes(cfg, fused_experts=False):
+    """[(name, shape)] in Hugging Face order and layout ([out, in] for projections); a mixture's
+    experts fused as transformers 5.x writes them with `fused_experts` (expert_shapes)."""
     text, mt, prefix = text_config(cfg)
     if mt == "gpt_neox":
         return neox_tensor_shapes(cfg)
@@ -311,18 +416,14 @@ def tensor_shapes(cfg):
         out.append((p + "self_attn.o_proj.weight", (h, nh * hd)))
         if attention_bias:
             out.append((p + "self_attn.o_proj.bias", (h,)))
-        if mt in ("qwen3", "gemma3_text"):
+        if mt in ("qwen3", "qwen3_moe", "gemma3_text"):
             out += [(p + "self_attn.q_norm.weight", (hd,)), (p + "self_attn.k_norm.weight", (hd,))]
-        elif mt == "olmo2":
+        elif mt in ("olmo2", "olmoe"):
             out += [(p + "self_attn.q_norm.weight", (nh * hd,)), (p + "self_attn.k_norm.weight", (nkv * hd,))]
         out += norm(1) + norm(2)
-        if mt == "mixtral":
-            # MixtralSparseMoeBlock: the router `gate`, then per expert w1 (gate), w2 (down), w3 (up)
-            moe = p + "block_sparse_moe."
-            out.append((moe + "gate.weight", (text["num_local_experts"], h)))
-            for e in range(text["num_local_experts"]):
-                out += [(moe + f"experts.{e}.w1.weight", (inter, h)), (moe + f"experts.{e}.w2.weight", (h, inter)),
-                        (moe + f"experts.{e}.w3.weight", (inter, h))]
+        if sparse_layer(text, mt, i):
+            # Mixtral's block_sparse_moe (w1 gate, w2 down, w3 up), OLMoE's and Qwen3-MoE's mlp
+            out += expert_shapes(text, mt, p, fused_experts)
         else:
             out += [(p + "mlp.gate_proj.weight", (inter, h)),
                     (p + "mlp.up_proj.weight", (inter, h)),
@@ -527,12 +628,12 @@ def constant_chunks(dtype, count, value):
     yield encode(np.full(count, value, dtype=np.float32), dtype)
 
 
-def random_tensors(config, dtype, seed):
+def random_tensors(config, dtype, seed, fused_experts=False):
     """Tensor list for a random checkpoint; each tensor's values come from its own seed."""
     _, model_type, _ = text_config(config)
     gemma = model_type in GEMMAS
     out = []
-    for k, (name, shape) in enumerate(tensor_shapes(config)):
+    for k, (name, shape) in enumerate(tensor_shapes(config, fused_experts)):
         rng_seed = [seed, k]
         count = math.prod(shape)
         if name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "final_layernorm.weight")):
@@ -541,7 +642,7 @@ def random_tensors(config, dtype, seed):
                      (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
         else:
             embedding = name.endswith(("model.embed_tokens.weight", "embed_in.weight", "wte.weight"))
-            scale = 1.0 if embedding and not gemma else 0.0625 if len(shape) == 1 else shape[1] ** -0.5
+            scale = 1.0 if embedding and not gemma else 0.0625 if len(shape) == 1 else shape[-1] ** -0.5
             chunks = lambda c=count, s=rng_seed, sc=scale: random_chunks(
                 dtype, c, sc, np.random.default_rng(s))
         out.append(Tensor(name, dtype, shape, chunks))
@@ -555,6 +656,11 @@ def main(argv=None):
     for flag in ["hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim", "vocab"]:
         ap.add_argument("--" + flag, type=int)
     ap.add_argument("--sliding-window", type=int, help="mistral, qwen2/3 (unused there), gemma2/3; omit for null")
+    ap.add_argument("--experts", type=int, help="mixtral, olmoe, qwen3_moe: experts per sparse layer")
+    ap.add_argument("--experts-per-tok", type=int, help="mixtral, olmoe, qwen3_moe: experts each token uses")
+    ap.add_argument("--moe-intermediate", type=int, help="qwen3_moe: each expert's width (default --intermediate)")
+    ap.add_argument("--fused-experts", action="store_true",
+                    help="write the experts fused, as transformers 5.x's save_original_format=False does")
     ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_ALIASES))
     ap.add_argument("--tokenizer", required=True, help="tokenizer.model (sentencepiece) or tokenizer.json to copy")
     ap.add_argument("--out", required=True, help="output model directory")
@@ -567,7 +673,7 @@ def main(argv=None):
 
     shape = dict(PRESETS[args.preset]) if args.preset else {}
     for key in ["model_type", "hidden", "intermediate", "layers", "heads", "kv_heads",
-                "head_dim", "vocab", "sliding_window"]:
+                "head_dim", "vocab", "sliding_window", "experts", "experts_per_tok", "moe_intermediate"]:
         if getattr(args, key) is not None:
             shape[key] = getattr(args, key)
     for key in ["model_type", "hidden", "intermediate", "layers", "heads"]:
@@ -588,13 +694,15 @@ def main(argv=None):
         shape["vocab"] = tok_vocab
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
-    if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2", "phi", "phi3"):
+    if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2", "phi", "phi3", "olmoe", "qwen3_moe"):
         shape.pop("sliding_window", None)
+    if args.fused_experts and shape["model_type"] not in MOE:
+        ap.error("--fused-experts needs a mixture of experts (mixtral, olmoe, qwen3_moe)")
     dtype = DTYPE_ALIASES[args.dtype]
     for key, given, fallback in (("bos_token_id", args.bos_id, 1), ("eos_token_id", args.eos_id, 2)):
         shape[key] = given if given is not None else shape.get(key, fallback)
     config = hf_config(dtype=dtype, **shape)
-    tensors = random_tensors(config, dtype, args.seed)
+    tensors = random_tensors(config, dtype, args.seed, args.fused_experts)
     total = sum(t.nbytes for t in tensors)
     print(f"writing {args.out}: {shape['model_type']} {len(tensors)} tensors, "
           f"{total / 2**30:.2f} GiB {dtype}", flush=True)

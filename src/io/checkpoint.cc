@@ -69,7 +69,8 @@ void bind_weight(const WeightSlot& slot, const SafetensorsEntry& entry, const fs
   TensorView& view = tensor_at(weights, slot);
   view.name = slot.name;
   view.dtype = *entry.dtype;
-  view.rows = slot.shape.size() == 1 ? 1 : slot.shape[0];
+  view.rows = 1;  // a 3-D tensor (fused experts) is viewed as [shape[0] * shape[1], shape[2]]
+  for (std::size_t d = 0; d + 1 < slot.shape.size(); ++d) view.rows *= slot.shape[d];
   view.cols = slot.shape.back();
   view.data = entry.data.data();
   // NaN or Inf in any weight reaches every later activation and head; refuse the checkpoint
@@ -150,17 +151,25 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
     shards_.push_back({path, 8 + header_len});
   }
 
+  const auto holds = [&](const std::string& name) {
+    return tensor_to_shard.empty() ? headers[0].find(name) != nullptr : tensor_to_shard.count(name) > 0;
+  };
   // GPT-2: GPT2LMHeadModel names its tensors transformer.*, while checkpoints saved from
   // GPT2Model (the Hub's original gpt2) name them bare; the embedding's name tells which.
   ModelRecipe& recipe = config_.recipe;
   if (!recipe.body_prefix.empty()) {
-    const auto holds = [&](const std::string& name) {
-      return tensor_to_shard.empty() ? headers[0].find(name) != nullptr : tensor_to_shard.count(name) > 0;
-    };
     const std::string bare = recipe.weight_prefix + recipe.names.embed;
     if (!holds(recipe.weight_prefix + recipe.body_prefix + recipe.names.embed) && holds(bare)) {
       recipe.body_prefix.clear();
     }
+  }
+  // Mixtures of experts: transformers 5.x's save_pretrained(save_original_format=False) writes the
+  // experts fused (TensorNames::fused_experts); the first sparse layer's gate_up_proj tells.
+  for (std::size_t l = 0; l < recipe.layers.size(); ++l) {
+    if (!recipe.layers[l].sparse_mlp) continue;
+    recipe.fused_experts = holds(recipe.weight_prefix + recipe.body_prefix + recipe.names.layers + std::to_string(l) +
+                                 "." + recipe.names.fused_experts + "gate_up_proj");
+    break;
   }
   weights_.layers.assign(static_cast<std::size_t>(config_.layers), LayerTensors<TensorView>{});
   for (const WeightSlot& slot : weight_slots(config_)) {

@@ -4,8 +4,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "util/error.h"
 #include "util/file_read.h"
@@ -99,15 +101,54 @@ Activation parse_activation(const FieldReader& f, const Family& family) {
 bool present(const FieldReader& f, const char* key) { return f.find(key) != nullptr && !f.find(key)->is_null(); }
 
 // Mixture-of-experts layers are not a dense MLP; refused unless the family reads them under
-// this key (Family::experts_key).
-void refuse_moe(const FieldReader& f, std::string_view allowed) {
+// this key (MoeTraits::experts_key) or its alias.
+void refuse_moe(const FieldReader& f, const MoeTraits* moe) {
   for (const char* key : {"num_experts", "num_local_experts"}) {
-    if (key == allowed) continue;
+    if (moe != nullptr && (std::string_view(key) == moe->experts_key || std::string_view(key) == moe->experts_alias))
+      continue;
     const json* v = f.find(key);
     if (v != nullptr && !v->is_null() && !(v->is_number_integer() && v->get<std::int64_t>() == 0)) {
       throw f.error(key,
                     std::string("is set: mixture-of-experts models are not supported (dense MLPs only)") + kDumpRoute);
     }
+  }
+}
+
+// mlp_only_layers: layer indices in [0, layers), or null / absent (none).
+std::vector<int> parse_layer_list(const FieldReader& f, const char* key, int layers) {
+  const json* v = f.find(key);
+  if (v == nullptr || v->is_null()) return {};
+  const auto malformed = [&] {
+    return f.error(key, "must be an array of layer indices in [0, num_hidden_layers = " + std::to_string(layers) + ")");
+  };
+  if (!v->is_array()) throw malformed();
+  std::vector<int> out;
+  for (const json& e : *v) {
+    if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= layers) throw malformed();
+    out.push_back(e.get<int>());
+  }
+  return out;
+}
+
+// A mixture of experts' sizes and routing (MoeTraits): the expert count, top_k, whether the
+// top-k weights are renormalised, the experts' width, and which layers are sparse.
+void parse_moe(const FieldReader& f, const MoeTraits& moe, const ModelConfig& c, RecipeInputs& in) {
+  const char* experts_key = !present(f, moe.experts_key) && *moe.experts_alias != '\0' && present(f, moe.experts_alias)
+                                ? moe.experts_alias
+                                : moe.experts_key;
+  // Qwen3MoeConfig: num_experts 0 makes every layer dense.
+  in.experts = f.int_or(experts_key, moe.experts, moe.sparse_step ? 0 : 1);
+  in.top_k = f.int_or("num_experts_per_tok", moe.top_k, 1);
+  if (in.experts > 0 && in.top_k > in.experts) {
+    throw f.error("num_experts_per_tok", "(" + std::to_string(in.top_k) + ") exceeds " + experts_key + " (" +
+                                             std::to_string(in.experts) + ")");
+  }
+  in.renormalize = *moe.renormalize_key != '\0' ? f.bool_or(moe.renormalize_key, moe.renormalize) : moe.renormalize;
+  in.expert_intermediate =
+      *moe.intermediate_key != '\0' ? f.positive_int_or(moe.intermediate_key, moe.intermediate) : c.intermediate;
+  if (moe.sparse_step) {
+    in.sparse_step = f.int_or("decoder_sparse_step", 1, 1);
+    in.dense_layers = parse_layer_list(f, "mlp_only_layers", c.layers);
   }
 }
 
@@ -305,14 +346,12 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
     in.sliding_layers = parse_layer_types(f, c.layers);
   }
   if (family.reads_window_pattern) in.window_pattern = f.int_or("sliding_window_pattern", 0, 1);
-  if (*family.experts_key != '\0') {
-    // MixtralConfig: num_local_experts 8, num_experts_per_tok 2 (router_jitter_noise acts in training only)
-    in.experts = f.int_or(family.experts_key, 8, 1);
-    in.top_k = f.int_or("num_experts_per_tok", 2, 1);
-    if (in.top_k > in.experts) {
-      throw f.error("num_experts_per_tok", "(" + std::to_string(in.top_k) + ") exceeds " + family.experts_key + " (" +
-                                               std::to_string(in.experts) + ")");
-    }
+  if (family.moe != nullptr) parse_moe(f, *family.moe, c, in);
+  // Qwen3MoeAttention windows every layer with use_sliding_window in 4.57, but only the layers from
+  // max_window_layers on in 4.51; the released models set it false.
+  if (family.refuses_sliding_window && in.use_sliding_window) {
+    throw f.error("use_sliding_window", std::string("must be false for ") + family.model_type +
+                                            " (which layers it windows differs between transformers versions)");
   }
   parse_rope(f, family, in);
   finish_longrope(f, c.max_positions, rotary_dim, in.global_rope);
@@ -339,7 +378,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   const bool multimodal = c.model_type == "gemma3";
   const Family* family = find_family(multimodal ? "gemma3_text" : c.model_type);
   if (family == nullptr) {
-    refuse_moe(top, "");
+    refuse_moe(top, nullptr);
     throw InputError(source + ": unsupported model_type '" + c.model_type + "' (supported: " + supported_model_types() +
                      ")" + kDumpRoute);
   }
@@ -355,8 +394,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     }
   }
   const FieldReader f = multimodal ? top.nested(aliased, "text_config.") : FieldReader(aliased, source);
-  if (multimodal) refuse_moe(top, "");
-  refuse_moe(f, family->experts_key);
+  if (multimodal) refuse_moe(top, nullptr);
+  refuse_moe(f, family->moe);
   const FamilyDefaults& defaults = family->defaults;
   c.hidden = f.positive_int_or("hidden_size", defaults.hidden);
   if (family->intermediate_4x && (f.find("intermediate_size") == nullptr || f.find("intermediate_size")->is_null())) {
@@ -414,6 +453,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   // PhiAttention with qk_layernorm: LayerNorms on q and k; not built.
   if (f.bool_or("qk_layernorm", false)) throw f.error("qk_layernorm", "must be false (not supported)");
   if (!f.bool_or("scale_attn_weights", true)) throw f.error("scale_attn_weights", "must be true (not supported)");
+  // OlmoeAttention (transformers 4.57) clamps q, k and v to [-clip_qkv, clip_qkv]; not built.
+  if (present(f, "clip_qkv")) throw f.error("clip_qkv", "must be null (clamping q, k and v is not supported)");
   c.tie_embeddings = top.bool_or("tie_word_embeddings", defaults.tie_embeddings);
   c.recipe = build_recipe(*family, recipe_inputs(f, *family, c, multimodal));
   c.sliding_window = uniform_window(c.recipe);

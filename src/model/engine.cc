@@ -35,7 +35,7 @@ double gpu_weight_bytes(const ModelConfig& config, const Weights& weights, Preci
     const TensorView& view = tensor_at(source, slot);
     const auto numel = static_cast<double>(view.numel());
     bytes += numel * static_cast<double>(dtype_size(view.dtype));
-    const bool product = slot.shape.size() == 2 && (slot.role != TensorRole::kEmbed || config.tie_embeddings);
+    const bool product = slot.shape.size() >= 2 && (slot.role != TensorRole::kEmbed || config.tie_embeddings);
     if (product && view.dtype != operand) bytes += numel * static_cast<double>(dtype_size(operand));
   }
   return bytes;

@@ -44,8 +44,8 @@ void Transformer::allocate(int seq) {
   b.router_exact = checked ? backend_.allocate(seq, experts) : Buffer();
   b.router_host.assign(static_cast<std::size_t>(seq) * experts, 0.0f);
   b.expert_x = moe ? backend_.allocate(seq, c.hidden) : Buffer();
-  b.expert_gate = moe ? backend_.allocate(seq, c.intermediate) : Buffer();
-  b.expert_up = moe ? backend_.allocate(seq, c.intermediate) : Buffer();
+  b.expert_gate = moe ? backend_.allocate(seq, c.recipe.moe.intermediate) : Buffer();
+  b.expert_up = moe ? backend_.allocate(seq, c.recipe.moe.intermediate) : Buffer();
   b.expert_y = moe ? backend_.allocate(seq, c.hidden) : Buffer();
 }
 

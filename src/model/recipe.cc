@@ -1,5 +1,6 @@
 #include "model/recipe.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -56,6 +57,25 @@ constexpr TensorNames kPhiNames{.final_norm = "model.final_layernorm", .o = "sel
 constexpr TensorNames kMixtralNames{.gate = "", .up = "", .down = "", .router = "block_sparse_moe.gate",
     .experts = "block_sparse_moe.experts."};
 // clang-format on
+// OLMoE (modeling_olmoe.py) and Qwen3-MoE (modeling_qwen3_moe.py), transformers 4.57: the sparse
+// block under mlp, its router `gate` and experts of gate_proj, up_proj, down_proj. Qwen3-MoE's
+// dense layers (mlp_only_layers, decoder_sparse_step) keep mlp.gate_proj / up_proj / down_proj;
+// OLMoE has none.
+// clang-format off
+constexpr TensorNames kOlmoeNames{.gate = "", .up = "", .down = "", .router = "mlp.gate", .experts = "mlp.experts.",
+    .expert_gate = "gate_proj", .expert_up = "up_proj", .expert_down = "down_proj"};
+constexpr TensorNames kQwen3MoeNames{.router = "mlp.gate", .experts = "mlp.experts.", .expert_gate = "gate_proj",
+    .expert_up = "up_proj", .expert_down = "down_proj"};
+// clang-format on
+
+// MixtralConfig: num_local_experts 8, num_experts_per_tok 2, the top-2 weights always renormalised
+// (router_jitter_noise acts in training only). OlmoeConfig: num_experts 64, top 8, norm_topk_prob
+// false. Qwen3MoeConfig: num_experts 128, top 8, norm_topk_prob false (the released models write
+// true), moe_intermediate_size 768, decoder_sparse_step 1, mlp_only_layers [].
+constexpr MoeTraits kMixtralMoe{"num_local_experts", "", 8, 2, true, "", "", 0, false};
+constexpr MoeTraits kOlmoeMoe{"num_experts", "", 64, 8, false, "norm_topk_prob", "", 0, false};
+constexpr MoeTraits kQwen3MoeMoe{"num_experts",    "num_local_experts",     128, 8,   false,
+                                 "norm_topk_prob", "moe_intermediate_size", 768, true};
 
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
@@ -115,7 +135,21 @@ const Family kFamilies[] = {
     {"mixtral",     kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act",
      "silu", {8,  0,   1, false, 1000000.0, 1e-5, 0, 256, 0, 0},
      &kMixtralNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
-     false, false, false, "num_local_experts", true},
+     false, false, false, &kMixtralMoe},
+    // OlmoeConfig: LLaMA's pre-norm layer with OLMo-2's q/k RMSNorm over the whole projection
+    // (after the biases of attention_bias, before RoPE), rms_norm_eps 1e-5, no window; every
+    // layer sparse, the top-k weights renormalised only with norm_topk_prob; clip_qkv refused.
+    {"olmoe",       kPreNorm,  kWhole,   false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act",
+     "silu", {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kOlmoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
+     false, false, false, &kOlmoeMoe},
+    // Qwen3MoeConfig: Qwen3's attention (per-head q/k RMSNorm, head_dim explicit, else hidden /
+    // heads), kv_heads 4, rms_norm_eps 1e-6; sparse and dense layers by decoder_sparse_step and
+    // mlp_only_layers; use_sliding_window true refused.
+    {"qwen3_moe",   kPreNorm,  kPerHead, false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act",
+     "silu", {4,  0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0},
+     &kQwen3MoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
+     false, false, false, &kQwen3MoeMoe, true},
     // clang-format on
 };
 
@@ -214,13 +248,16 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
                                               : 1.0f / std::sqrt(static_cast<float>(in.head_dim));
   r.attn_softcap = family.softcaps ? in.attn_softcap : 0.0f;
   r.final_softcap = family.softcaps ? in.final_softcap : 0.0f;
-  r.moe = {in.experts, in.top_k, family.renormalize_top_k};
+  r.moe = {in.experts, in.top_k, in.renormalize, in.expert_intermediate};
   r.layers.resize(static_cast<std::size_t>(in.layers));
   for (int l = 0; l < in.layers; ++l) {
     const bool sliding = is_sliding(family, in, l);  // a sliding layer type; its window may be null
     LayerRecipe& layer = r.layers[static_cast<std::size_t>(l)];
     layer.window = sliding ? in.sliding_window : 0;
-    layer.sparse_mlp = in.experts > 0;
+    // Qwen3MoeDecoderLayer: sparse iff layer_idx not in mlp_only_layers and num_experts > 0 and
+    // (layer_idx + 1) % decoder_sparse_step == 0 (sparse_step 1 and no dense layers elsewhere).
+    layer.sparse_mlp = in.experts > 0 && (l + 1) % in.sparse_step == 0 &&
+                       std::find(in.dense_layers.begin(), in.dense_layers.end(), l) == in.dense_layers.end();
     // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers.
     if (family.rope)
       layer.rope_table = rope_index(r.ropes, family.local_rope && sliding ? in.local_rope : in.global_rope);

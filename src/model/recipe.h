@@ -3,9 +3,9 @@
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
 // modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py, modeling_phi.py,
-// modeling_phi3.py, modeling_mixtral.py and modeling_rope_utils.py). The family table in recipe.cc shows every family
-// side by side; the forward pass reads only the resolved ModelRecipe and never a family name. Adding a family is adding
-// a row.
+// modeling_phi3.py, modeling_mixtral.py, modeling_olmoe.py, modeling_qwen3_moe.py and modeling_rope_utils.py). The
+// family table in recipe.cc shows every family side by side; the forward pass reads only the resolved ModelRecipe and
+// never a family name. Adding a family is adding a row.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,12 +83,19 @@ struct TensorNames {
   const char* up = "mlp.up_proj";
   const char* down = "mlp.down_proj";
   // Mixtures of experts: the router [experts, hidden] (+ ".weight") and expert e's gated MLP
-  // under experts + "e." (Mixtral: block_sparse_moe.gate, block_sparse_moe.experts.e.w1/w3/w2).
+  // under experts + "e." (Mixtral: block_sparse_moe.gate, block_sparse_moe.experts.e.w1/w3/w2;
+  // OLMoE, Qwen3-MoE: mlp.gate, mlp.experts.e.gate_proj/up_proj/down_proj).
   const char* router = "";
   const char* experts = "";
   const char* expert_gate = "w1";
   const char* expert_up = "w3";
   const char* expert_down = "w2";
+  // The same experts as transformers 5.x holds them and writes them with
+  // save_pretrained(save_original_format=False), every family alike: the router under
+  // fused_router, and fused_experts + "gate_up_proj" [experts, 2 * inter, hidden] (each expert's
+  // [gate | up]) and + "down_proj" [experts, hidden, inter] (ModelRecipe::fused_experts).
+  const char* fused_router = "mlp.gate";
+  const char* fused_experts = "mlp.experts.";
 };
 
 // The checkpoint tensor names of one layer's four norm slots, relative to "model.layers.N.";
@@ -116,6 +123,24 @@ struct FamilyDefaults {
   // text_config); 0: the key is required.
   int vocab = 0, hidden = 0, intermediate = 0, layers = 0, heads = 0;
   int max_window_layers = 28;  // Qwen2Config / Qwen3Config
+};
+
+// A mixture-of-experts family's config keys and its config class's defaults.
+struct MoeTraits {
+  const char* experts_key;  // the expert count (Mixtral: num_local_experts; OLMoE, Qwen3-MoE: num_experts)
+  // A key read as experts_key when that is absent (HF attribute_map; Qwen3MoeConfig in
+  // transformers 5.x stores num_experts as num_local_experts); "": none.
+  const char* experts_alias;
+  int experts;                   // experts_key's default
+  int top_k;                     // num_experts_per_tok's default
+  bool renormalize;              // the top-k weights divided by their sum (Mixtral: always)
+  const char* renormalize_key;   // non-empty: read from this key, default `renormalize` (norm_topk_prob)
+  const char* intermediate_key;  // non-empty: the experts' width (moe_intermediate_size); "": intermediate_size
+  int intermediate;              // intermediate_key's default
+  // Qwen3-MoE: layer l is sparse iff l is not in mlp_only_layers, experts > 0 and
+  // (l + 1) % decoder_sparse_step == 0; the others have the dense MLP of intermediate_size.
+  // Otherwise every layer is sparse.
+  bool sparse_step;
 };
 
 // One family's fixed traits: one row of the table in recipe.cc.
@@ -162,11 +187,11 @@ struct Family {
   bool o_bias_always = false;
   bool lm_head_bias = false;
   bool parallel_residual_always = false;
-  // Non-empty: a mixture of experts whose count is under this key (Mixtral: num_local_experts),
-  // top_k under num_experts_per_tok; then, for the top-k weights, whether they are divided by
-  // their sum (Mixtral always).
-  const char* experts_key = "";
-  bool renormalize_top_k = false;
+  // Non-null: a mixture of experts (MoeTraits).
+  const MoeTraits* moe = nullptr;
+  // Qwen3-MoE: use_sliding_window true is refused (transformers versions disagree on which
+  // layers it windows; docs/model-families.md).
+  bool refuses_sliding_window = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -182,13 +207,16 @@ struct LayerRecipe {
   bool sparse_mlp = false;  // a mixture of experts (ModelRecipe::moe) in place of the dense MLP
 };
 
-// A mixture of experts' routing (HF MixtralSparseMoeBlock, transformers 4.57): per token,
-// p = softmax(router(h)) over the experts in fp32, the top_k largest kept (ties toward the lower
-// expert index), divided by their sum when renormalize; out = sum of p_e * expert_e(h).
+// A mixture of experts' routing (HF MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
+// Qwen3MoeSparseMoeBlock, transformers 4.57): per token, p = softmax(router(h)) over the experts
+// in fp32, the top_k largest kept (ties toward the lower expert index), divided by their sum
+// when renormalize (Mixtral always; OLMoE and Qwen3-MoE: norm_topk_prob);
+// out = sum of p_e * expert_e(h), each expert a gated MLP of width `intermediate`.
 struct MoeRecipe {
   int experts = 0;  // 0: dense MLPs everywhere
   int top_k = 0;
   bool renormalize = false;
+  int intermediate = 0;  // each expert's width (Qwen3-MoE: moe_intermediate_size; else intermediate_size)
 };
 
 // Everything the forward pass and the weight list need beyond the sizes.
@@ -216,6 +244,9 @@ struct ModelRecipe {
   std::vector<RopeSpec> ropes;      // distinct RoPE tables
   std::vector<LayerRecipe> layers;  // [layers]
   MoeRecipe moe;
+  // The checkpoint holds the experts fused (TensorNames::fused_experts); set at load, where the
+  // tensors' names tell.
+  bool fused_experts = false;
 };
 
 // The config.json values a recipe is resolved from, already parsed and range-checked.
@@ -234,12 +265,16 @@ struct RecipeInputs {
   std::vector<bool> sliding_layers;  // layer_types when given ([layers], true: sliding_attention)
   int window_pattern = 0;            // sliding_window_pattern when read; 0: the family's
   bool parallel_residual = false;
-  double rotary_fraction = 1;  // partial_rotary_factor / rotary_pct
-  RopeSpec global_rope;        // rope_theta with rope_scaling
-  RopeSpec local_rope;         // Gemma-3's sliding layers
-  bool multimodal = false;     // weights under language_model.
-  int experts = 0;             // Family::experts_key
-  int top_k = 0;               // num_experts_per_tok
+  double rotary_fraction = 1;     // partial_rotary_factor / rotary_pct
+  RopeSpec global_rope;           // rope_theta with rope_scaling
+  RopeSpec local_rope;            // Gemma-3's sliding layers
+  bool multimodal = false;        // weights under language_model.
+  int experts = 0;                // MoeTraits::experts_key
+  int top_k = 0;                  // num_experts_per_tok
+  bool renormalize = false;       // MoeTraits::renormalize(_key)
+  int expert_intermediate = 0;    // MoeTraits::intermediate_key, else intermediate_size
+  int sparse_step = 1;            // decoder_sparse_step (MoeTraits::sparse_step)
+  std::vector<int> dense_layers;  // mlp_only_layers (MoeTraits::sparse_step)
 };
 
 ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);

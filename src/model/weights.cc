@@ -65,10 +65,18 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
     }
     linear(n.o, hidden, c.q_dim(), kOProj, r.o_bias, kOBias);
     if (r.layers[static_cast<std::size_t>(l)].sparse_mlp) {
-      add(std::string(n.router) + ".weight", {r.moe.experts, hidden}, kRouter);
-      for (int e = 0; e < r.moe.experts; ++e) {
+      const std::int64_t experts = r.moe.experts, inter = r.moe.intermediate;
+      if (r.fused_experts) {
+        // transformers 5.x MixtralExperts / Qwen2MoeExperts: gate_up_proj [experts, 2 * inter, hidden]
+        // (gate, up = linear(h, gate_up_proj[e]).chunk(2)), down_proj [experts, hidden, inter].
+        add(std::string(n.fused_router) + ".weight", {experts, hidden}, kRouter);
+        add(std::string(n.fused_experts) + "gate_up_proj", {experts, 2 * inter, hidden}, kExpertsGateUp);
+        add(std::string(n.fused_experts) + "down_proj", {experts, hidden, inter}, kExpertsDown);
+        continue;
+      }
+      add(std::string(n.router) + ".weight", {experts, hidden}, kRouter);
+      for (int e = 0; e < experts; ++e) {
         const std::string expert = std::string(n.experts) + std::to_string(e) + ".";
-        const std::int64_t inter = c.intermediate;
         slots.push_back({p + expert + n.expert_gate + ".weight", {inter, hidden}, kExpertGate, l, e});
         slots.push_back({p + expert + n.expert_up + ".weight", {inter, hidden}, kExpertUp, l, e});
         slots.push_back({p + expert + n.expert_down + ".weight", {hidden, inter}, kExpertDown, l, e});
@@ -165,6 +173,10 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
       return l.down_bias;
     case kRouter:
       return l.router;
+    case kExpertsGateUp:
+      return l.experts_gate_up;
+    case kExpertsDown:
+      return l.experts_down;
     default:
       break;
   }
@@ -201,6 +213,16 @@ TensorView strided_rows(const TensorView& fused, std::int64_t blocks, std::int64
   view.rows = blocks * count;
   view.data = memory->data();
   derived.push_back(std::move(memory));
+  return view;
+}
+
+// Rows [first, first + count) of `stored`, viewed in place (no copy).
+TensorView row_block(const TensorView& stored, std::int64_t first, std::int64_t count, const std::string& name) {
+  ATTNGEOM_CHECK(first >= 0 && count >= 0 && first + count <= stored.rows);
+  TensorView view = stored;
+  view.name = name;
+  view.rows = count;
+  view.data = stored.row(first);
   return view;
 }
 
@@ -254,6 +276,21 @@ void split_fused_weights(const ModelConfig& c, Weights& weights) {
       l.gate_proj = strided_rows(l.gate_up_proj, 1, 0, 0, inter, l.gate_up_proj.name + " [gate]", weights.derived);
       l.up_proj = strided_rows(l.gate_up_proj, 1, 0, inter, inter, l.gate_up_proj.name + " [up]", weights.derived);
     }
+    if (present(l.experts_gate_up)) {
+      // transformers 5.x MixtralExperts: gate, up = linear(h, gate_up_proj[e]).chunk(2, dim=-1);
+      // linear(., down_proj[e]). Expert e's rows: [2 e inter, 2 e inter + inter) gate, then up.
+      const std::int64_t inter = c.recipe.moe.intermediate, hidden = c.hidden;
+      l.experts.resize(static_cast<std::size_t>(c.recipe.moe.experts));
+      for (std::size_t e = 0; e < l.experts.size(); ++e) {
+        const auto first = static_cast<std::int64_t>(e) * 2 * inter;
+        const std::string which = " [" + std::to_string(e) + "]";
+        l.experts[e].gate_proj = row_block(l.experts_gate_up, first, inter, l.experts_gate_up.name + which + " [gate]");
+        l.experts[e].up_proj =
+            row_block(l.experts_gate_up, first + inter, inter, l.experts_gate_up.name + which + " [up]");
+        l.experts[e].down_proj =
+            row_block(l.experts_down, static_cast<std::int64_t>(e) * hidden, hidden, l.experts_down.name + which);
+      }
+    }
     if (!present(l.qkv_proj)) continue;
     const std::int64_t d = c.head_dim;
     const std::string& name = l.qkv_proj.name;
@@ -289,15 +326,27 @@ BackendWeights upload_weights(const ModelConfig& c, const Weights& stored, Backe
   out.derived = stored.derived;  // a backend's weights may be views of them (the CPU's are)
   for (const WeightSlot& slot : weight_slots(c)) {
     // A fused tensor is uploaded as the parts split_fused_weights made, not whole.
-    std::vector<TensorRole> parts{slot.role};
-    if (slot.role == kQkvProj) parts = {kQProj, kKProj, kVProj};
-    if (slot.role == kQkvBias) parts = {kQBias, kKBias, kVBias};
-    if (slot.role == kGateUpProj) parts = {kGateProj, kUpProj};
-    for (const TensorRole part : parts) {
-      WeightSlot split = slot;
-      split.role = part;
-      tensor_at(out, split) = backend.upload(tensor_at(source, split));
+    std::vector<WeightSlot> parts;
+    const auto part = [&](TensorRole role, int expert) {
+      parts.push_back(slot);
+      parts.back().role = role;
+      parts.back().expert = expert;
+    };
+    if (slot.role == kQkvProj) {
+      for (const TensorRole role : {kQProj, kKProj, kVProj}) part(role, -1);
+    } else if (slot.role == kQkvBias) {
+      for (const TensorRole role : {kQBias, kKBias, kVBias}) part(role, -1);
+    } else if (slot.role == kGateUpProj) {
+      for (const TensorRole role : {kGateProj, kUpProj}) part(role, -1);
+    } else if (slot.role == kExpertsGateUp || slot.role == kExpertsDown) {
+      for (int e = 0; e < c.recipe.moe.experts; ++e) {
+        if (slot.role == kExpertsGateUp) part(kExpertGate, e);
+        part(slot.role == kExpertsGateUp ? kExpertUp : kExpertDown, e);
+      }
+    } else {
+      parts.push_back(slot);
     }
+    for (const WeightSlot& split : parts) tensor_at(out, split) = backend.upload(tensor_at(source, split));
   }
   if (c.tie_embeddings) out.lm_head = out.embed;
   return out;

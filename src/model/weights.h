@@ -18,7 +18,8 @@
 
 namespace attngeom {
 
-// One expert of a mixture: a gated MLP down(act(gate(h)) * up(h)) (Mixtral's w1, w3, w2).
+// One expert of a mixture: a gated MLP down(act(gate(h)) * up(h)) (Mixtral's w1, w3, w2), of
+// the experts' width MoeRecipe::intermediate.
 template <class Tensor>
 struct ExpertTensors {
   Tensor gate_proj;  // [intermediate, hidden]
@@ -54,6 +55,10 @@ struct LayerTensors {
   Tensor down_bias;             // [1, hidden]
   Tensor router;                // [experts, hidden] of a sparse layer (LayerRecipe::sparse_mlp)
   std::vector<ExpertTensors<Tensor>> experts;  // [experts] of a sparse layer; else empty
+  // Every expert's [gate | up] and down fused as stored (ModelRecipe::fused_experts), viewed as
+  // [experts * 2 * intermediate, hidden] and [experts * hidden, intermediate].
+  Tensor experts_gate_up;
+  Tensor experts_down;
 };
 
 template <class Tensor>
@@ -111,13 +116,15 @@ enum class TensorRole {
   kExpertGate,  // ExpertTensors, with WeightSlot::expert
   kExpertUp,
   kExpertDown,
+  kExpertsGateUp,  // 3-D: [experts, 2 * intermediate, hidden]
+  kExpertsDown,    // 3-D: [experts, hidden, intermediate]
 };
 
 // One expected checkpoint tensor: its HF name, expected shape and where it lives in a
 // ModelTensors.
 struct WeightSlot {
   std::string name;
-  std::vector<std::int64_t> shape;  // 1-D for norms and biases, 2-D for matrices
+  std::vector<std::int64_t> shape;  // 1-D for norms and biases, 2-D for matrices, 3-D for fused experts
   TensorRole role = TensorRole::kEmbed;
   int layer = -1;   // -1 for the model-level roles
   int expert = -1;  // the expert of kExpert* roles
@@ -134,7 +141,9 @@ Tensor& tensor_at(ModelTensors<Tensor>& tensors, const WeightSlot& slot);
 // on the host into weights.derived: Conv1D matrices [in, out] transposed to [out, in] (GPT-2),
 // then each fused q/k/v projection split into q_proj, k_proj, v_proj (and its bias into
 // q/k/v_bias): GPT-NeoX's per-head [q, k, v] blocks, GPT-2's and Phi-3's consecutive [q | k | v];
-// Phi-3's gate_up_proj into gate_proj and up_proj.
+// Phi-3's gate_up_proj into gate_proj and up_proj; fused experts (transformers 5.x's
+// gate_up_proj and down_proj) into each expert's gate_proj, up_proj and down_proj, as views into
+// the stored tensors (each expert's rows are contiguous there; nothing is copied).
 void split_fused_weights(const ModelConfig& config, Weights& weights);
 
 // The checkpoint's tensors as `backend` reads them, uploaded slot by slot (tied: one copy);

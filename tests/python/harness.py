@@ -14,10 +14,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "llama-linear", "qwen2", "qwen3",
                     "gemma2", "gemma3-text", "gemma3", "olmo2", "pythia", "pythia-sequential", "pythia-v5", "gpt2", "phi", "phi3",
-                    "phi3-v5", "llama3-v5", "mixtral"]
+                    "phi3-v5", "llama3-v5", "mixtral", "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
-                   "olmo2", "pythia", "gpt2", "phi", "phi3", "mixtral"]
+                   "olmo2", "pythia", "gpt2", "phi", "phi3", "mixtral", "olmoe", "qwen3-moe"]
 
 
 def spm_ids(tokenizer, text_path):
@@ -96,11 +96,13 @@ def moe_layers(cfg):
     L, mt = cfg["num_hidden_layers"], cfg.get("model_type")
     if mt == "mixtral":
         return list(range(L)), cfg.get("num_local_experts", 8), cfg.get("num_experts_per_tok", 2)
-    if mt not in ("olmoe", "qwen3_moe") or not cfg.get("num_experts"):
+    # Qwen3MoeConfig in transformers 5.x writes its count as num_local_experts
+    experts = cfg.get("num_experts", cfg.get("num_local_experts"))
+    if mt not in ("olmoe", "qwen3_moe") or not experts:
         return [], 0, 0
     step, dense = cfg.get("decoder_sparse_step", 1), set(cfg.get("mlp_only_layers") or [])
     layers = [l for l in range(L) if l not in dense and (l + 1) % step == 0]
-    return layers, cfg["num_experts"], cfg["num_experts_per_tok"]
+    return layers, experts, cfg["num_experts_per_tok"]
 
 
 def layout_problems(path, cfg, n_tokens, n_queries, with_logits):

@@ -2,7 +2,8 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3, modeling_mixtral and modeling_rope_utils), not from the C++ engine. Computes in float64
+modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3, modeling_mixtral,
+modeling_olmoe, modeling_qwen3_moe and modeling_rope_utils), not from the C++ engine. Computes in float64
 (or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
 stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
 LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
@@ -33,7 +34,16 @@ FAMILIES = {
     "gemma2":      dict(norms=SANDWICH, qk=None, gemma=True, kv=4, hd=256, theta=1e4, eps=1e-6),
     "gemma3_text": dict(norms=SANDWICH, qk="head", gemma=True, kv=4, hd=256, theta=1e6, eps=1e-6),
     "olmo2":       dict(norms=POST, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
+    "olmoe":       dict(norms=PRE, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
+    "qwen3_moe":   dict(norms=PRE, qk="head", gemma=False, kv=4, hd=None, theta=1e4, eps=1e-6),
 }
+# Mixtures of experts (transformers 4.57 MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
+# Qwen3MoeSparseMoeBlock): the sparse block's prefix, the expert count's key and default, top_k's
+# default, whether the top-k weights are renormalised (None: norm_topk_prob, default False), and
+# each expert's gate, up and down projections.
+MOE = {"mixtral": ("block_sparse_moe.", "num_local_experts", 8, 2, True, ("w1", "w3", "w2")),
+       "olmoe": ("mlp.", "num_experts", 64, 8, None, ("gate_proj", "up_proj", "down_proj")),
+       "qwen3_moe": ("mlp.", "num_experts", 128, 8, None, ("gate_proj", "up_proj", "down_proj"))}
 
 
 class Model:
@@ -97,11 +107,20 @@ class Model:
         # The old single-setting attributes, for families with one window and one RoPE.
         self.window = self.layer_window[0] if len(set(self.layer_window)) == 1 else "per-layer"
         self.theta = self.layer_rope[0]["theta"]
-        # Mixtral (modeling_mixtral.py, MixtralSparseMoeBlock): num_local_experts experts per
-        # layer, num_experts_per_tok of them per token; MixtralConfig defaults 8 and 2.
-        self.experts = cfg.get("num_local_experts", 8) if self.model_type == "mixtral" else 0
-        self.top_k = cfg.get("num_experts_per_tok", 2)
-        self.expert_load = []  # [layers] x [experts] tokens routed, filled by forward
+        # Mixtures of experts: `experts` per sparse layer, top_k of them per token. Qwen3MoeDecoderLayer:
+        # layer i is sparse iff i not in mlp_only_layers and num_experts > 0 and
+        # (i + 1) % decoder_sparse_step == 0 (Mixtral, OLMoE: every layer); a dense one has the
+        # plain MLP of intermediate_size. Qwen3MoeConfig in 5.x writes num_experts as num_local_experts.
+        moe = MOE.get(self.model_type)
+        self.experts = 0 if moe is None else cfg.get(moe[1], cfg.get("num_local_experts", moe[2]))
+        self.top_k = cfg.get("num_experts_per_tok", moe[3] if moe else 0)
+        self.renormalize = moe is not None and (moe[4] if moe[4] is not None else cfg.get("norm_topk_prob", False))
+        self.moe_names = moe and (moe[0], moe[5])
+        dense = cfg.get("mlp_only_layers") or []
+        step = cfg.get("decoder_sparse_step", 1) if self.model_type == "qwen3_moe" else 1
+        self.sparse = [self.experts > 0 and i not in dense and (i + 1) % step == 0 for i in range(self.layers)]
+        assert not cfg.get("clip_qkv"), "clip_qkv"
+        self.expert_load = []  # [sparse layers] x [experts] tokens routed, filled by forward
         self.route_gap = []    # [layers] the smallest router-logit gap between a chosen and an unchosen expert
         self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
@@ -191,6 +210,7 @@ class Model:
             if cfg.get("layer_types"):
                 return cfg["layer_types"][i] == "sliding_attention"
             return i >= cfg.get("max_window_layers", 28)
+        assert not (self.model_type == "qwen3_moe" and cfg.get("use_sliding_window")), "use_sliding_window"
         return self.model_type in ("mistral", "mixtral")
 
     def _window(self, cfg, i):
@@ -368,6 +388,7 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     kv_of_head = np.arange(H) // group                                     # repeat_kv
     attn_in, attn_out, mlp_in, mlp_out = m.norm_names
     out = {"attn": [], "values": []}
+    m.expert_load, m.expert_choice, m.route_gap, m.router_magnitude = [], [], [], []
     for layer in range(m.layers):
         p = f"model.layers.{layer}."
         W = lambda n: m.weight(p + n)
@@ -402,8 +423,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         ctx = heads_out.transpose(1, 0, 2).reshape(T, H * D)               # [T, H*D]
         x = x + norm(linear(ctx, "self_attn.o_proj"), attn_out)
         h = norm(x, mlp_in)
-        if m.experts:
-            x = x + sparse_moe(m, h, W, layer)
+        if m.experts and m.sparse[layer]:
+            x = x + sparse_moe(m, h, W, p)
             out.setdefault("experts", {})[layer] = m.expert_choice[-1]
             continue
         gate = h @ W("mlp.gate_proj.weight").T                             # [T, inter]
@@ -415,18 +436,26 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     return out
 
 
-def sparse_moe(m, h, W, layer):
-    """Mixtral's block: each token's router probabilities (softmax over the experts), its
-    top_k experts, their probabilities rescaled to sum to one, and the sum of those experts'
-    gated MLPs w2(silu(w1 h) * w3 h) weighted so. h [T, hidden] -> [T, hidden]."""
-    probs = h @ W("block_sparse_moe.gate.weight").T                        # [T, experts] logits
-    magnitude = float((np.abs(h) @ np.abs(W("block_sparse_moe.gate.weight")).T).max())  # max sum_j |h_j w_j|
+def sparse_moe(m, h, W, p):
+    """A sparse block: each token's router probabilities (softmax over the experts), its top_k
+    experts, their probabilities rescaled to sum to one where the family renormalises (Mixtral;
+    OLMoE and Qwen3-MoE with norm_topk_prob), and the sum of those experts' gated MLPs
+    down(act(gate h) * up h) weighted so. The experts are read per expert, or fused as
+    transformers 5.x saves them (mlp.gate, mlp.experts.gate_up_proj [E, 2 I, H] whose rows are
+    each expert's [gate | up], mlp.experts.down_proj [E, H, I]). p: the layer's tensor prefix;
+    h [T, hidden] -> [T, hidden]."""
+    block, (gate_name, up_name, down_name) = m.moe_names
+    fused = m.has(p + "mlp.experts.gate_up_proj")
+    router = W("mlp.gate.weight" if fused else block + "gate.weight")    # [experts, hidden]
+    probs = h @ router.T                                                   # [T, experts] logits
+    magnitude = float((np.abs(h) @ np.abs(router).T).max())              # max sum_j |h_j w_j|
     probs = np.exp(probs - probs.max(axis=1, keepdims=True))
     probs /= probs.sum(axis=1, keepdims=True)
     # argsort of -p, stable: the largest first, ties to the lower expert
     chosen = np.argsort(-probs, axis=1, kind="stable")[:, :m.top_k]         # [T, top_k]
     weight = np.take_along_axis(probs, chosen, axis=1)
-    weight /= weight.sum(axis=1, keepdims=True)
+    if m.renormalize:
+        weight /= weight.sum(axis=1, keepdims=True)
     out = np.zeros_like(h)
     load = []
     for e in range(m.experts):
@@ -434,12 +463,15 @@ def sparse_moe(m, h, W, layer):
         load.append(len(tokens))
         if not len(tokens):
             continue
-        E = lambda n: W(f"block_sparse_moe.experts.{e}.{n}.weight")
+        if fused:
+            gate_up, down = W("mlp.experts.gate_up_proj")[e], W("mlp.experts.down_proj")[e]
+            gate, up = np.split(gate_up, 2, axis=0)                        # chunk(2): [gate | up]
+        else:
+            E = lambda n: W(f"{block}experts.{e}.{n}.weight")
+            gate, up, down = E(gate_name), E(up_name), E(down_name)
         he = h[tokens]
-        y = (m.act(he @ E("w1").T) * (he @ E("w3").T)) @ E("w2").T          # [n, hidden]
+        y = (m.act(he @ gate.T) * (he @ up.T)) @ down.T                    # [n, hidden]
         out[tokens] += weight[tokens, slot][:, None] * y
-    if layer == 0:
-        m.expert_load, m.expert_choice, m.route_gap, m.router_magnitude = [], [], [], []
     m.router_magnitude.append(magnitude)
     m.expert_load.append(load)
     m.expert_choice.append((chosen, weight))  # [T, top_k] each, the largest first

@@ -5,7 +5,8 @@
 
 Each generated checkpoint is read back with the independent st_reader: every tensor
 present with the config's shape and dtype, values finite and within the promised
-magnitude band, shards and index consistent; the reference forward runs on it. A
+magnitude band, shards and index consistent; the reference forward runs on it (a mixture's
+experts per expert or fused as transformers 5.x holds them). A
 tokenizer.json is copied under its name and sets the vocabulary; a file that is neither kind
 gets one line naming it and exit code 2.
 """
@@ -31,6 +32,8 @@ from make_random_checkpoint import GEMMAS, PRESETS, hf_config, spm_vocab_size, t
 PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
                  "gemma-7b": 8_537_680_896, "llama-1b": 1_100_048_384, "llama3-8b": 8_030_261_248,
                  "qwen2.5-7b": 7_615_616_512, "pythia-6.9b": 6_857_302_016, "pythia-1.4b": 1_414_647_808}
+# The mixtures' totals as their model cards round them (three significant digits).
+PRESET_PARAMS_ROUNDED = {"mixtral-8x7b": 46.7e9, "olmoe-1b-7b": 6.92e9, "qwen3-30b-a3b": 30.5e9}
 CASES = [
     ("llama-bf16-sharded", ["--model-type", "llama", "--hidden", "64", "--intermediate", "128",
                             "--layers", "2", "--heads", "4", "--dtype", "bf16", "--max-shard-gb", "0.00005"]),
@@ -49,6 +52,12 @@ CASES = [
                            "--dtype", "bf16"]),
     ("olmo2-f32", ["--model-type", "olmo2", "--hidden", "64", "--intermediate", "128",
                    "--layers", "2", "--heads", "4", "--dtype", "f32"]),
+    ("olmoe-f32", ["--model-type", "olmoe", "--hidden", "64", "--intermediate", "32", "--layers", "2",
+                   "--heads", "4", "--experts", "4", "--experts-per-tok", "2", "--dtype", "f32"]),
+    ("qwen3-moe-fused", ["--model-type", "qwen3_moe", "--hidden", "64", "--intermediate", "128",
+                         "--moe-intermediate", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2",
+                         "--head-dim", "32", "--experts", "4", "--experts-per-tok", "2", "--fused-experts",
+                         "--dtype", "bf16"]),
 ]
 failures = []
 
@@ -75,7 +84,8 @@ def validate(name, out, tokenizer):
         tensors.update(t)
         dtypes.update(dt)
         where.update({k: fname for k in t})
-    expected = dict(tensor_shapes(cfg))
+    fused = any(k.endswith("mlp.experts.gate_up_proj") for k in tensors)  # transformers 5.x's layout
+    expected = dict(tensor_shapes(cfg, fused))
     check(set(tensors) == set(expected), f"{name}: tensor names ({len(tensors)})")
     check(all(tuple(tensors[k].shape) == tuple(s) for k, s in expected.items() if k in tensors),
           f"{name}: tensor shapes match the config")
@@ -91,7 +101,7 @@ def validate(name, out, tokenizer):
         if k.endswith("norm.weight"):
             continue
         embedding = k.endswith("model.embed_tokens.weight") and cfg["model_type"] not in GEMMAS
-        scale = 1.0 if embedding else 0.0625 if a.ndim == 1 else a.shape[1] ** -0.5
+        scale = 1.0 if embedding else 0.0625 if a.ndim == 1 else a.shape[-1] ** -0.5
         m = np.abs(a.astype(np.float64))
         band &= m.min() >= scale / 8 and m.max() < scale * 8 and 0.3 < (a > 0).mean() < 0.7
     check(band, f"{name}: magnitudes within [scale/8, 8 scale), both signs")
@@ -137,6 +147,9 @@ def main():
         shape = dict(PRESETS[preset])
         n = sum(math.prod(s) for _, s in tensor_shapes(hf_config(dtype="BF16", **shape)))
         check(n == params, f"preset {preset}: {n:,} parameters ({n * 2 / 1e9:.2f} GB bf16)")
+    for preset, rounded in PRESET_PARAMS_ROUNDED.items():
+        n = sum(math.prod(s) for _, s in tensor_shapes(hf_config(dtype="BF16", **PRESETS[preset])))
+        check(float(f"{n:.3g}") == rounded, f"preset {preset}: {n:,} parameters, {rounded / 1e9:g}B as published")
     with tempfile.TemporaryDirectory(prefix="attngeom-randckpt-") as tmp:
         for name, flags in CASES:
             out = os.path.join(tmp, name)

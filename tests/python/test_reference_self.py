@@ -197,13 +197,21 @@ def fixture_checks(fixture_dir, name, n_loop):
           f"logits rel {e_l:.1e})")
 
 
-def moe_checks(fixture_dir, name):
+def moe_checks(fixture_dir, name, fused_variant=None):
     """A mixture-of-experts fixture routes to every expert, and no token's choice is a near tie
-    that float32 and float64 could break differently."""
+    that float32 and float64 could break differently; the variant holding the same weights with
+    the experts fused (transformers 5.x's layout) gives the same forward."""
     d = os.path.join(fixture_dir, name)
     m = rf.Model(d)
     tokens = prompt_tokens(d, m)
-    rf.forward(m, tokens)
+    ref = rf.forward(m, tokens)
+    if fused_variant is not None:
+        fused = rf.forward(rf.Model(os.path.join(fixture_dir, fused_variant)), tokens)
+        diff = max(np.abs(fused["logits"] - ref["logits"]).max(),
+                   max(np.abs(a - b).max() for a, b in zip(fused["values"], ref["values"])))
+        check(diff == 0, f"{fused_variant}: the fused experts give {name}'s forward exactly (max diff {diff:.1e})")
+    sparse = [i for i in range(m.layers) if m.sparse[i]]
+    check(len(m.expert_load) == len(sparse) > 0, f"{name}: sparse layers {sparse} of {m.layers}")
     least = min(min(load) for load in m.expert_load)
     check(least >= 0.05 * len(tokens) * m.top_k / m.experts,
           f"{name}: every expert of every layer gets tokens (loads {m.expert_load})")
@@ -212,6 +220,22 @@ def moe_checks(fixture_dir, name):
     bound = 2 * m.hidden * np.finfo(np.float32).eps * max(m.router_magnitude)
     check(min(m.route_gap) > bound,
           f"{name}: no near-tie among the router's choices (logit gap {min(m.route_gap):.1e} > {bound:.1e})")
+
+
+def qwen3_moe_layer_kinds(fixture_dir):
+    """The qwen3-moe fixture has both kinds of layers, and both rules bite: decoder_sparse_step
+    makes some layers dense, and mlp_only_layers makes dense a layer the step would make sparse;
+    its top-k weights are renormalised, OLMoE's are not."""
+    m = rf.Model(os.path.join(fixture_dir, "qwen3-moe"))
+    step, only = m.cfg["decoder_sparse_step"], m.cfg["mlp_only_layers"]
+    by_step = [i for i in range(m.layers) if (i + 1) % step != 0]
+    by_list = [i for i in only if (i + 1) % step == 0]
+    check(any(m.sparse) and by_step and by_list and not any(m.sparse[i] for i in by_step + by_list),
+          f"qwen3-moe: sparse {[i for i in range(m.layers) if m.sparse[i]]}, dense by decoder_sparse_step {by_step}, "
+          f"by mlp_only_layers {by_list}")
+    olmoe = rf.Model(os.path.join(fixture_dir, "olmoe"))
+    check(m.renormalize and not olmoe.renormalize and olmoe.top_k > 2,
+          f"norm_topk_prob: qwen3-moe renormalises, olmoe does not (top-{olmoe.top_k})")
 
 
 def main():
@@ -223,7 +247,10 @@ def main():
     st_roundtrip()
     for name in FIXTURES:
         fixture_checks(args.fixtures, name, args.loop_tokens)
-    moe_checks(args.fixtures, "mixtral")
+    moe_checks(args.fixtures, "mixtral", "mixtral-v5")
+    moe_checks(args.fixtures, "olmoe")
+    moe_checks(args.fixtures, "qwen3-moe", "qwen3-moe-v5")
+    qwen3_moe_layer_kinds(args.fixtures)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

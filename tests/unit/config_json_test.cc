@@ -233,6 +233,44 @@ TEST(ConfigJson, ReadsPhi3LongRopeIn4xAnd5xLayouts) {
             std::string::npos);
 }
 
+// OlmoeConfig and Qwen3MoeConfig as transformers 4.x writes them (rope_theta) and 5.x
+// (rope_parameters; Qwen3-MoE's expert count under num_local_experts) give one recipe.
+TEST(ConfigJson, ReadsOlmoeAndQwen3MoeIn4xAnd5xLayouts) {
+  const std::string olmoe =
+      R"({"model_type":"olmoe","hidden_size":2048,"intermediate_size":1024,"num_hidden_layers":16,)"
+      R"("num_attention_heads":16,"num_key_value_heads":16,"vocab_size":50304,"num_experts":64,)"
+      R"("num_experts_per_tok":8,"norm_topk_prob":false,"clip_qkv":null,)";
+  const ModelConfig o4 = parse_model_config(olmoe + R"("rope_theta":10000.0,"rope_scaling":null})", "c");
+  const ModelConfig o5 =
+      parse_model_config(olmoe + R"("rope_parameters":{"rope_type":"default","rope_theta":10000.0}})", "c");
+  for (const ModelConfig* c : {&o4, &o5}) {
+    EXPECT_EQ(c->head_dim, 128);
+    EXPECT_EQ(c->recipe.moe.experts, 64);
+    EXPECT_EQ(c->recipe.moe.top_k, 8);
+    EXPECT_FALSE(c->recipe.moe.renormalize);
+    EXPECT_EQ(c->recipe.moe.intermediate, 1024);
+  }
+  EXPECT_EQ(o4.recipe.ropes, o5.recipe.ropes);
+  const std::string qwen =
+      R"({"model_type":"qwen3_moe","hidden_size":2048,"intermediate_size":6144,"moe_intermediate_size":768,)"
+      R"("num_hidden_layers":48,"num_attention_heads":32,"num_key_value_heads":4,"head_dim":128,)"
+      R"("vocab_size":151936,"num_experts_per_tok":8,"norm_topk_prob":true,"decoder_sparse_step":1,)"
+      R"("mlp_only_layers":[],"use_sliding_window":false,"sliding_window":null,"max_window_layers":48,)";
+  const ModelConfig q4 =
+      parse_model_config(qwen + R"("num_experts":128,"rope_theta":1000000.0,"rope_scaling":null})", "c");
+  const ModelConfig q5 = parse_model_config(
+      qwen + R"("num_local_experts":128,"rope_parameters":{"rope_type":"default","rope_theta":1000000.0}})", "c");
+  for (const ModelConfig* c : {&q4, &q5}) {
+    EXPECT_EQ(c->q_dim(), 4096);
+    EXPECT_EQ(c->recipe.moe.experts, 128);
+    EXPECT_EQ(c->recipe.moe.intermediate, 768);
+    EXPECT_TRUE(c->recipe.moe.renormalize);
+    EXPECT_EQ(c->recipe.ropes.at(0).theta, 1000000.0);
+    for (const LayerRecipe& l : c->recipe.layers) EXPECT_TRUE(l.sparse_mlp && l.window == 0);
+  }
+  EXPECT_EQ(q4.recipe.ropes, q5.recipe.ropes);
+}
+
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
   EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("unsupported model_type 'bloom' (supported: llama, mistral, "),
             std::string::npos);

@@ -29,6 +29,29 @@ std::vector<int> windows(const ModelConfig& c) {
   return out;
 }
 
+// "name AxB" of the slot of `role` in `layer` (of expert `expert` for the kExpert* roles); "" if none.
+std::string slot_of(const ModelConfig& c, int layer, TensorRole role, int expert = -1) {
+  for (const WeightSlot& slot : weight_slots(c)) {
+    if (slot.layer != layer || slot.role != role || slot.expert != expert) continue;
+    std::string text = slot.name + " ";
+    for (std::size_t d = 0; d < slot.shape.size(); ++d) text += (d ? "x" : "") + std::to_string(slot.shape[d]);
+    return text;
+  }
+  return "";
+}
+
+// How many slots have `role`, and how many have `part` in their name.
+int count_slots(const ModelConfig& c, TensorRole role) {
+  int n = 0;
+  for (const WeightSlot& slot : weight_slots(c)) n += slot.role == role;
+  return n;
+}
+int count_names(const ModelConfig& c, const std::string& part) {
+  int n = 0;
+  for (const WeightSlot& slot : weight_slots(c)) n += slot.name.find(part) != std::string::npos;
+  return n;
+}
+
 std::vector<int> rope_tables(const ModelConfig& c) {
   std::vector<int> out;
   for (const LayerRecipe& l : c.recipe.layers) out.push_back(l.rope_table);
@@ -204,6 +227,24 @@ TEST(Recipe, RefusalsNameTheField) {
   EXPECT_NE(message(R"({"model_type":"mixtral",)" + sizes(2) + R"(,"num_local_experts":2,"num_experts_per_tok":3})")
                 .find("field 'num_experts_per_tok'"),
             std::string::npos);
+  EXPECT_NE(message(R"({"model_type":"deepseek_v3","n_routed_experts":256})").find("unsupported model_type"),
+            std::string::npos);
+  EXPECT_NE(
+      message(R"({"model_type":"olmoe",)" + sizes(2) + R"(,"num_local_experts":8})").find("field 'num_local_experts'"),
+      std::string::npos);
+  // OLMoE's q/k/v clamp, Qwen3-MoE's window, malformed sparse-layer lists.
+  EXPECT_NE(message(R"({"model_type":"olmoe",)" + sizes(2) + R"(,"clip_qkv":8.0})").find("field 'clip_qkv'"),
+            std::string::npos);
+  EXPECT_EQ(message(R"({"model_type":"olmoe",)" + sizes(2) + R"(,"clip_qkv":null})"), "");
+  const std::string qwen3_moe = R"({"model_type":"qwen3_moe",)" + sizes(4);
+  EXPECT_NE(
+      message(qwen3_moe + R"(,"use_sliding_window":true,"sliding_window":16})").find("field 'use_sliding_window'"),
+      std::string::npos);
+  EXPECT_NE(message(qwen3_moe + R"(,"mlp_only_layers":[4]})").find("field 'mlp_only_layers'"), std::string::npos);
+  EXPECT_NE(message(qwen3_moe + R"(,"mlp_only_layers":3})").find("field 'mlp_only_layers'"), std::string::npos);
+  EXPECT_NE(message(qwen3_moe + R"(,"decoder_sparse_step":0})").find("field 'decoder_sparse_step'"), std::string::npos);
+  EXPECT_NE(message(qwen3_moe + R"(,"num_experts":4,"num_experts_per_tok":5})").find("field 'num_experts_per_tok'"),
+            std::string::npos);
 }
 
 // MixtralConfig: 8 experts, top-2, renormalised, Mistral's window on every layer; its
@@ -217,21 +258,107 @@ TEST(Recipe, MixtralRoutesEveryLayerThroughExperts) {
   for (const LayerRecipe& l : mixtral.recipe.layers) EXPECT_TRUE(l.sparse_mlp);
   EXPECT_EQ(parse("mixtral", 1).recipe.moe.experts, 8);       // the class default
   EXPECT_EQ(parse("mixtral", 1).recipe.layers[0].window, 0);  // sliding_window absent: null
-  int experts = 0;
-  bool dense = false;
-  for (const WeightSlot& slot : weight_slots(mixtral)) {
-    dense |= slot.name.find("mlp.") != std::string::npos;
-    if (slot.role == TensorRole::kExpertUp) ++experts;
-    if (slot.layer == 1 && slot.role == TensorRole::kExpertDown && slot.expert == 3) {
-      EXPECT_EQ(slot.name, "model.layers.1.block_sparse_moe.experts.3.w2.weight");
-      EXPECT_EQ(slot.shape, (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(count_slots(mixtral, TensorRole::kExpertUp), 8);
+  EXPECT_EQ(count_names(mixtral, "mlp."), 0);
+  EXPECT_EQ(slot_of(mixtral, 1, TensorRole::kExpertDown, 3),
+            "model.layers.1.block_sparse_moe.experts.3.w2.weight 64x128");
+  EXPECT_EQ(slot_of(mixtral, 0, TensorRole::kRouter), "model.layers.0.block_sparse_moe.gate.weight 4x64");
+}
+
+// OlmoeConfig: 64 experts, top-8, renormalised only with norm_topk_prob; q/k RMSNorm over the whole
+// projection (OLMo-2's) in LLaMA's pre-norm layer; every layer sparse, no window.
+TEST(Recipe, OlmoeRoutesEveryLayerAndRenormalisesOnlyWithNormTopkProb) {
+  const ModelConfig olmoe = parse("olmoe", 2, R"(,"num_experts":4,"num_experts_per_tok":3,"attention_bias":true)");
+  EXPECT_EQ(olmoe.recipe.moe.experts, 4);
+  EXPECT_EQ(olmoe.recipe.moe.top_k, 3);
+  EXPECT_FALSE(olmoe.recipe.moe.renormalize);
+  EXPECT_EQ(olmoe.recipe.moe.intermediate, 128);  // intermediate_size: each expert's width
+  EXPECT_EQ(olmoe.recipe.qk_norm, QkNorm::kWholeProjection);
+  EXPECT_TRUE(olmoe.recipe.qkv_bias && olmoe.recipe.o_bias);
+  EXPECT_EQ(windows(olmoe), (std::vector<int>{0, 0}));
+  for (const LayerRecipe& l : olmoe.recipe.layers) EXPECT_TRUE(l.sparse_mlp);
+  EXPECT_TRUE(parse("olmoe", 1, R"(,"norm_topk_prob":true)").recipe.moe.renormalize);
+  const ModelConfig defaults = parse("olmoe", 1);
+  EXPECT_EQ(defaults.recipe.moe.experts, 64);
+  EXPECT_EQ(defaults.recipe.moe.top_k, 8);
+  EXPECT_FLOAT_EQ(defaults.rms_norm_eps, 1e-5f);
+  EXPECT_EQ(count_slots(olmoe, TensorRole::kExpertGate), 8);
+  EXPECT_EQ(count_names(olmoe, "mlp.gate_proj"), 0);
+  EXPECT_EQ(slot_of(olmoe, 1, TensorRole::kExpertDown, 3), "model.layers.1.mlp.experts.3.down_proj.weight 64x128");
+  EXPECT_EQ(slot_of(olmoe, 0, TensorRole::kRouter), "model.layers.0.mlp.gate.weight 4x64");
+  EXPECT_EQ(slot_of(olmoe, 0, TensorRole::kQNorm), "model.layers.0.self_attn.q_norm.weight 64");
+  EXPECT_EQ(slot_of(olmoe, 0, TensorRole::kKNorm), "model.layers.0.self_attn.k_norm.weight 32");
+}
+
+// Qwen3MoeDecoderLayer: sparse iff not in mlp_only_layers and (l + 1) % decoder_sparse_step == 0;
+// experts of moe_intermediate_size there, the dense MLP of intermediate_size elsewhere.
+TEST(Recipe, Qwen3MoeChoosesSparseLayersByStepAndListWithTwoWidths) {
+  const ModelConfig q = parse("qwen3_moe", 6,
+                              R"(,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":32,)"
+                              R"("decoder_sparse_step":2,"mlp_only_layers":[3],"norm_topk_prob":true)");
+  std::vector<bool> sparse;
+  for (const LayerRecipe& l : q.recipe.layers) sparse.push_back(l.sparse_mlp);
+  EXPECT_EQ(sparse, (std::vector<bool>{false, true, false, false, false, true}));
+  EXPECT_EQ(q.recipe.moe.intermediate, 32);
+  EXPECT_EQ(q.intermediate, 128);
+  EXPECT_TRUE(q.recipe.moe.renormalize);
+  EXPECT_EQ(q.recipe.qk_norm, QkNorm::kPerHead);
+  EXPECT_EQ(windows(q), (std::vector<int>(6, 0)));
+  std::vector<int> dense_layers, sparse_layers;
+  for (int l = 0; l < q.layers; ++l) {
+    const std::string down = slot_of(q, l, TensorRole::kDownProj);
+    if (!down.empty()) {
+      dense_layers.push_back(l);
+      EXPECT_EQ(down, "model.layers." + std::to_string(l) + ".mlp.down_proj.weight 64x128");
     }
-    if (slot.layer == 0 && slot.role == TensorRole::kRouter) {
-      EXPECT_EQ(slot.name, "model.layers.0.block_sparse_moe.gate.weight");
-    }
+    if (!slot_of(q, l, TensorRole::kRouter).empty()) sparse_layers.push_back(l);
   }
-  EXPECT_EQ(experts, 8);
-  EXPECT_FALSE(dense);
+  EXPECT_EQ(dense_layers, (std::vector<int>{0, 2, 3, 4}));
+  EXPECT_EQ(sparse_layers, (std::vector<int>{1, 5}));
+  EXPECT_EQ(slot_of(q, 5, TensorRole::kExpertUp, 2), "model.layers.5.mlp.experts.2.up_proj.weight 32x64");
+  EXPECT_EQ(slot_of(q, 0, TensorRole::kQNorm), "model.layers.0.self_attn.q_norm.weight 16");
+  // Qwen3MoeConfig's defaults: 128 experts of 768, top-8, not renormalised, every layer sparse
+  const ModelConfig defaults = parse("qwen3_moe", 2);
+  EXPECT_EQ(defaults.recipe.moe.experts, 128);
+  EXPECT_EQ(defaults.recipe.moe.top_k, 8);
+  EXPECT_EQ(defaults.recipe.moe.intermediate, 768);
+  EXPECT_FALSE(defaults.recipe.moe.renormalize);
+  EXPECT_TRUE(defaults.recipe.layers[0].sparse_mlp && defaults.recipe.layers[1].sparse_mlp);
+  // transformers 5.x writes the count as num_local_experts; num_experts 0: every layer dense
+  EXPECT_EQ(parse("qwen3_moe", 1, R"(,"num_local_experts":6,"num_experts_per_tok":2)").recipe.moe.experts, 6);
+  EXPECT_FALSE(parse("qwen3_moe", 1, R"(,"num_experts":0)").recipe.layers[0].sparse_mlp);
+  EXPECT_FALSE(parse("qwen3_moe", 1, R"(,"use_sliding_window":false,"sliding_window":16)").recipe.layers[0].window);
+}
+
+// transformers 5.x's fused experts (save_original_format=False): the router under mlp.gate, all
+// experts' [gate | up] and down in two 3-D tensors; split at load into per-expert views.
+TEST(Recipe, FusedExpertsAreTwoTensorsPerLayerSplitIntoViews) {
+  ModelConfig mixtral = parse("mixtral", 1, R"(,"num_local_experts":3)");
+  mixtral.recipe.fused_experts = true;
+  EXPECT_EQ(slot_of(mixtral, 0, TensorRole::kRouter), "model.layers.0.mlp.gate.weight 3x64");
+  EXPECT_EQ(slot_of(mixtral, 0, TensorRole::kExpertsGateUp), "model.layers.0.mlp.experts.gate_up_proj 3x256x64");
+  EXPECT_EQ(slot_of(mixtral, 0, TensorRole::kExpertsDown), "model.layers.0.mlp.experts.down_proj 3x64x128");
+  EXPECT_EQ(count_slots(mixtral, TensorRole::kExpertGate), 0);
+  // 3 experts of width 2 over hidden 4: gate_up [3 * 4, 4], down [3 * 4, 2], as bound from the file
+  ModelConfig small = mixtral;
+  small.hidden = 4;
+  small.recipe.moe.intermediate = 2;
+  std::vector<float> gate_up(3 * 4 * 4), down(3 * 4 * 2);
+  Weights w;
+  w.layers.resize(1);
+  w.layers[0].experts_gate_up = {"gate_up_proj", DType::kF32, 12, 4, gate_up.data()};
+  w.layers[0].experts_down = {"down_proj", DType::kF32, 12, 2, down.data()};
+  split_fused_weights(small, w);
+  ASSERT_EQ(w.layers[0].experts.size(), 3u);
+  const ExpertTensors<TensorView>& e1 = w.layers[0].experts[1];
+  EXPECT_EQ(e1.gate_proj.data, gate_up.data() + 4 * 4);  // expert 1's rows 4, 5 (gate), then 6, 7 (up)
+  EXPECT_EQ(e1.up_proj.data, gate_up.data() + 6 * 4);
+  EXPECT_EQ(e1.down_proj.data, down.data() + 4 * 2);
+  EXPECT_EQ(e1.gate_proj.rows, 2);
+  EXPECT_EQ(e1.up_proj.cols, 4);
+  EXPECT_EQ(e1.down_proj.rows, 4);
+  EXPECT_EQ(e1.down_proj.cols, 2);
+  EXPECT_TRUE(w.derived.empty());  // views into the stored tensors, nothing copied
 }
 
 // softmax over the experts, the top_k largest (ties to the lower index), renormalised or not.
@@ -239,14 +366,14 @@ TEST(MoeRouting, TopKOfTheSoftmaxWithTiesToTheLowerExpert) {
   // token 0: experts 2 and 0 lead; token 1: experts 1 and 3 tie above the rest
   const std::vector<float> logits = {1.0f, -1.0f, 2.0f, 0.0f, 0.0f, 0.5f, -3.0f, 0.5f};
   ExpertRoutes routes;
-  route_tokens(logits, {4, 2, true}, routes);
+  route_tokens(logits, {4, 2, true, 0}, routes);
   EXPECT_EQ(routes.rows, (std::vector<std::vector<int>>{{0}, {1}, {0}, {1}}));
   const double e = std::exp(1.0);
   EXPECT_FLOAT_EQ(routes.weights[2][0], static_cast<float>(e / (e + 1)));
   EXPECT_FLOAT_EQ(routes.weights[0][0], static_cast<float>(1 / (e + 1)));
   EXPECT_FLOAT_EQ(routes.weights[1][0], 0.5f);
   // three-way tie at the top for top-1: expert 1 (the lowest of the three)
-  route_tokens(std::vector<float>{0.0f, 3.0f, 3.0f, 3.0f}, {4, 1, false}, routes);
+  route_tokens(std::vector<float>{0.0f, 3.0f, 3.0f, 3.0f}, {4, 1, false, 0}, routes);
   EXPECT_EQ(routes.rows, (std::vector<std::vector<int>>{{}, {0}, {}, {}}));
   // without renormalisation the weight is the probability itself
   const double p = std::exp(3.0) / (1 + 3 * std::exp(3.0));
