@@ -18,24 +18,33 @@ runs = {name: list(csv.DictReader(open(os.path.join(runs_dir, name, "log.csv")))
         for name in sorted(os.listdir(runs_dir)) if os.path.exists(os.path.join(runs_dir, name, "log.csv"))}
 a = ev["train"]["args"]
 nl, H = cfg["num_hidden_layers"], cfg["num_attention_heads"]
-COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+layers_of = lambda rs: sum(1 for k in rs[0] if k.startswith("bos_mean_L"))
+nl_runs = max([nl] + [layers_of(rs) for rs in runs.values()])  # a sweep run may be deeper than the shipped model
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
 def sink_svg(path, shipped):
     """Mean attention to BOS (over heads and queries t >= 1) per layer against tokens seen, one panel
-    per layer: the top row compares every run over the sweep's range, the bottom row is the whole
-    shipped run."""
+    per layer: the top row compares the CPU runs over the CPU sweep's range, the second row is the
+    whole shipped run, and a third row, where there are GPU runs (gpu_sweep.sh: runs named gpu_*),
+    compares those over their whole range. As many panels as the deepest run has layers."""
     W, Hh, pad = 300, 200, 40
-    sweep_end = max(int(r["tokens"]) for name, rs in runs.items() if name != shipped for r in rs)
-    rows_spec = [("sweep: first %.1fM tokens" % (sweep_end / 1e6), runs, sweep_end),
+    gpu = {name: rs for name, rs in runs.items() if name.startswith("gpu_")}
+    cpu = {name: rs for name, rs in runs.items() if name not in gpu}
+    sweep_end = max(int(r["tokens"]) for name, rs in cpu.items() if name != shipped for r in rs)
+    rows_spec = [("sweep: first %.1fM tokens" % (sweep_end / 1e6), cpu, sweep_end),
                  ("shipped run", {shipped: runs[shipped]}, max(int(r["tokens"]) for r in runs[shipped]))]
-    ymax = max(0.05, max(float(r["bos_mean_L%d" % i]) for rs in runs.values() for r in rs for i in range(nl)))
+    if gpu:
+        rows_spec.append(("GPU runs", gpu, max(int(r["tokens"]) for rs in gpu.values() for r in rs)))
+    top = lambda group: max(0.05, max(float(r["bos_mean_L%d" % i]) for rs in group.values() for r in rs for i in range(layers_of(rs))))
+    ymax_cpu = top(cpu)  # the CPU rows share a scale; the GPU row has its own
     names = list(runs)
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
-           % (W * nl, 2 * Hh + 30 + 16 * (len(names) // 4 + 1)), '<rect width="100%" height="100%" fill="white"/>']
+           % (W * nl_runs, len(rows_spec) * Hh + 30 + 16 * (len(names) // 4 + 1)), '<rect width="100%" height="100%" fill="white"/>']
     for row, (title, group, xmax) in enumerate(rows_spec):
         y0 = row * Hh
-        for L in range(nl):
+        ymax = top(group) if group is gpu else ymax_cpu
+        for L in range(nl_runs):
             x0 = L * W
             sx = lambda t: x0 + pad + (W - pad - 10) * t / xmax
             sy = lambda v: y0 + 10 + (Hh - 40) * (1 - v / ymax)
@@ -43,13 +52,15 @@ def sink_svg(path, shipped):
             out.append('<text x="%d" y="%d">layer %d, %s</text>' % (x0 + pad + 4, y0 + 24, L, title))
             for t in (0, ymax / 2, ymax):
                 out.append('<text x="%d" y="%.1f" text-anchor="end">%.2f</text>' % (x0 + pad - 3, sy(t) + 4, t))
-            out.append('<text x="%d" y="%d" text-anchor="middle">tokens seen (0 to %.1fM)</text>' % (x0 + W / 2 + pad / 2, y0 + Hh - 14, xmax / 1e6))
+            out.append('<text x="%d" y="%d" text-anchor="middle">tokens seen (0 to %sM)</text>' % (x0 + W / 2 + pad / 2, y0 + Hh - 14, "%.1f" % (xmax / 1e6) if xmax < 1e8 else "%.0f" % (xmax / 1e6)))
             for name, rs in group.items():
+                if L >= layers_of(rs):
+                    continue
                 pts = " ".join("%.1f,%.1f" % (sx(int(r["tokens"])), sy(float(r["bos_mean_L%d" % L])))
                                for r in rs if int(r["tokens"]) <= xmax)
-                out.append('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>' % (COLOURS[names.index(name) % 6], pts))
+                out.append('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>' % (COLOURS[names.index(name) % len(COLOURS)], pts))
     for k, name in enumerate(names):
-        out.append('<text x="%d" y="%d" fill="%s">%s</text>' % (pad + 280 * (k % 4), 2 * Hh + 16 * (k // 4 + 1), COLOURS[k % 6], name))
+        out.append('<text x="%d" y="%d" fill="%s">%s</text>' % (pad + 280 * (k % 4), len(rows_spec) * Hh + 16 * (k // 4 + 1), COLOURS[k % len(COLOURS)], name))
     out.append("</svg>")
     open(path, "w").write("\n".join(out) + "\n")
 
@@ -58,7 +69,8 @@ sink_svg(os.path.join(d, "sink_growth.svg"), "organism")
 L = []
 w = L.append
 w("# attngeom model organism (`models/organism`)\n")
-w("A small LLaMA-architecture language model trained from scratch on CPU for attngeom's demo and tests:")
+gpu_trained = str(a.get("device", "cpu")).startswith("cuda")
+w("A small LLaMA-architecture language model trained from scratch on %s for attngeom's demo and tests:" % ("a GPU" if gpu_trained else "CPU"))
 w("a real trained checkpoint whose attention the tools can be checked on. It is a toy that writes")
 w("English in the style of fortune cookies, the King James Bible and Debian documentation.\n")
 w("## Files\n")
@@ -118,9 +130,13 @@ w("training stream; next-token cross-entropy on every position after BOS. AdamW 
 w("weight decay %g on matrices, peak lr %g, linear warmup %d steps, constant, then linear decay over the" % (a["wd"], a["lr"], a["warmup"]))
 w("last %d%% of steps to %g x peak; gradient clipping %g; batch %d windows; %d steps = %d tokens; init" % (round(100 * a["decay_frac"]), a["min_lr_frac"], a["clip"], a["batch"], a["steps"], ev["train"]["tokens_seen"]))
 w("N(0, 0.02), `o_proj` and `down_proj` scaled by 1/sqrt(2 x layers); seed %d; bf16 autocast for the training" % a["seed"])
-w("forward and backward (F32 weights, optimiser, probes and export). Wall time %.0f s on %d torch thread(s)," % (ev["train"]["seconds"], ev["train"]["threads"]))
-w("Debian's `python3-torch` 1.13 with OpenBLAS (`libopenblas0-openmp`) and jemalloc, on a 2-core AMD EPYC")
-w("(Zen 5) shared with other work.\n")
+if gpu_trained:  # tools/organism/gpu_sweep.sh, exported on the CPU with train.py --export_from
+    w("forward and backward (F32 weights, optimiser, probes and export), fused AdamW. Wall time %.0f s on %s;" % (ev["train"]["seconds"], ev["train"].get("hardware", "a CUDA GPU")))
+    w("exported on the CPU.\n")
+else:
+    w("forward and backward (F32 weights, optimiser, probes and export). Wall time %.0f s on %d torch thread(s)," % (ev["train"]["seconds"], ev["train"]["threads"]))
+    w("Debian's `python3-torch` 1.13 with OpenBLAS (`libopenblas0-openmp`) and jemalloc, on a 2-core AMD EPYC")
+    w("(Zen 5) shared with other work.\n")
 w("## Results\n")
 p = ev["protocol"]
 w("- **Unseen English prose: %.3f bits per byte** (%d tokens, %d UTF-8 bytes). %s." % (ev["unseen_bits_per_byte"], ev["unseen_tokens"], ev["unseen_bytes"], p["unseen"][0].upper() + p["unseen"][1:]))
@@ -143,13 +159,13 @@ w("the table gives the layer means at each run's last logged step and the larges
 w("logged step. The sweep runs keep a constant learning rate after warmup; the shipped run decays it over its")
 w("last %d%% of steps. Logs: `tools/organism/runs/NAME/log.csv`.\n" % round(100 * a["decay_frac"]))
 w("![mean attention to BOS per layer against steps](sink_growth.svg)\n")
-w("| run | steps | tokens | held-out loss | unseen bits/byte | " + " | ".join("BOS L%d" % i for i in range(nl)) + " | best head after L0 |")
-w("|---|---:|---:|---:|---:|" + "---:|" * nl + "---:|")
+w("| run | steps | tokens | held-out loss | unseen bits/byte | " + " | ".join("BOS L%d" % i for i in range(nl_runs)) + " | best head after L0 |")
+w("|---|---:|---:|---:|---:|" + "---:|" * nl_runs + "---:|")
 for name, rs in runs.items():
     r = rs[-1]
-    best = max(float(x["bos_max_L%d" % i]) for x in rs for i in range(1, nl))
+    best = max(float(x["bos_max_L%d" % i]) for x in rs for i in range(1, layers_of(rs)))
     w("| %s | %s | %s | %s | %s | " % (name, r["step"], r["tokens"], r["heldout_loss"], r["unseen_bpb"]) +
-      " | ".join(r["bos_mean_L%d" % i] for i in range(nl)) + " | %.3f |" % best)
+      " | ".join(r.get("bos_mean_L%d" % i, "") for i in range(nl_runs)) + " | %.3f |" % best)
 w("")
 w("### The shipped run's log\n")
 w("| step | tokens | train loss | held-out loss | unseen bits/byte | " + " | ".join("BOS L%d (max head)" % i for i in range(nl)) + " |")
