@@ -229,6 +229,13 @@ TEST(Recipe, RefusalsNameTheField) {
             std::string::npos);
   EXPECT_NE(message(R"({"model_type":"deepseek_v3","n_routed_experts":256})").find("unsupported model_type"),
             std::string::npos);
+  // MLA attention (DeepSeek-V2/V3) and linear or hybrid attention (Qwen3-Next, Jamba, Falcon-H1).
+  for (const std::string type : {"deepseek_v2", "qwen3_next", "jamba", "falcon_h1"}) {
+    EXPECT_NE(message(R"({"model_type":")" + type + R"(",)" + sizes(2) + R"(,"kv_lora_rank":16})")
+                  .find("unsupported model_type '" + type + "'"),
+              std::string::npos)
+        << type;
+  }
   EXPECT_NE(
       message(R"({"model_type":"olmoe",)" + sizes(2) + R"(,"num_local_experts":8})").find("field 'num_local_experts'"),
       std::string::npos);
