@@ -38,6 +38,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   if (ranks != nullptr) finished = ranks->start_length(job_fingerprint(in, plan), finished);
 
   Engine engine(c, in.checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu, false});
+  engine.check_gpu_memory(plan.seq_len, plan.rows.size(), 0);
   nlohmann::json run;
   if (run_dir) {
     run = run_json(s, in, plan, engine, control);

@@ -94,6 +94,7 @@ void run_capture(const CaptureOptions& o) {
   }
 
   Engine engine(c, checkpoint.weights(), resolve_compute(o.precision));
+  engine.check_gpu_memory(seq, request.capture_rows.size(), request.logit_rows.size());
   DumpWriter dump(o.out, c, tokens, request.capture_rows, request.capture_layers, o.logits,
                   engine.backend().precision(), dump_metadata(o, checkpoint, engine.backend(), position0));
   std::vector<float> logits;

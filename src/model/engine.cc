@@ -1,5 +1,6 @@
 #include "model/engine.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -158,11 +159,56 @@ int launched_gpu(const std::function<const char*(const char*)>& environment, int
   return 0;
 }
 
+std::uint64_t gpu_forward_bytes(const ModelConfig& c, int seq, std::size_t capture_rows, std::size_t logit_rows,
+                                Precision precision, std::size_t score_bytes) {
+  constexpr std::uint64_t kFloat = sizeof(float), kBf16 = 2;
+  constexpr std::uint64_t kCublasWorkspace = std::uint64_t{64} << 20;
+  const auto t = static_cast<std::uint64_t>(seq);
+  const bool bf16 = precision == Precision::kBf16;
+  const auto widest_input = static_cast<std::uint64_t>(
+      std::max({c.hidden, c.q_dim(), c.intermediate, c.recipe.moe.intermediate}));  // a product's input
+  std::uint64_t bytes = forward_activation_bytes(c, seq, precision);
+  bytes += t * static_cast<std::uint64_t>(c.hidden) * kFloat;    // normed input
+  bytes += t * static_cast<std::uint64_t>(c.kv_dim()) * kFloat;  // values' staging
+  if (bf16) bytes += t * (widest_input + c.q_dim() + 2 * static_cast<std::uint64_t>(c.kv_dim())) * kBf16;
+  // Attention: whole kv groups of heads at a time while capturing; query rows per block as
+  // many as keep the block's scores within score_bytes, a multiple of 64 where more.
+  const AttentionShape shape{seq, c.heads, c.kv_heads, c.head_dim, 0, 1.0f, 0.0f};
+  const auto heads = static_cast<std::uint64_t>(capture_rows > 0 ? capture_block_heads(shape, capture_rows) : c.heads);
+  std::uint64_t rows = score_bytes / (heads * t * kFloat);
+  rows = std::clamp<std::uint64_t>(rows > 64 ? rows / 64 * 64 : rows, 1, t);
+  bytes += heads * rows * t * (kFloat + (bf16 ? kBf16 : 0));
+  bytes += heads * capture_rows * t * kFloat;
+  bytes += static_cast<std::uint64_t>(logit_rows) * static_cast<std::uint64_t>(c.vocab + c.hidden) * kFloat;
+  return bytes + kCublasWorkspace;
+}
+
 Engine::Engine(const ModelConfig& config, const Weights& weights, const EngineOptions& options)
     : device_(options.device),
+      gpu_(options.gpu),
       backend_(open_backend(config, weights, options, timed_, device_timings_, gpu_name_)),
       weights_(upload_weights(config, weights, *backend_)),
       model_(config, weights_, *backend_) {}
+
+void Engine::check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows) const {
+#if ATTNGEOM_WITH_CUDA
+  if (device_ != Device::kCuda) return;
+  const std::uint64_t need = gpu_forward_bytes(model_.config(), seq, capture_rows, logit_rows, backend_->precision(),
+                                               CudaOptions{}.attention_score_bytes);
+  const CudaDeviceInfo gpu = cuda_device_info(gpu_);
+  if (need <= gpu.free_bytes) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  char sizes[240];
+  std::snprintf(sizes, sizeof sizes,
+                "a sequence of %d tokens needs about %.2f GiB of GPU memory beside the weights, and %s has %.2f GiB "
+                "free of %.2f GiB once they are loaded; use a shorter sequence or fewer query rows",
+                seq, static_cast<double>(need) / kGiB, gpu.name.c_str(), static_cast<double>(gpu.free_bytes) / kGiB,
+                static_cast<double>(gpu.total_bytes) / kGiB);
+  throw SettingError({setting("device"), " cuda:" + std::to_string(gpu_) + ": " + sizes});
+#else
+  (void)seq, (void)capture_rows, (void)logit_rows;
+#endif
+}
 
 const LinearTimings* Engine::linear_timings() const {
   if (timed_ != nullptr) return &timed_->timings();

@@ -56,6 +56,15 @@ struct ComputeChoice {
 };
 ComputeChoice choose_compute(const std::string& device, const std::string& precision, const std::string& fp32_matmul);
 
+// GPU memory of one forward pass over `seq` tokens beside the weights: the activation
+// buffers (forward_activation_bytes) and the CUDA backend's scratch as ops/cuda_backend.cc
+// sizes it (a normed input; with bf16 the rounded inputs of the products and of attention;
+// attention's block of scores, at most `score_bytes`, and its bf16 probabilities; one block
+// of `capture_rows` captured rows; the values' staging), the logits of `logit_rows` rows, and
+// an allowance for cuBLAS's workspace. An estimate: docs/gpu.md.
+std::uint64_t gpu_forward_bytes(const ModelConfig& config, int seq, std::size_t capture_rows, std::size_t logit_rows,
+                                Precision precision, std::size_t score_bytes);
+
 class Engine {
  public:
   // `weights` (the checkpoint's views) must outlive the engine.
@@ -70,9 +79,14 @@ class Engine {
   const std::string& gpu_name() const { return gpu_name_; }
   // The linear products' time and FLOPs so far, when opened with `timed`; else null.
   const LinearTimings* linear_timings() const;
+  // On a GPU, before the first sequence: throws SettingError naming "device", with both sizes,
+  // when a forward pass of `seq` tokens (gpu_forward_bytes) needs more memory than the GPU has
+  // free beside the weights. Nothing on the CPU, whose memory analyze's pre-flight checks.
+  void check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows) const;
 
  private:
   Device device_;
+  int gpu_ = 0;
   std::string gpu_name_;
   const TimedLinearBackend* timed_ = nullptr;      // the CPU's timed products
   std::unique_ptr<LinearTimings> device_timings_;  // a GPU's, when timed

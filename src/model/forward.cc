@@ -16,37 +16,57 @@ std::string in_layer(int layer, const char* what) { return "model.layers." + std
 Transformer::Transformer(const ModelConfig& config, const BackendWeights& weights, Backend& backend)
     : config_(config), weights_(weights), backend_(backend) {}
 
+namespace {
+
+// The activation buffers of one forward pass over `seq` tokens and their widths; a buffer the
+// recipe does not use is absent. Transformer::allocate makes them, forward_activation_bytes
+// counts them: one list, so the two agree.
+struct BufferWidth {
+  Buffer ForwardBuffers::*buffer;
+  std::int64_t cols;
+};
+std::vector<BufferWidth> buffer_widths(const ModelConfig& c, Precision precision) {
+  const ModelRecipe& r = c.recipe;
+  const bool gated_mlp = *r.names.gate != '\0' || *r.names.gate_up != '\0';
+  std::vector<BufferWidth> widths = {{&ForwardBuffers::x, c.hidden},         {&ForwardBuffers::q, c.q_dim()},
+                                     {&ForwardBuffers::k, c.kv_dim()},       {&ForwardBuffers::v, c.kv_dim()},
+                                     {&ForwardBuffers::attn_out, c.q_dim()}, {&ForwardBuffers::proj, c.hidden},
+                                     {&ForwardBuffers::up, c.intermediate}};
+  if (gated_mlp) widths.push_back({&ForwardBuffers::gate, c.intermediate});
+  if (r.parallel_residual) widths.push_back({&ForwardBuffers::mlp_out, c.hidden});
+  if (r.moe.experts > 0) {
+    widths.insert(widths.end(), {{&ForwardBuffers::router_logits, r.moe.experts},
+                                 {&ForwardBuffers::expert_x, c.hidden},
+                                 {&ForwardBuffers::expert_gate, r.moe.intermediate},
+                                 {&ForwardBuffers::expert_up, r.moe.intermediate},
+                                 {&ForwardBuffers::expert_y, c.hidden}});
+    if (precision != Precision::kFp32) widths.push_back({&ForwardBuffers::router_exact, r.moe.experts});
+  }
+  return widths;
+}
+
+}  // namespace
+
+std::uint64_t forward_activation_bytes(const ModelConfig& config, int seq, Precision precision) {
+  std::uint64_t columns = 0;
+  for (const BufferWidth& w : buffer_widths(config, precision)) columns += static_cast<std::uint64_t>(w.cols);
+  columns += config.recipe.ropes.size() * static_cast<std::uint64_t>(config.recipe.rotary_dim);  // cos | sin tables
+  return columns * static_cast<std::uint64_t>(seq) * sizeof(float);
+}
+
 void Transformer::allocate(int seq) {
   if (seq == buffers_.seq) return;
   const ModelConfig& c = config_;
   ForwardBuffers& b = buffers_;
   b.seq = seq;
-  b.x = backend_.allocate(seq, c.hidden);
-  b.q = backend_.allocate(seq, c.q_dim());
-  b.k = backend_.allocate(seq, c.kv_dim());
-  b.v = backend_.allocate(seq, c.kv_dim());
-  b.attn_out = backend_.allocate(seq, c.q_dim());
-  b.proj = backend_.allocate(seq, c.hidden);
-  const bool gated_mlp = *c.recipe.names.gate != '\0' || *c.recipe.names.gate_up != '\0';
-  b.gate = gated_mlp ? backend_.allocate(seq, c.intermediate) : Buffer();
-  b.up = backend_.allocate(seq, c.intermediate);
-  b.mlp_out = c.recipe.parallel_residual ? backend_.allocate(seq, c.hidden) : Buffer();
+  for (const BufferWidth& w : buffer_widths(c, backend_.precision())) b.*w.buffer = backend_.allocate(seq, w.cols);
   b.positions.resize(static_cast<std::size_t>(seq));
   for (int i = 0; i < seq; ++i) b.positions[static_cast<std::size_t>(i)] = i;
   b.ropes.clear();
   for (const RopeSpec& rope : c.recipe.ropes)
     b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim, seq), rope.attention_factor));
   b.values.assign(static_cast<std::size_t>(seq) * c.kv_dim(), 0.0f);
-  const int experts = c.recipe.moe.experts;
-  const bool moe = experts > 0;
-  const bool checked = moe && backend_.precision() != Precision::kFp32;
-  b.router_logits = moe ? backend_.allocate(seq, experts) : Buffer();
-  b.router_exact = checked ? backend_.allocate(seq, experts) : Buffer();
-  b.router_host.assign(static_cast<std::size_t>(seq) * experts, 0.0f);
-  b.expert_x = moe ? backend_.allocate(seq, c.hidden) : Buffer();
-  b.expert_gate = moe ? backend_.allocate(seq, c.recipe.moe.intermediate) : Buffer();
-  b.expert_up = moe ? backend_.allocate(seq, c.recipe.moe.intermediate) : Buffer();
-  b.expert_y = moe ? backend_.allocate(seq, c.hidden) : Buffer();
+  b.router_host.assign(static_cast<std::size_t>(seq) * c.recipe.moe.experts, 0.0f);
 }
 
 // The recipe's norm with `weight` (and, for LayerNorm families, `bias`).

@@ -4,6 +4,7 @@
 // OutputProjection -> Mlp (sequential or parallel residual), then the final norm and the logits that were asked for.
 // Family differences (norm placement, q/k norms, biases, soft-caps, windows, RoPE tables) come from the config's recipe
 // only; every computation is an op of the backend (ops/backend.h), so this one script runs on every kind of hardware.
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct ForwardBuffers {
 struct ForwardTimings {
   double attention_seconds = 0;
 };
+
+// Bytes of the activation buffers (ForwardBuffers in the backend's memory) that a forward
+// pass over `seq` tokens allocates, RoPE tables included; besides them a backend keeps its
+// own scratch (ops/cuda_backend.h cuda_scratch_bytes on a GPU).
+std::uint64_t forward_activation_bytes(const ModelConfig& config, int seq, Precision precision);
 
 class Transformer {
  public:
