@@ -2,8 +2,10 @@
 """PyTorch eager reference forward, written like Hugging Face's eager attention path (transformers
 4.57) with output_attentions=True (every layer's full [heads, T, T] probabilities are
 materialised and returned), on the same safetensors checkpoint attngeom reads. Families: LLaMA
-(incl. llama3 / linear RoPE), Mistral, Gemma, Qwen2 with its biases, Mixtral (top-k of the
-experts, renormalised, as MixtralSparseMoeBlock loops over them), Phi-3 (fused qkv_proj and
+(incl. llama3 / linear RoPE), Mistral, Gemma, Qwen2 with its biases, Qwen3 (per-head q/k
+norms), the mixtures of experts Mixtral, OLMoE and Qwen3-MoE (top-k of the experts, renormalised
+where the family does, as their sparse MoE blocks loop over them; OLMoE's q/k norms over the
+whole projection; Qwen3-MoE's dense layers), Phi-3 (fused qkv_proj and
 gate_up_proj, longrope, partial rotary), GPT-NeoX (Pythia: fused per-head query_key_value,
 partial rotary, parallel or sequential residual), Phi (Phi-2: one LayerNorm feeding attention
 and MLP in parallel) and GPT-2 (learned positions, Conv1D). For benchmarking; its fp32 logits
@@ -185,10 +187,22 @@ def qkv_per_head(m, p, h):
     return qkv.view(h.shape[0], m.heads, 3 * m.head_dim).transpose(0, 1).chunk(3, dim=-1)
 
 
+def qk_norm(m, p, x, name):
+    """Qwen3's RMSNorm of each head over head_dim, or OLMoE's over the whole projection (as
+    q_norm(q_proj(h)) before the heads are split); x [heads, T, D]."""
+    if m.fam["qk_norm"] == "head":
+        return rms_norm(m, x, p + name)
+    heads, t, d = x.shape
+    whole = x.transpose(0, 1).reshape(t, heads * d)
+    return rms_norm(m, whole, p + name).view(t, heads, d).transpose(0, 1)
+
+
 def attention(m, p, h, cos, sin, mask, attentions):
     """Self-attention of one layer, its probabilities appended to `attentions`; -> [T, hidden]."""
     t = h.shape[0]
     q, k, v = m.fam["qkv"](m, p, h)
+    if m.fam["qk_norm"]:
+        q, k = qk_norm(m, p, q, "self_attn.q_norm"), qk_norm(m, p, k, "self_attn.k_norm")
     if cos is not None:
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
     k = k.repeat_interleave(m.heads // m.kv_heads, dim=0)  # HF repeat_kv
@@ -225,20 +239,26 @@ def mlp_plain(m, p, h):
 
 
 def mlp_sparse_moe(m, p, h):
-    """MixtralSparseMoeBlock (eager): router logits, softmax in fp32, top-k, the k weights
-    renormalised and cast back, then a loop over the experts hit, each adding its tokens' gated
-    MLP w2(act(w1 h) * w3 h) times their weight with index_add_."""
-    moe = p + "block_sparse_moe."
-    routing = torch.softmax(m.project(h, moe + "gate"), dim=1, dtype=torch.float32)
+    """MixtralSparseMoeBlock, OlmoeSparseMoeBlock, Qwen3MoeSparseMoeBlock (eager): router logits,
+    softmax in fp32, top-k, the k weights renormalised (Mixtral; the others with norm_topk_prob)
+    and cast back, then a loop over the experts hit, each adding its tokens' gated MLP
+    down(act(gate h) * up h) times their weight with index_add_. Qwen3-MoE's layers outside
+    decoder_sparse_step or in mlp_only_layers have a dense MLP instead."""
+    if p not in m.sparse_layers:
+        return mlp_gated(m, p, h)
+    block, router, (w_gate, w_up, w_down) = m.fam["moe"]
+    routing = torch.softmax(m.project(h, p + block + router), dim=1, dtype=torch.float32)
     routing, chosen = torch.topk(routing, m.top_k, dim=-1)
-    routing = (routing / routing.sum(dim=-1, keepdim=True)).to(m.dtype)
+    if m.norm_topk:
+        routing = routing / routing.sum(dim=-1, keepdim=True)
+    routing = routing.to(m.dtype)
     out = torch.zeros_like(h)
     expert_mask = F.one_hot(chosen, num_classes=m.experts).permute(2, 1, 0)  # [experts, top_k, T]
     for e in torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero().flatten().tolist():
         slot, tokens = torch.where(expert_mask[e])
         x = h[tokens]
-        expert = f"{moe}experts.{e}."
-        y = m.project(m.act(m.project(x, expert + "w1")) * m.project(x, expert + "w3"), expert + "w2")
+        expert = f"{p}{block}experts.{e}."
+        y = m.project(m.act(m.project(x, expert + w_gate)) * m.project(x, expert + w_up), expert + w_down)
         out.index_add_(0, tokens, (y * routing[tokens, slot, None]).to(m.dtype))
     return out
 
@@ -253,7 +273,11 @@ LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", position
              head_bias=False, final_norm="model.norm", norms=("input_layernorm", "post_attention_layernorm"),
              norm=rms_norm, norm_offset=False, scale_embeddings=False, qkv=qkv_separate, o_name="self_attn.o_proj",
              gpt2_attention=False, mlp=mlp_gated, conv1d=False, parallel=False, eps=("rms_norm_eps", 1e-6),
-             act=("hidden_act", "silu"), theta=10000.0, rotary=1.0, tied=False, window=None)
+             act=("hidden_act", "silu"), theta=10000.0, rotary=1.0, tied=False, window=None, qk_norm=None)
+# Mixtures of experts: (block prefix, router, the experts' gate, up and down) and the config
+# class's defaults (experts, experts per token, norm_topk_prob).
+MOE_NAMES = ("mlp.", "gate", ("gate_proj", "up_proj", "down_proj"))
+QWEN3 = dict(LLAMA, window=("qwen", 4096), qk_norm="head")
 LAYER_NORMED = dict(LLAMA, norm=layer_norm, mlp=mlp_plain, eps=("layer_norm_eps", 1e-5), act=("hidden_act", "gelu_new"))
 FAMILIES = {
     "llama": LLAMA,
@@ -261,7 +285,12 @@ FAMILIES = {
     "qwen2": dict(LLAMA, window=("qwen", 4096)),
     "gemma": dict(LLAMA, norm_offset=True, scale_embeddings=True, tied=True,
                   act=("hidden_activation", "gelu_pytorch_tanh")),
-    "mixtral": dict(LLAMA, mlp=mlp_sparse_moe, eps=("rms_norm_eps", 1e-5), theta=1000000.0, window=("every", None)),
+    "qwen3": QWEN3,
+    "mixtral": dict(LLAMA, mlp=mlp_sparse_moe, eps=("rms_norm_eps", 1e-5), theta=1000000.0, window=("every", None),
+                    moe=("block_sparse_moe.", "gate", ("w1", "w3", "w2")), experts=(8, 2, True)),
+    "olmoe": dict(LLAMA, mlp=mlp_sparse_moe, eps=("rms_norm_eps", 1e-5), qk_norm="projection", moe=MOE_NAMES,
+                  experts=(64, 8, False)),
+    "qwen3_moe": dict(QWEN3, mlp=mlp_sparse_moe, moe=MOE_NAMES, experts=(128, 8, False)),
     "phi3": dict(LLAMA, qkv=qkv_concat, qkv_name="self_attn.qkv_proj", mlp=mlp_gate_up, eps=("rms_norm_eps", 1e-5),
                  window=("every", None)),
     "gpt_neox": dict(LAYER_NORMED, layers="gpt_neox.layers.", embed="gpt_neox.embed_in.weight", head="embed_out.weight",
@@ -312,7 +341,11 @@ class Model:
         fraction = first(params.get("partial_rotary_factor"), cfg.get("partial_rotary_factor"), cfg.get("rotary_pct"),
                          fam["rotary"])
         self.rotary_dim = int(self.head_dim * fraction)
-        self.experts, self.top_k = cfg.get("num_local_experts", 8), cfg.get("num_experts_per_tok", 2)
+        experts, top_k, norm_topk = fam.get("experts", (0, 0, False))
+        self.experts = first(cfg.get("num_local_experts"), cfg.get("num_experts"), experts)
+        self.top_k, self.norm_topk = cfg.get("num_experts_per_tok", top_k), cfg.get("norm_topk_prob", norm_topk)
+        step, dense = cfg.get("decoder_sparse_step", 1), set(cfg.get("mlp_only_layers") or [])
+        self.sparse_layers = {f"{fam['layers']}{l}." for l in range(self.layers) if l not in dense and (l + 1) % step == 0}
 
     def project(self, x, name):
         """nn.Linear (or Conv1D) `name`, with its bias where the checkpoint has one."""
