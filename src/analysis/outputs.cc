@@ -238,8 +238,8 @@ void write_routing_tables(const std::vector<fs::path>& record_files, const fs::p
   std::vector<std::int64_t> flips;   // [layers]; -1 once any sequence went unchecked
   for (const auto& file : record_files) {
     const RecordReader r(file);
-    if (r.experts() == 0) return;
     if (load.empty()) {
+      if (r.experts() == 0) return;  // a dense model
       layers = r.layers();
       experts = r.experts();
       load.assign(static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts), 0);

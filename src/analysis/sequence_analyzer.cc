@@ -32,10 +32,7 @@ void SequenceAnalyzer::on_routing(int layer, const ExpertRouting& routing) {
   ATTNGEOM_CHECK(routing.experts == record_.experts && static_cast<std::size_t>(routing.seq) == record_.seq_len());
   std::copy(routing.load.begin(), routing.load.end(),
             record_.expert_load.begin() + static_cast<std::ptrdiff_t>(layer) * record_.experts);
-  record_.routing_flips[static_cast<std::size_t>(layer)] =
-      routing.flipped.empty()
-          ? -1
-          : static_cast<std::int32_t>(std::count(routing.flipped.begin(), routing.flipped.end(), 1));
+  record_.routing_flips[static_cast<std::size_t>(layer)] = routing.flips;
 }
 
 void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {

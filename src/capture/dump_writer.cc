@@ -58,9 +58,9 @@ void DumpWriter::on_routing(int layer, const ExpertRouting& routing) {
   writer_.write(prefix + ".expert_weights", 0, routing.weights.data(), routing.weights.size_bytes());
   writer_.write(prefix + ".expert_load", 0, routing.load.data(), routing.load.size_bytes());
   routed_choices_ += seq_;
-  if (routing.flipped.empty()) return;
+  if (routing.flips < 0) return;
   writer_.write(prefix + ".routing_flipped", 0, routing.flipped.data(), routing.flipped.size_bytes());
-  for (const int f : routing.flipped) routing_flips_ += f;
+  routing_flips_ += routing.flips;
 }
 
 void DumpWriter::write_logits(const std::vector<float>& logits) {

@@ -171,12 +171,10 @@ std::uint64_t gpu_forward_bytes(const ModelConfig& c, int seq, std::size_t captu
   bytes += t * static_cast<std::uint64_t>(c.hidden) * kFloat;    // normed input
   bytes += t * static_cast<std::uint64_t>(c.kv_dim()) * kFloat;  // values' staging
   if (bf16) bytes += t * (widest_input + c.q_dim() + 2 * static_cast<std::uint64_t>(c.kv_dim())) * kBf16;
-  // Attention: whole kv groups of heads at a time while capturing; query rows per block as
-  // many as keep the block's scores within score_bytes, a multiple of 64 where more.
+  // Attention: whole kv groups of heads at a time while capturing, query rows in blocks.
   const AttentionShape shape{seq, c.heads, c.kv_heads, c.head_dim, 0, 1.0f, 0.0f};
   const auto heads = static_cast<std::uint64_t>(capture_rows > 0 ? capture_block_heads(shape, capture_rows) : c.heads);
-  std::uint64_t rows = score_bytes / (heads * t * kFloat);
-  rows = std::clamp<std::uint64_t>(rows > 64 ? rows / 64 * 64 : rows, 1, t);
+  const std::uint64_t rows = score_block_rows(score_bytes, heads, t);
   bytes += heads * rows * t * (kFloat + (bf16 ? kBf16 : 0));
   bytes += heads * capture_rows * t * kFloat;
   bytes += static_cast<std::uint64_t>(logit_rows) * static_cast<std::uint64_t>(c.vocab + c.hidden) * kFloat;

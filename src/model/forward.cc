@@ -172,18 +172,19 @@ void Transformer::route(int l) {
   b.expert_load.resize(b.routes.rows.size());
   for (std::size_t e = 0; e < b.routes.rows.size(); ++e) b.expert_load[e] = static_cast<int>(b.routes.rows[e].size());
   b.flipped.clear();
+  b.flips = -1;
   if (backend_.precision() == Precision::kFp32) return;
   const LinearTarget exact{&w.router, &b.router_exact};  // [seq, experts]
   backend_.linear_fp32(h, {&exact, 1});
   backend_.copy_to_host(b.router_exact, b.router_host);
   route_tokens(b.router_host, moe, b.exact_routes);
-  routing_flips(b.routes, b.exact_routes, moe.top_k, b.flipped);
+  b.flips = routing_flips(b.routes, b.exact_routes, moe.top_k, b.flipped);
 }
 
 ExpertRouting Transformer::routing() const {
   const ForwardBuffers& b = buffers_;
   const MoeRecipe& moe = config_.recipe.moe;
-  return {b.seq, moe.experts, moe.top_k, b.routes.choices, b.routes.choice_weights, b.expert_load, b.flipped};
+  return {b.seq, moe.experts, moe.top_k, b.routes.choices, b.routes.choice_weights, b.expert_load, b.flipped, b.flips};
 }
 
 // A mixture of experts, into out [seq, hidden]: out = sum over experts e, in index order, of

@@ -41,6 +41,7 @@ struct ForwardBuffers {
   ExpertRoutes routes, exact_routes;
   std::vector<int> expert_load;   // [experts] tokens routed to each expert
   std::vector<int> flipped;       // [seq] 1 where the fp32 routing differs (bf16 path only)
+  int flips = -1;                 // tokens flipped; -1: not checked (fp32 path)
   Buffer expert_x;                // [seq, hidden] the routed rows of x
   Buffer expert_gate, expert_up;  // [seq, intermediate]
   Buffer expert_y;                // [seq, hidden]

@@ -43,6 +43,7 @@ struct ExpertRouting {
   std::span<const float> weights;  // [seq, top_k]
   std::span<const int> load;       // [experts] tokens routed to each expert
   std::span<const int> flipped;    // [seq] 1 where fp32 routes otherwise; empty on the fp32 path
+  int flips = -1;                  // how many tokens flipped; -1 on the fp32 path
 };
 
 class ForwardObserver {

@@ -37,6 +37,14 @@ inline int capture_block_heads(const AttentionShape& shape, std::size_t rows) {
                                                                                       : shape.kv_heads);
 }
 
+// A GPU's attention takes as many query rows at a time as keep the fp32 scores of `heads`
+// heads [heads, rows, seq] within `score_bytes`, a multiple of 64 where more, at least one.
+inline std::size_t score_block_rows(std::size_t score_bytes, std::size_t heads, std::size_t seq) {
+  const std::size_t rows = score_bytes / (heads * seq * sizeof(float));
+  const std::size_t rounded = rows > 64 ? rows / 64 * 64 : rows;
+  return rounded < 1 ? 1 : rounded < seq ? rounded : seq;
+}
+
 // Query rows are taken kAttentionBlockRows at a time; a block's keys are those visible to
 // any of its rows, so fully masked keys are never touched.
 inline constexpr int kAttentionBlockRows = 128;

@@ -423,9 +423,7 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
                         v_bf16_.at_least(static_cast<std::size_t>(call.v->numel())), call.v->numel(), stream_),
           "the to bf16 kernel");
   }
-  // Query rows per block: the block's scores within score_bytes_, a multiple of 64 where larger.
-  std::size_t block_rows = score_bytes_ / (static_cast<std::size_t>(block_heads) * seq * sizeof(float));
-  block_rows = std::clamp<std::size_t>(block_rows > 64 ? block_rows / 64 * 64 : block_rows, 1, seq);
+  const std::size_t block_rows = score_block_rows(score_bytes_, static_cast<std::size_t>(block_heads), seq);
   const std::size_t block_scores = static_cast<std::size_t>(block_heads) * block_rows * seq;
   float* scores = scores_.at_least(block_scores);
   std::uint16_t* probs_bf16 = bf16 ? probs_bf16_.at_least(block_scores) : nullptr;
