@@ -16,6 +16,9 @@ if [ -d .gpu/debs ] && { [ "$distribution" != debian ] || [ -n "${ATTNGEOM_USE_B
   mkdir -p $R /tmp/attngeom-bin
   for f in .gpu/debs/*.deb; do dpkg -x "$f" $R; done
   [ -e $R/usr/bin/pkg-config ] || ln -s pkgconf $R/usr/bin/pkg-config
+  # zlib1g-dev's libz.so points at Debian's absolute /lib path, absent on another distribution
+  # (CMake then picks the non-PIC libz.a, which the Python module cannot link): use the host's zlib.
+  [ -e $R/usr/lib/x86_64-linux-gnu/libz.so ] || ln -sf /lib/x86_64-linux-gnu/libz.so.1 $R/usr/lib/x86_64-linux-gnu/libz.so
   printf '#!/bin/sh\ntar xf %s\n' "$PWD/.gpu/node_modules.tar" > /tmp/attngeom-bin/npm && chmod +x /tmp/attngeom-bin/npm
   export PATH=/tmp/attngeom-bin:$R/usr/bin:$PATH PKG_CONFIG_SYSROOT_DIR=$R
   export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig:$R/usr/share/pkgconfig
