@@ -191,6 +191,29 @@ void topn_budget_rows(const RunData& run, TableBuilder& t) {
   }
 }
 
+// experts.csv beside routing.csv: each routed layer's tokens per expert, and its routing flips
+// with their share of the layer's tokens (null on the fp32 path).
+void expert_rows(const RunData& run, TableBuilder& experts, TableBuilder& routing) {
+  const CsvTable& e = *run.experts;
+  for (std::size_t i = 0; i < e.rows(); ++i) {
+    experts.add({run.label, e.integer(i, e.column("layer")), e.integer(i, e.column("expert")),
+                 e.integer(i, e.column("tokens")), e.number(i, e.column("share"))});
+  }
+  if (!run.routing) return;
+  const CsvTable& r = *run.routing;
+  const std::size_t flips = r.column("routing_flips");
+  for (std::size_t i = 0; i < r.rows(); ++i) {
+    const long tokens = r.integer(i, r.column("tokens"));
+    if (r.text(i, flips).empty()) {
+      routing.add({run.label, r.integer(i, r.column("layer")), tokens, nullptr, nullptr});
+      continue;
+    }
+    const long flipped = r.integer(i, flips);
+    routing.add({run.label, r.integer(i, r.column("layer")), tokens, flipped,
+                 number_or_null(static_cast<double>(flipped) / static_cast<double>(tokens))});
+  }
+}
+
 // compare.csv as written: one row per (head-set file, our score or type).
 void compare_rows(const RunData& run, TableBuilder& t) {
   const CsvTable& c = *run.compare;
@@ -296,10 +319,12 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   TableBuilder topn_budget({"run", "policy", "budget", "kept_share", "metric", "value"});
   TableBuilder compare({"run", "file", "format", "ours", "their_set", "our_set", "jaccard", "precision_at_k",
                         "spearman", "spearman_lo", "spearman_hi"});
+  TableBuilder experts({"run", "layer", "expert", "tokens", "share"});
+  TableBuilder routing({"run", "layer", "tokens", "routing_flips", "flip_share"});
   std::map<std::string, TableBuilder> synth;   // by file name
   std::map<std::string, json> synth_settings;  // by file name: [{run, text}] of drawable files
   json synth_skipped = json::array();
-  bool any_sweep = false, any_pruning = false, any_topn = false, any_compare = false;
+  bool any_sweep = false, any_pruning = false, any_topn = false, any_compare = false, any_experts = false;
 
   json run_list = json::array();
   for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -330,6 +355,10 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
       any_compare = true;
       compare_rows(run, compare);
     }
+    if (run.experts) {
+      any_experts = true;
+      expert_rows(run, experts, routing);
+    }
     for (const SynthTable& s : run.synth) {
       auto it =
           synth.try_emplace(s.name, std::vector<std::string>{"run", "profile", "n", "metric", "value", "lo", "hi"})
@@ -359,6 +388,10 @@ json build_report_data(const std::vector<RunData>& runs, const DataOptions& opti
   if (any_pruning) tables["pruning"] = std::move(pruning).build();
   if (any_topn) tables["topn_budget"] = std::move(topn_budget).build();
   if (any_compare) tables["compare"] = std::move(compare).build();
+  if (any_experts) {
+    tables["experts"] = std::move(experts).build();
+    tables["routing"] = std::move(routing).build();
+  }
   json synth_list = json::array();
   for (auto& [name, t] : synth) {
     const auto settings = synth_settings.find(name);

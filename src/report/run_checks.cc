@@ -188,6 +188,37 @@ void check_optional(const RunData& run) {
   }
 }
 
+// A mixture of experts' tables: routed layers of the model, counts of tokens, shares.
+void check_experts(const RunData& run, const RunShape& s) {
+  const auto count = [](const CsvTable& t, std::size_t row, const char* column) {
+    const long v = t.integer(row, t.column(column));
+    if (v < 0) bad_cell(t, row, column, std::to_string(v) + " is negative");
+    return v;
+  };
+  if (run.experts) {
+    const CsvTable& t = *run.experts;
+    std::set<std::pair<long, long>> seen;
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      unique(seen, {index_in(t, i, "layer", s.layers, "layers"), count(t, i, "expert")}, t, i, "layer, expert");
+      count(t, i, "tokens");
+      in_range(t, i, "share", 0, 1);
+    }
+  }
+  if (run.routing) {
+    const CsvTable& t = *run.routing;
+    std::set<long> seen;
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      if (!seen.insert(index_in(t, i, "layer", s.layers, "layers")).second) {
+        bad_cell(t, i, "layer", "a second row for the same key");
+      }
+      const long tokens = count(t, i, "tokens");
+      // Empty on the fp32 path, where the router is not checked against itself.
+      if (!t.text(i, t.column("routing_flips")).empty())
+        in_range(t, i, "routing_flips", 0, static_cast<double>(tokens));
+    }
+  }
+}
+
 }  // namespace
 
 void check_run_tables(const RunData& run) {
@@ -198,6 +229,7 @@ void check_run_tables(const RunData& run) {
   check_layers(run, shape);
   check_profile(run, shape);
   check_optional(run);
+  check_experts(run, shape);
 }
 
 }  // namespace attngeom::report

@@ -113,6 +113,8 @@ const std::vector<std::string> kLengthSweepColumns = {"seq_len",     "n",      "
                                                       "recall_mean", "f_mean", "separated_mean"};
 const std::vector<std::string> kPruningColumns = {"strategy", "seed", "fraction", "ppl", "kl", "top1"};
 const std::vector<std::string> kTopnBudgetColumns = {"policy", "budget", "kept_share", "ppl", "kl", "top1"};
+const std::vector<std::string> kExpertsColumns = {"layer", "expert", "tokens", "share"};
+const std::vector<std::string> kRoutingColumns = {"layer", "tokens", "routing_flips"};
 const std::vector<std::string> kCompareColumns = {"file",        "format",     "ours",           "their_set",
                                                   "our_set",     "jaccard",    "precision_at_k", "spearman",
                                                   "spearman_lo", "spearman_hi"};
@@ -149,6 +151,8 @@ RunData load_run(const fs::path& dir) {
             .pruning = read_optional(dir / "pruning.csv", kPruningColumns),
             .topn_budget = read_optional(dir / "topn_budget.csv", kTopnBudgetColumns),
             .compare = read_optional(dir / "compare.csv", kCompareColumns),
+            .experts = read_optional(dir / "experts.csv", kExpertsColumns),
+            .routing = read_optional(dir / "routing.csv", kRoutingColumns),
             .prune_protocol = read_prune_protocol(dir / "prune.json"),
             .synth = {}};
   check_labels(r.heads);

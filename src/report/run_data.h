@@ -1,7 +1,8 @@
 #pragma once
 // One run directory (docs/run_format.md), loaded and checked for what the report
 // reads. Required files missing or corrupt: InputError naming the file. Optional
-// files (length sweep, pruning, top-N budget, compare, synth/) are simply absent.
+// files (length sweep, pruning, top-N budget, compare, experts and routing, synth/) are simply
+// absent.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -30,6 +31,8 @@ struct RunData {
   std::optional<CsvTable> pruning;
   std::optional<CsvTable> topn_budget;  // attngeom prune's token-level top-N curve
   std::optional<CsvTable> compare;      // attngeom compare's head-set overlaps
+  std::optional<CsvTable> experts;      // a mixture of experts: tokens per (routed layer, expert)
+  std::optional<CsvTable> routing;      // a mixture of experts: tokens and bf16 routing flips per routed layer
   nlohmann::json prune_protocol;        // prune.json's "protocol" and "reference" (null without prune.json)
   std::vector<SynthTable> synth;        // every synth/*.csv, sorted by name
 };

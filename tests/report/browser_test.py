@@ -30,21 +30,22 @@ import headless  # noqa: E402
 from script_common import fail, fresh_folder, test_arguments  # noqa: E402
 
 ALL_SECTIONS = ["summary", "selection", "sink-recall", "taxonomy", "diagnostics", "flags", "length-sweep",
-                "pruning", "topn-budget", "synth", "provenance"]
+                "pruning", "topn-budget", "experts", "synth", "provenance"]
 CORE_FIGURES = ["selection", "separation", "sink-recall", "sink-scatter", "taxonomy-map", "type-shares", "cv-lambda", "beta-hist", "profile"]
 OPTIONAL_FIGURES = ["length-sweep", "pruning", "topn-budget", "synth-summary-csv"]
+MOE_FIGURES = ["experts", "routing-flips"]
 
 # scenario -> (generator argument lists, expected figures, expected absent sections).
 # "minimal" also has undefined correlations and beta fits: those figures become notes.
 SCENARIOS = {
-    "single": ([["--label", "organism"]], CORE_FIGURES + OPTIONAL_FIGURES, []),
-    "multi": ([["--label", "model-a", "--layers", "4", "--heads", "8", "--kv-heads", "2"],
+    "single": ([["--label", "organism", "--experts", "8"]], CORE_FIGURES + OPTIONAL_FIGURES + MOE_FIGURES, []),
+    "multi": ([["--label", "model-a", "--layers", "4", "--heads", "8", "--kv-heads", "2", "--experts", "4"],
                ["--label", "model-b", "--layers", "6", "--heads", "4", "--seq-len", "128", "--seed", "7", "--minimal"]],
-              CORE_FIGURES + OPTIONAL_FIGURES, []),
+              CORE_FIGURES + OPTIONAL_FIGURES + MOE_FIGURES, []),
     "minimal": ([["--label", "minimal", "--minimal", "--undefined", "--layers", "3", "--heads", "4", "--seed", "5"]],
                 [f for f in CORE_FIGURES if f not in ("sink-recall", "sink-scatter", "beta-hist")],
-                ["length-sweep", "pruning", "topn-budget", "synth"]),
-    "demo": (None, CORE_FIGURES + ["length-sweep", "synth-summary-csv"], ["pruning", "topn-budget"]),
+                ["length-sweep", "pruning", "topn-budget", "experts", "synth"]),
+    "demo": (None, CORE_FIGURES + ["length-sweep", "synth-summary-csv"], ["pruning", "topn-budget", "experts"]),
 }
 
 # Figures whose points are heads: hovering one must show a tooltip naming layer and head.

@@ -85,9 +85,33 @@ BAD_RUNS = {
         t, 2, "retriever_share", "0.7"), 2, "mixer_share", "0.7")), "layers.csv:2: column 'retriever_share': the four"),
     "repeated pruning row": (lambda d: rewrite(d / "pruning.csv", lambda t: t + t.splitlines()[1] + "\n"),
                              "column 'strategy, seed, fraction': a second row"),
+    "corrupt optional experts.csv": (lambda d: rewrite(d / "experts.csv", lambda t: drop_column(t, "share")),
+                                     "experts.csv: missing column(s) 'share'"),
+    "expert share above 1": (lambda d: rewrite(d / "experts.csv", lambda t: replace_cell(t, 2, "share", "1.5")),
+                             "experts.csv:2: column 'share': 1.5 is outside [0, 1]"),
+    "negative expert tokens": (lambda d: rewrite(d / "experts.csv", lambda t: replace_cell(t, 3, "tokens", "-3")),
+                               "experts.csv:3: column 'tokens': -3 is negative"),
+    "more routing flips than tokens": (
+        lambda d: rewrite(d / "routing.csv", lambda t: replace_cell(t, 2, "routing_flips", "99999")),
+        "routing.csv:2: column 'routing_flips': 99999 is outside"),
+    "routing of a layer the model lacks": (lambda d: rewrite(d / "routing.csv", lambda t: replace_cell(t, 2, "layer", "7")),
+                                           "routing.csv:2: column 'layer': 7 is outside the run's 2 layers"),
     "run.json without the model's shape": (
         lambda d: rewrite(d / "run.json", lambda t: t.replace('"layers"', '"stories"', 1)), "'model.layers' must be"),
 }
+
+
+def check_expert_tables(run, tables, failures):
+    """experts.csv and routing.csv as the report carries them, each run's rows, flips as a share of tokens."""
+    experts = [line.split(",") for line in (run / "experts.csv").read_text().splitlines()[1:]]
+    routing = [line.split(",") for line in (run / "routing.csv").read_text().splitlines()[1:]]
+    carried = [r for r in tables.get("experts", {}).get("rows", []) if r[0] == "organism"]
+    if [[int(r[1]), int(r[2]), int(r[3]), float(r[4])] for r in carried] != \
+            [[int(e[0]), int(e[1]), int(e[2]), float(e[3])] for e in experts]:
+        failures.append("experts table differs from experts.csv: %s" % carried[:3])
+    shares = [r[4] for r in tables.get("routing", {}).get("rows", []) if r[0] == "organism"]
+    if shares != [int(r[2]) / int(r[1]) for r in routing]:
+        failures.append("routing flip shares %s, expected flips / tokens of %s" % (shares, routing))
 
 
 def expect_error(name, args, needle, out):
@@ -105,7 +129,7 @@ def main():
     a = test_arguments().parse_args()
     work = fresh_folder(a.work)
     good = work / "good"
-    make_run(good, "--label", "organism", "--layers", "2", "--heads", "4", "--seq-len", "64")
+    make_run(good, "--label", "organism", "--layers", "2", "--heads", "4", "--seq-len", "64", "--experts", "4")
     out = work / "out.html"
 
     for name, (breaker, needle) in BAD_RUNS.items():
@@ -165,10 +189,26 @@ def main():
             failures.append("a complete run is shown as incomplete: %s" % sequences)
         if len(args) == 3 and labels != ["organism", "organism (2)", "organism (2) (2)"]:
             failures.append("duplicate labels not made unique: %s" % labels)
-        if len(args) == 1 and any(k in data["tables"] for k in ("length_sweep", "pruning")):
+        if len(args) == 1 and any(k in data["tables"] for k in ("length_sweep", "pruning", "experts", "routing")):
             failures.append("optional tables present for a run without them: %s" % list(data["tables"]))
+        if len(args) == 3:
+            check_expert_tables(good, data["tables"], failures)
         print("ok   report %s" % " ".join(pathlib.Path(x).name for x in args))
         out.unlink()
+
+    # The fp32 path leaves routing_flips empty: the report carries null, not a number.
+    fp32 = work / "fp32-routing"
+    shutil.copytree(good, fp32)
+    rewrite(fp32 / "routing.csv", lambda t: "".join(line.rsplit(",", 1)[0] + ",\n" if i else line + "\n"
+                                                   for i, line in enumerate(t.splitlines())))
+    p = subprocess.run([a.attngeom, "report", str(fp32), "--out", str(out)], capture_output=True, text=True)
+    routing = json.loads(out.read_text(encoding="utf-8").split('id="attngeom-data">', 1)[1].split("</script>", 1)[0]
+                         )["tables"]["routing"]["rows"] if p.returncode == 0 else None
+    if routing is None or any(r[3] is not None or r[4] is not None for r in routing):
+        failures.append("fp32 routing (no flips): exit %d, rows %s, %s" % (p.returncode, routing, p.stderr))
+    else:
+        print("ok   report of a run routed in fp32")
+    out.unlink(missing_ok=True)
 
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures))

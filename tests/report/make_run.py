@@ -6,11 +6,12 @@ small N, degrading at intermediate N, trivial again near N = M - 1), labels foll
 depth, profiles have the four phases. Deterministic for a given --seed. Stdlib only.
 
     make_run.py OUT_DIR [--label L] [--layers 4] [--heads 8] [--kv-heads 8]
-                        [--seq-len 256] [--seed 0] [--minimal] [--undefined]
+                        [--seq-len 256] [--seed 0] [--minimal] [--undefined] [--experts E]
 
 --minimal writes only the files every run has (no length sweep, pruning, top-N budget, synth,
 per-sequence table). --undefined makes every correlation and every beta fit
-undefined (`nan`), as for a degenerate model. `records/` is not written: the report
+undefined (`nan`), as for a degenerate model. --experts E adds a mixture of experts' tables
+(experts.csv, routing.csv: top-2 of E experts in every layer, with bf16 routing flips). `records/` is not written: the report
 never reads it.
 """
 import argparse
@@ -160,6 +161,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--minimal", action="store_true")
     ap.add_argument("--undefined", action="store_true")
+    ap.add_argument("--experts", type=int, default=0)
     a = ap.parse_args()
     rng = random.Random(a.seed)
     kv = a.kv_heads or a.heads
@@ -281,6 +283,18 @@ def main():
                     rows.append([s, hd["layer"], hd["head"], 0, m - 1, n, 0.9, 0.8, 0.85, 1.2, 1.0])
         write_csv(os.path.join(a.out, "selection_per_seq.csv"),
                   ["seq", "layer", "head", "kv_head", "query", "n", "precision", "recall", "f", "r_min", "r_max"], rows)
+
+    if a.experts:
+        tokens = m * a.num_seqs
+        load_rows, routing_rows = [], []
+        for layer in range(a.layers):
+            weights = [rng.uniform(0.5, 1.5) + (2.0 if e == layer % a.experts else 0.0) for e in range(a.experts)]
+            counts = [int(2 * tokens * w / sum(weights)) for w in weights]
+            counts[0] += 2 * tokens - sum(counts)  # top-2: every token chooses two experts
+            load_rows += [[layer, e, c, c / (2 * tokens)] for e, c in enumerate(counts)]
+            routing_rows.append([layer, tokens, rng.randrange(0, tokens // 50)])
+        write_csv(os.path.join(a.out, "experts.csv"), ["layer", "expert", "tokens", "share"], load_rows)
+        write_csv(os.path.join(a.out, "routing.csv"), ["layer", "tokens", "routing_flips"], routing_rows)
 
     run = {
         "format": "attngeom-run-v1",

@@ -17,6 +17,7 @@ try {
   pruningSection();
   topnBudgetSection();
   compareSection();
+  expertsSection();
   synthSection();
   provenanceSection();
   footer();

@@ -1,5 +1,6 @@
 // attngeom report, part 5 of 6: sections drawn only when the run has their files:
-// length sweep, head pruning, token-level top-N budget, other tools' head sets, synthetic ablations.
+// length sweep, head pruning, token-level top-N budget, other tools' head sets, a mixture of
+// experts' routing, synthetic ablations.
 
 function lengthSweepSection() {
   if (!data.tables.length_sweep) return;
@@ -107,6 +108,38 @@ function topnBudgetSection() {
     resolve: { scale: { y: 'independent' } },
   }, 'Perplexity and KL: lower is better; top-1 agreement with the unedited model: higher is better. x: the realised share of visible (query, key) pairs kept.',
   'The top-N budget table has no defined value.');
+}
+
+// experts.csv and routing.csv of a mixture of experts (docs/method.md section 1).
+function expertsSection() {
+  if (!data.tables.experts) return;
+  const s = section('experts', 'Mixture of experts',
+    'Each routed layer\u2019s tokens per expert, as a share of the layer\u2019s token \u00d7 top-k choices over all sequences. ' +
+    'On the bf16 path, a routing flip is a token whose set of experts the fp32 router logits of the same input would change.');
+  const load = rows(data.tables.experts);
+  figure(s, 'experts', perRun(load, [], {
+    width: multi ? panelWidth(s, 2, false) : Math.min(PAGE_WIDTH - 200, 40 * (1 + Math.max(...load.map((r) => r.expert)))),
+    height: { step: 18 },
+    mark: 'rect',
+    encoding: {
+      x: { field: 'expert', type: 'ordinal', title: 'expert', axis: { labelAngle: 0, labelOverlap: true } },
+      y: { field: 'layer', type: 'ordinal', title: 'layer' },
+      color: { field: 'share', type: 'quantitative', title: 'share of choices', scale: { scheme: 'viridis' }, legend: LEGEND_BELOW },
+      tooltip: [{ field: 'run' }, { field: 'layer' }, { field: 'expert' }, { field: 'tokens' }, { field: 'share', format: '.2%' }],
+    },
+  }, 2), 'A router that balances its load gives each of its E experts 1/E of the choices; a bright cell is an expert the layer favours.');
+  const flips = rows(data.tables.routing);
+  figureIf(hasFinite(flips, 'flip_share'), s, 'routing-flips', perRun(flips, [{ filter: finite('flip_share') }], {
+    width: multi ? panelWidth(s, 2, false) : Math.min(PAGE_WIDTH - 200, 24 * flips.length + 80),
+    height: 180,
+    mark: 'bar',
+    encoding: {
+      x: { field: 'layer', type: 'ordinal', title: 'layer', axis: { labelAngle: 0, labelOverlap: true } },
+      y: { field: 'flip_share', type: 'quantitative', title: 'tokens routed otherwise by fp32', axis: { format: '.1%' } },
+      tooltip: [{ field: 'run' }, { field: 'layer' }, { field: 'tokens' }, { field: 'routing_flips', title: 'routing flips' }, { field: 'flip_share', format: '.2%' }],
+    },
+  }, 2), 'The share of each layer\u2019s tokens whose experts would change with fp32 router logits: how far the bf16 run\u2019s routing is from the exact one.',
+  'Routing flips are counted on the bf16 path only; this run used fp32.');
 }
 
 // attngeom compare: other tools' head sets against our scores and types (docs/method.md section 6).
