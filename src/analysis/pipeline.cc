@@ -19,6 +19,7 @@
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
 #include "model/engine.h"
+#include "model/observer_queue.h"
 
 namespace attngeom {
 namespace {
@@ -48,6 +49,10 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
 
   Transformer& model = engine.model();
   SequenceAnalyzer analyzer(c, plan.schema, s.row);
+  // On a GPU the host analyses each layer while the GPU computes the next ones.
+  std::optional<ObserverQueue> queue;
+  if (engine.device() == Device::kCuda) queue.emplace(analyzer);
+  ForwardObserver& observer = queue ? static_cast<ForwardObserver&>(*queue) : analyzer;
   ForwardRequest request;
   for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
   request.capture_rows = plan.rows;
@@ -65,7 +70,8 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
     if (control.stop != nullptr && control.stop->load()) break;
     const std::vector<int>& tokens = plan.sequences.sequences[i].tokens;
     analyzer.begin(i, tokens, request.capture_rows);
-    model.forward(tokens, request, &analyzer, nullptr);
+    model.forward(tokens, request, &observer, nullptr);
+    if (queue) queue->finish();
     ++computed;
     if (!run_dir) {
       const fs::path staged = record_path(ranks->staging_dir(), i);

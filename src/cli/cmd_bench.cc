@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "cli/commands.h"
 #include "io/checkpoint.h"
 #include "model/engine.h"
+#include "model/observer_queue.h"
 #include "util/error.h"
 
 namespace attngeom::cli {
@@ -119,6 +121,9 @@ void add_bench_command(CLI::App& app) {
     request.capture_rows = {f->seq_len - 1};
     const RecordSchema schema = make_record_schema(static_cast<std::size_t>(f->seq_len), false);
     SequenceAnalyzer analyzer(c, schema, geometry::RowAnalysisOptions{});
+    // As analyze does: on a GPU the host analyses each layer while the GPU computes the next.
+    std::optional<ObserverQueue> queue;
+    if (engine.device() == Device::kCuda) queue.emplace(analyzer);
     CopyingObserver copier(c, f->seq_len, 1);
 
     nlohmann::json out = {{"model", f->model_dir},
@@ -133,6 +138,7 @@ void add_bench_command(CLI::App& app) {
     const auto run_stage = [&](const std::string& stage) {
       ForwardObserver* observer = stage == "forward"   ? nullptr
                                   : stage == "capture" ? static_cast<ForwardObserver*>(&copier)
+                                  : queue              ? static_cast<ForwardObserver*>(&*queue)
                                                        : &analyzer;
       StageResult r;
       for (int rep = 0; rep < f->repeats; ++rep) {
@@ -140,6 +146,7 @@ void add_bench_command(CLI::App& app) {
         const double linear0 = linear.seconds, flops0 = linear.flops, attn0 = model.timings().attention_seconds;
         const auto start = Clock::now();
         model.forward(tokens, request, observer, nullptr);
+        if (stage == "analyze" && queue) queue->finish();
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         r.seconds += seconds / f->repeats;
         r.linear_seconds += (linear.seconds - linear0) / f->repeats;

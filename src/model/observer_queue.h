@@ -1,0 +1,60 @@
+#pragma once
+// Another observer's callbacks, run in order on one worker thread, on copies of what they are
+// given: the forward pass goes on with the next layers (on a GPU) while the host analyses the
+// layers before. Copies wait up to a byte budget; beyond it the forward pass waits.
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "model/observer.h"
+
+namespace attngeom {
+
+class ObserverQueue final : public ForwardObserver {
+ public:
+  // Copies waiting beyond this many bytes hold the forward pass back (one call always waits).
+  static constexpr std::size_t kDefaultPendingBytes = std::size_t{1} << 30;
+
+  explicit ObserverQueue(ForwardObserver& observer, std::size_t max_pending_bytes = kDefaultPendingBytes);
+  // Drops the calls still waiting (after an error of the caller's) and stops the worker.
+  ~ObserverQueue() override;
+  ObserverQueue(const ObserverQueue&) = delete;
+  ObserverQueue& operator=(const ObserverQueue&) = delete;
+
+  void on_values(int layer, const ValueStates& values) override;
+  void on_attention(int layer, const AttentionRows& rows) override;
+  void on_routing(int layer, const ExpertRouting& routing) override;
+
+  // Returns once the observer has seen every call; rethrows the first error it threw (a call
+  // after that error rethrows it at once, and the calls behind it are dropped).
+  void finish();
+
+ private:
+  void enqueue(std::size_t bytes, std::function<void()> call);
+  void work();
+
+  ForwardObserver& observer_;
+  const std::size_t max_pending_bytes_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  struct Call {
+    std::size_t bytes;
+    std::function<void()> run;
+  };
+  std::deque<Call> calls_;
+  std::size_t pending_bytes_ = 0;  // bytes of the calls waiting and running
+  bool running_ = false;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  // The current layer's values on the worker: valid until its last on_attention (observer.h).
+  std::shared_ptr<const std::vector<float>> values_;
+  std::thread worker_;
+};
+
+}  // namespace attngeom
