@@ -15,6 +15,7 @@
 
 #include "analysis/row_fields.h"
 #include "analysis/sequence_analyzer.h"
+#include "attention_shape_config.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -22,15 +23,6 @@ namespace {
 
 constexpr int kLayers = 3, kHeads = 4, kKvHeads = 2, kDim = 8, kSeq = 40;
 constexpr float kOverwritten = std::numeric_limits<float>::quiet_NaN();
-
-ModelConfig gqa_config() {
-  ModelConfig c;
-  c.layers = kLayers;
-  c.heads = kHeads;
-  c.kv_heads = kKvHeads;
-  c.head_dim = kDim;
-  return c;
-}
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
@@ -64,7 +56,7 @@ void feed(ForwardObserver& observer, const std::vector<int>& rows, std::uint64_t
 }
 
 TEST(ObserverQueue, AnalysesCopiesAsTheObserverCalledDirectly) {
-  const ModelConfig config = gqa_config();
+  const ModelConfig config = attention_shape_config(kLayers, kHeads, kKvHeads, kDim);
   const RecordSchema schema = make_record_schema(kSeq, false);
   const std::vector<int> tokens(kSeq, 1), rows = {7, 22, 39};
   SequenceAnalyzer direct(config, schema, geometry::RowAnalysisOptions{});

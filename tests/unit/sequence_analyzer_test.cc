@@ -12,21 +12,13 @@
 #include <vector>
 
 #include "analysis/row_fields.h"
+#include "attention_shape_config.h"
 #include "util/error.h"
 
 namespace attngeom {
 namespace {
 
 constexpr int kLayers = 2, kHeads = 6, kKvHeads = 2, kDim = 16, kSeq = 48;
-
-ModelConfig gqa_config() {
-  ModelConfig c;
-  c.layers = kLayers;
-  c.heads = kHeads;
-  c.kv_heads = kKvHeads;
-  c.head_dim = kDim;
-  return c;
-}
 
 // probs [rows, T]: a softmax over keys 0..q of each captured row q, exact zeros after it.
 std::vector<float> causal_probs(std::mt19937_64& rng, const std::vector<int>& rows) {
@@ -47,7 +39,7 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 
 // Each layer arrives in blocks of whole kv groups: heads [0, 3), then [3, 6).
 void expect_matches_per_head_analysis(const std::vector<int>& rows) {
-  const ModelConfig config = gqa_config();
+  const ModelConfig config = attention_shape_config(kLayers, kHeads, kKvHeads, kDim);
   const RecordSchema schema = make_record_schema(kSeq, false);
   const std::vector<int> tokens(kSeq, 1);
   std::mt19937_64 rng(17);
