@@ -48,11 +48,6 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   }
 
   Transformer& model = engine.model();
-  SequenceAnalyzer analyzer(c, plan.schema, s.row);
-  // On a GPU the host analyses each layer while the GPU computes the next ones.
-  std::optional<ObserverQueue> queue;
-  if (engine.device() == Device::kCuda) queue.emplace(analyzer);
-  ForwardObserver& observer = queue ? static_cast<ForwardObserver&>(*queue) : analyzer;
   ForwardRequest request;
   for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
   request.capture_rows = plan.rows;
@@ -60,6 +55,13 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   RankWork work = rank_work(plan.shard_sequences, finished, ranks);
   std::size_t done = work.finished;
   Progress progress(plan.shard_sequences.size(), static_cast<std::size_t>(plan.seq_len), control.progress);
+  SequenceAnalyzer analyzer(c, plan.schema, s.row);
+  analyzer.on_layer_done([&](int layers_done) { progress.layer_done(done, layers_done, c.layers); });
+  // On a GPU the host analyses each layer while the GPU computes the next ones. Declared last:
+  // its worker, which reports layers to `progress`, stops first.
+  std::optional<ObserverQueue> queue;
+  if (engine.device() == Device::kCuda) queue.emplace(analyzer);
+  ForwardObserver& observer = queue ? static_cast<ForwardObserver&>(*queue) : analyzer;
   const auto receive = [&](bool wait) {
     for (std::size_t n = ranks->receive_records(run_dir->records_dir(), wait); n > 0; --n, --work.awaited_records) {
       progress.sequence_done(++done);

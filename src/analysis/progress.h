@@ -1,6 +1,7 @@
 #pragma once
-// analyze's progress after each finished sequence, with the throughput and the time left. The
-// library only measures it: each front end shows it its own way (the CLI on stderr).
+// analyze's progress after each finished sequence, with the throughput and the time left, and
+// within a long sequence after its layers. The library only measures it: each front end shows
+// it its own way (the CLI on stderr).
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -13,6 +14,7 @@ namespace attngeom {
 
 struct ProgressUpdate {
   std::size_t done = 0, total = 0;  // sequences (those of an interrupted run included)
+  int layers_done = 0, layers = 0;  // of the sequence after `done`; layers = 0 once a sequence is done
   double tokens_per_s = 0;
   double eta_s = 0;  // seconds left at this pace
 };
@@ -41,15 +43,24 @@ std::string progress_text(const ProgressUpdate& update, bool bar);
 
 class Progress {
  public:
-  Progress(std::size_t total, std::size_t seq_len, std::function<void(const ProgressUpdate&)> show)
-      : total_(total), seq_len_(seq_len), show_(std::move(show)) {}
+  using Clock = std::chrono::steady_clock;
+  // Within a sequence, an update is shown at most once per `layer_interval` after the last
+  // one, so only sequences that take long (long contexts, large models on a CPU) show layers.
+  Progress(std::size_t total, std::size_t seq_len, std::function<void(const ProgressUpdate&)> show,
+           Clock::duration layer_interval = std::chrono::seconds(30))
+      : total_(total), seq_len_(seq_len), show_(std::move(show)), layer_interval_(layer_interval) {}
   // `done` of the total are finished now.
   void sequence_done(std::size_t done);
+  // `layers_done` of the `layers` of the sequence after the `done` finished ones are analysed.
+  void layer_done(std::size_t done, int layers_done, int layers);
 
  private:
   std::size_t total_, seq_len_, computed_ = 0;
   std::function<void(const ProgressUpdate&)> show_;  // null: not shown
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  Clock::duration layer_interval_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point sequence_start_ = start_;  // and the time of the last update shown
+  Clock::time_point last_shown_ = start_;
 };
 
 }  // namespace attngeom

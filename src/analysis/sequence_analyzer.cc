@@ -108,6 +108,7 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
       std::copy(last, last + seq, record_.profile.begin() + static_cast<std::ptrdiff_t>(lh * seq));
     }
   });
+  if (rows.head_end == config_.heads && layer_done_) layer_done_(layer + 1);
 }
 
 }  // namespace attngeom

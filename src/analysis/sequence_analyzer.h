@@ -4,6 +4,7 @@
 // keys 0..q, and fills one SequenceRecord. Nothing T x T is stored: each block of heads'
 // rows is analysed as it arrives, on all threads (heads and row ranges). The heads of a GQA
 // group share the part that reads the values alone (geometry::ValueGeometry), computed first.
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -25,6 +26,8 @@ class SequenceAnalyzer final : public ForwardObserver {
   // Prepares the record for one sequence; `rows` are the ascending captured query positions.
   void begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows);
   const SequenceRecord& record() const { return record_; }
+  // Called with the number of layers analysed so far, after each layer's last block of heads.
+  void on_layer_done(std::function<void(int layers_done)> callback) { layer_done_ = std::move(callback); }
 
   void on_values(int layer, const ValueStates& values) override;
   void on_attention(int layer, const AttentionRows& rows) override;
@@ -45,6 +48,7 @@ class SequenceAnalyzer final : public ForwardObserver {
   // [kv_heads, rows] for GQA layers (several heads per kv head): filled for the kv heads of
   // each block of heads; empty when every head has its own kv head.
   std::vector<geometry::ValueGeometry> shared_;
+  std::function<void(int)> layer_done_;
 };
 
 }  // namespace attngeom

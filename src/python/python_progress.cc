@@ -28,6 +28,7 @@ std::function<void(const ProgressUpdate&)> progress_sink(const PythonProgress& p
     // The callable is held by `progress`, which outlives the run; it is called under the GIL.
     const py::object* callback = &progress.callback;
     return [callback](const ProgressUpdate& u) {
+      if (u.layers > 0) return;  // the callable hears of finished sequences only
       const py::gil_scoped_acquire gil;
       py::dict update;
       update["done"] = u.done;
