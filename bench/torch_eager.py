@@ -2,8 +2,10 @@
 """PyTorch eager reference forward, written like Hugging Face's eager attention path (transformers
 4.57) with output_attentions=True (every layer's full [heads, T, T] probabilities are
 materialised and returned), on the same safetensors checkpoint attngeom reads. Families: LLaMA
-(incl. llama3 / linear RoPE), Mistral, Gemma, Qwen2 with its biases, Qwen3 (per-head q/k
-norms), the mixtures of experts Mixtral, OLMoE and Qwen3-MoE (top-k of the experts, renormalised
+(incl. llama3 / linear RoPE), Mistral, Gemma, Gemma-2 (pre- and post-norms, score and logit
+soft-caps, sliding windows on alternate layers), Gemma-3 (and its multimodal wrapper's text
+model: per-head q/k norms, local RoPE on its sliding layers), OLMo-2 (post-norms, q/k norms over
+the whole projection), Qwen2 with its biases, Qwen3 (per-head q/k norms), the mixtures of experts Mixtral, OLMoE and Qwen3-MoE (top-k of the experts, renormalised
 where the family does, as their sparse MoE blocks loop over them; OLMoE's q/k norms over the
 whole projection; Qwen3-MoE's dense layers), Phi-3 (fused qkv_proj and
 gate_up_proj, longrope, partial rotary), GPT-NeoX (Pythia: fused per-head query_key_value,
@@ -106,12 +108,12 @@ ACTIVATIONS = {"silu": F.silu, "gelu": F.gelu, "gelu_new": gelu_new,
 
 # --- RoPE ---
 
-def rope_inv_freq(m, t):
+def rope_inv_freq(m, t, theta, scaling):
     """HF modeling_rope_utils (transformers 4.57): default, linear, llama3 and longrope inverse
     frequencies over the rotary dims, in fp32, and the factor cos and sin are scaled by."""
-    d, scaling = m.rotary_dim, m.rope_scaling
+    d = m.rotary_dim
     exponents = torch.arange(0, d, 2, dtype=torch.int64).float() / d
-    inv_freq = 1.0 / (m.rope_theta ** exponents)
+    inv_freq = 1.0 / (theta ** exponents)
     kind = scaling.get("rope_type", scaling.get("type", "default"))
     if kind == "default":
         return inv_freq, 1.0
@@ -135,12 +137,12 @@ def rope_inv_freq(m, t):
     factor = m.cfg["max_position_embeddings"] / original
     attention_factor = scaling.get("attention_factor") or (
         1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original)))
-    return 1.0 / (ext * m.rope_theta ** exponents), attention_factor
+    return 1.0 / (ext * theta ** exponents), attention_factor
 
 
-def rope_tables(m, t):
+def rope_tables(m, t, theta, scaling):
     """cos, sin [T, rotary dims] in fp32 as HF's rotary embedding computes them, then cast."""
-    inv_freq, scale = rope_inv_freq(m, t)
+    inv_freq, scale = rope_inv_freq(m, t, theta, scaling)
     freqs = torch.outer(torch.arange(t).float(), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     return (emb.cos() * scale).to(m.dtype), (emb.sin() * scale).to(m.dtype)
@@ -212,8 +214,10 @@ def attention(m, p, h, cos, sin, mask, attentions):
         scores = q @ k.transpose(1, 2) / torch.full([], m.head_dim ** 0.5, dtype=m.dtype) + mask
         probs = torch.softmax(scores, dim=-1)
     else:
-        scores = q @ k.transpose(1, 2) * m.head_dim ** -0.5 + mask
-        probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(m.dtype)
+        scores = q @ k.transpose(1, 2) * m.score_scale
+        if m.attn_cap:  # Gemma-2's soft-cap: cap * tanh(scores / cap), before the mask
+            scores = torch.tanh(scores / m.attn_cap) * m.attn_cap
+        probs = torch.softmax(scores + mask, dim=-1, dtype=torch.float32).to(m.dtype)
     attentions.append(probs)  # output_attentions=True keeps every layer's [H, T, T]
     o = (probs @ v).transpose(0, 1).reshape(t, m.heads * m.head_dim)
     return m.project(o, p + m.fam["o_name"])
@@ -266,25 +270,35 @@ def mlp_sparse_moe(m, p, h):
 # --- the families ---
 
 # Per family (transformers 4.57 modeling_*.py and their config classes' defaults): tensor names,
-# the pieces above, the residual ("sequential": x += attn(n1(x)); x += mlp(n2(x)); "parallel":
+# the pieces above, the residual ("sequential": x += p1(attn(n1(x))); x += p2(mlp(n2(x))), where
+# the pre-norms n and the post-norms p a family lacks are identities; "parallel":
 # x += attn(n1(x)) + mlp(n2(x)), with n2 = n1 where both name the same norm), and the defaults
-# of config keys a config.json may leave out.
+# of config keys a config.json may leave out. Gemma-2 and -3 scale scores by
+# query_pre_attn_scalar^-1/2 and may soft-cap scores and logits ("caps": their defaults).
 LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", positions=None, head="lm_head.weight",
              head_bias=False, final_norm="model.norm", norms=("input_layernorm", "post_attention_layernorm"),
-             norm=rms_norm, norm_offset=False, scale_embeddings=False, qkv=qkv_separate, o_name="self_attn.o_proj",
-             gpt2_attention=False, mlp=mlp_gated, conv1d=False, parallel=False, eps=("rms_norm_eps", 1e-6),
-             act=("hidden_act", "silu"), theta=10000.0, rotary=1.0, tied=False, window=None, qk_norm=None)
+             post_norms=(None, None), norm=rms_norm, norm_offset=False, scale_embeddings=False, qkv=qkv_separate,
+             o_name="self_attn.o_proj", gpt2_attention=False, mlp=mlp_gated, conv1d=False, parallel=False,
+             eps=("rms_norm_eps", 1e-6), act=("hidden_act", "silu"), theta=10000.0, rotary=1.0, tied=False,
+             window=None, qk_norm=None, caps=None, local_rope=False)
 # Mixtures of experts: (block prefix, router, the experts' gate, up and down) and the config
 # class's defaults (experts, experts per token, norm_topk_prob).
 MOE_NAMES = ("mlp.", "gate", ("gate_proj", "up_proj", "down_proj"))
 QWEN3 = dict(LLAMA, window=("qwen", 4096), qk_norm="head")
+GEMMA = dict(LLAMA, norm_offset=True, scale_embeddings=True, tied=True, act=("hidden_activation", "gelu_pytorch_tanh"))
+GEMMA_SANDWICH = dict(GEMMA, norms=("input_layernorm", "pre_feedforward_layernorm"),
+                      post_norms=("post_attention_layernorm", "post_feedforward_layernorm"))
 LAYER_NORMED = dict(LLAMA, norm=layer_norm, mlp=mlp_plain, eps=("layer_norm_eps", 1e-5), act=("hidden_act", "gelu_new"))
 FAMILIES = {
     "llama": LLAMA,
     "mistral": dict(LLAMA, window=("every", 4096)),
     "qwen2": dict(LLAMA, window=("qwen", 4096)),
-    "gemma": dict(LLAMA, norm_offset=True, scale_embeddings=True, tied=True,
-                  act=("hidden_activation", "gelu_pytorch_tanh")),
+    "gemma": GEMMA,
+    "gemma2": dict(GEMMA_SANDWICH, window=("gemma", 2), caps=(50.0, 30.0)),
+    "gemma3_text": dict(GEMMA_SANDWICH, window=("gemma", 6), qk_norm="head", theta=1000000.0, caps=(None, None),
+                        local_rope=True),
+    "olmo2": dict(LLAMA, norms=(None, None), post_norms=("post_attention_layernorm", "post_feedforward_layernorm"),
+                  qk_norm="projection", eps=("rms_norm_eps", 1e-5)),
     "qwen3": QWEN3,
     "mixtral": dict(LLAMA, mlp=mlp_sparse_moe, eps=("rms_norm_eps", 1e-5), theta=1000000.0, window=("every", None),
                     moe=("block_sparse_moe.", "gate", ("w1", "w3", "w2")), experts=(8, 2, True)),
@@ -319,6 +333,9 @@ class Model:
     compute dtype and the (timed) linear layers."""
 
     def __init__(self, cfg, weights, dtype, linear):
+        if cfg["model_type"] == "gemma3":  # Gemma3ForConditionalGeneration: its text model alone
+            cfg = dict(cfg["text_config"], tie_word_embeddings=cfg.get("tie_word_embeddings", True))
+            weights = {k[len("language_model."):]: v for k, v in weights.items() if k.startswith("language_model.")}
         mt = cfg["model_type"]
         assert mt in FAMILIES, f"model_type {mt} not implemented here (only {', '.join(FAMILIES)})"
         fam = self.fam = FAMILIES[mt]
@@ -341,6 +358,12 @@ class Model:
         fraction = first(params.get("partial_rotary_factor"), cfg.get("partial_rotary_factor"), cfg.get("rotary_pct"),
                          fam["rotary"])
         self.rotary_dim = int(self.head_dim * fraction)
+        if fam["caps"]:  # Gemma-2 and -3
+            self.score_scale = cfg.get("query_pre_attn_scalar", 256) ** -0.5
+            self.attn_cap = cfg.get("attn_logit_softcapping", fam["caps"][0])
+            self.final_cap = cfg.get("final_logit_softcapping", fam["caps"][1])
+        else:
+            self.score_scale, self.attn_cap, self.final_cap = self.head_dim ** -0.5, None, None
         experts, top_k, norm_topk = fam.get("experts", (0, 0, False))
         self.experts = first(cfg.get("num_local_experts"), cfg.get("num_experts"), experts)
         self.top_k, self.norm_topk = cfg.get("num_experts_per_tok", top_k), cfg.get("norm_topk_prob", norm_topk)
@@ -360,14 +383,25 @@ class Model:
         if self.fam["window"] is None:
             return None
         rule, default = self.fam["window"]
+        types = self.cfg.get("layer_types")
+        if rule == "gemma":  # layer_types, else Gemma-2's every other layer, Gemma-3's 5 of every 6
+            pattern = self.cfg.get("sliding_window_pattern", default) if default == 6 else default
+            if not (types[layer] == "sliding_attention" if types else (layer + 1) % pattern != 0):
+                return None
+            return self.cfg.get("sliding_window", 4096)
         if rule == "qwen":  # Qwen2Config: only with use_sliding_window, on layer_types' sliding layers
             if not self.cfg.get("use_sliding_window"):
                 return None
-            types = self.cfg.get("layer_types")
             sliding = types[layer] == "sliding_attention" if types else layer >= self.cfg.get("max_window_layers", 28)
             if not sliding:
                 return None
         return self.cfg.get("sliding_window", default)
+
+    def rope(self, layer):
+        """(theta, scaling) of layer `layer`: Gemma-3's sliding layers use rope_local_base_freq, unscaled."""
+        if self.fam["local_rope"] and self.window(layer):
+            return self.cfg.get("rope_local_base_freq", 10000.0), {}
+        return self.rope_theta, self.rope_scaling
 
 
 def causal_mask(t, window, dtype):
@@ -392,22 +426,27 @@ def forward(cfg, w, tokens, dtype, linear):
     m = Model(cfg, w, dtype, linear)
     t = tokens.shape[0]
     x = embed(m, tokens)
-    cos, sin = rope_tables(m, t) if m.rotary_dim else (None, None)
-    masks = {}
+    masks, tables = {}, {}
     attentions = []
     for layer in range(m.layers):
         p = f"{m.fam['layers']}{layer}."
         window = m.window(layer)
         if window not in masks:
             masks[window] = causal_mask(t, window, dtype)
-        attn_norm, mlp_norm = (p + name for name in m.fam["norms"])
-        h = m.norm(x, attn_norm)
+        theta, scaling = m.rope(layer)
+        if m.rotary_dim and theta not in tables:
+            tables[theta] = rope_tables(m, t, theta, scaling)
+        cos, sin = tables[theta] if m.rotary_dim else (None, None)
+        attn_norm, mlp_norm, attn_post, mlp_post = (
+            p + name if name else None for name in m.fam["norms"] + m.fam["post_norms"])
+        h = m.norm(x, attn_norm) if attn_norm else x
         a = attention(m, p, h, cos, sin, masks[window], attentions)
         if m.parallel:  # GPT-NeoX: mlp + attn + x; Phi: attn + mlp + x, one norm for both
             x = a + m.fam["mlp"](m, p, h if mlp_norm == attn_norm else m.norm(x, mlp_norm)) + x
         else:
-            x = x + a
-            x = x + m.fam["mlp"](m, p, m.norm(x, mlp_norm))
+            x = x + (m.norm(a, attn_post) if attn_post else a)
+            f = m.fam["mlp"](m, p, m.norm(x, mlp_norm) if mlp_norm else x)
+            x = x + (m.norm(f, mlp_post) if mlp_post else f)
     return x, attentions
 
 
@@ -416,6 +455,8 @@ def logits(cfg, w, x, dtype, linear):
     m = Model(cfg, w, dtype, linear)
     head = m.fam["embed"] if m.tied else m.fam["head"]
     y = m.linear(m.norm(x, m.fam["final_norm"]), m.w[head], dtype)
+    if m.final_cap:  # Gemma-2: cap * tanh(logits / cap)
+        y = torch.tanh(y / m.final_cap) * m.final_cap
     return y + m.w["lm_head.bias"].to(dtype) if m.fam["head_bias"] else y
 
 
