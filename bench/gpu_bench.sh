@@ -24,3 +24,4 @@ tail -4 "$OUT/analyze.log"
 cp "$WORK/run/report.html" "$OUT/" 2>/dev/null && ls -la "$OUT/report.html"
 "$BIN" bench --model "$MODEL" --seq-len 1024 --device cuda --precision fp32 --repeats 3 --stages forward,capture |
   tee -a "$OUT/bench.jsonl"
+python3 bench/gpu_table.py "$OUT/bench.jsonl" "$OUT/hf_eager.jsonl" | tee "$OUT/table.md"

@@ -6,9 +6,10 @@ without attentions, on the same checkpoint `attngeom bench --device cuda` reads.
   hf_eager_gpu.py --model DIR --seq-len 1024 [--seq-len 4096 ...] [--dtype bf16|fp32]
 
 One random sequence per length; one warm-up forward, then the best of --repeats timed
-forwards (each ends with torch.cuda.synchronize()). Prints one JSON line per length: seconds
-with attentions (eager), without (sdpa), the peak GPU memory of the eager forward, or the
-error that stopped it (out of memory). Needs torch with CUDA and transformers.
+forwards (each ends with torch.cuda.synchronize()). Prints one JSON line with the GPU's bf16
+matrix peak (an 8192-cube product), then one per length: seconds with attentions (eager),
+without (sdpa), the peak GPU memory of the eager forward, or the error that stopped it (out of
+memory). Needs torch with CUDA and transformers.
 """
 import argparse
 import json
@@ -41,6 +42,22 @@ def best_time(model, ids, repeats, **kwargs):
     return best
 
 
+def matmul_peak(size=8192, repeats=10):
+    """The GPU's bf16 matrix peak as PyTorch reaches it: an n x n x n product of random bf16
+    matrices, the mean of `repeats` timed products after three warm-ups, in TFLOP/s."""
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16, generator=gen)
+    b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16, generator=gen)
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    torch.cuda.synchronize()
+    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start) * 1e-12
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True)
@@ -49,6 +66,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
+    print(json.dumps({"peer": "torch bf16 matmul", "gpu": torch.cuda.get_device_name(),
+                      "matmul_peak_tflops": matmul_peak()}), flush=True)
     model = load(args.model, dtype, "eager")
     vocab = model.config.vocab_size
     gen = torch.Generator().manual_seed(7)

@@ -1,0 +1,43 @@
+#!/usr/bin/python3
+"""bench/gpu_table.py on made-up benchmark lines whose figures are easy to check by hand:
+each stage's seconds, analyze over eager, the products' and the whole forward's TFLOP/s as a
+share of the matrix peak, fp32 runs left out, and "-" for a length eager has no figure for.
+
+  test_gpu_table.py
+"""
+import importlib.util
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def stage(seconds, flops=2.0e12, tflops=400.0):
+    return {"seconds": seconds, "linear_flops": flops, "linear_tflops": tflops}
+
+
+def main():
+    spec = importlib.util.spec_from_file_location("gpu_table", os.path.join(REPO, "bench", "gpu_table.py"))
+    gpu_table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_table)
+    bench = [{"seq_len": 1024, "precision": "bf16", "forward": stage(0.01), "capture": stage(0.02),
+              "analyze": stage(0.05)},
+             {"seq_len": 1024, "precision": "fp32", "forward": stage(0.3)},
+             {"seq_len": 4096, "precision": "bf16", "forward": stage(0.04, flops=8.0e12, tflops=600.0),
+              "analyze": stage(0.2)}]
+    peers = [{"peer": "torch bf16 matmul", "matmul_peak_tflops": 800.0},
+             {"seq_len": 1024, "eager_attentions_seconds": 0.025, "sdpa_seconds": 0.02}]
+    got = gpu_table.table(bench, peers)
+    want = ["| 1024 | 0.0100 | 0.0200 | 0.0500 | 0.0250 | 0.0200 | 2.00 | 400 (50%) | 200 (25%) |",
+            "| 4096 | 0.0400 | - | 0.2000 | - | - | - | 600 (75%) | 200 (25%) |",
+            "bf16 matrix peak of this GPU: 800 TFLOP/s"]
+    if got[2:] != want:
+        print("FAIL: table\n  " + "\n  ".join(got) + "\nwanted\n  " + "\n  ".join(want))
+        return 1
+    print("\n".join(got))
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
