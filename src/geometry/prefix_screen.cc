@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <limits>
 #include <memory>
 
@@ -151,61 +150,43 @@ class RowScreen {
 };
 
 // A row whose maximum more than a few tiles and this share of them may hold screens its own
-// prefix instead (with fp32 products where they crowd), rather than recompute them in double;
-// so does one with more candidate pairs than this in the tiles its prefix cuts.
+// prefix instead (with fp32 products where they crowd), rather than recompute them in double.
 constexpr std::size_t kCandidateTileShare = 256;
-constexpr std::size_t kCutTileCandidates = 8 * kTile * kTile / 16;
 
-// A pair of a cut tile that may hold the maximum, with its screened |delta|.
-struct CutPair {
-  std::uint32_t i, l;
-  float screened;
-};
-
-// One row's exact maximum, or a negative number when too many tiles or pairs may hold it.
+// One row's exact maximum, or a negative number when too many tiles may hold it.
 double row_maximum(const RowScreen& row, std::span<const TileExtrema> extrema, ThreadTiles& tiles) {
   const std::size_t keys = row.keys();
   const std::size_t blocks = (keys + kTile - 1) / kTile, full = keys / kTile;
-  const double margin = row.margin();
-  // [tiles of the prefix] the largest screened |delta| of each whole tile, by tile_index.
-  std::vector<float> bound(tile_index(0, full), 0.0f);
+  // [tiles of the prefix] the largest screened |delta| of each, by column as tile_index.
+  std::vector<float> bound(tile_index(0, blocks), 0.0f);
   float screened_max = 0.0f;
-  for (std::size_t bj = 0; bj < full; ++bj) {
+  for (std::size_t bj = 0; bj < blocks; ++bj) {
     for (std::size_t bi = 0; bi <= bj; ++bi) {
-      const float b = row.bound(extrema[tile_index(bi, bj)], bi * kTile, bj * kTile);
-      bound[tile_index(bi, bj)] = b;
+      float& b = bound[tile_index(bi, bj)];
+      if (bj < full) {
+        b = row.bound(extrema[tile_index(bi, bj)], bi * kTile, bj * kTile);
+      } else {  // the tiles the prefix cuts: their pairs one by one
+        const float* p = tiles.tile(bi * kTile, bj * kTile);
+        row.for_each_pair(bi * kTile, bj * kTile, [&](std::size_t a, std::size_t c, std::size_t i, std::size_t l) {
+          b = std::max(b, row.screened(p, a, c, i, l));
+        });
+      }
       screened_max = std::max(screened_max, b);
     }
   }
-  // The tiles the prefix cuts, pair by pair: those within reach of the maximum so far are kept.
-  std::vector<CutPair> cut;
-  for (std::size_t bi = 0; full < blocks && bi < blocks; ++bi) {
-    const float* p = tiles.tile(bi * kTile, full * kTile);
-    row.for_each_pair(bi * kTile, full * kTile, [&](std::size_t a, std::size_t c, std::size_t i, std::size_t l) {
-      const float screened = row.screened(p, a, c, i, l);
-      screened_max = std::max(screened_max, screened);
-      if (static_cast<double>(screened) + margin >= static_cast<double>(screened_max) - margin) {
-        cut.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(l), screened});
-      }
-    });
-    if (cut.size() > kCutTileCandidates) return -1.0;
-  }
   // The true maximum lies within margin of its screened value, which is within margin of the
   // screened maximum or above it.
-  const double lower = static_cast<double>(screened_max) - margin;
+  const double lower = static_cast<double>(screened_max) - row.margin();
   std::size_t candidates = 0;
-  for (const float b : bound) candidates += static_cast<double>(b) + margin >= lower;
+  for (const float b : bound) candidates += static_cast<double>(b) + row.margin() >= lower;
   if (candidates > 8 + bound.size() / kCandidateTileShare) return -1.0;
   double maximum = 0.0;
-  for (const CutPair& pair : cut) {
-    if (static_cast<double>(pair.screened) + margin >= lower) maximum = std::max(maximum, row.exact(pair.i, pair.l));
-  }
-  for (std::size_t bj = 0; bj < full; ++bj) {
+  for (std::size_t bj = 0; bj < blocks; ++bj) {
     for (std::size_t bi = 0; bi <= bj; ++bi) {
-      if (static_cast<double>(bound[tile_index(bi, bj)]) + margin < lower) continue;
+      if (static_cast<double>(bound[tile_index(bi, bj)]) + row.margin() < lower) continue;
       const float* p = tiles.tile(bi * kTile, bj * kTile);
       row.for_each_pair(bi * kTile, bj * kTile, [&](std::size_t a, std::size_t c, std::size_t i, std::size_t l) {
-        if (static_cast<double>(row.screened(p, a, c, i, l)) + margin >= lower) {
+        if (static_cast<double>(row.screened(p, a, c, i, l)) + row.margin() >= lower) {
           maximum = std::max(maximum, row.exact(i, l));
         }
       });
