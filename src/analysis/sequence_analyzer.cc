@@ -40,10 +40,7 @@ void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {
   ATTNGEOM_CHECK(values.space == MemorySpace::kHost && values.kv_heads == config_.kv_heads &&
                  values.head_dim == config_.head_dim && static_cast<std::size_t>(values.seq) == record_.seq_len());
   values_ = values;
-  // Shared within a GQA group, and across the rows of a kv head (their pair products).
-  if (config_.group_size() > 1 || record_.rows() > 1) {
-    shared_.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
-  }
+  if (config_.group_size() > 1) shared_.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
 }
 
 namespace {
@@ -58,29 +55,18 @@ void SequenceAnalyzer::share_values(const AttentionRows& rows) {
   const std::size_t count = record_.rows();
   const int kv_begin = config_.kv_head_of(rows.head_begin);
   const int kv_end = config_.kv_head_of(rows.head_end - 1) + 1;
-  const auto row_of = [&](int kv_head, std::size_t q) {
+  parallel_for_each(static_cast<std::size_t>(kv_end - kv_begin) * count, [&](std::size_t task) {
+    const int kv_head = kv_begin + static_cast<int>(task / count);
+    const std::size_t q = task % count;
     const auto keys = static_cast<std::size_t>(record_.query_positions[q]) + 1;
     const auto d = static_cast<std::size_t>(config_.head_dim);
     // Only the values are read: any alpha over the same keys will do, here the first head's.
     const float* alpha =
         rows.head_rows(std::max(rows.head_begin, kv_head * config_.group_size())) + q * record_.seq_len();
-    return geometry::HeadRowView{std::span<const float>(alpha, keys),
-                                 std::span<const float>(values_.kv_head(kv_head), keys * d), d};
-  };
-  if (count == 1) {  // one row per kv head: the kv heads in parallel
-    parallel_for_each(static_cast<std::size_t>(kv_end - kv_begin), [&](std::size_t g) {
-      const int kv_head = kv_begin + static_cast<int>(g);
-      shared_[static_cast<std::size_t>(kv_head)] = geometry::analyze_values(row_of(kv_head, 0), options_);
-    });
-    return;
-  }
-  // Several rows: each kv head's rows at once, sharing its pair products, on all threads.
-  for (int kv_head = kv_begin; kv_head < kv_end; ++kv_head) {
-    std::vector<geometry::HeadRowView> head_rows;  // [count], ascending positions
-    for (std::size_t q = 0; q < count; ++q) head_rows.push_back(row_of(kv_head, q));
-    std::vector<geometry::ValueGeometry> values = geometry::analyze_values(head_rows, options_);
-    std::move(values.begin(), values.end(), shared_.begin() + static_cast<std::ptrdiff_t>(kv_head * count));
-  }
+    const geometry::HeadRowView row{std::span<const float>(alpha, keys),
+                                    std::span<const float>(values_.kv_head(kv_head), keys * d), d};
+    shared_[static_cast<std::size_t>(kv_head) * count + q] = geometry::analyze_values(row, options_);
+  });
 }
 
 void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {

@@ -45,9 +45,8 @@ class SequenceAnalyzer final : public ForwardObserver {
   // The layer being analysed: the engine's buffer, valid until the layer's last on_attention
   // (observer.h), so it is not copied.
   ValueStates values_;
-  // [kv_heads, rows] for GQA layers (several heads per kv head) and for several rows (which
-  // share their kv head's pair products): filled for the kv heads of each block of heads;
-  // empty with one row where every head has its own kv head.
+  // [kv_heads, rows] for GQA layers (several heads per kv head): filled for the kv heads of
+  // each block of heads; empty when every head has its own kv head.
   std::vector<geometry::ValueGeometry> shared_;
   std::function<void(int)> layer_done_;
 };

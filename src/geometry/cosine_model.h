@@ -42,11 +42,5 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
 // d * deviation_square_sum / pairs (deviation_sums.h), the same for every kernel.
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model,
                                           const PairProducts& products);
-// Its pairs and sigma2 alone (max_abs 0), for a caller that screens the maximum itself
-// (prefix_screen.h).
-CosineDeviation deviation_moments(const UnitRows& units, const CosineModel& model);
-// |delta| of the pair i < l in double: <v_i, v_l> of the raw floats (exact products) times both
-// inverse norms, less the model's cosine (rho_0 for i = 0). Every screen recomputes with this.
-double exact_abs_deviation(const UnitRows& units, std::size_t i, std::size_t l, double model_cosine);
 
 }  // namespace attngeom::geometry

@@ -7,20 +7,13 @@
 #include <string>
 #include <utility>
 
-#include "geometry/prefix_screen.h"
 #include "util/error.h"
-#include "util/parallel.h"
 
 namespace attngeom::geometry {
 
 namespace {
 
-const PairProducts& products_of(const RowAnalysisOptions& options) {
-  return options.pair_products ? *options.pair_products : fp32_pair_products();
-}
-
-// screen: whether the bounds' maximum deviation is screened here (else by the caller).
-ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options, bool screen = true) {
+ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options) {
   ValueGeometry v;
   v.keys = units.keys();
   v.norms = norm_stats(units);
@@ -28,8 +21,8 @@ ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options
   v.lag = lag_curve(units, options.lag);
   v.model = {v.lag.fit.beta, v.rho_0};
   if (options.bounds && !options.every_n) {
-    v.deviation =
-        screen ? screened_cosine_deviation(units, v.model, products_of(options)) : deviation_moments(units, v.model);
+    v.deviation = screened_cosine_deviation(units, v.model,
+                                            options.pair_products ? *options.pair_products : fp32_pair_products());
   }
   return v;
 }
@@ -87,28 +80,6 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
 
 ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options) {
   return values_of(unit_rows(row), options);
-}
-
-std::vector<ValueGeometry> analyze_values(std::span<const HeadRowView> rows, const RowAnalysisOptions& options) {
-  std::vector<ValueGeometry> out(rows.size());
-  if (rows.empty()) return out;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    if (rows[r].values.data() != rows[0].values.data() || rows[r].dim != rows[0].dim ||
-        (r > 0 && rows[r].keys() < rows[r - 1].keys())) {
-      throw InputError("value geometry of several rows: they must read growing prefixes of one value array");
-    }
-  }
-  const bool shared = options.bounds && !options.every_n && rows.size() > 1;
-  parallel_for_each(rows.size(), [&](std::size_t r) { out[r] = values_of(unit_rows(rows[r]), options, !shared); });
-  if (!shared) return out;
-  std::vector<std::size_t> keys(rows.size());
-  std::vector<CosineModel> models(rows.size());
-  for (std::size_t r = 0; r < rows.size(); ++r) keys[r] = out[r].keys, models[r] = out[r].model;
-  const std::vector<double> maxima = prefix_max_deviations(unit_rows(rows.back()), keys, models, products_of(options));
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    if (out[r].deviation.pairs > 0) out[r].deviation.max_abs = maxima[r];
-  }
-  return out;
 }
 
 RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options) {

@@ -5,7 +5,6 @@
 // over sequences (means, quantiles, the mean attention row for the four-phase fit, the
 // taxonomy features, sink-vs-recall across heads) is the caller's part.
 #include <cstddef>
-#include <span>
 #include <vector>
 
 #include "geometry/cosine_model.h"
@@ -77,11 +76,6 @@ struct ValueGeometry {
   CosineDeviation deviation;  // with bounds and the default grid; every_n takes it from the Gram
 };
 ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options = {});
-// analyze_values of each of several rows that read growing prefixes of one value array (the
-// captured rows of one kv head), bit for bit, on all threads; their bounds' maximum deviations
-// share one pass of pair products (prefix_screen.h). InputError unless the rows share the
-// values and their keys do not shrink.
-std::vector<ValueGeometry> analyze_values(std::span<const HeadRowView> rows, const RowAnalysisOptions& options = {});
 
 // analyze_row(row, options) given analyze_values(row', options) for a row' with the same
 // values and keys (any alpha) and the same options; InputError when the keys differ.
