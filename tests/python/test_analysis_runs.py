@@ -1,16 +1,12 @@
 #!/usr/bin/env python3
 """End-to-end checks of `attngeom analyze` run directories on a fixture model.
 
-  test_analysis_runs.py --bin PATH/attngeom --fixtures DIR --check resume|shards|brute_force
+  test_analysis_runs.py --bin PATH/attngeom --fixtures DIR --check resume|shards|every_n|second_signal|last_row
 
 resume       an analyze run killed (SIGKILL) at random points and continued with --resume
              each time ends with tables equal to one uninterrupted run (counts exactly,
              means within 1e-12), and no finished sequence is recomputed.
 shards       3 shards (--shard i/3) merged with `attngeom merge` equal one run.
-brute_force  selection_per_seq.csv from `attngeom metrics --dump` of a capture dump equals
-             P, R, F, r_min, r_max recomputed here from the definitions (docs/method.md section 2),
-             for every head and every N, independently of the geometry code; so does the
-             record's F in the balls of radius rho ||s_N|| (the f_at_r* fields).
 second_signal  SIGINT while a long sequence runs, then SIGINT again: the run exits at once
              with code 130 instead of finishing the sequence, and leaves a resumable run.
 last_row     the head types and their features (heads.csv) of a `--queries all` run equal
@@ -21,10 +17,6 @@ last_row     the head types and their features (heads.csv) of a `--queries all` 
 every_n      `analyze --every-n` with one short query row (fewer keys than most N) finishes,
              has every N in 1..T-1 for every head with finite P/R/F, counts only the rows
              long enough at each N, and equals the default-grid run at the grid's N.
-routing      a mixture of experts (the mixtral fixture): experts.csv's tokens per (layer, expert)
-             equal the float64 reference's routing of every recorded sequence, in fp32;
-             routing.csv counts the tokens and, in bf16 only, the flips against fp32 logits;
-             a dense model writes neither table.
 """
 import argparse
 import csv
@@ -187,125 +179,6 @@ def check_shards(args, tmp, failures):
                            text=True)
     if mixed.returncode != 2 or "differ" not in mixed.stderr:
         failures.append(f"merge of shards made on different devices: exit {mixed.returncode}, {mixed.stderr.strip()!r}")
-
-
-def f_score(p, r):
-    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
-
-
-def brute_force_radius_f(alpha, values, n, radii):
-    """F in the closed ball of radius rho ||s_N|| around s_N, for each rho."""
-    order = sorted(range(len(alpha)), key=lambda i: (-alpha[i], i))
-    selected = np.zeros(len(alpha), bool)
-    selected[order[:n]] = True
-    points = alpha[:, None] * values
-    s = points[selected].sum(axis=0)
-    dist = np.sqrt(((points - s) ** 2).sum(axis=1))
-    out = []
-    for rho in radii:
-        inside = dist <= rho * np.sqrt((s ** 2).sum())
-        tp, fp = int((inside & selected).sum()), int((inside & ~selected).sum())
-        out.append(f_score(tp / (tp + fp) if tp + fp else 0.0, tp / n))
-    return out
-
-
-def brute_force_row(alpha, values, n):
-    """P, R, F, r_min, r_max of docs/method.md section 2, straight from the definitions, in float64."""
-    m = len(alpha)
-    order = sorted(range(m), key=lambda i: (-alpha[i], i))  # ties: lower index first
-    selected = set(order[:n])
-    points = alpha[:, None] * values
-    s = points[list(selected)].sum(axis=0)
-    dist = np.sqrt(((points - s) ** 2).sum(axis=1))
-    r_max = max(dist[i] for i in selected)
-    r_min = min(dist[j] for j in range(m) if j not in selected)
-    fp = sum(1 for j in range(m) if j not in selected and dist[j] <= r_max)
-    tp_at_rmin = sum(1 for i in selected if dist[i] <= r_min)
-    p = n / (n + fp)
-    r = tp_at_rmin / n
-    return p, r, f_score(p, r), r_min, r_max
-
-
-def check_metrics_options(args, dump, tmp, failures):
-    """metrics takes analyze's geometry and taxonomy flags, uses them and records them in run.json."""
-    run = os.path.join(tmp, "metrics_options")
-    subprocess.run([args.bin, "metrics", "--dump", dump, "--out", run, "--no-bounds", "--top-k", "2",
-                    "--retriever-min-cos-last", "0.9", "--reset-max-small-cos-last", "0.2",
-                    "--mixer-min-small-cos-sink", "0.7", "--stats-seed", "7"], check=True, capture_output=True)
-    with open(os.path.join(run, "run.json")) as f:
-        options = json.load(f).get("options", {})
-    want = {"bounds": False, "top_k": 2, "stats_seed": 7}
-    got = {k: options.get(k) for k in want}
-    thresholds = {"retriever_min_cos_last": 0.9, "reset_max_small_cos_last": 0.2, "mixer_min_small_cos_sink": 0.7}
-    taxonomy = options.get("taxonomy", {})
-    if got != want or {k: taxonomy.get(k) for k in thresholds} != thresholds:
-        failures.append(f"metrics options: run.json options {options} lack {want} and {thresholds}")
-    rows = read_csv(os.path.join(run, "selection.csv"))
-    if not rows or not all(math.isnan(float(r["r1_f_lo"])) for r in rows):
-        failures.append("metrics --no-bounds: selection.csv's r1_f_lo is not NaN everywhere")
-    print(f"metrics options: recorded {got} and honoured --no-bounds in {len(rows)} selection rows")
-
-
-def check_brute_force(args, tmp, failures):
-    dump = os.path.join(tmp, "dump.safetensors")
-    subprocess.run([args.bin, "capture", "--model", os.path.join(args.fixtures, "gemma"), "--text", PROMPT,
-                    "--max-tokens", "160", "--queries", "40,100,159", "--out", dump], check=True, capture_output=True)
-    run = os.path.join(tmp, "metrics")
-    subprocess.run([args.bin, "metrics", "--dump", dump, "--out", run, "--per-sequence"], check=True,
-                   capture_output=True)
-    tensors = st_reader.read(dump)[0]
-    queries = tensors["query_positions"]
-    layers = sum(1 for k in tensors if k.endswith(".attn"))
-    heads = tensors["layers.0.attn"].shape[0]
-    kv_heads = tensors["layers.0.values"].shape[0]
-    rows = read_csv(os.path.join(run, "selection_per_seq.csv"))
-    checked, worst, count_mismatch = 0, 0.0, 0
-    seen = set()
-    for row in rows:
-        l, h, q, n = int(row["layer"]), int(row["head"]), int(row["query"]), int(row["n"])
-        qi = int(np.where(queries == q)[0][0])
-        alpha = tensors[f"layers.{l}.attn"][h, qi, :q + 1].astype(np.float64)
-        values = tensors[f"layers.{l}.values"][h // (heads // kv_heads), :q + 1].astype(np.float64)
-        p, r, f, r_min, r_max = brute_force_row(alpha, values, n)
-        if abs(p - float(row["precision"])) > 1e-12 or abs(r - float(row["recall"])) > 1e-12:
-            count_mismatch += 1
-            failures.append(f"layer {l} head {h} query {q} N {n}: P/R {row['precision']}/{row['recall']} vs "
-                            f"brute force {p}/{r}")
-        for got, want in ((float(row["f"]), f), (float(row["r_min"]), r_min), (float(row["r_max"]), r_max)):
-            err = abs(got - want) / max(abs(want), 1e-300) if want != 0 else abs(got)
-            worst = max(worst, err)
-            if err > 1e-9:
-                failures.append(f"layer {l} head {h} query {q} N {n}: {got} vs brute force {want}")
-        seen.add((l, h))
-        checked += 1
-    if len(seen) != layers * heads:
-        failures.append(f"per-sequence table covers {len(seen)} of {layers * heads} heads")
-    check_metrics_options(args, dump, tmp, failures)
-    print(f"brute_force: {checked} (layer, head, query, N) rows over {len(seen)} heads; P/R mismatches "
-          f"{count_mismatch}; max relative error of F, r_min, r_max {worst:.1e}")
-    record, meta = st_reader.read(os.path.join(run, "records", "seq-000000.safetensors"))[:2]
-    schema = json.loads(meta["record"])
-    names = [f for f in schema["per_n_fields"] if f.startswith("f_at_r")]
-    radii = [float(f[len("f_at_r"):]) for f in names]
-    columns = [schema["per_n_fields"].index(f) for f in names]
-    per_n = record["per_n"]  # [L, H, Q, G, Kn]
-    radius_checked = 0
-    for l in range(layers):
-        for h in range(heads):
-            for qi, q in enumerate(queries):
-                alpha = tensors[f"layers.{l}.attn"][h, qi, :q + 1].astype(np.float64)
-                values = tensors[f"layers.{l}.values"][h // (heads // kv_heads), :q + 1].astype(np.float64)
-                for g, n in enumerate(schema["n_grid"]):
-                    if n > q:
-                        continue
-                    want = brute_force_radius_f(alpha, values, n, radii)
-                    got = per_n[l, h, qi, g, columns]
-                    radius_checked += len(radii)
-                    if np.abs(got - want).max() > 1e-12:
-                        failures.append(f"layer {l} head {h} query {q} N {n}: F at radii {got} vs brute force {want}")
-    if radius_checked == 0:
-        failures.append("no normalised-radius F was checked")
-    print(f"brute_force: {radius_checked} F values at normalised radii {radii} equal the definition")
 
 
 def check_last_row(args, tmp, failures):
@@ -507,64 +380,18 @@ def check_every_n(args, tmp, failures):
           f"default grid's")
 
 
-def check_routing(args, tmp, failures):
-    sys.path.insert(0, HERE)
-    import reference_forward as rf
-    model_dir = os.path.join(args.fixtures, "mixtral")
-    seq_len, num_seqs = 96, 3
-    runs = {}
-    for precision in ("fp32", "bf16"):
-        out = os.path.join(tmp, "routing-" + precision)
-        subprocess.run([args.bin, "analyze", "--model", model_dir, "--data", CORPUS, "--seq-len", str(seq_len),
-                        "--num-seqs", str(num_seqs), "--precision", precision, "--out", out], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        runs[precision] = out
-    model = rf.Model(model_dir)
-    want = np.zeros((model.layers, model.experts), dtype=np.int64)
-    records = os.path.join(runs["fp32"], "records")
-    for name in sorted(os.listdir(records)):
-        rf.forward(model, st_reader.read(os.path.join(records, name))[0]["tokens"].astype(np.int64), want_logits=False)
-        want += np.asarray(model.expert_load)
-    for precision, out in runs.items():
-        experts = read_csv(os.path.join(out, "experts.csv"))
-        got = np.zeros_like(want)
-        for r in experts:
-            got[int(r["layer"]), int(r["expert"])] = int(r["tokens"])
-        if precision == "fp32" and not np.array_equal(got, want):
-            failures.append(f"routing: experts.csv tokens {got.tolist()}, reference {want.tolist()}")
-        if (got.sum(axis=1) != num_seqs * seq_len * model.top_k).any():
-            failures.append(f"routing ({precision}): the tokens of a layer do not sum to tokens x top_k")
-        for layer in range(model.layers):
-            share = sum(float(r["share"]) for r in experts if int(r["layer"]) == layer)
-            if abs(share - 1) > 1e-12:
-                failures.append(f"routing ({precision}): layer {layer} shares sum to {share}")
-        rows = read_csv(os.path.join(out, "routing.csv"))
-        flips = [r["routing_flips"] for r in rows]
-        if [int(r["tokens"]) for r in rows] != [num_seqs * seq_len] * model.layers:
-            failures.append(f"routing ({precision}): routing.csv tokens {[r['tokens'] for r in rows]}")
-        if (precision == "fp32") != all(f == "" for f in flips) or not all(f == "" or f.isdigit() for f in flips):
-            failures.append(f"routing ({precision}): routing_flips {flips}")
-        print(f"routing ({precision}): experts.csv {got.tolist()}; flips per layer {flips}")
-    dense = os.path.join(tmp, "routing-dense")
-    subprocess.run(analyze_args(args.bin, args.fixtures, 1) + ["--out", dense], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if any(os.path.exists(os.path.join(dense, t)) for t in ("experts.csv", "routing.csv")):
-        failures.append("routing: a dense model wrote experts.csv or routing.csv")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fixtures", required=True)
-    ap.add_argument("--check", required=True, choices=["resume", "shards", "brute_force", "every_n", "second_signal", "last_row",
-                                                              "routing"])
+    ap.add_argument("--check", required=True,
+                    choices=["resume", "shards", "every_n", "second_signal", "last_row"])
     ap.add_argument("--kills", type=int, default=20)
     args = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-runs-") as tmp:
-        {"resume": check_resume, "shards": check_shards, "brute_force": check_brute_force,
-         "every_n": check_every_n, "second_signal": check_second_signal,
-         "last_row": check_last_row, "routing": check_routing}[args.check](
+        {"resume": check_resume, "shards": check_shards, "every_n": check_every_n, "second_signal": check_second_signal,
+         "last_row": check_last_row}[args.check](
             args, tmp, failures)
     for f in failures[:20]:
         print("FAIL", f)
