@@ -6,20 +6,18 @@ record's F in the balls of radius rho ||s_N|| (the f_at_r* fields); and metrics'
 
   test_analysis_brute_force.py --bin PATH/attngeom --fixtures DIR
 """
-import argparse
 import json
 import math
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import st_reader  # noqa: E402
-from test_analysis_runs import PROMPT, read_csv  # noqa: E402
+from test_analysis_runs import PROMPT, read_csv, run_check  # noqa: E402
 
 
 def f_score(p, r):
@@ -141,19 +139,5 @@ def check_brute_force(args, tmp, failures):
     print(f"brute_force: {radius_checked} F values at normalised radii {radii} equal the definition")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--fixtures", required=True)
-    args = ap.parse_args()
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="attngeom-brute-force-") as tmp:
-        check_brute_force(args, tmp, failures)
-    for f in failures[:20]:
-        print("FAIL", f)
-    print(f"brute_force: {'FAILED' if failures else 'passed'} ({len(failures)} failures)")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_check(__doc__, {"brute_force": check_brute_force}))

@@ -6,11 +6,9 @@ writes neither table.
 
   test_analysis_routing.py --bin PATH/attngeom --fixtures DIR
 """
-import argparse
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -18,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reference_forward as rf  # noqa: E402
 import st_reader  # noqa: E402
-from test_analysis_runs import CORPUS, analyze_args, read_csv  # noqa: E402
+from test_analysis_runs import CORPUS, analyze_args, read_csv, run_check  # noqa: E402
 
 
 def check_routing(args, tmp, failures):
@@ -64,19 +62,5 @@ def check_routing(args, tmp, failures):
         failures.append("routing: a dense model wrote experts.csv or routing.csv")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--fixtures", required=True)
-    args = ap.parse_args()
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="attngeom-routing-") as tmp:
-        check_routing(args, tmp, failures)
-    for f in failures[:20]:
-        print("FAIL", f)
-    print(f"routing: {'FAILED' if failures else 'passed'} ({len(failures)} failures)")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_check(__doc__, {"routing": check_routing}))

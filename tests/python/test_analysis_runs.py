@@ -380,24 +380,26 @@ def check_every_n(args, tmp, failures):
           f"default grid's")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_check(doc, checks):
+    """A script's main: --bin and --fixtures (and --check where it has several checks), the check
+    run in a temporary folder, its failures printed; returns the exit code."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fixtures", required=True)
-    ap.add_argument("--check", required=True,
-                    choices=["resume", "shards", "every_n", "second_signal", "last_row"])
+    if len(checks) > 1:
+        ap.add_argument("--check", required=True, choices=list(checks))
     ap.add_argument("--kills", type=int, default=20)
     args = ap.parse_args()
+    name = args.check if len(checks) > 1 else next(iter(checks))
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-runs-") as tmp:
-        {"resume": check_resume, "shards": check_shards, "every_n": check_every_n, "second_signal": check_second_signal,
-         "last_row": check_last_row}[args.check](
-            args, tmp, failures)
+        checks[name](args, tmp, failures)
     for f in failures[:20]:
         print("FAIL", f)
-    print(f"{args.check}: {'FAILED' if failures else 'passed'} ({len(failures)} failures)")
+    print(f"{name}: {'FAILED' if failures else 'passed'} ({len(failures)} failures)")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_check(__doc__, {"resume": check_resume, "shards": check_shards, "every_n": check_every_n,
+                                 "second_signal": check_second_signal, "last_row": check_last_row}))
