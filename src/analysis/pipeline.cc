@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/device_observer.h"
 #include "analysis/job_exchange.h"
 #include "analysis/length_plan.h"
 #include "analysis/length_sweep.h"
@@ -19,7 +20,6 @@
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
 #include "model/engine.h"
-#include "model/observer_queue.h"
 
 namespace attngeom {
 namespace {
@@ -39,7 +39,9 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   if (ranks != nullptr) finished = ranks->start_length(job_fingerprint(in, plan), finished);
 
   Engine engine(c, in.checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu, false});
-  engine.check_gpu_memory(plan.seq_len, plan.rows.size(), 0);
+  const std::uint64_t deviation_bytes =
+      reads_layer_deviations(s.row) ? gpu_deviation_bytes(c, plan.seq_len, plan.rows.size()) : 0;
+  engine.check_gpu_memory(plan.seq_len, plan.rows.size(), 0, deviation_bytes);
   nlohmann::json run;
   if (run_dir) {
     run = run_json(s, in, plan, engine, control);
@@ -60,8 +62,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   // On a GPU the host analyses each layer while the GPU computes the next ones. Declared last:
   // its worker, which reports layers to `progress`, stops first.
   std::optional<ObserverQueue> queue;
-  if (engine.device() == Device::kCuda) queue.emplace(analyzer);
-  ForwardObserver& observer = queue ? static_cast<ForwardObserver&>(*queue) : analyzer;
+  ForwardObserver& observer = attach_analyzer(engine, analyzer, queue);
   const auto receive = [&](bool wait) {
     for (std::size_t n = ranks->receive_records(run_dir->records_dir(), wait); n > 0; --n, --work.awaited_records) {
       progress.sequence_done(++done);

@@ -19,6 +19,10 @@ SequenceAnalyzer::SequenceAnalyzer(const ModelConfig& config, const RecordSchema
   }
 }
 
+void SequenceAnalyzer::use_deviations(std::unique_ptr<LayerDeviations> deviations) {
+  deviations_ = reads_layer_deviations(options_) ? std::move(deviations) : nullptr;
+}
+
 void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows) {
   record_.sequence = sequence;
   record_.tokens.assign(tokens.begin(), tokens.end());
@@ -40,7 +44,8 @@ void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {
   ATTNGEOM_CHECK(values.space == MemorySpace::kHost && values.kv_heads == config_.kv_heads &&
                  values.head_dim == config_.head_dim && static_cast<std::size_t>(values.seq) == record_.seq_len());
   values_ = values;
-  if (config_.group_size() > 1) shared_.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
+  if (config_.group_size() > 1 || deviations_)
+    shared_.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
 }
 
 namespace {
@@ -55,6 +60,8 @@ void SequenceAnalyzer::share_values(const AttentionRows& rows) {
   const std::size_t count = record_.rows();
   const int kv_begin = config_.kv_head_of(rows.head_begin);
   const int kv_end = config_.kv_head_of(rows.head_end - 1) + 1;
+  geometry::RowAnalysisOptions options = options_;
+  options.bounds = options_.bounds && !deviations_;  // else the deviations come after, all at once
   parallel_for_each(static_cast<std::size_t>(kv_end - kv_begin) * count, [&](std::size_t task) {
     const int kv_head = kv_begin + static_cast<int>(task / count);
     const std::size_t q = task % count;
@@ -65,8 +72,14 @@ void SequenceAnalyzer::share_values(const AttentionRows& rows) {
         rows.head_rows(std::max(rows.head_begin, kv_head * config_.group_size())) + q * record_.seq_len();
     const geometry::HeadRowView row{std::span<const float>(alpha, keys),
                                     std::span<const float>(values_.kv_head(kv_head), keys * d), d};
-    shared_[static_cast<std::size_t>(kv_head) * count + q] = geometry::analyze_values(row, options_);
+    shared_[static_cast<std::size_t>(kv_head) * count + q] = geometry::analyze_values(row, options);
   });
+  if (deviations_) {
+    deviations_->fill(
+        values_, kv_begin, kv_end, record_.query_positions,
+        std::span<geometry::ValueGeometry>(shared_).subspan(static_cast<std::size_t>(kv_begin) * count,
+                                                            static_cast<std::size_t>(kv_end - kv_begin) * count));
+  }
 }
 
 void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {

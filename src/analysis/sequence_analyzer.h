@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "analysis/gpu_deviations.h"
 #include "analysis/record.h"
 #include "geometry/row_analysis.h"
 #include "model/config.h"
@@ -28,6 +29,9 @@ class SequenceAnalyzer final : public ForwardObserver {
   const SequenceRecord& record() const { return record_; }
   // Called with the number of layers analysed so far, after each layer's last block of heads.
   void on_layer_done(std::function<void(int layers_done)> callback) { layer_done_ = std::move(callback); }
+  // Where the rows' cosine deviations are computed instead of the CPU (a GPU beside the
+  // forward pass); null: the CPU. Ignored unless reads_layer_deviations(options).
+  void use_deviations(std::unique_ptr<LayerDeviations> deviations);
 
   void on_values(int layer, const ValueStates& values) override;
   void on_attention(int layer, const AttentionRows& rows) override;
@@ -45,8 +49,9 @@ class SequenceAnalyzer final : public ForwardObserver {
   // The layer being analysed: the engine's buffer, valid until the layer's last on_attention
   // (observer.h), so it is not copied.
   ValueStates values_;
-  // [kv_heads, rows] for GQA layers (several heads per kv head): filled for the kv heads of
-  // each block of heads; empty when every head has its own kv head.
+  std::unique_ptr<LayerDeviations> deviations_;  // null: the CPU screens the deviations
+  // [kv_heads, rows] for GQA layers (several heads per kv head) or deviations computed off the
+  // CPU: filled for the kv heads of each block of heads; else empty.
   std::vector<geometry::ValueGeometry> shared_;
   std::function<void(int)> layer_done_;
 };

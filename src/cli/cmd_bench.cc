@@ -15,12 +15,12 @@
 #include <sstream>
 #include <vector>
 
+#include "analysis/device_observer.h"
 #include "analysis/row_fields.h"
 #include "analysis/sequence_analyzer.h"
 #include "cli/commands.h"
 #include "io/checkpoint.h"
 #include "model/engine.h"
-#include "model/observer_queue.h"
 #include "util/error.h"
 
 namespace attngeom::cli {
@@ -123,7 +123,7 @@ void add_bench_command(CLI::App& app) {
     SequenceAnalyzer analyzer(c, schema, geometry::RowAnalysisOptions{});
     // As analyze does: on a GPU the host analyses each layer while the GPU computes the next.
     std::optional<ObserverQueue> queue;
-    if (engine.device() == Device::kCuda) queue.emplace(analyzer);
+    ForwardObserver& analyzing = attach_analyzer(engine, analyzer, queue);
     CopyingObserver copier(c, f->seq_len, 1);
 
     nlohmann::json out = {{"model", f->model_dir},
@@ -138,8 +138,7 @@ void add_bench_command(CLI::App& app) {
     const auto run_stage = [&](const std::string& stage) {
       ForwardObserver* observer = stage == "forward"   ? nullptr
                                   : stage == "capture" ? static_cast<ForwardObserver*>(&copier)
-                                  : queue              ? static_cast<ForwardObserver*>(&*queue)
-                                                       : &analyzer;
+                                                       : &analyzing;
       StageResult r;
       for (int rep = 0; rep < f->repeats; ++rep) {
         if (stage == "analyze") analyzer.begin(0, tokens, request.capture_rows);

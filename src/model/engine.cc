@@ -188,11 +188,13 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, const EngineOp
       weights_(upload_weights(config, weights, *backend_)),
       model_(config, weights_, *backend_) {}
 
-void Engine::check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows) const {
+void Engine::check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows,
+                              std::uint64_t analysis_bytes) const {
 #if ATTNGEOM_WITH_CUDA
   if (device_ != Device::kCuda) return;
   const std::uint64_t need = gpu_forward_bytes(model_.config(), seq, capture_rows, logit_rows, backend_->precision(),
-                                               CudaOptions{}.attention_score_bytes);
+                                               CudaOptions{}.attention_score_bytes) +
+                             analysis_bytes;
   const CudaDeviceInfo gpu = cuda_device_info(gpu_);
   if (need <= gpu.free_bytes) return;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -204,7 +206,7 @@ void Engine::check_gpu_memory(int seq, std::size_t capture_rows, std::size_t log
                 static_cast<double>(gpu.total_bytes) / kGiB);
   throw SettingError({setting("device"), " cuda:" + std::to_string(gpu_) + ": " + sizes});
 #else
-  (void)seq, (void)capture_rows, (void)logit_rows;
+  (void)seq, (void)capture_rows, (void)logit_rows, (void)analysis_bytes;
 #endif
 }
 

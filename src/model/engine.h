@@ -77,12 +77,16 @@ class Engine {
   Device device() const { return device_; }
   // The GPU's name ("NVIDIA H100 80GB HBM3") on kCuda; empty on the CPU.
   const std::string& gpu_name() const { return gpu_name_; }
+  // The GPU's ordinal on kCuda.
+  int gpu() const { return gpu_; }
   // The linear products' time and FLOPs so far, when opened with `timed`; else null.
   const LinearTimings* linear_timings() const;
   // On a GPU, before the first sequence: throws SettingError naming "device", with both sizes,
-  // when a forward pass of `seq` tokens (gpu_forward_bytes) needs more memory than the GPU has
-  // free beside the weights. Nothing on the CPU, whose memory analyze's pre-flight checks.
-  void check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows) const;
+  // when a forward pass of `seq` tokens (gpu_forward_bytes) and `analysis_bytes` of the caller's
+  // own GPU work need more memory than the GPU has free beside the weights. Nothing on the CPU,
+  // whose memory analyze's pre-flight checks.
+  void check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows,
+                        std::uint64_t analysis_bytes = 0) const;
 
  private:
   Device device_;

@@ -18,7 +18,7 @@ using CublasGemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOper
 static_assert(sizeof(static_cast<CublasGemmEx>(&cublasGemmEx)) > 0);
 static_assert(sizeof(static_cast<CublasGemmStridedBatchedEx>(&cublasGemmStridedBatchedEx)) > 0);
 
-// The cuBLAS entry points the CUDA backend calls, as cublas_v2.h declares them.
+// The cuBLAS entry points the CUDA backend and the pair deviations call, as cublas_v2.h declares them.
 struct CublasLibrary {
   decltype(&cublasCreate) create;
   decltype(&cublasDestroy) destroy;
@@ -27,6 +27,7 @@ struct CublasLibrary {
   decltype(&cublasGetStatusString) status_string;
   decltype(&cublasSgemm) sgemm;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
+  decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
   CublasGemmEx gemm_ex;
   CublasGemmStridedBatchedEx gemm_strided_batched_ex;
 };

@@ -1,0 +1,17 @@
+#pragma once
+// How analyze and bench hand a forward pass to their SequenceAnalyzer. On a GPU the rows'
+// cosine deviations run there (gpu_deviations.h) and the host analyses each layer while the
+// GPU computes the next ones (model/observer_queue.h); on the CPU the analyzer observes itself.
+#include <optional>
+
+#include "analysis/sequence_analyzer.h"
+#include "model/engine.h"
+#include "model/observer_queue.h"
+
+namespace attngeom {
+
+// The observer for engine's forward passes; on a GPU it is `queue`, emplaced here, whose
+// finish() then follows each forward pass.
+ForwardObserver& attach_analyzer(const Engine& engine, SequenceAnalyzer& analyzer, std::optional<ObserverQueue>& queue);
+
+}  // namespace attngeom

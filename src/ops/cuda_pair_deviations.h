@@ -1,0 +1,48 @@
+#pragma once
+// The O(M^2 d) part of a row's value geometry on a GPU: how far every pairwise cosine of a
+// row's value vectors strays from its cosine model (docs/geometry.md, "Cosine deviations"),
+// for the captured rows of a layer's kv heads at once. Each kv head's Gram matrix is one
+// double product (cuBLAS DGEMM: products of floats are exact in double, so each cosine is as
+// accurate as geometry's cosine_deviation from a double Gram, which it follows term by term).
+// Built only with CUDA; no CUDA type appears here.
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace attngeom {
+
+// geometry::CosineModel's two numbers: c_0l = rho_0, c_il = exp(-beta |i - l|).
+struct PairDeviationModel {
+  double beta = 0.0;
+  double rho_0 = 0.0;
+};
+
+// Over the pairs i < l of non-zero vectors: max |delta|, sum delta^2 and how many pairs.
+struct PairDeviationTotals {
+  double max_abs = 0.0;
+  double sum_sq = 0.0;
+  std::uint64_t pairs = 0;
+};
+
+class CudaPairDeviations {
+ public:
+  // Opens GPU `device` on the calling thread; every call selects it again on its own thread.
+  explicit CudaPairDeviations(int device);
+  ~CudaPairDeviations();
+  CudaPairDeviations(const CudaPairDeviations&) = delete;
+  CudaPairDeviations& operator=(const CudaPairDeviations&) = delete;
+
+  // values [heads, seq, dim], host fp32. Row r of head h reads keys 0..keys[r]-1 (each in
+  // 1..seq) with the model models[h * rows + r]; totals [heads, rows]. Returns when done.
+  void compute(const float* values, int heads, int seq, int dim, std::span<const int> keys,
+               std::span<const PairDeviationModel> models, std::span<PairDeviationTotals> totals);
+
+  // GPU memory compute() takes at most for rows of up to `keys` keys.
+  static std::uint64_t bytes(int heads, int keys, int dim, int rows);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace attngeom
