@@ -29,7 +29,8 @@ void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, 
   record_.query_positions.assign(rows.begin(), rows.end());
   record_.resize(schema_, config_.layers, config_.heads, tokens.size(), rows.size());
   record_.resize_routing(config_.recipe.moe.experts);
-  values_ = {};
+  layers_.assign(static_cast<std::size_t>(config_.layers), {});
+  layers_done_ = 0;
 }
 
 void SequenceAnalyzer::on_routing(int layer, const ExpertRouting& routing) {
@@ -40,12 +41,12 @@ void SequenceAnalyzer::on_routing(int layer, const ExpertRouting& routing) {
 }
 
 void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {
-  (void)layer;
   ATTNGEOM_CHECK(values.space == MemorySpace::kHost && values.kv_heads == config_.kv_heads &&
                  values.head_dim == config_.head_dim && static_cast<std::size_t>(values.seq) == record_.seq_len());
-  values_ = values;
+  LayerState& state = layers_.at(static_cast<std::size_t>(layer));
+  state.values = values;
   if (config_.group_size() > 1 || deviations_)
-    shared_.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
+    state.shared.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
 }
 
 namespace {
@@ -56,7 +57,7 @@ constexpr std::size_t kRowsPerTask = 16;
 
 }  // namespace
 
-void SequenceAnalyzer::share_values(const AttentionRows& rows) {
+void SequenceAnalyzer::share_values(LayerState& layer, const AttentionRows& rows) {
   const std::size_t count = record_.rows();
   const int kv_begin = config_.kv_head_of(rows.head_begin);
   const int kv_end = config_.kv_head_of(rows.head_end - 1) + 1;
@@ -71,23 +72,25 @@ void SequenceAnalyzer::share_values(const AttentionRows& rows) {
     const float* alpha =
         rows.head_rows(std::max(rows.head_begin, kv_head * config_.group_size())) + q * record_.seq_len();
     const geometry::HeadRowView row{std::span<const float>(alpha, keys),
-                                    std::span<const float>(values_.kv_head(kv_head), keys * d), d};
-    shared_[static_cast<std::size_t>(kv_head) * count + q] = geometry::analyze_values(row, options);
+                                    std::span<const float>(layer.values.kv_head(kv_head), keys * d), d};
+    layer.shared[static_cast<std::size_t>(kv_head) * count + q] = geometry::analyze_values(row, options);
   });
   if (deviations_) {
+    const std::lock_guard lock(mutex_);
     deviations_->fill(
-        values_, kv_begin, kv_end, record_.query_positions,
-        std::span<geometry::ValueGeometry>(shared_).subspan(static_cast<std::size_t>(kv_begin) * count,
-                                                            static_cast<std::size_t>(kv_end - kv_begin) * count));
+        layer.values, kv_begin, kv_end, record_.query_positions,
+        std::span<geometry::ValueGeometry>(layer.shared)
+            .subspan(static_cast<std::size_t>(kv_begin) * count, static_cast<std::size_t>(kv_end - kv_begin) * count));
   }
 }
 
 void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
   const std::size_t seq = record_.seq_len();
   const std::size_t count = record_.rows();
-  ATTNGEOM_CHECK(values_.values != nullptr && rows.space == MemorySpace::kHost && rows.positions.size() == count &&
+  LayerState& state = layers_.at(static_cast<std::size_t>(layer));
+  ATTNGEOM_CHECK(state.values.values != nullptr && rows.space == MemorySpace::kHost && rows.positions.size() == count &&
                  static_cast<std::size_t>(rows.seq) == seq);
-  if (!shared_.empty()) share_values(rows);
+  if (!state.shared.empty()) share_values(state, rows);
   const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();
   const std::size_t row_block = schema_.per_row_fields.size();
   const std::size_t chunks = (count + kRowsPerTask - 1) / kRowsPerTask;  // per head
@@ -100,12 +103,12 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
     HeadRows head_rows{std::span<const int>(record_.query_positions).subspan(q0, q1 - q0),
                        rows.head_rows(head) + q0 * seq,
                        seq,
-                       values_.kv_head(kv_head),
+                       state.values.kv_head(kv_head),
                        static_cast<std::size_t>(config_.head_dim),
                        {}};
-    if (!shared_.empty()) {
-      head_rows.shared_values = std::span<const geometry::ValueGeometry>(shared_).subspan(
-          static_cast<std::size_t>(kv_head) * count + q0, q1 - q0);
+    if (!state.shared.empty()) {
+      head_rows.shared_values = std::span<const geometry::ValueGeometry>(state.shared)
+                                    .subspan(static_cast<std::size_t>(kv_head) * count + q0, q1 - q0);
     }
     try {
       analyze_head_rows(
@@ -121,7 +124,11 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
       std::copy(last, last + seq, record_.profile.begin() + static_cast<std::ptrdiff_t>(lh * seq));
     }
   });
-  if (rows.head_end == config_.heads && layer_done_) layer_done_(layer + 1);
+  if (rows.head_end < config_.heads) return;
+  state = {};  // the layer is done: its buffer goes back to the engine, its shared geometry is freed
+  const std::lock_guard lock(mutex_);
+  ++layers_done_;
+  if (layer_done_) layer_done_(layers_done_);
 }
 
 }  // namespace attngeom

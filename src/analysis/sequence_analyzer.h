@@ -4,8 +4,10 @@
 // keys 0..q, and fills one SequenceRecord. Nothing T x T is stored: each block of heads'
 // rows is analysed as it arrives, on all threads (heads and row ranges). The heads of a GQA
 // group share the part that reads the values alone (geometry::ValueGeometry), computed first.
+// Different layers may be analysed at once on different threads (layers_concurrent).
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -36,24 +38,31 @@ class SequenceAnalyzer final : public ForwardObserver {
   void on_values(int layer, const ValueStates& values) override;
   void on_attention(int layer, const AttentionRows& rows) override;
   void on_routing(int layer, const ExpertRouting& routing) override;
+  bool layers_concurrent() const override { return true; }
 
  private:
+  // One layer under analysis.
+  struct LayerState {
+    // The engine's buffer, valid until the layer's last on_attention (observer.h): not copied.
+    ValueStates values;
+    // [kv_heads, rows] for GQA layers (several heads per kv head) or deviations computed off
+    // the CPU: filled for the kv heads of each block of heads; else empty.
+    std::vector<geometry::ValueGeometry> shared;
+  };
+
   // The value geometry of every (kv head, captured row) that the block's heads read.
-  void share_values(const AttentionRows& rows);
+  void share_values(LayerState& layer, const AttentionRows& rows);
 
   const ModelConfig& config_;
   const RecordSchema& schema_;
   std::unique_ptr<geometry::PairProducts> pair_products_;
   geometry::RowAnalysisOptions options_;
-  SequenceRecord record_;
-  // The layer being analysed: the engine's buffer, valid until the layer's last on_attention
-  // (observer.h), so it is not copied.
-  ValueStates values_;
+  SequenceRecord record_;                        // each layer's calls write their own parts
+  std::vector<LayerState> layers_;               // [layers]
   std::unique_ptr<LayerDeviations> deviations_;  // null: the CPU screens the deviations
-  // [kv_heads, rows] for GQA layers (several heads per kv head) or deviations computed off the
-  // CPU: filled for the kv heads of each block of heads; else empty.
-  std::vector<geometry::ValueGeometry> shared_;
   std::function<void(int)> layer_done_;
+  std::mutex mutex_;     // deviations_, layer_done_ and layers_done_, which the layers share
+  int layers_done_ = 0;  // in this sequence
 };
 
 }  // namespace attngeom

@@ -60,6 +60,10 @@ class ForwardObserver {
   // Called once per captured layer with a mixture of experts, after its last on_attention, on
   // the host; valid until the call returns. Observers of attention alone ignore it.
   virtual void on_routing(int /*layer*/, const ExpertRouting& /*routing*/) {}
+  // Whether the calls of different layers may run at the same time on different threads, each
+  // layer's own calls still in order and one at a time (model/observer_queue.h then analyses
+  // several layers at once).
+  virtual bool layers_concurrent() const { return false; }
 };
 
 }  // namespace attngeom

@@ -2,20 +2,27 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "util/error.h"
 
 namespace attngeom {
 
-ObserverQueue::ObserverQueue(ForwardObserver& observer, std::size_t max_pending_bytes)
+int concurrent_layer_workers(int threads) { return std::clamp(threads / 4, 1, 4); }
+
+ObserverQueue::ObserverQueue(ForwardObserver& observer, std::size_t max_pending_bytes, int workers)
     : observer_(observer), max_pending_bytes_(max_pending_bytes) {
   // A new thread starts from OpenMP's initial thread count, not the caller's (--threads).
   const int threads = omp_get_max_threads();
-  worker_ = std::thread([this, threads] {
-    omp_set_num_threads(threads);
-    work();
-  });
+  if (workers <= 0) workers = observer.layers_concurrent() ? concurrent_layer_workers(threads) : 1;
+  const int per_worker = std::max(1, threads / workers);
+  for (int w = 0; w < workers; ++w) {
+    workers_.emplace_back([this, per_worker] {
+      omp_set_num_threads(per_worker);
+      work();
+    });
+  }
 }
 
 ObserverQueue::~ObserverQueue() {
@@ -25,26 +32,33 @@ ObserverQueue::~ObserverQueue() {
     calls_.clear();
   }
   changed_.notify_all();
-  worker_.join();
+  for (std::thread& worker : workers_) worker.join();
 }
 
-void ObserverQueue::enqueue(std::size_t bytes, std::function<void()> call) {
+void ObserverQueue::enqueue(int layer, std::size_t bytes, std::function<void()> call) {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return error_ || pending_bytes_ == 0 || pending_bytes_ + bytes <= max_pending_bytes_; });
   if (error_) std::rethrow_exception(error_);
   pending_bytes_ += bytes;
-  calls_.push_back({bytes, std::move(call)});
+  calls_.push_back({layer, bytes, std::move(call)});
   changed_.notify_all();
 }
 
 void ObserverQueue::work() {
   std::unique_lock lock(mutex_);
+  // The first waiting call of a layer that no worker is running: each layer's calls stay in order.
+  const auto next = [&] {
+    return std::find_if(calls_.begin(), calls_.end(), [&](const Call& c) {
+      return std::find(running_.begin(), running_.end(), c.layer) == running_.end();
+    });
+  };
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !calls_.empty(); });
-    if (calls_.empty()) return;
-    Call call = std::move(calls_.front());
-    calls_.pop_front();
-    running_ = true;
+    changed_.wait(lock, [&] { return stopping_ || next() != calls_.end(); });
+    if (stopping_) return;
+    const auto at = next();
+    Call call = std::move(*at);
+    calls_.erase(at);
+    running_.push_back(call.layer);
     lock.unlock();
     std::exception_ptr error;
     try {
@@ -52,8 +66,9 @@ void ObserverQueue::work() {
     } catch (...) {
       error = std::current_exception();
     }
+    call.run = nullptr;  // its copies go before the lock is taken again
     lock.lock();
-    running_ = false;
+    running_.erase(std::find(running_.begin(), running_.end(), call.layer));
     pending_bytes_ -= call.bytes;
     if (error && !error_) {
       error_ = error;
@@ -66,7 +81,7 @@ void ObserverQueue::work() {
 
 void ObserverQueue::finish() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return calls_.empty() && !running_; });
+  changed_.wait(lock, [&] { return calls_.empty() && running_.empty(); });
   if (error_) std::rethrow_exception(error_);
 }
 
@@ -74,11 +89,11 @@ void ObserverQueue::on_values(int layer, const ValueStates& values) {
   ATTNGEOM_CHECK(values.space == MemorySpace::kHost);
   const std::size_t count = static_cast<std::size_t>(values.kv_heads) * static_cast<std::size_t>(values.seq) *
                             static_cast<std::size_t>(values.head_dim);
-  auto copy = std::make_shared<const std::vector<float>>(values.values, values.values + count);
+  last_values_ = std::make_shared<const std::vector<float>>(values.values, values.values + count);
   ValueStates shape = values;
-  enqueue(count * sizeof(float), [this, layer, shape, copy = std::move(copy)]() mutable {
-    values_ = std::move(copy);
-    shape.values = values_->data();
+  shape.values = last_values_->data();
+  enqueue(layer, count * sizeof(float), [this, layer, shape, copy = last_values_] {
+    ATTNGEOM_CHECK(shape.values == copy->data());
     observer_.on_values(layer, shape);
   });
 }
@@ -90,12 +105,14 @@ void ObserverQueue::on_attention(int layer, const AttentionRows& rows) {
   std::vector<float> probs(rows.probs, rows.probs + count);  // [heads, rows, seq]
   std::vector<int> positions(rows.positions.begin(), rows.positions.end());
   const AttentionRows shape = rows;
-  enqueue(count * sizeof(float), [this, layer, shape, probs = std::move(probs), positions = std::move(positions)] {
-    AttentionRows copy = shape;
-    copy.positions = positions;
-    copy.probs = probs.data();
-    observer_.on_attention(layer, copy);
-  });
+  enqueue(layer, count * sizeof(float),
+          [this, layer, shape, probs = std::move(probs), positions = std::move(positions), values = last_values_] {
+            ATTNGEOM_CHECK(values != nullptr);  // kept alive for the observer, which reads them still
+            AttentionRows copy = shape;
+            copy.positions = positions;
+            copy.probs = probs.data();
+            observer_.on_attention(layer, copy);
+          });
 }
 
 void ObserverQueue::on_routing(int layer, const ExpertRouting& routing) {
@@ -106,15 +123,16 @@ void ObserverQueue::on_routing(int layer, const ExpertRouting& routing) {
   const std::size_t bytes =
       (choices.size() + load.size() + flipped.size()) * sizeof(int) + weights.size() * sizeof(float);
   const ExpertRouting shape = routing;
-  enqueue(bytes, [this, layer, shape, choices = std::move(choices), weights = std::move(weights),
-                  load = std::move(load), flipped = std::move(flipped)] {
-    ExpertRouting copy = shape;
-    copy.choices = choices;
-    copy.weights = weights;
-    copy.load = load;
-    copy.flipped = flipped;
-    observer_.on_routing(layer, copy);
-  });
+  enqueue(layer, bytes,
+          [this, layer, shape, choices = std::move(choices), weights = std::move(weights), load = std::move(load),
+           flipped = std::move(flipped)] {
+            ExpertRouting copy = shape;
+            copy.choices = choices;
+            copy.weights = weights;
+            copy.load = load;
+            copy.flipped = flipped;
+            observer_.on_routing(layer, copy);
+          });
 }
 
 }  // namespace attngeom

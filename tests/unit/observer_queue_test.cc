@@ -1,13 +1,19 @@
 // ObserverQueue: analyze's observer behind the queue (as on a GPU) fills the same record, bit
 // for bit, as called directly, though every buffer it was handed is overwritten as soon as
-// the call returns; the observer's error reaches the caller and nothing after it is run.
+// the call returns, with one worker or with several analysing layers at once; the observer's
+// error reaches the caller and nothing after it is run.
 #include "model/observer_queue.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -62,18 +68,65 @@ TEST(ObserverQueue, AnalysesCopiesAsTheObserverCalledDirectly) {
   SequenceAnalyzer direct(config, schema, geometry::RowAnalysisOptions{});
   direct.begin(0, tokens, rows);
   feed(direct, rows, 5);
-  // A budget of one byte: every call waits for the one before it.
-  for (const std::size_t budget : {ObserverQueue::kDefaultPendingBytes, std::size_t{1}}) {
-    SequenceAnalyzer queued(config, schema, geometry::RowAnalysisOptions{});
-    ObserverQueue queue(queued, budget);
-    for (int sequence = 0; sequence < 2; ++sequence) {  // the queue serves one sequence after another
-      queued.begin(0, tokens, rows);
-      feed(queue, rows, 5);
-      queue.finish();
-      EXPECT_TRUE(same_bits(queued.record().per_n, direct.record().per_n)) << "budget " << budget;
-      EXPECT_TRUE(same_bits(queued.record().per_row, direct.record().per_row)) << "budget " << budget;
-      EXPECT_EQ(queued.record().profile, direct.record().profile);
+  // A budget of one byte: every call waits for the one before it. Three workers: the layers
+  // analysed at once.
+  for (const int workers : {1, 3}) {
+    for (const std::size_t budget : {ObserverQueue::kDefaultPendingBytes, std::size_t{1}}) {
+      SequenceAnalyzer queued(config, schema, geometry::RowAnalysisOptions{});
+      int layers_done = 0;
+      queued.on_layer_done([&](int done) { layers_done = std::max(layers_done, done); });
+      ObserverQueue queue(queued, budget, workers);
+      for (int sequence = 0; sequence < 2; ++sequence) {  // the queue serves one sequence after another
+        queued.begin(0, tokens, rows);
+        feed(queue, rows, 5);
+        queue.finish();
+        const std::string where = "budget " + std::to_string(budget) + ", workers " + std::to_string(workers);
+        EXPECT_TRUE(same_bits(queued.record().per_n, direct.record().per_n)) << where;
+        EXPECT_TRUE(same_bits(queued.record().per_row, direct.record().per_row)) << where;
+        EXPECT_EQ(queued.record().profile, direct.record().profile) << where;
+        EXPECT_EQ(layers_done, kLayers) << where;
+      }
     }
+  }
+}
+
+// Holds layer 0's values call until layer 1's has begun (or a timeout passes): only a queue
+// that runs layers at once gets through without waiting. Records each layer's calls in order.
+class ConcurrentObserver final : public ForwardObserver {
+ public:
+  void on_values(int layer, const ValueStates&) override {
+    std::unique_lock lock(mutex_);
+    calls_[layer].push_back("values");
+    started_ = std::max(started_, layer);
+    changed_.notify_all();
+    if (layer == 0) overlapped = changed_.wait_for(lock, std::chrono::seconds(20), [&] { return started_ >= 1; });
+  }
+  void on_attention(int layer, const AttentionRows& rows) override {
+    const std::lock_guard lock(mutex_);
+    calls_[layer].push_back("attention " + std::to_string(rows.head_begin));
+  }
+  bool layers_concurrent() const override { return true; }
+  std::vector<std::string> calls(int layer) {
+    const std::lock_guard lock(mutex_);
+    return calls_[layer];
+  }
+  bool overlapped = false;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int started_ = -1;
+  std::map<int, std::vector<std::string>> calls_;
+};
+
+TEST(ObserverQueue, RunsLayersAtOnceEachInOrder) {
+  ConcurrentObserver observer;
+  ObserverQueue queue(observer, ObserverQueue::kDefaultPendingBytes, 2);
+  feed(queue, {5, 9}, 3);
+  queue.finish();
+  EXPECT_TRUE(observer.overlapped);
+  for (int l = 0; l < kLayers; ++l) {
+    EXPECT_EQ(observer.calls(l), (std::vector<std::string>{"values", "attention 0", "attention 2"})) << l;
   }
 }
 
