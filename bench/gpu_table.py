@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The GPU benchmark's table (bench/gpu_bench.sh): per sequence length, attngeom's seconds by
-stage (`attngeom bench --device cuda` JSON lines), transformers' eager forward with every
+stage (`attngeom bench --device cuda` JSON lines, each with where its analysis ran: how many
+layers at once, the cosine deviations on the GPU or the CPU), transformers' eager forward with every
 attention row and its sdpa forward (bench/hf_eager_gpu.py JSON lines, the first of which holds
 the GPU's bf16 matrix peak), how many times eager's time each stage takes, and the share of the
 matrix peak that the forward's products and the whole forward reach.
@@ -26,9 +27,9 @@ def table(bench, peers):
     """Markdown lines of the table, one row per bf16 length; bench and peers as read_lines returns them."""
     peak = next((p["matmul_peak_tflops"] for p in peers if "matmul_peak_tflops" in p), None)
     eager = {p["seq_len"]: p for p in peers if "seq_len" in p}
-    lines = ["| T | forward s | forward + capture s | full analyze s | eager with attentions s | sdpa s | "
-             "analyze / eager | forward's products TFLOP/s (of peak) | whole forward TFLOP/s (of peak) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| T | analysis placement | forward s | forward + capture s | full analyze s | eager with attentions s | "
+             "sdpa s | analyze / eager | forward's products TFLOP/s (of peak) | whole forward TFLOP/s (of peak) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
 
     def of_peak(x):
         return f"{fmt(x, '.0f')} ({fmt(None if x is None or not peak else x / peak, '.0%')})"
@@ -42,7 +43,10 @@ def table(bench, peers):
         forward = run.get("forward")
         whole = forward["linear_flops"] / forward["seconds"] * 1e-12 if forward else None
         ratio = None if e is None or seconds["analyze"] is None else seconds["analyze"] / e
-        lines.append(f"| {run['seq_len']} | {fmt(seconds['forward'], '.4f')} | {fmt(seconds['capture'], '.4f')} | "
+        placement = (f"layers at once: {run['layer_workers']}, deviations: {run['deviations']}"
+                     if "layer_workers" in run else "-")
+        lines.append(f"| {run['seq_len']} | {placement} | {fmt(seconds['forward'], '.4f')} | "
+                     f"{fmt(seconds['capture'], '.4f')} | "
                      f"{fmt(seconds['analyze'], '.4f')} | {fmt(e, '.4f')} | {fmt(peer.get('sdpa_seconds'), '.4f')} | "
                      f"{fmt(ratio, '.2f')} | {of_peak(forward and forward['linear_tflops'])} | {of_peak(whole)} |")
     lines.append(f"bf16 matrix peak of this GPU: {fmt(peak, '.0f')} TFLOP/s")

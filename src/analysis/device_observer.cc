@@ -2,11 +2,11 @@
 
 namespace attngeom {
 
-ForwardObserver& attach_analyzer(const Engine& engine, SequenceAnalyzer& analyzer,
-                                 std::optional<ObserverQueue>& queue) {
+ForwardObserver& attach_analyzer(const Engine& engine, SequenceAnalyzer& analyzer, std::optional<ObserverQueue>& queue,
+                                 const GpuAnalysisPlacement& placement) {
   if (engine.device() != Device::kCuda) return analyzer;
-  analyzer.use_deviations(make_gpu_deviations(engine.gpu()));
-  return queue.emplace(analyzer);
+  if (placement.gpu_deviations) analyzer.use_deviations(make_gpu_deviations(engine.gpu()));
+  return queue.emplace(analyzer, ObserverQueue::kDefaultPendingBytes, placement.layer_workers);
 }
 
 }  // namespace attngeom

@@ -10,8 +10,16 @@
 
 namespace attngeom {
 
+// Where the analysis runs beside a GPU; the defaults are analyze's, the others for measuring
+// what each part buys (bench).
+struct GpuAnalysisPlacement {
+  int layer_workers = 0;       // the queue's workers; 0: ObserverQueue's choice
+  bool gpu_deviations = true;  // the cosine deviations on the GPU, else on the CPU
+};
+
 // The observer for engine's forward passes; on a GPU it is `queue`, emplaced here, whose
 // finish() then follows each forward pass.
-ForwardObserver& attach_analyzer(const Engine& engine, SequenceAnalyzer& analyzer, std::optional<ObserverQueue>& queue);
+ForwardObserver& attach_analyzer(const Engine& engine, SequenceAnalyzer& analyzer, std::optional<ObserverQueue>& queue,
+                                 const GpuAnalysisPlacement& placement = {});
 
 }  // namespace attngeom

@@ -1,6 +1,7 @@
 // attngeom bench: seconds per sequence of one model at one length and precision, by
 // stage: forward only, forward + capture of the last row (attention rows and values
-// copied out, nothing computed on them), and full analyze (the geometry on every head).
+// copied out, nothing computed on them), and full analyze (the geometry on every head; on a
+// GPU with its placement: --layer-workers, --cpu-deviations).
 // Prints one JSON object; bench/run_bench.py drives it across models, lengths and
 // precisions, each in a fresh process so peak RSS is per configuration.
 #include <omp.h>
@@ -58,6 +59,7 @@ struct BenchFlags {
   PrecisionFlags precision;
   std::string stages = "forward,capture,analyze";
   int threads = 0;
+  GpuAnalysisPlacement gpu;  // --layer-workers, --cpu-deviations
 };
 
 struct StageResult {
@@ -81,6 +83,12 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--stages", f->stages, "comma-separated subset of forward,capture,analyze")->capture_default_str();
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
+  cmd->add_option("--layer-workers", f->gpu.layer_workers,
+                  "on a GPU, layers analysed at once (default: one per four threads, at most four)")
+      ->check(integer_in(1, 64));
+  cmd->add_flag_callback(
+      "--cpu-deviations", [f] { f->gpu.gpu_deviations = false; },
+      "on a GPU, screen the cosine deviations on the CPU as without one");
   add_precision_options(*cmd, f->precision);
   cmd->callback([f] {
     apply_thread_count(f->threads);
@@ -106,6 +114,9 @@ void add_bench_command(CLI::App& app) {
     }
     EngineOptions options = resolve_compute(f->precision);
     options.timed = true;
+    if (options.device != Device::kCuda && (f->gpu.layer_workers != 0 || !f->gpu.gpu_deviations)) {
+      std::fprintf(stderr, "attngeom: warning: --layer-workers and --cpu-deviations have no effect on the CPU\n");
+    }
     Engine engine(c, checkpoint.weights(), options);
     Transformer& model = engine.model();
     const Backend& backend = engine.backend();
@@ -123,7 +134,7 @@ void add_bench_command(CLI::App& app) {
     SequenceAnalyzer analyzer(c, schema, geometry::RowAnalysisOptions{});
     // As analyze does: on a GPU the host analyses each layer while the GPU computes the next.
     std::optional<ObserverQueue> queue;
-    ForwardObserver& analyzing = attach_analyzer(engine, analyzer, queue);
+    ForwardObserver& analyzing = attach_analyzer(engine, analyzer, queue, f->gpu);
     CopyingObserver copier(c, f->seq_len, 1);
 
     nlohmann::json out = {{"model", f->model_dir},
@@ -135,6 +146,10 @@ void add_bench_command(CLI::App& app) {
                           {"threads", omp_get_max_threads()},
                           {"repeats", f->repeats}};
     if (!engine.gpu_name().empty()) out["gpu"] = engine.gpu_name();
+    if (queue) {
+      out["layer_workers"] = queue->workers();
+      out["deviations"] = f->gpu.gpu_deviations ? "gpu" : "cpu";
+    }
     const auto run_stage = [&](const std::string& stage) {
       ForwardObserver* observer = stage == "forward"   ? nullptr
                                   : stage == "capture" ? static_cast<ForwardObserver*>(&copier)

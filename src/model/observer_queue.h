@@ -40,6 +40,7 @@ class ObserverQueue final : public ForwardObserver {
   // Returns once the observer has seen every call; rethrows the first error it threw (a call
   // after that error rethrows it at once, and the calls behind it are dropped).
   void finish();
+  int workers() const { return static_cast<int>(workers_.size()); }
 
  private:
   void enqueue(int layer, std::size_t bytes, std::function<void()> call);
