@@ -10,11 +10,12 @@
 namespace attngeom::geometry {
 namespace {
 
-// kVectors vectors against kRows rows per pass: 2 x 4 AVX-512 registers of double sums, enough
-// independent chains to hide the FMA latency. A GEMM would need the rows widened and permuted
+// kVectors vectors against kRows rows per pass: 2 x 8 AVX-512 registers of double sums, enough
+// independent chains to hide the FMA latency, and each row value loaded and widened once per
+// 16 products. A GEMM would need the rows widened and permuted
 // into a [count, dim] double copy first, which cost as much as the products.
 constexpr std::size_t kVectors = 16;
-constexpr std::size_t kRows = 4;
+constexpr std::size_t kRows = 8;
 using Sums = std::array<std::array<double, kVectors>, kRows>;
 
 // sums[r][g] = <vectors_g, rows[r]>, vectors transposed: columns[t * kVectors + g].
