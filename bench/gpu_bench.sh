@@ -16,13 +16,15 @@ MODEL=$WORK/llama3-8b
   --tokenizer models/organism/tokenizer.model --out "$MODEL" | tail -1
 for T in 1024 4096; do
   "$BIN" bench --model "$MODEL" --seq-len $T --device cuda --precision bf16 --repeats 3 | tee -a "$OUT/bench.jsonl"
-  # What each part of the GPU analysis buys: one layer at a time; the deviations on the CPU.
+done
+python3 bench/hf_eager_gpu.py --model "$MODEL" --seq-len 1024 --seq-len 4096 | tee "$OUT/hf_eager.jsonl"
+# What each GPU part of the analysis buys: one layer at a time; the deviations on the CPU.
+for T in 1024 4096; do
   for ABLATION in "--layer-workers 1" "--cpu-deviations"; do
     "$BIN" bench --model "$MODEL" --seq-len $T --device cuda --precision bf16 --repeats 3 --stages analyze $ABLATION |
       tee -a "$OUT/bench.jsonl"
   done
 done
-python3 bench/hf_eager_gpu.py --model "$MODEL" --seq-len 1024 --seq-len 4096 | tee "$OUT/hf_eager.jsonl"
 time "$BIN" analyze --device cuda --model "$MODEL" --data models/organism/heldout.txt --seq-len 1024 \
   --num-seqs 8 --out "$WORK/run" --overwrite > "$OUT/analyze.log" 2>&1
 tail -4 "$OUT/analyze.log"
