@@ -11,10 +11,15 @@
 - a rank that fails (an error) prints "attngeom: MPI rank 1 of 3 failed: ..." on one line,
   the job exits 2, and `--resume` by one process without mpirun completes it equally.
 The failures come from the test hook ATTNGEOM_TEST_FAIL_RANK=RANK:N:kill|error.
-Skipped (exit 77) when mpirun is not installed, or attngeom was built without MPI.
+With ATTNGEOM_TEST_DEVICE=cuda (ctest cuda.cluster_mpi): 2 ranks with plain `--device cuda`
+each take their local rank's GPU, sharing it on a machine with one, and their run directory
+equals one process's on the GPU byte for byte (the other checks are the CPU's).
+Skipped (exit 77) when mpirun is not installed, attngeom was built without MPI, or the GPU
+asked for is not there.
 """
 import argparse
 import filecmp
+import json
 import os
 import shutil
 import subprocess
@@ -23,6 +28,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+
 ORGANISM = os.path.join(HERE, "..", "..", "models", "organism")
 # Loopback only, whoever runs it: no network, and root allowed (containers, CI).
 MPIRUN = ["--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo"]
@@ -32,7 +40,7 @@ NOT_COMPARED = {"run.json", "report.html"}  # times, host, ranks
 def analyze_args(bin_path, out):
     return [bin_path, "analyze", "--model", ORGANISM, "--data", os.path.join(ORGANISM, "heldout.txt"),
             "--seq-len", "128", "--lengths", "64", "--num-seqs", "6", "--precision", "fp32", "--threads", "1",
-            "--out", out]
+            "--out", out] + harness.device_flags()
 
 
 def run(cmd, env=None):
@@ -99,6 +107,7 @@ def main():
     if args.built_with_mpi.upper() not in ("ON", "1", "TRUE", "YES"):
         print("SKIP: attngeom was built without MPI (configure with -DATTNGEOM_MPI=ON and libopenmpi-dev)")
         return 77
+    harness.require_device(args.bin)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     for name in ("ATTNGEOM_TEST_FAIL_RANK", "SLURM_ARRAY_TASK_ID", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"):
         env.pop(name, None)
@@ -110,13 +119,20 @@ def main():
             print(f"FAIL one process: exit {step.returncode}: {step.stderr.strip()[-400:]}")
             return 1
 
-        out = os.path.join(tmp, "ranks3")
-        step, mpi_s = mpi(3, analyze_args(args.bin, out), env)
+        ranks = 3 if harness.DEVICE == "cpu" else 2
+        out = os.path.join(tmp, f"ranks{ranks}")
+        step, mpi_s = mpi(ranks, analyze_args(args.bin, out), env)
         if step.returncode != 0:
-            failures.append(f"mpirun -n 3: exit {step.returncode}: {step.stderr.strip()[-400:]}")
+            failures.append(f"mpirun -n {ranks}: exit {step.returncode}: {step.stderr.strip()[-400:]}")
         else:
-            files = compare_runs(reference, out, "mpirun -n 3", failures)
-            print(f"mpirun -n 3: {files} files equal one process's ({mpi_s:.1f} s; one process {single_s:.1f} s)")
+            files = compare_runs(reference, out, f"mpirun -n {ranks}", failures)
+            print(f"mpirun -n {ranks}: {files} files equal one process's ({mpi_s:.1f} s; one process {single_s:.1f} s)")
+            with open(os.path.join(out, "run.json")) as f:
+                device = json.load(f).get("device")
+            if device != ("cpu" if harness.DEVICE == "cpu" else "cuda"):
+                failures.append(f"mpirun -n {ranks}: run.json names device {device!r}")
+        if harness.DEVICE != "cpu":
+            return report(failures)
 
         # Ranks started with other flags (mpirun's MPMD form) are refused by name.
         out = os.path.join(tmp, "mismatched")
@@ -148,6 +164,10 @@ def main():
 
         fail_then_resume(args.bin, env, os.path.join(tmp, "failed"), "1:1:error", failed,
                          lambda cmd: run(cmd, env), "--resume by one process", reference, failures)
+    return report(failures)
+
+
+def report(failures):
     for f in failures[:20]:
         print("FAIL", f)
     print(f"cluster_mpi: {'FAILED' if failures else 'passed'} ({len(failures)} failures)")
