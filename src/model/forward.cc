@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 #include "util/error.h"
@@ -10,6 +11,16 @@ namespace attngeom {
 namespace {
 
 std::string in_layer(int layer, const char* what) { return "model.layers." + std::to_string(layer) + ": " + what; }
+
+// A layer whose captured rows take at most this many bytes reaches the observer once its output
+// projection and MLP are launched, so that a GPU computes them while the observer copies or
+// analyses the layer; larger captures reach it block by block as attention hands them over,
+// so that no layer's rows are held whole. The test hook ATTNGEOM_TEST_CAPTURE_BLOCKS=1
+// delivers every layer block by block (docs/tests.md).
+std::size_t held_capture_bytes() {
+  static const std::size_t bytes = std::getenv("ATTNGEOM_TEST_CAPTURE_BLOCKS") ? 0 : std::size_t{64} << 20;
+  return bytes;
+}
 
 }  // namespace
 
@@ -244,15 +255,16 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   const bool captured =
       observer != nullptr && std::binary_search(request.capture_layers.begin(), request.capture_layers.end(), l);
   attention_input(l);
-  if (captured) {
-    backend_.heads_to_host(b.v, c.kv_heads, c.head_dim, b.values);
-    observer->on_values(l, ValueStates{c.kv_heads, b.seq, c.head_dim, b.values.data(), MemorySpace::kHost});
-  }
+  const auto heads = static_cast<std::size_t>(c.heads);
+  const std::size_t captured_floats = captured ? heads * request.capture_rows.size() * b.seq : 0;
+  const bool held = captured && captured_floats * sizeof(float) <= held_capture_bytes();
+  if (captured) backend_.heads_to_host(b.v, c.kv_heads, c.head_dim, b.values);
+  const ValueStates values{c.kv_heads, b.seq, c.head_dim, b.values.data(), MemorySpace::kHost};
+  if (captured && !held) observer->on_values(l, values);
 
   // DotSoftmaxWeightedSum. HF eager: softmax(softcap(q k^T * scale) + mask) v, per head, GQA via
   // repeat_kv; this layer's window. Optional edits (no HF counterpart; docs/method.md section 7):
   // per-head top-N keys, per-head output gates.
-  const auto heads = static_cast<std::size_t>(c.heads);
   AttentionCall call;
   call.shape = {b.seq,        c.heads,       c.kv_heads, c.head_dim, r.layers[static_cast<std::size_t>(l)].window,
                 r.attn_scale, r.attn_softcap};
@@ -264,15 +276,27 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   if (!request.topn_keys.empty()) call.head_topn = std::span(request.topn_keys).subspan(l * heads, heads);
   if (captured) call.capture_rows = request.capture_rows;
   const auto attention_start = std::chrono::steady_clock::now();
-  backend_.attention(call, [&](const AttentionRows& rows) { observer->on_attention(l, rows); });
+  if (held) b.captured.resize(captured_floats);
+  const std::size_t head_rows = request.capture_rows.size() * b.seq;  // [rows, seq] per head
+  backend_.attention(call, [&](const AttentionRows& rows) {
+    if (!held) return observer->on_attention(l, rows);
+    std::copy_n(
+        rows.probs, static_cast<std::size_t>(rows.heads()) * head_rows,
+        b.captured.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rows.head_begin) * head_rows));
+  });
   timings_.attention_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - attention_start).count();
   // Overflowing q, k or v projections or scores all end up here (NaN probabilities included).
   check_finite(b.attn_out, in_layer(l, "the attention outputs"));
   // A captured layer's routing reads the MLP's input, which follows the attention's residual add.
   const bool routing_captured = captured && r.layers[static_cast<std::size_t>(l)].sparse_mlp;
-  if (!update_residual && !routing_captured) return;
-  residual_update(l);
+  const bool residual = update_residual || routing_captured;
+  if (residual) residual_update(l);  // launched: a GPU computes it while the observer works below
+  if (held) {
+    observer->on_values(l, values);
+    observer->on_attention(l, AttentionRows{0, c.heads, request.capture_rows, b.seq, b.captured.data()});
+  }
+  if (!residual) return;
   check_finite(b.x, in_layer(l, "the residual stream's values"));
   if (routing_captured) observer->on_routing(l, routing());
 }

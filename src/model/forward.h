@@ -20,18 +20,19 @@ namespace attngeom {
 // sequence length and reused.
 struct ForwardBuffers {
   int seq = 0;
-  Buffer x;                    // [seq, hidden] residual stream
-  Buffer q;                    // [seq, heads*head_dim]
-  Buffer k;                    // [seq, kv_heads*head_dim]
-  Buffer v;                    // [seq, kv_heads*head_dim]
-  Buffer attn_out;             // [seq, heads*head_dim]
-  Buffer proj;                 // [seq, hidden] a block's output before the residual add
-  Buffer gate;                 // [seq, intermediate]
-  Buffer up;                   // [seq, intermediate]
-  Buffer mlp_out;              // [seq, hidden] the MLP branch of a parallel residual (else empty)
-  std::vector<Buffer> ropes;   // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
-  std::vector<float> values;   // [kv_heads, seq, head_dim] a captured layer's values, on the host
-  std::vector<int> positions;  // [seq] 0..seq-1, the rows of learned position embeddings
+  Buffer x;                     // [seq, hidden] residual stream
+  Buffer q;                     // [seq, heads*head_dim]
+  Buffer k;                     // [seq, kv_heads*head_dim]
+  Buffer v;                     // [seq, kv_heads*head_dim]
+  Buffer attn_out;              // [seq, heads*head_dim]
+  Buffer proj;                  // [seq, hidden] a block's output before the residual add
+  Buffer gate;                  // [seq, intermediate]
+  Buffer up;                    // [seq, intermediate]
+  Buffer mlp_out;               // [seq, hidden] the MLP branch of a parallel residual (else empty)
+  std::vector<Buffer> ropes;    // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
+  std::vector<float> values;    // [kv_heads, seq, head_dim] a captured layer's values, on the host
+  std::vector<float> captured;  // [heads, rows, seq] a captured layer's rows held for later delivery
+  std::vector<int> positions;   // [seq] 0..seq-1, the rows of learned position embeddings
   // Mixtures of experts (else empty): the router's logits, on the device and the host, and
   // the routing made of them; on a fast path also the fp32 logits' routing it is checked
   // against. An expert's n tokens use the leading n rows of the expert buffers.
@@ -47,8 +48,9 @@ struct ForwardBuffers {
   Buffer expert_y;                // [seq, hidden]
 };
 
-// Wall-clock seconds spent in the attention core (softmax, P V and any observer work on
-// captured rows), accumulated over forward calls; for the per-stage benchmark breakdown.
+// Wall-clock seconds spent in the attention core (softmax, P V, and the observer's work on
+// captured rows delivered block by block), accumulated over forward calls; for the per-stage
+// benchmark breakdown.
 struct ForwardTimings {
   double attention_seconds = 0;
 };
