@@ -51,6 +51,20 @@ BENCHMARK(BM_AnalyzeRow)
     ->Arg(kWithoutBounds)
     ->Unit(benchmark::kMillisecond);
 
+// What each head adds once its kv group's value geometry is shared (analyze with GQA, and
+// every head on a GPU, whose deviations come from the GPU): analyze_row(row, values).
+void BM_AnalyzeRowGivenValues(benchmark::State& state) {
+  const synth::SyntheticHead& head = bench::four_phase_head();
+  const HeadRowView row{head.alpha, head.values, kDim};
+  const std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);
+  RowAnalysisOptions options;
+  options.pair_products = screen.get();
+  const ValueGeometry values = analyze_values(row, options);
+  for (auto _ : state) benchmark::DoNotOptimize(analyze_row(row, values, options));
+  state.SetLabel("with bounds R1/R2/R3, the value geometry given");
+}
+BENCHMARK(BM_AnalyzeRowGivenValues)->Unit(benchmark::kMillisecond);
+
 // Each stage of the row above on its own (same row, same options), so that a change to one
 // is measured apart from the rest: what analyze_row spends where.
 enum Part { kUnits, kLagCurve, kScreen, kDeviationSquares, kSelection, kEnvelopes };
