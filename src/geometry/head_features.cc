@@ -36,8 +36,10 @@ std::pair<double, double> mean_cosines(std::span<const SelectionMetrics> grid, K
 
 }  // namespace
 
-HeadMagnitudes head_magnitudes(const HeadRowView& row) {
-  validate(row);
+HeadMagnitudes head_magnitudes(const HeadRowView& row) { return head_magnitudes(validated(row)); }
+
+HeadMagnitudes head_magnitudes(const ValidatedRow& checked) {
+  const HeadRowView& row = checked.view();
   const std::size_t last = row.keys() - 1;  // L
   HeadMagnitudes m;
   m.sink = norm_of_scaled(row.value(0), row.alpha[0]);

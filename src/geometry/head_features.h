@@ -18,6 +18,7 @@ struct HeadMagnitudes {
   double rest = 0.0;
 };
 HeadMagnitudes head_magnitudes(const HeadRowView& row);
+HeadMagnitudes head_magnitudes(const ValidatedRow& checked);
 
 // Where the trajectories are read.
 struct FeatureWindow {

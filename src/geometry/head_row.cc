@@ -8,6 +8,11 @@
 
 namespace attngeom::geometry {
 
+ValidatedRow validated(const HeadRowView& row) {
+  validate(row);
+  return ValidatedRow(row);
+}
+
 void validate(const HeadRowView& row) {
   const std::size_t keys = row.keys();
   if (keys == 0) throw InputError("head row: no keys (M = 0)");

@@ -22,4 +22,17 @@ inline constexpr double kAlphaSumTolerance = 1e-3;
 // finite, non-negative and sums to 1 within kAlphaSumTolerance.
 void validate(const HeadRowView& row);
 
+// A row that validate() has passed, so that the parts of one analysis (analyze_row) scan its
+// values once: only validated() makes one.
+class ValidatedRow {
+ public:
+  const HeadRowView& view() const { return row_; }
+
+ private:
+  explicit ValidatedRow(const HeadRowView& row) : row_(row) {}
+  friend ValidatedRow validated(const HeadRowView& row);
+  HeadRowView row_;  // views: the caller keeps the memory alive
+};
+ValidatedRow validated(const HeadRowView& row);  // validate(row), then the row as checked
+
 }  // namespace attngeom::geometry

@@ -30,7 +30,7 @@ ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options
 // norms: [M] ||v_k|| of the row's values (bit for bit those of unit_rows); read with bounds only.
 RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, std::span<const double> norms,
                          const RowAnalysisOptions& options) {
-  validate(row);
+  const ValidatedRow checked = validated(row);
   if (!(options.r2_delta > 0.0 && options.r2_delta < 1.0))
     throw InputError("row analysis: r2_delta must lie in (0, 1)");
   const std::size_t keys = row.keys();
@@ -46,7 +46,7 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
   a.lag = values.lag;
   a.model = values.model;
   a.mass = mass_stats(row.alpha, options.mass);
-  a.magnitudes = head_magnitudes(row);
+  a.magnitudes = head_magnitudes(checked);
 
   if (options.every_n) {
     // Every N: the selection sweep needs the double Gram, which then gives the deviations too.
@@ -54,7 +54,7 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
     a.selection = selection_metrics(row, gram, a.n_values, options.selection);
     if (options.bounds) a.deviation = cosine_deviation(row, gram, a.model);
   } else {
-    a.selection = selection_metrics(row, a.n_values, options.selection);
+    a.selection = selection_metrics(checked, a.n_values, options.selection);
     a.deviation = values.deviation;
   }
   if (options.bounds) {

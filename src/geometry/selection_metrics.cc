@@ -144,7 +144,12 @@ RowGram row_gram(const HeadRowView& row) {
 
 std::vector<SelectionMetrics> selection_metrics(const HeadRowView& row, std::span<const std::size_t> n_values,
                                                 const SelectionOptions& options) {
-  validate(row);
+  return selection_metrics(validated(row), n_values, options);
+}
+
+std::vector<SelectionMetrics> selection_metrics(const ValidatedRow& checked, std::span<const std::size_t> n_values,
+                                                const SelectionOptions& options) {
+  const HeadRowView& row = checked.view();
   check_n_values(n_values, row.keys());
   check_radii(options.normalised_radii);
   if (n_values.empty()) return {};

@@ -83,6 +83,8 @@ RowGram row_gram(const HeadRowView& row);
 // Metrics at each N of n_values (strictly ascending, each in 1..M-1; otherwise InputError).
 std::vector<SelectionMetrics> selection_metrics(const HeadRowView& row, std::span<const std::size_t> n_values,
                                                 const SelectionOptions& options = {});
+std::vector<SelectionMetrics> selection_metrics(const ValidatedRow& checked, std::span<const std::size_t> n_values,
+                                                const SelectionOptions& options = {});
 // Same, reusing a Gram matrix already computed for this row (always the kGram method).
 std::vector<SelectionMetrics> selection_metrics(const HeadRowView& row, const RowGram& gram,
                                                 std::span<const std::size_t> n_values,
