@@ -76,7 +76,7 @@ void Transformer::allocate(int seq) {
   b.ropes.clear();
   for (const RopeSpec& rope : c.recipe.ropes)
     b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim, seq), rope.attention_factor));
-  b.values.assign(static_cast<std::size_t>(seq) * c.kv_dim(), 0.0f);
+  b.values = backend_.host_floats(static_cast<std::size_t>(seq) * c.kv_dim());
   b.router_host.assign(static_cast<std::size_t>(seq) * c.recipe.moe.experts, 0.0f);
 }
 
@@ -258,7 +258,7 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   const auto heads = static_cast<std::size_t>(c.heads);
   const std::size_t captured_floats = captured ? heads * request.capture_rows.size() * b.seq : 0;
   const bool held = captured && captured_floats * sizeof(float) <= held_capture_bytes();
-  if (captured) backend_.heads_to_host(b.v, c.kv_heads, c.head_dim, b.values);
+  if (captured) backend_.heads_to_host(b.v, c.kv_heads, c.head_dim, b.values.span());
   const ValueStates values{c.kv_heads, b.seq, c.head_dim, b.values.data(), MemorySpace::kHost};
   if (captured && !held) observer->on_values(l, values);
 

@@ -30,7 +30,7 @@ struct ForwardBuffers {
   Buffer up;                    // [seq, intermediate]
   Buffer mlp_out;               // [seq, hidden] the MLP branch of a parallel residual (else empty)
   std::vector<Buffer> ropes;    // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
-  std::vector<float> values;    // [kv_heads, seq, head_dim] a captured layer's values, on the host
+  HostFloats values;            // [kv_heads, seq, head_dim] a captured layer's values, on the host
   std::vector<float> captured;  // [heads, rows, seq] a captured layer's rows held for later delivery
   std::vector<int> positions;   // [seq] 0..seq-1, the rows of learned position embeddings
   // Mixtures of experts (else empty): the router's logits, on the device and the host, and

@@ -29,6 +29,10 @@ const TensorView& Weight::view(MemorySpace space) const {
   return view_;
 }
 
+HostFloats Backend::host_floats(std::size_t count) {
+  return {new float[count](), count, [](float* memory) { delete[] memory; }};
+}
+
 void check_distinct_rows(std::span<const int> rows, std::int64_t limit) {
   std::vector<bool> seen(static_cast<std::size_t>(limit), false);
   for (const int row : rows) {

@@ -4,6 +4,7 @@
 // interface; each kind of hardware brings its own kernels (ops/cpu_backend.h is the CPU's).
 // No library type appears here, and no raw pointer crosses it: a buffer's or a weight's
 // memory is reached only through its memory space, which the backend of that space checks.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +42,22 @@ class Buffer {
   std::int64_t rows_ = 0;
   std::int64_t cols_ = 0;
   std::unique_ptr<float, Release> memory_{nullptr, nullptr};
+};
+
+// Floats in host memory that a backend allocated (Backend::host_floats), zero-filled.
+class HostFloats {
+ public:
+  using Release = void (*)(float*);
+  HostFloats() = default;
+  HostFloats(float* memory, std::size_t size, Release release) : memory_(memory, release), size_(size) {}
+  float* data() { return memory_.get(); }
+  const float* data() const { return memory_.get(); }
+  std::size_t size() const { return size_; }
+  std::span<float> span() { return {memory_.get(), size_}; }
+
+ private:
+  std::unique_ptr<float, Release> memory_{nullptr, nullptr};
+  std::size_t size_ = 0;
 };
 
 // A checkpoint tensor [rows, cols] in its stored dtype, as a backend holds it (Backend::upload);
@@ -184,6 +201,9 @@ class Backend {
   virtual void copy_to_host(const Buffer& x, std::span<float> out) = 0;
   // x [seq, heads*head_dim] -> out [heads, seq, head_dim] on the host.
   virtual void heads_to_host(const Buffer& x, int heads, int head_dim, std::span<float> out) = 0;
+  // Host memory of `count` floats, zero-filled, into which copies to the host (copy_to_host,
+  // heads_to_host) go fastest: page-locked on a GPU, whose DMA then reads it directly.
+  virtual HostFloats host_floats(std::size_t count);
   // Returns once every op called so far is done (a device's ops run asynchronously).
   virtual void synchronize() = 0;
 };

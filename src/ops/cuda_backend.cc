@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <utility>
 #include <vector>
@@ -243,6 +244,14 @@ class CudaBackend final : public Backend {
           "the heads major kernel");
     check(cudaMemcpyAsync(out.data(), staged, out.size_bytes(), cudaMemcpyDeviceToHost, stream_), "copy to the host");
     synchronize();
+  }
+
+  HostFloats host_floats(std::size_t count) override {
+    use_device();
+    void* memory = nullptr;
+    check(cudaMallocHost(&memory, std::max<std::size_t>(count, 1) * sizeof(float)), "cudaMallocHost");
+    std::memset(memory, 0, count * sizeof(float));
+    return {static_cast<float*>(memory), count, [](float* m) { cudaFreeHost(m); }};
   }
 
   void synchronize() override {

@@ -150,8 +150,11 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
     Buffer g = b.allocate(static_cast<std::int64_t>(picked.size()), cols);
     b.gather_rows(a, picked, g);
     results[s][6] = side.host(g);
-    results[s][7].resize(x.size());
-    b.heads_to_host(a, heads, head_dim, results[s][7]);
+    HostFloats staged = b.host_floats(x.size());  // page-locked on the GPU, as the forward's captures
+    ASSERT_EQ(staged.size(), x.size());
+    EXPECT_TRUE(std::all_of(staged.data(), staged.data() + staged.size(), [](float v) { return v == 0.0f; }));
+    b.heads_to_host(a, heads, head_dim, staged.span());
+    results[s][7].assign(staged.data(), staged.data() + staged.size());
     EXPECT_EQ(b.count_nonfinite(a), 0);
   }
   const char* names[] = {"add_bias",
