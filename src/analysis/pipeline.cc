@@ -14,6 +14,7 @@
 #include "analysis/preflight.h"
 #include "analysis/progress.h"
 #include "analysis/record.h"
+#include "analysis/record_writer.h"
 #include "analysis/run_json.h"
 #include "analysis/run_readback.h"
 #include "analysis/sequence_analyzer.h"
@@ -68,6 +69,13 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
       progress.sequence_done(++done);
     }
   };
+  // The disk works while the next sequence runs; after an error, the sequences analysed before
+  // it still reach the disk (the writer's destructor finishes them) for --resume.
+  RecordWriter writer(plan.schema);
+  std::size_t reported = 0;  // of the writer's records, those progress has counted
+  const auto report_written = [&] {
+    for (const std::size_t n = writer.written(); reported < n; ++reported) progress.sequence_done(++done);
+  };
   std::size_t computed = 0;
   for (const std::size_t i : work.to_compute) {
     if (control.stop != nullptr && control.stop->load()) break;
@@ -82,10 +90,12 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
       ranks->send_record(i, staged);
       continue;
     }
-    write_record(record_path(run_dir->records_dir(), i), plan.schema, analyzer.record());
-    progress.sequence_done(++done);
+    writer.write(record_path(run_dir->records_dir(), i), analyzer.record());
+    report_written();  // a sequence counts as done once its record is on disk
     if (work.awaited_records > 0) receive(false);
   }
+  writer.finish();
+  report_written();
   if (!run_dir) {
     ranks->finish_sending();
     return {computed == work.to_compute.size(), computed, work.to_compute.size()};

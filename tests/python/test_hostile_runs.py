@@ -237,7 +237,7 @@ def overflowing_model(ctx):
 def analyze_weights_overflowing_scores(ctx):
     overflowing_model(ctx)
     ctx.started = True
-    return ctx.analyze(), ["model.layers.0"], ["not a finite weight"]
+    return ctx.analyze(), ["model.layers.0"], ["overflow float32"]
 
 
 @case
@@ -253,7 +253,7 @@ def analyze_overwrite_failing_before_its_first_record(ctx):
     ctx.keep = [ctx.out]
     overflowing_model(ctx)
     ctx.started = True
-    return ctx.analyze("--overwrite"), ["model.layers.0"], ["not a finite weight"]
+    return ctx.analyze("--overwrite"), ["model.layers.0"], ["overflow float32"]
 
 
 @case
