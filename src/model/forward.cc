@@ -257,7 +257,7 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   attention_input(l);
   const auto heads = static_cast<std::size_t>(c.heads);
   const std::size_t captured_floats = captured ? heads * request.capture_rows.size() * b.seq : 0;
-  const bool held = captured && captured_floats * sizeof(float) <= held_capture_bytes();
+  const bool held = captured_floats > 0 && captured_floats * sizeof(float) <= held_capture_bytes();
   if (captured) backend_.heads_to_host(b.v, c.kv_heads, c.head_dim, b.values.span());
   const ValueStates values{c.kv_heads, b.seq, c.head_dim, b.values.data(), MemorySpace::kHost};
   if (captured && !held) observer->on_values(l, values);
