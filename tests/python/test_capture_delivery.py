@@ -17,34 +17,22 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import test_cluster_mpi  # noqa: E402  (compare_runs: two run directories byte for byte)
 
 FIXTURES = ("mistral", "mixtral")  # GQA with a sliding window; a mixture of experts
-NOT_COMPARED = {"run.json", "report.html"}  # times and hosts
 
 
-def blocks_env():
-    return dict(os.environ, ATTNGEOM_TEST_CAPTURE_BLOCKS="1")
-
-
-def run(cmd, env=None):
-    step = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    if step.returncode != 0:
-        raise RuntimeError(f"exit {step.returncode}: {' '.join(cmd)}\n{step.stderr.strip()[-1500:]}")
-
-
-def differing(a, b):
-    """Files under a and b (run directories) that differ or exist on one side only."""
-    out = []
-    for root, _, files in os.walk(a):
-        rel = os.path.relpath(root, a)
-        theirs = set(os.listdir(os.path.join(b, rel))) if os.path.isdir(os.path.join(b, rel)) else set()
-        for name in sorted(set(files) | {n for n in theirs if os.path.isfile(os.path.join(b, rel, n))}):
-            if name in NOT_COMPARED:
-                continue
-            x, y = os.path.join(a, rel, name), os.path.join(b, rel, name)
-            if not (os.path.isfile(x) and os.path.isfile(y) and filecmp.cmp(x, y, shallow=False)):
-                out.append(os.path.join(rel, name))
-    return out
+def both_deliveries(out, command):
+    """Runs command(path) with whole layers, then with blocks; returns the two paths."""
+    paths = []
+    for tag, env in (("whole", None), ("blocks", dict(os.environ, ATTNGEOM_TEST_CAPTURE_BLOCKS="1"))):
+        path = f"{out}-{tag}"
+        step = subprocess.run(command(path) + harness.device_flags(), capture_output=True, text=True, env=env,
+                              timeout=600)
+        if step.returncode != 0:
+            raise RuntimeError(f"exit {step.returncode}: {' '.join(step.args)}\n{step.stderr.strip()[-1500:]}")
+        paths.append(path)
+    return paths
 
 
 def main():
@@ -59,28 +47,18 @@ def main():
     with tempfile.TemporaryDirectory(prefix="attngeom-delivery-") as tmp:
         for name in FIXTURES:
             model = fixtures[name]["dir"]
-            dumps = []
-            for env, tag in ((None, "whole"), (blocks_env(), "blocks")):
-                out = os.path.join(tmp, f"{name}-{tag}.safetensors")
-                cmd = [args.bin, "capture", "--model", model, "--text", harness.PROMPT, "--out", out,
-                       "--queries", "all", "--logits"] + harness.device_flags()
-                run(cmd, env)
-                dumps.append(out)
+            dumps = both_deliveries(os.path.join(tmp, f"{name}-dump"), lambda out: [
+                args.bin, "capture", "--model", model, "--text", harness.PROMPT, "--out", out, "--queries", "all",
+                "--logits"])
             same = filecmp.cmp(*dumps, shallow=False)
             print(f"{name}: capture --queries all --logits, whole layers and blocks: {'equal' if same else 'DIFFER'}")
             if not same:
                 failures.append(f"{name}: the capture dumps differ")
-            runs = []
-            for env, tag in ((None, "whole"), (blocks_env(), "blocks")):
-                out = os.path.join(tmp, f"{name}-{tag}")
-                cmd = [args.bin, "analyze", "--model", model, "--data", harness.PROMPT, "--seq-len", "64",
-                       "--num-seqs", "3", "--queries", "stride:8", "--out", out] + harness.device_flags()
-                run(cmd, env)
-                runs.append(out)
-            diff = differing(*runs)
-            print(f"{name}: analyze, whole layers and blocks: {len(diff)} files differ {diff[:5]}")
-            if diff:
-                failures.append(f"{name}: analyze files differ: {diff[:5]}")
+            runs = both_deliveries(os.path.join(tmp, f"{name}-run"), lambda out: [
+                args.bin, "analyze", "--model", model, "--data", harness.PROMPT, "--seq-len", "64", "--num-seqs", "3",
+                "--queries", "stride:8", "--out", out])
+            files = test_cluster_mpi.compare_runs(*runs, f"{name}: analyze in blocks", failures)
+            print(f"{name}: analyze, whole layers and blocks: {files} files compared")
     for f in failures:
         print("FAIL", f)
     print(f"capture delivery: {'FAILED' if failures else 'passed'}")
