@@ -39,14 +39,7 @@ PositionedRow position_row(const HeadRowView& row, const SelectionOrder& order) 
   out.sq_norms.resize(out.keys);
   for (std::size_t p = 0; p < out.keys; ++p) {
     out.alpha[p] = row.alpha[out.order[p]];
-    const float* v = out.value(p);
-    double sq = 0.0;  // a local sum, so that the loop vectorises
-#pragma omp simd reduction(+ : sq)
-    for (std::size_t t = 0; t < out.dim; ++t) {
-      const double x = v[t];
-      sq += x * x;
-    }
-    out.sq_norms[p] = sq;
+    out.sq_norms[p] = squared_norm_in_lanes(out.value(p), out.dim);  // as the GPU sums it
   }
   out.sink_position = order.rank.front();
   out.last_position = order.rank.back();
@@ -107,10 +100,6 @@ std::vector<SelectionMetrics> sweep_direct(const PositionedRow& row, std::span<c
 }
 
 }  // namespace
-
-double f_score(double precision, double recall) {
-  return precision + recall > 0.0 ? 2.0 * precision * recall / (precision + recall) : 0.0;
-}
 
 std::vector<std::size_t> default_n_grid(std::size_t keys) {
   static constexpr std::array<std::size_t, 16> kGrid = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 64, 128, 256, 512};

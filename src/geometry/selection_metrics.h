@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "geometry/head_row.h"
+#include "geometry/selection_point.h"
 
 namespace attngeom::geometry {
 
@@ -35,40 +36,8 @@ struct SelectionOptions {
   ProjectionMethod method = ProjectionMethod::kAutomatic;
 };
 
-// Ball B_r(s_N) at one radius: its counts and scores.
-struct BallScores {
-  std::size_t selected_inside = 0;    // TP(r) = #{i in I_N : D_i <= r}
-  std::size_t unselected_inside = 0;  // FP(r) = #{j in J_N : D_j <= r}
-  double precision = 0.0;             // TP / (TP + FP); 0 when the ball is empty
-  double recall = 0.0;                // TP / N
-  double f_score = 0.0;               // 2PR / (P + R); 0 when P = R = 0
-};
-
-// What the reconstructed sufficient condition R3 needs from the measured row at this N.
-struct SeparationWitness {
-  double min_selected_weighted_norm = 0.0;     // min_{I_N} alpha_i ||v_i||
-  double max_unselected_projection = 0.0;      // max_{J_N} <v_j, s_N>
-  double min_selected_cross_projection = 0.0;  // min_{I_N} <p_i, s_N - p_i>
-};
-
-struct SelectionMetrics {
-  std::size_t n = 0;
-  double precision = 0.0;  // P(r_max, N)
-  double recall = 0.0;     // R(r_min, N)
-  double f_score = 0.0;    // F(N)
-  double r_min = 0.0;
-  double r_max = 0.0;                       // exactly 0 at N = 1 (s_1 = p_{i_1})
-  double margin = 0.0;                      // r_min - r_max; separation is perfect iff > 0
-  std::size_t unselected_inside_r_max = 0;  // FP at r_max
-  std::size_t selected_inside_r_min = 0;    // TP at r_min
-  double a_in_min = 0.0;                    // min_{I_N} alpha
-  double a_out_max = 0.0;                   // max_{J_N} alpha
-  double f_best = 0.0;                      // max_r F(r, N), exact over every radius
-  double f_best_radius = 0.0;               // the smallest radius reaching f_best
-  double s_norm = 0.0;                      // ||s_N||
-  double cos_sink = 0.0;                    // cos(s_N, v_0); 0 when either vector is zero
-  double cos_last = 0.0;                    // cos(s_N, v_{M-1}); 0 when either vector is zero
-  SeparationWitness witness;
+// The metrics at one N: the scalars (selection_point.h) and the normalised-radius curve.
+struct SelectionMetrics : SelectionPoint {
   std::vector<BallScores> at_normalised_radius;  // [options.normalised_radii.size()]
 };
 
@@ -89,8 +58,5 @@ std::vector<SelectionMetrics> selection_metrics(const ValidatedRow& checked, std
 std::vector<SelectionMetrics> selection_metrics(const HeadRowView& row, const RowGram& gram,
                                                 std::span<const std::size_t> n_values,
                                                 const SelectionOptions& options = {});
-
-// F = 2PR/(P+R), 0 when both are 0.
-double f_score(double precision, double recall);
 
 }  // namespace attngeom::geometry

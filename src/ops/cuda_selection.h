@@ -1,0 +1,50 @@
+#pragma once
+// The selection metrics of docs/method.md section 2 on a GPU, for many rows at once: the sort
+// of each row's weights, s_N over the N grid, every projection <v_p, s_N>, and every metric at
+// each N, with the CPU's arithmetic in the CPU's order (ops/cuda_selection_kernels.h), so that
+// each row's metrics equal geometry::selection_metrics's with the direct method, bit for bit.
+// Built only with CUDA; no CUDA type appears here.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "geometry/selection_point.h"
+
+namespace attngeom {
+
+// Rows of weights over the keys of value heads, in host memory.
+struct SelectionInputs {
+  const float* values = nullptr;  // [heads, seq, dim] v by key, fp32
+  int heads = 0;
+  int seq = 0;
+  int dim = 0;
+  const float* alpha = nullptr;              // [rows, seq]: row r over keys 0..keys[r]-1
+  std::span<const int> keys;                 // [rows] M of each row, in 2..seq
+  std::span<const int> value_head;           // [rows] the value head each row reads
+  std::span<const std::size_t> n_values;     // ascending; row r takes those below keys[r]
+  std::span<const double> normalised_radii;  // ascending, >= 0
+};
+
+class CudaSelection {
+ public:
+  // Opens GPU `device` on the calling thread; every call selects it again on its own thread.
+  explicit CudaSelection(int device);
+  ~CudaSelection();
+  CudaSelection(const CudaSelection&) = delete;
+  CudaSelection& operator=(const CudaSelection&) = delete;
+
+  // points [rows, n_values.size()] and curves [rows, n_values.size(), radii]: entry (r, g) is
+  // written for each N = n_values[g] < keys[r], the rest is left as it is. Returns when done.
+  void compute(const SelectionInputs& in, std::span<geometry::SelectionPoint> points,
+               std::span<geometry::BallScores> curves);
+
+  // GPU memory compute() takes at most for rows of up to `keys` keys.
+  static std::uint64_t bytes(int heads, int seq, int dim, int keys, int rows, int grid, int radii);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace attngeom
