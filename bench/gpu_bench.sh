@@ -18,9 +18,10 @@ for T in 1024 4096; do
   "$BIN" bench --model "$MODEL" --seq-len $T --device cuda --precision bf16 --repeats 3 | tee -a "$OUT/bench.jsonl"
 done
 python3 bench/hf_eager_gpu.py --model "$MODEL" --seq-len 1024 --seq-len 4096 | tee "$OUT/hf_eager.jsonl"
-# What each GPU part of the analysis buys: one layer at a time; the deviations on the CPU.
+# What each GPU part of the analysis buys: one layer at a time; the deviations, then the
+# selection metrics on the CPU.
 for T in 1024 4096; do
-  for ABLATION in "--layer-workers 1" "--cpu-deviations"; do
+  for ABLATION in "--layer-workers 1" "--cpu-deviations" "--cpu-selection"; do
     "$BIN" bench --model "$MODEL" --seq-len $T --device cuda --precision bf16 --repeats 3 --stages analyze $ABLATION |
       tee -a "$OUT/bench.jsonl"
   done

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The GPU benchmark's table (bench/gpu_bench.sh): per sequence length, attngeom's seconds by
 stage (`attngeom bench --device cuda` JSON lines, each with where its analysis ran: how many
-layers at once, the cosine deviations on the GPU or the CPU), transformers' eager forward with every
+layers at once, the cosine deviations and the selection metrics on the GPU or the CPU), transformers' eager forward with every
 attention row and its sdpa forward (bench/hf_eager_gpu.py JSON lines, the first of which holds
 the GPU's bf16 matrix peak), how many times eager's time each stage takes, and the share of the
 matrix peak that the forward's products and the whole forward reach.
@@ -43,8 +43,8 @@ def table(bench, peers):
         forward = run.get("forward")
         whole = forward["linear_flops"] / forward["seconds"] * 1e-12 if forward else None
         ratio = None if e is None or seconds["analyze"] is None else seconds["analyze"] / e
-        placement = (f"layers at once: {run['layer_workers']}, deviations: {run['deviations']}"
-                     if "layer_workers" in run else "-")
+        placement = (f"layers at once: {run['layer_workers']}, deviations: {run['deviations']}, "
+                     f"selection: {run['selection']}" if "layer_workers" in run else "-")
         lines.append(f"| {run['seq_len']} | {placement} | {fmt(seconds['forward'], '.4f')} | "
                      f"{fmt(seconds['capture'], '.4f')} | "
                      f"{fmt(seconds['analyze'], '.4f')} | {fmt(e, '.4f')} | {fmt(peer.get('sdpa_seconds'), '.4f')} | "

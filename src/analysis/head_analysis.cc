@@ -1,6 +1,7 @@
 #include "analysis/head_analysis.h"
 
 #include <string>
+#include <utility>
 
 #include "analysis/row_fields.h"
 #include "util/error.h"
@@ -20,8 +21,13 @@ void analyze_head_rows(const HeadRows& head, const RecordSchema& schema, const g
     const geometry::HeadRowView row = head.row(q);
     geometry::RowAnalysis analysis;
     try {
-      analysis = head.shared_values.empty() ? geometry::analyze_row(row, options)
-                                            : geometry::analyze_row(row, head.shared_values[q], options);
+      if (head.shared_values.empty()) {
+        analysis = geometry::analyze_row(row, options);
+      } else if (head.selections.empty() || head.selections[q].empty()) {
+        analysis = geometry::analyze_row(row, head.shared_values[q], options);
+      } else {
+        analysis = geometry::analyze_row(row, head.shared_values[q], std::move(head.selections[q]), options);
+      }
     } catch (const InputError& e) {  // e.g. the row check's NaN probabilities from scores that overflow float32
       throw InputError("query position " + std::to_string(head.positions[q]) + ": " + e.what());
     }

@@ -23,6 +23,10 @@ void SequenceAnalyzer::use_deviations(std::unique_ptr<LayerDeviations> deviation
   deviations_ = reads_layer_deviations(options_) ? std::move(deviations) : nullptr;
 }
 
+void SequenceAnalyzer::use_selections(std::unique_ptr<LayerSelections> selections) {
+  selections_ = reads_layer_selections(options_) ? std::move(selections) : nullptr;
+}
+
 void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows) {
   record_.sequence = sequence;
   record_.tokens.assign(tokens.begin(), tokens.end());
@@ -45,7 +49,7 @@ void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {
                  values.head_dim == config_.head_dim && static_cast<std::size_t>(values.seq) == record_.seq_len());
   LayerState& state = layers_.at(static_cast<std::size_t>(layer));
   state.values = values;
-  if (config_.group_size() > 1 || deviations_)
+  if (config_.group_size() > 1 || deviations_ || selections_)
     state.shared.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
 }
 
@@ -91,6 +95,11 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
   ATTNGEOM_CHECK(state.values.values != nullptr && rows.space == MemorySpace::kHost && rows.positions.size() == count &&
                  static_cast<std::size_t>(rows.seq) == seq);
   if (!state.shared.empty()) share_values(state, rows);
+  if (selections_) {
+    state.selections.resize(static_cast<std::size_t>(rows.heads()) * count);
+    const std::lock_guard lock(mutex_);
+    selections_->fill(config_, state.values, rows, options_.selection, state.selections);
+  }
   const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();
   const std::size_t row_block = schema_.per_row_fields.size();
   const std::size_t chunks = (count + kRowsPerTask - 1) / kRowsPerTask;  // per head
@@ -105,10 +114,15 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
                        seq,
                        state.values.kv_head(kv_head),
                        static_cast<std::size_t>(config_.head_dim),
+                       {},
                        {}};
     if (!state.shared.empty()) {
       head_rows.shared_values = std::span<const geometry::ValueGeometry>(state.shared)
                                     .subspan(static_cast<std::size_t>(kv_head) * count + q0, q1 - q0);
+    }
+    if (!state.selections.empty()) {
+      head_rows.selections = std::span<std::vector<geometry::SelectionMetrics>>(state.selections)
+                                 .subspan(static_cast<std::size_t>(head - rows.head_begin) * count + q0, q1 - q0);
     }
     try {
       analyze_head_rows(

@@ -59,7 +59,7 @@ struct BenchFlags {
   PrecisionFlags precision;
   std::string stages = "forward,capture,analyze";
   int threads = 0;
-  GpuAnalysisPlacement gpu;  // --layer-workers, --cpu-deviations
+  GpuAnalysisPlacement gpu;  // --layer-workers, --cpu-deviations, --cpu-selection
 };
 
 struct StageResult {
@@ -89,6 +89,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag_callback(
       "--cpu-deviations", [f] { f->gpu.gpu_deviations = false; },
       "on a GPU, screen the cosine deviations on the CPU as without one");
+  cmd->add_flag_callback(
+      "--cpu-selection", [f] { f->gpu.gpu_selection = false; },
+      "on a GPU, compute the selection metrics on the CPU as without one");
   add_precision_options(*cmd, f->precision);
   cmd->callback([f] {
     apply_thread_count(f->threads);
@@ -114,8 +117,11 @@ void add_bench_command(CLI::App& app) {
     }
     EngineOptions options = resolve_compute(f->precision);
     options.timed = true;
-    if (options.device != Device::kCuda && (f->gpu.layer_workers != 0 || !f->gpu.gpu_deviations)) {
-      std::fprintf(stderr, "attngeom: warning: --layer-workers and --cpu-deviations have no effect on the CPU\n");
+    if (options.device != Device::kCuda &&
+        (f->gpu.layer_workers != 0 || !f->gpu.gpu_deviations || !f->gpu.gpu_selection)) {
+      std::fprintf(stderr,
+                   "attngeom: warning: --layer-workers, --cpu-deviations and --cpu-selection have no effect on the "
+                   "CPU\n");
     }
     Engine engine(c, checkpoint.weights(), options);
     Transformer& model = engine.model();
@@ -149,6 +155,7 @@ void add_bench_command(CLI::App& app) {
     if (queue) {
       out["layer_workers"] = queue->workers();
       out["deviations"] = f->gpu.gpu_deviations ? "gpu" : "cpu";
+      out["selection"] = f->gpu.gpu_selection ? "gpu" : "cpu";
     }
     const auto run_stage = [&](const std::string& stage) {
       ForwardObserver* observer = stage == "forward"   ? nullptr

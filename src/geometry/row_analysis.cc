@@ -28,8 +28,9 @@ ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options
 }
 
 // norms: [M] ||v_k|| of the row's values (bit for bit those of unit_rows); read with bounds only.
+// given: the row's selection metrics when computed elsewhere, else null.
 RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, std::span<const double> norms,
-                         const RowAnalysisOptions& options) {
+                         const RowAnalysisOptions& options, std::vector<SelectionMetrics>* given = nullptr) {
   const ValidatedRow checked = validated(row);
   if (!(options.r2_delta > 0.0 && options.r2_delta < 1.0))
     throw InputError("row analysis: r2_delta must lie in (0, 1)");
@@ -54,7 +55,14 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
     a.selection = selection_metrics(row, gram, a.n_values, options.selection);
     if (options.bounds) a.deviation = cosine_deviation(row, gram, a.model);
   } else {
-    a.selection = selection_metrics(checked, a.n_values, options.selection);
+    if (given) {
+      if (given->size() != a.n_values.size())
+        throw InputError("row analysis: " + std::to_string(given->size()) + " selection points given for a grid of " +
+                         std::to_string(a.n_values.size()));
+      a.selection = std::move(*given);
+    } else {
+      a.selection = selection_metrics(checked, a.n_values, options.selection);
+    }
     a.deviation = values.deviation;
   }
   if (options.bounds) {
@@ -76,6 +84,13 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
   return a;
 }
 
+RowAnalysis complete_given_values(const HeadRowView& row, const ValueGeometry& values,
+                                  const RowAnalysisOptions& options, std::vector<SelectionMetrics>* given) {
+  // Only the norms are needed again: O(M d), against the O(M^2 d) that values saved.
+  const std::vector<double> norms = options.bounds ? value_norms(row) : std::vector<double>{};  // [M]
+  return complete_row(row, values, norms, options, given);
+}
+
 }  // namespace
 
 ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options) {
@@ -83,9 +98,13 @@ ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& o
 }
 
 RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options) {
-  // Only the norms are needed again: O(M d), against the O(M^2 d) that values saved.
-  const std::vector<double> norms = options.bounds ? value_norms(row) : std::vector<double>{};  // [M]
-  return complete_row(row, values, norms, options);
+  return complete_given_values(row, values, options, nullptr);
+}
+
+RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, std::vector<SelectionMetrics> selection,
+                        const RowAnalysisOptions& options) {
+  if (options.every_n) throw InputError("row analysis: selection metrics are given for the default N grid only");
+  return complete_given_values(row, values, options, &selection);
 }
 
 RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& options) {

@@ -81,4 +81,9 @@ ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& o
 // values and keys (any alpha) and the same options; InputError when the keys differ.
 RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options = {});
 
+// The same with the row's selection metrics computed elsewhere (a GPU): `selection` must be
+// selection_metrics(row, default_n_grid(M), options.selection); not with every_n.
+RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, std::vector<SelectionMetrics> selection,
+                        const RowAnalysisOptions& options = {});
+
 }  // namespace attngeom::geometry

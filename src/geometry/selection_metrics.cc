@@ -101,6 +101,11 @@ std::vector<SelectionMetrics> sweep_direct(const PositionedRow& row, std::span<c
 
 }  // namespace
 
+ProjectionMethod resolved_method(ProjectionMethod method, std::size_t grid, std::size_t keys) {
+  if (method != ProjectionMethod::kAutomatic) return method;
+  return grid * kDenseGridDivisor > keys ? ProjectionMethod::kGram : ProjectionMethod::kDirect;
+}
+
 std::vector<std::size_t> default_n_grid(std::size_t keys) {
   static constexpr std::array<std::size_t, 16> kGrid = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 64, 128, 256, 512};
   std::vector<std::size_t> grid;
@@ -142,10 +147,7 @@ std::vector<SelectionMetrics> selection_metrics(const ValidatedRow& checked, std
   check_n_values(n_values, row.keys());
   check_radii(options.normalised_radii);
   if (n_values.empty()) return {};
-  ProjectionMethod method = options.method;
-  if (method == ProjectionMethod::kAutomatic) {
-    method = n_values.size() * kDenseGridDivisor > row.keys() ? ProjectionMethod::kGram : ProjectionMethod::kDirect;
-  }
+  const ProjectionMethod method = resolved_method(options.method, n_values.size(), row.keys());
   PositionedRow positioned = position_row(row, selection_order(row.alpha));
   if (method == ProjectionMethod::kDirect) return sweep_direct(positioned, n_values, options);
   std::vector<double> values(positioned.keys * positioned.dim);  // [M, d] v by position, for the Gram

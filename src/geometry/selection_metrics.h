@@ -36,6 +36,9 @@ struct SelectionOptions {
   ProjectionMethod method = ProjectionMethod::kAutomatic;
 };
 
+// The method selection_metrics takes for `grid` values of N over M = keys (kAutomatic resolved).
+ProjectionMethod resolved_method(ProjectionMethod method, std::size_t grid, std::size_t keys);
+
 // The metrics at one N: the scalars (selection_point.h) and the normalised-radius curve.
 struct SelectionMetrics : SelectionPoint {
   std::vector<BallScores> at_normalised_radius;  // [options.normalised_radii.size()]

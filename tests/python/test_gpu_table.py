@@ -21,17 +21,17 @@ def main():
     gpu_table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu_table)
     bench = [{"seq_len": 1024, "precision": "bf16", "forward": stage(0.01), "capture": stage(0.02),
-              "analyze": stage(0.05), "layer_workers": 4, "deviations": "gpu"},
-             {"seq_len": 1024, "precision": "bf16", "analyze": stage(0.1), "layer_workers": 1, "deviations": "gpu"},
+              "analyze": stage(0.05), "layer_workers": 4, "deviations": "gpu", "selection": "gpu"},
+             {"seq_len": 1024, "precision": "bf16", "analyze": stage(0.1), "layer_workers": 1, "deviations": "gpu", "selection": "cpu"},
              {"seq_len": 1024, "precision": "fp32", "forward": stage(0.3)},
              {"seq_len": 4096, "precision": "bf16", "forward": stage(0.04, flops=8.0e12, tflops=600.0),
               "analyze": stage(0.2)}]
     peers = [{"peer": "torch bf16 matmul", "matmul_peak_tflops": 800.0},
              {"seq_len": 1024, "eager_attentions_seconds": 0.025, "sdpa_seconds": 0.02}]
     got = gpu_table.table(bench, peers)
-    want = ["| 1024 | layers at once: 4, deviations: gpu | 0.0100 | 0.0200 | 0.0500 | 0.0250 | 0.0200 | 2.00 | "
+    want = ["| 1024 | layers at once: 4, deviations: gpu, selection: gpu | 0.0100 | 0.0200 | 0.0500 | 0.0250 | 0.0200 | 2.00 | "
             "400 (50%) | 200 (25%) |",
-            "| 1024 | layers at once: 1, deviations: gpu | - | - | 0.1000 | 0.0250 | 0.0200 | 4.00 | - (-) | - (-) |",
+            "| 1024 | layers at once: 1, deviations: gpu, selection: cpu | - | - | 0.1000 | 0.0250 | 0.0200 | 4.00 | - (-) | - (-) |",
             "| 4096 | - | 0.0400 | - | 0.2000 | - | - | - | 600 (75%) | 200 (25%) |",
             "bf16 matrix peak of this GPU: 800 TFLOP/s"]
     if got[2:] != want:

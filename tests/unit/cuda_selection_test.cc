@@ -7,14 +7,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "analysis/gpu_selection.h"
 #include "geometry/selection_metrics.h"
 #include "ops/cuda_backend.h"
 #include "random_rows.h"
 #include "same_selection.h"
+#include "sequence_analyzer_harness.h"
 
 namespace attngeom {
 namespace {
@@ -81,6 +85,20 @@ TEST(CudaSelection, MatchesTheCpuAcrossChunksOfRows) {
   std::vector<int> keys(130);
   for (std::size_t r = 0; r < keys.size(); ++r) keys[r] = 12000 - static_cast<int>(r) * 37;
   expect_gpu_matches_cpu(2, 12000, 16, keys);
+}
+
+// analyze's observer with its selection metrics on the GPU against analyze_row head by head:
+// the same bits, with the short rows (the Gram method) left to the CPU.
+TEST(CudaSelection, AnalyzerRecordMatchesPerHeadAnalysisBitForBit) {
+  if (!gpu_visible()) GTEST_SKIP() << "no GPU visible";
+  for (const int kv_heads : {2, kHeads}) {
+    const AnalyzedSequence s = analyze_sequence({0, 5, 99, 127, 199}, kv_heads, nullptr, make_gpu_selections(0), 200);
+    for (const auto& [got, want] :
+         {std::pair(&s.analyzed.per_n, &s.expected.per_n), std::pair(&s.analyzed.per_row, &s.expected.per_row)}) {
+      ASSERT_EQ(got->size(), want->size());
+      EXPECT_EQ(std::memcmp(got->data(), want->data(), got->size() * sizeof(double)), 0) << kv_heads;
+    }
+  }
 }
 
 }  // namespace
