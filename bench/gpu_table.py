@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The GPU benchmark's table (bench/gpu_bench.sh): per sequence length, attngeom's seconds by
 stage (`attngeom bench --device cuda` JSON lines, each with where its analysis ran: how many
-layers at once, the cosine deviations and the selection metrics on the GPU or the CPU), transformers' eager forward with every
-attention row and its sdpa forward (bench/hf_eager_gpu.py JSON lines, the first of which holds
-the GPU's bf16 matrix peak), how many times eager's time each stage takes, and the share of the
-matrix peak that the forward's products and the whole forward reach.
+layers at once, the cosine deviations and the selection metrics on the GPU or the CPU),
+transformers' eager forward with every attention row and its sdpa forward (bench/hf_eager_gpu.py
+JSON lines, the first of which holds the GPU's bf16 matrix peak), how many times eager's time
+each stage takes, and the share of the matrix peak that the forward's products and the whole
+forward reach.
 
   gpu_table.py BENCH_JSONL HF_EAGER_JSONL
 

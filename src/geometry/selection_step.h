@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "geometry/lane_sums.h"
 #include "geometry/selection_point.h"
 #include "util/host_device.h"
 
@@ -55,25 +56,6 @@ struct SelectionScratch {
   double* selected_sorted = nullptr;  // [N] the offsets of I_N, sorted for F_best
   std::size_t* tally = nullptr;       // [N] unselected points whose first candidate radius is i
 };
-
-// ||v||^2 of d floats in double, summed in eight interleaved lanes combined pairwise: a fixed
-// order that the CPU vectorises and a GPU thread repeats bit for bit.
-ATTNGEOM_HD inline double squared_norm_in_lanes(const float* v, std::size_t dim) {
-  constexpr std::size_t kLanes = 8;
-  double lane[kLanes] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-  std::size_t t = 0;
-  for (; t + kLanes <= dim; t += kLanes) {
-    for (std::size_t j = 0; j < kLanes; ++j) {
-      const double x = v[t + j];
-      lane[j] += x * x;
-    }
-  }
-  for (std::size_t j = 0; t + j < dim; ++j) {
-    const double x = v[t + j];
-    lane[j] += x * x;
-  }
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-}
 
 // out[p] = min_{q <= p} alpha_q ||v_q||, by position.
 ATTNGEOM_HD inline void weighted_norm_minima(const double* alpha, const double* sq_norms, std::size_t keys,

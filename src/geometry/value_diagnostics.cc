@@ -6,6 +6,7 @@
 #include <string>
 
 #include "geometry/lag_band.h"
+#include "geometry/lane_sums.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
@@ -34,14 +35,9 @@ double fit_error(const std::vector<double>& curve, double beta) {
   return sse;
 }
 
-// ||v||^2 in double. Not inlined, so that unit_rows and value_norms run one compiled loop
-// (one summation order) and agree to the last bit.
-[[gnu::noinline]] double squared_norm(const float* v, std::size_t dim) {
-  double sq = 0.0;
-#pragma omp simd reduction(+ : sq)
-  for (std::size_t t = 0; t < dim; ++t) sq += static_cast<double>(v[t]) * v[t];
-  return sq;
-}
+// ||v||^2 in double, in the fixed order that the selection metrics and a GPU share, so that
+// unit_rows, value_norms and they agree to the last bit.
+double squared_norm(const float* v, std::size_t dim) { return squared_norm_in_lanes(v, dim); }
 
 }  // namespace
 
