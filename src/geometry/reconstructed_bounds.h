@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "geometry/cosine_model.h"
+#include "geometry/envelope_point.h"
 #include "geometry/selection_metrics.h"
 
 namespace attngeom::geometry {
@@ -32,23 +33,6 @@ namespace attngeom::geometry {
 inline constexpr std::string_view kR1Name = "R1-reconstructed-deterministic";
 inline constexpr std::string_view kR2Name = "R2-reconstructed-probabilistic";
 inline constexpr std::string_view kR3Name = "R3-reconstructed-sufficient";
-
-struct Interval {
-  double lower = 0.0;
-  double upper = 0.0;
-  double width() const { return upper - lower; }
-};
-
-// One N of an envelope: where P(N), R(N), F(N) must lie.
-struct EnvelopePoint {
-  std::size_t n = 0;
-  Interval precision;
-  Interval recall;
-  Interval f_score;
-  bool guarantees_separation = false;  // the bound implies Delta_N > 0, hence P = R = F = 1
-  // No interval is tighter than what holds for any data (P in [N/M, 1], R and F in [0, 1]).
-  bool vacuous = false;
-};
 
 // The measured inputs of R1 and R2.
 struct BoundInputs {
@@ -66,17 +50,6 @@ struct ProbabilisticEnvelopeOptions {
   std::size_t dim = 0;  // d, required
   double sigma2 = 1.0;  // A4's variance proxy (1 for independent directions on the sphere)
   double delta = 0.05;  // stated violation probability of the envelope at each N
-};
-
-// R2's statements at one N about a fixed radius sqrt(t), t chosen between the model's
-// selected and unselected squared distances where the two nearest tails balance.
-struct SeparationBound {
-  std::size_t n = 0;
-  double model_margin = 0.0;              // sqrt(min_J mu) - sqrt(max_I mu): the margin with no deviations
-  double threshold_radius = 0.0;          // sqrt(t)
-  double separation_probability = 0.0;    // lower bound on Pr(Delta_N > 0); 0 (vacuous) when model_margin <= 0
-  double expected_recall = 0.0;           // lower bound on E[R(sqrt(t), N)]
-  double expected_false_positives = 0.0;  // upper bound on E[FP(sqrt(t))]
 };
 
 struct ProbabilisticEnvelope {
