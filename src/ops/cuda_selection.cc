@@ -1,8 +1,10 @@
 #include "ops/cuda_selection.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
+#include "ops/cuda_envelope_kernels.h"
 #include "ops/cuda_memory.h"
 #include "ops/cuda_selection_kernels.h"
 
@@ -20,12 +22,36 @@ std::uint64_t bytes_per_row(int size, int dim, int grid, int radii) {
   // alpha, sort keys and order (in and out): 4-byte words; alpha, ||v||^2 and minima by position: doubles.
   return m * (5 * 4 + 3 * 8) + 2 * 4 + 2 * 4 + 4 + g * static_cast<std::uint64_t>(dim) * 8 + g * m * 8 +
          g * cuda::selection_scratch_bytes(size) +
-         g * (sizeof(geometry::SelectionPoint) + static_cast<std::uint64_t>(radii) * sizeof(geometry::BallScores));
+         g * (sizeof(geometry::SelectionPoint) + static_cast<std::uint64_t>(radii) * sizeof(geometry::BallScores)) + 4 +
+         4 * 8 +
+         g * (cuda::envelope_scratch_bytes(size) + 2 * sizeof(geometry::EnvelopePoint) +
+              sizeof(geometry::SeparationBound) + 3 * sizeof(geometry::SupportTerm));
 }
 
 int rows_per_chunk(int rows, int size, int dim, int grid, int radii) {
   return static_cast<int>(std::clamp<std::uint64_t>(kChunkBudget / bytes_per_row(size, dim, grid, radii), 1,
                                                     static_cast<std::uint64_t>(rows)));
+}
+
+// R2's terms of supports nonzero - 1 .. nonzero + 1 at each N of each row of a chunk, from the
+// same function as the CPU's (geometry::support_term): [rows, grid, 3].
+std::vector<geometry::SupportTerm> support_terms(const SelectionInputs& in, const EnvelopeRequest& request,
+                                                 std::size_t first, std::span<const int> nonzero) {
+  const std::size_t grid = in.n_values.size();
+  std::vector<geometry::SupportTerm> terms(nonzero.size() * grid * 3);
+  for (std::size_t r = 0; r < nonzero.size(); ++r) {
+    const auto keys = static_cast<std::size_t>(in.keys[first + r]);
+    for (std::size_t g = 0; g < grid && in.n_values[g] < keys; ++g) {
+      const std::size_t nz = std::min(in.n_values[g], static_cast<std::size_t>(nonzero[r]));
+      for (std::size_t j = 0; j < 3; ++j) {
+        // Support nz - 1 + j, kept as nz + j - 1 so that nz = 0 does not wrap; read from 2 up.
+        if (nz + j < 3) continue;
+        terms[(r * grid + g) * 3 + j] = geometry::support_term(nz + j - 1, request.sigma2[first + r], request.delta,
+                                                               keys, static_cast<std::size_t>(in.dim));
+      }
+    }
+  }
+  return terms;
 }
 
 }  // namespace
@@ -43,13 +69,19 @@ struct CudaSelection::State {
   cuda::Scratch<float> sort_keys, sorted_keys;  // [chunk, size]
   cuda::Scratch<int> order, sorted_order;       // [chunk, size]
   cuda::Scratch<char> sort_temp;
-  cuda::Scratch<double> by_position;               // [3, chunk, size] alpha, ||v||^2, minima
-  cuda::Scratch<int> ends;                         // [chunk, 2]
-  cuda::Scratch<double> sums;                      // [chunk, grid, dim]
-  cuda::Scratch<double> dots;                      // [chunk, grid, size]
-  cuda::Scratch<char> scratch;                     // [chunk, grid] evaluations
-  cuda::Scratch<geometry::SelectionPoint> points;  // [chunk, grid]
-  cuda::Scratch<geometry::BallScores> curves;      // [chunk, grid, radii]
+  cuda::Scratch<double> by_position;                    // [3, chunk, size] alpha, ||v||^2, minima
+  cuda::Scratch<int> ends;                              // [chunk, 2]
+  cuda::Scratch<double> sums;                           // [chunk, grid, dim]
+  cuda::Scratch<double> dots;                           // [chunk, grid, size]
+  cuda::Scratch<char> scratch;                          // [chunk, grid] evaluations
+  cuda::Scratch<geometry::SelectionPoint> points;       // [chunk, grid]
+  cuda::Scratch<geometry::BallScores> curves;           // [chunk, grid, radii]
+  cuda::Scratch<int> nonzero;                           // [chunk]
+  cuda::Scratch<double> row_inputs;                     // [4, chunk] decay, rho_0, eta, sigma2
+  cuda::Scratch<geometry::SupportTerm> terms;           // [chunk, grid, 3]
+  cuda::Scratch<char> envelope_scratch;                 // [chunk, grid] evaluations
+  cuda::Scratch<geometry::EnvelopePoint> r1, r2;        // [chunk, grid]
+  cuda::Scratch<geometry::SeparationBound> separation;  // [chunk, grid]
 
   void use_device() const { check(cudaSetDevice(device), "cudaSetDevice"); }
 };
@@ -75,7 +107,7 @@ std::uint64_t CudaSelection::bytes(int heads, int seq, int dim, int keys, int ro
 }
 
 void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::SelectionPoint> points,
-                            std::span<geometry::BallScores> curves) {
+                            std::span<geometry::BallScores> curves, const EnvelopeRequest* envelopes) {
   const int rows = static_cast<int>(in.keys.size());
   const int grid = static_cast<int>(in.n_values.size());
   const int radii = static_cast<int>(in.normalised_radii.size());
@@ -84,6 +116,10 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
                  curves.size() == points.size() * static_cast<std::size_t>(radii));
   const int size = *std::max_element(in.keys.begin(), in.keys.end());
   ATTNGEOM_CHECK(size <= in.seq && *std::min_element(in.keys.begin(), in.keys.end()) >= 2);
+  ATTNGEOM_CHECK(!envelopes || (envelopes->beta.size() == in.keys.size() && envelopes->rho_0.size() == in.keys.size() &&
+                                envelopes->eta.size() == in.keys.size() && envelopes->sigma2.size() == in.keys.size() &&
+                                envelopes->r1.size() == points.size() && envelopes->r2.size() == points.size() &&
+                                envelopes->separation.size() == points.size()));
   State& s = *state_;
   s.use_device();
   const auto dim = static_cast<std::size_t>(in.dim);
@@ -116,6 +152,7 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
   b.sq_norms = by_position + area;
   b.weighted_norm_min = by_position + 2 * area;
   b.ends = s.ends.at_least(2 * static_cast<std::size_t>(chunk));
+  b.nonzero = s.nonzero.at_least(static_cast<std::size_t>(chunk));
   b.sums = s.sums.at_least(evaluations * dim);
   b.dots = s.dots.at_least(evaluations * static_cast<std::size_t>(size));
   b.scratch = s.scratch.at_least(evaluations * cuda::selection_scratch_bytes(size));
@@ -128,6 +165,20 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
   int* end = s.end.at_least(static_cast<std::size_t>(chunk));
   std::vector<geometry::SelectionPoint> host_points(points.size());
   std::vector<geometry::BallScores> host_curves(curves.size());
+  cuda::EnvelopeRows e;
+  std::vector<double> row_inputs;                          // [4, chunk]
+  std::vector<int> nonzero;                                // [chunk]
+  std::vector<geometry::EnvelopePoint> host_r1, host_r2;   // [rows, grid]
+  std::vector<geometry::SeparationBound> host_separation;  // [rows, grid]
+  if (envelopes) {
+    e.scratch = s.envelope_scratch.at_least(evaluations * cuda::envelope_scratch_bytes(size));
+    e.r1 = s.r1.at_least(evaluations);
+    e.r2 = s.r2.at_least(evaluations);
+    e.separation = s.separation.at_least(evaluations);
+    host_r1.resize(points.size());
+    host_r2.resize(points.size());
+    host_separation.resize(points.size());
+  }
 
   for (int r0 = 0; r0 < rows; r0 += chunk) {
     b.rows = std::min(chunk, rows - r0);
@@ -149,6 +200,36 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
     check(cuda::position_rows(b, sorted_keys, sorted_order, s.stream), "selection sums and projections");
     check(cuda::evaluate_rows(b, s.stream), "selection metrics");
     const std::size_t done = count * static_cast<std::size_t>(grid);
+    if (envelopes) {
+      nonzero.resize(count);
+      check(cudaMemcpyAsync(nonzero.data(), b.nonzero, count * sizeof(int), cudaMemcpyDeviceToHost, s.stream),
+            "copy the nonzero counts to the host");
+      check(cudaStreamSynchronize(s.stream), "selection metrics");
+      row_inputs.resize(4 * count);
+      for (std::size_t r = 0; r < count; ++r) {
+        row_inputs[r] = std::exp(-envelopes->beta[first + r]);  // as ModelSweep takes it
+        row_inputs[count + r] = envelopes->rho_0[first + r];
+        row_inputs[2 * count + r] = envelopes->eta[first + r];
+        row_inputs[3 * count + r] = envelopes->sigma2[first + r];
+      }
+      const double* inputs = s.row_inputs.upload(std::span<const double>(row_inputs), s.stream);
+      e.decay = inputs;
+      e.rho_0 = inputs + count;
+      e.eta = inputs + 2 * count;
+      e.sigma2 = inputs + 3 * count;
+      const std::vector<geometry::SupportTerm> terms = support_terms(in, *envelopes, first, nonzero);
+      e.terms = s.terms.upload(std::span<const geometry::SupportTerm>(terms), s.stream);
+      check(cuda::evaluate_envelopes(b, e, s.stream), "reconstructed envelopes");
+      check(cudaMemcpyAsync(host_r1.data() + first * grid, e.r1, done * sizeof(geometry::EnvelopePoint),
+                            cudaMemcpyDeviceToHost, s.stream),
+            "copy the envelopes to the host");
+      check(cudaMemcpyAsync(host_r2.data() + first * grid, e.r2, done * sizeof(geometry::EnvelopePoint),
+                            cudaMemcpyDeviceToHost, s.stream),
+            "copy the envelopes to the host");
+      check(cudaMemcpyAsync(host_separation.data() + first * grid, e.separation,
+                            done * sizeof(geometry::SeparationBound), cudaMemcpyDeviceToHost, s.stream),
+            "copy the envelopes to the host");
+    }
     check(cudaMemcpyAsync(host_points.data() + first * grid, b.points, done * sizeof(geometry::SelectionPoint),
                           cudaMemcpyDeviceToHost, s.stream),
           "copy the selection metrics to the host");
@@ -167,6 +248,11 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
       points[at] = host_points[at];
       std::copy_n(host_curves.begin() + static_cast<std::ptrdiff_t>(at * radii), radii,
                   curves.begin() + static_cast<std::ptrdiff_t>(at * radii));
+      if (envelopes) {
+        envelopes->r1[at] = host_r1[at];
+        envelopes->r2[at] = host_r2[at];
+        envelopes->separation[at] = host_separation[at];
+      }
     }
   }
 }

@@ -56,6 +56,9 @@ __global__ void gather_kernel(SelectionRows b, const float* sorted_keys, const i
     b.sq_norms[i] = b.key_sq_norms[static_cast<std::int64_t>(b.value_head[r]) * b.value_seq + k];
     if (k == 0) b.ends[2 * r] = p;
     if (k == keys - 1) b.ends[2 * r + 1] = p;
+    // Descending weights >= 0: the nonzero ones come first, and the last of them says how many.
+    if (sorted_keys[i] != 0.0f && (p + 1 == keys || sorted_keys[i + 1] == 0.0f)) b.nonzero[r] = p + 1;
+    if (p == 0 && sorted_keys[i] == 0.0f) b.nonzero[r] = 0;
   }
 }
 

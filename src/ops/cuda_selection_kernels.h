@@ -36,6 +36,7 @@ struct SelectionRows {
   double* sq_norms = nullptr;                  // [rows, size] ||v||^2 by position
   double* weighted_norm_min = nullptr;         // [rows, size]
   int* ends = nullptr;                         // [rows, 2] positions of keys 0 and M-1
+  int* nonzero = nullptr;                      // [rows] #{alpha != 0} of each row
   double* sums = nullptr;                      // [rows, grid, dim] s_N
   double* dots = nullptr;                      // [rows, grid, size] <v_p, s_N> by position
   void* scratch = nullptr;                     // selection_scratch_bytes(size) per (row, N)
@@ -58,7 +59,8 @@ cudaError_t prepare_sort(const SelectionRows& b, const float* alpha, int* begin,
 cudaError_t sort_rows(void* temp, std::size_t& temp_bytes, const SelectionRows& b, const int* begin, const int* end,
                       float* sorted_keys, int* sorted_order, cudaStream_t stream);
 
-// From the sorted weights and order: alpha, sq_norms, weighted_norm_min, ends, sums and dots.
+// From the sorted weights and order: alpha, sq_norms, weighted_norm_min, ends, nonzero, sums
+// and dots.
 cudaError_t position_rows(const SelectionRows& b, const float* sorted_keys, const int* sorted_order,
                           cudaStream_t stream);
 

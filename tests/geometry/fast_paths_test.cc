@@ -21,6 +21,7 @@
 #include "geometry/selection_metrics.h"
 #include "geometry/value_diagnostics.h"
 #include "random_rows.h"
+#include "same_geometry.h"
 #include "util/float_error.h"
 
 namespace attngeom::geometry {
@@ -171,13 +172,6 @@ TEST(LagBand, MatchesCosinesTakenPairByPair) {
   }
 }
 
-bool same_point(const EnvelopePoint& a, const EnvelopePoint& b) {
-  return a.n == b.n && a.precision.lower == b.precision.lower && a.precision.upper == b.precision.upper &&
-         a.recall.lower == b.recall.lower && a.recall.upper == b.recall.upper && a.f_score.lower == b.f_score.lower &&
-         a.f_score.upper == b.f_score.upper && a.guarantees_separation == b.guarantees_separation &&
-         a.vacuous == b.vacuous;
-}
-
 // R2's separation statements from their definition (reconstructed_bounds.h), every tail
 // min(1, n (n - 1) exp(-d m^2 / (2 sigma^2 T^2))) with its exp, at the threshold t where the
 // tails of the farthest selected and the nearest unselected key balance.
@@ -247,9 +241,9 @@ TEST(ReconstructedEnvelopes, SharedSweepMatchesTheDefinitions) {
         lo[p] = std::max(0.0, sweep.mu()[p] - margin - sweep.rounding()[p]);
         hi[p] = sweep.mu()[p] + margin + sweep.rounding()[p];
       }
-      EXPECT_TRUE(same_point(both.r1[g], r1[g])) << "R1 n=" << n;
-      EXPECT_TRUE(same_point(both.r2.points[g], envelope_from_intervals(n, lo, hi))) << "R2 n=" << n;
-      EXPECT_TRUE(same_point(r2.points[g], both.r2.points[g])) << "R2 alone n=" << n;
+      EXPECT_TRUE(testing::same_envelope_point(both.r1[g], r1[g])) << "R1 n=" << n;
+      EXPECT_TRUE(testing::same_envelope_point(both.r2.points[g], envelope_from_intervals(n, lo, hi))) << "R2 n=" << n;
+      EXPECT_TRUE(testing::same_envelope_point(r2.points[g], both.r2.points[g])) << "R2 alone n=" << n;
       const SeparationBound& a = both.r2.separation[g];
       const SeparationBound& b = r2.separation[g];
       EXPECT_EQ(a.model_margin, b.model_margin);

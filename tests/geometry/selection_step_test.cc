@@ -14,7 +14,7 @@
 
 #include "geometry/selection_order.h"
 #include "random_rows.h"
-#include "same_selection.h"
+#include "same_geometry.h"
 
 namespace attngeom::geometry {
 namespace {

@@ -17,7 +17,7 @@
 #include "geometry/selection_metrics.h"
 #include "ops/cuda_backend.h"
 #include "random_rows.h"
-#include "same_selection.h"
+#include "same_geometry.h"
 #include "sequence_analyzer_harness.h"
 
 namespace attngeom {

@@ -1,10 +1,11 @@
 #pragma once
-// Field-by-field equality of one N's selection metrics, for paths that must give the CPU's bits
-// (the GPU's selection, geometry/selection_step.h).
+// Field-by-field equality of one N's selection metrics and envelopes, for paths that must give
+// the same bits (the GPU's, geometry/selection_step.h and envelope_step.h; the shared sweeps).
 #include <gtest/gtest.h>
 
 #include <cstddef>
 
+#include "geometry/reconstructed_bounds.h"
 #include "geometry/selection_metrics.h"
 
 namespace attngeom::geometry::testing {
@@ -36,6 +37,26 @@ inline void expect_same_selection(const SelectionPoint& got, const BallScores* c
     EXPECT_EQ(curve[g].unselected_inside, w.unselected_inside) << "radius " << g;
     EXPECT_EQ(curve[g].f_score, w.f_score) << "radius " << g;
   }
+}
+
+inline bool same_envelope_point(const EnvelopePoint& a, const EnvelopePoint& b) {
+  return a.n == b.n && a.precision.lower == b.precision.lower && a.precision.upper == b.precision.upper &&
+         a.recall.lower == b.recall.lower && a.recall.upper == b.recall.upper && a.f_score.lower == b.f_score.lower &&
+         a.f_score.upper == b.f_score.upper && a.guarantees_separation == b.guarantees_separation &&
+         a.vacuous == b.vacuous;
+}
+
+// R2's separation statements: the threshold exactly, the sums of tail probabilities (which take
+// exp) within `tolerance` of their size.
+inline void expect_same_separation(const SeparationBound& got, const SeparationBound& want, double tolerance) {
+  EXPECT_EQ(got.n, want.n);
+  EXPECT_EQ(got.model_margin, want.model_margin);
+  EXPECT_EQ(got.threshold_radius, want.threshold_radius);
+  EXPECT_NEAR(got.expected_recall, want.expected_recall, tolerance);
+  EXPECT_NEAR(got.expected_false_positives, want.expected_false_positives,
+              tolerance * (1.0 + want.expected_false_positives));
+  EXPECT_NEAR(got.separation_probability, want.separation_probability,
+              tolerance * (1.0 + want.expected_false_positives));
 }
 
 }  // namespace attngeom::geometry::testing
