@@ -23,10 +23,10 @@ void analyze_head_rows(const HeadRows& head, const RecordSchema& schema, const g
     try {
       if (head.shared_values.empty()) {
         analysis = geometry::analyze_row(row, options);
-      } else if (head.selections.empty() || head.selections[q].empty()) {
+      } else if (head.given.empty()) {
         analysis = geometry::analyze_row(row, head.shared_values[q], options);
       } else {
-        analysis = geometry::analyze_row(row, head.shared_values[q], std::move(head.selections[q]), options);
+        analysis = geometry::analyze_row(row, head.shared_values[q], std::move(head.given[q]), options);
       }
     } catch (const InputError& e) {  // e.g. the row check's NaN probabilities from scores that overflow float32
       throw InputError("query position " + std::to_string(head.positions[q]) + ": " + e.what());

@@ -4,7 +4,6 @@
 // over heads and row ranges, and the GQA sharing of value geometry.
 #include <cstddef>
 #include <span>
-#include <vector>
 
 #include "analysis/record.h"
 #include "geometry/row_analysis.h"
@@ -21,9 +20,9 @@ struct HeadRows {
   // Each row's value geometry when shared with the other heads of a GQA group ([rows]);
   // empty: computed here.
   std::span<const geometry::ValueGeometry> shared_values;
-  // Each row's selection metrics when computed elsewhere (a GPU), moved out as they are used
-  // ([rows], with shared_values); an empty entry or span: computed here.
-  std::span<std::vector<geometry::SelectionMetrics>> selections;
+  // Parts of each row's analysis computed elsewhere (a GPU), moved out as they are used
+  // ([rows], with shared_values); an empty span: all computed here.
+  std::span<geometry::GivenRowParts> given;
 
   geometry::HeadRowView row(std::size_t q) const;
 };

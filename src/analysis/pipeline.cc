@@ -42,7 +42,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   Engine engine(c, in.checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu, false});
   const std::uint64_t analysis_bytes =
       (reads_layer_deviations(s.row) ? gpu_deviation_bytes(c, plan.seq_len, plan.rows.size()) : 0) +
-      (reads_layer_selections(s.row) ? gpu_selection_bytes(c, plan.seq_len, plan.rows.size()) : 0);
+      (reads_layer_row_parts(s.row) ? gpu_row_parts_bytes(c, plan.seq_len, plan.rows.size()) : 0);
   engine.check_gpu_memory(plan.seq_len, plan.rows.size(), 0, analysis_bytes);
   nlohmann::json run;
   if (run_dir) {

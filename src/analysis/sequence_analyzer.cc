@@ -23,8 +23,8 @@ void SequenceAnalyzer::use_deviations(std::unique_ptr<LayerDeviations> deviation
   deviations_ = reads_layer_deviations(options_) ? std::move(deviations) : nullptr;
 }
 
-void SequenceAnalyzer::use_selections(std::unique_ptr<LayerSelections> selections) {
-  selections_ = reads_layer_selections(options_) ? std::move(selections) : nullptr;
+void SequenceAnalyzer::use_row_parts(std::unique_ptr<LayerRowParts> row_parts) {
+  row_parts_ = reads_layer_row_parts(options_) ? std::move(row_parts) : nullptr;
 }
 
 void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows) {
@@ -49,7 +49,7 @@ void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {
                  values.head_dim == config_.head_dim && static_cast<std::size_t>(values.seq) == record_.seq_len());
   LayerState& state = layers_.at(static_cast<std::size_t>(layer));
   state.values = values;
-  if (config_.group_size() > 1 || deviations_ || selections_)
+  if (config_.group_size() > 1 || deviations_ || row_parts_)
     state.shared.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
 }
 
@@ -95,10 +95,10 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
   ATTNGEOM_CHECK(state.values.values != nullptr && rows.space == MemorySpace::kHost && rows.positions.size() == count &&
                  static_cast<std::size_t>(rows.seq) == seq);
   if (!state.shared.empty()) share_values(state, rows);
-  if (selections_) {
-    state.selections.resize(static_cast<std::size_t>(rows.heads()) * count);
+  if (row_parts_) {
+    state.given.resize(static_cast<std::size_t>(rows.heads()) * count);
     const std::lock_guard lock(mutex_);
-    selections_->fill(config_, state.values, rows, options_.selection, state.selections);
+    row_parts_->fill(config_, state.values, rows, state.shared, options_, state.given);
   }
   const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();
   const std::size_t row_block = schema_.per_row_fields.size();
@@ -120,9 +120,9 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
       head_rows.shared_values = std::span<const geometry::ValueGeometry>(state.shared)
                                     .subspan(static_cast<std::size_t>(kv_head) * count + q0, q1 - q0);
     }
-    if (!state.selections.empty()) {
-      head_rows.selections = std::span<std::vector<geometry::SelectionMetrics>>(state.selections)
-                                 .subspan(static_cast<std::size_t>(head - rows.head_begin) * count + q0, q1 - q0);
+    if (!state.given.empty()) {
+      head_rows.given = std::span<geometry::GivenRowParts>(state.given)
+                            .subspan(static_cast<std::size_t>(head - rows.head_begin) * count + q0, q1 - q0);
     }
     try {
       analyze_head_rows(

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "analysis/gpu_deviations.h"
-#include "analysis/gpu_selection.h"
+#include "analysis/gpu_row_parts.h"
 #include "analysis/record.h"
 #include "geometry/row_analysis.h"
 #include "model/config.h"
@@ -35,9 +35,9 @@ class SequenceAnalyzer final : public ForwardObserver {
   // Where the rows' cosine deviations are computed instead of the CPU (a GPU beside the
   // forward pass); null: the CPU. Ignored unless reads_layer_deviations(options).
   void use_deviations(std::unique_ptr<LayerDeviations> deviations);
-  // Where the rows' selection metrics are computed instead of the CPU (a GPU); null: the CPU.
-  // Ignored unless reads_layer_selections(options).
-  void use_selections(std::unique_ptr<LayerSelections> selections);
+  // Where the rows' selection metrics and envelopes are computed instead of the CPU (a GPU);
+  // null: the CPU. Ignored unless reads_layer_row_parts(options).
+  void use_row_parts(std::unique_ptr<LayerRowParts> row_parts);
 
   void on_values(int layer, const ValueStates& values) override;
   void on_attention(int layer, const AttentionRows& rows) override;
@@ -52,8 +52,8 @@ class SequenceAnalyzer final : public ForwardObserver {
     // [kv_heads, rows] for GQA layers (several heads per kv head) or deviations computed off
     // the CPU: filled for the kv heads of each block of heads; else empty.
     std::vector<geometry::ValueGeometry> shared;
-    // [heads of the block, rows] the block's selection metrics from selections_; else empty.
-    std::vector<std::vector<geometry::SelectionMetrics>> selections;
+    // [heads of the block, rows] the block's parts from row_parts_; else empty.
+    std::vector<geometry::GivenRowParts> given;
   };
 
   // The value geometry of every (kv head, captured row) that the block's heads read.
@@ -66,9 +66,9 @@ class SequenceAnalyzer final : public ForwardObserver {
   SequenceRecord record_;                        // each layer's calls write their own parts
   std::vector<LayerState> layers_;               // [layers]
   std::unique_ptr<LayerDeviations> deviations_;  // null: the CPU screens the deviations
-  std::unique_ptr<LayerSelections> selections_;  // null: the CPU computes the selection metrics
+  std::unique_ptr<LayerRowParts> row_parts_;     // null: the CPU computes every part of each row
   std::function<void(int)> layer_done_;
-  std::mutex mutex_;     // deviations_, selections_, layer_done_ and layers_done_, which the layers share
+  std::mutex mutex_;     // deviations_, row_parts_, layer_done_ and layers_done_, which the layers share
   int layers_done_ = 0;  // in this sequence
 };
 

@@ -91,7 +91,7 @@ void add_bench_command(CLI::App& app) {
       "on a GPU, screen the cosine deviations on the CPU as without one");
   cmd->add_flag_callback(
       "--cpu-selection", [f] { f->gpu.gpu_selection = false; },
-      "on a GPU, compute the selection metrics on the CPU as without one");
+      "on a GPU, compute the selection metrics and envelopes on the CPU as without one");
   add_precision_options(*cmd, f->precision);
   cmd->callback([f] {
     apply_thread_count(f->threads);

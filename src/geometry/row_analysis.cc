@@ -27,10 +27,17 @@ ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options
   return v;
 }
 
+void check_given_length(std::size_t given, std::size_t grid, const char* what) {
+  if (given != grid) {
+    throw InputError("row analysis: " + std::to_string(given) + " " + what + " given for a grid of " +
+                     std::to_string(grid));
+  }
+}
+
 // norms: [M] ||v_k|| of the row's values (bit for bit those of unit_rows); read with bounds only.
-// given: the row's selection metrics when computed elsewhere, else null.
+// given: parts computed elsewhere, else null.
 RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, std::span<const double> norms,
-                         const RowAnalysisOptions& options, std::vector<SelectionMetrics>* given = nullptr) {
+                         const RowAnalysisOptions& options, GivenRowParts* given = nullptr) {
   const ValidatedRow checked = validated(row);
   if (!(options.r2_delta > 0.0 && options.r2_delta < 1.0))
     throw InputError("row analysis: r2_delta must lie in (0, 1)");
@@ -55,26 +62,29 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
     a.selection = selection_metrics(row, gram, a.n_values, options.selection);
     if (options.bounds) a.deviation = cosine_deviation(row, gram, a.model);
   } else {
-    if (given) {
-      if (given->size() != a.n_values.size())
-        throw InputError("row analysis: " + std::to_string(given->size()) + " selection points given for a grid of " +
-                         std::to_string(a.n_values.size()));
-      a.selection = std::move(*given);
+    if (given && !given->selection.empty()) {
+      check_given_length(given->selection.size(), a.n_values.size(), "selection points");
+      a.selection = std::move(given->selection);
     } else {
       a.selection = selection_metrics(checked, a.n_values, options.selection);
     }
     a.deviation = values.deviation;
   }
   if (options.bounds) {
-    const BoundInputs inputs{row.alpha, norms, a.model};
-    a.r1_eta = options.r1_eta == R1Eta::kMaxDeviation ? a.deviation.max_abs : a.lag.fit.mae;
-    // A row whose cosines match the model exactly has sigma^2 = 0: R2 then collapses onto the
-    // model, which the smallest positive sigma^2 expresses.
-    const double sigma2 = std::max(a.deviation.sigma2, std::numeric_limits<double>::min());
-    ReconstructedEnvelopes envelopes =
-        reconstructed_envelopes(inputs, a.n_values, a.r1_eta, {row.dim, sigma2, options.r2_delta});
-    a.r1 = std::move(envelopes.r1);
-    a.r2 = std::move(envelopes.r2);
+    const BoundSettings settings = bound_settings(a.deviation, a.lag, options);
+    a.r1_eta = settings.eta;
+    if (given && !given->r1.empty()) {
+      check_given_length(given->r1.size(), a.n_values.size(), "R1 points");
+      check_given_length(given->r2.points.size(), a.n_values.size(), "R2 points");
+      a.r1 = std::move(given->r1);
+      a.r2 = std::move(given->r2);
+    } else {
+      ReconstructedEnvelopes envelopes =
+          reconstructed_envelopes(BoundInputs{row.alpha, norms, a.model}, a.n_values, settings.eta,
+                                  {row.dim, settings.sigma2, options.r2_delta});
+      a.r1 = std::move(envelopes.r1);
+      a.r2 = std::move(envelopes.r2);
+    }
     a.r1_coverage = coverage(a.r1, a.selection);
     a.r2_coverage = coverage(a.r2.points, a.selection);
   }
@@ -85,9 +95,11 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
 }
 
 RowAnalysis complete_given_values(const HeadRowView& row, const ValueGeometry& values,
-                                  const RowAnalysisOptions& options, std::vector<SelectionMetrics>* given) {
-  // Only the norms are needed again: O(M d), against the O(M^2 d) that values saved.
-  const std::vector<double> norms = options.bounds ? value_norms(row) : std::vector<double>{};  // [M]
+                                  const RowAnalysisOptions& options, GivenRowParts* given) {
+  // Only the norms are needed again, and only for envelopes computed here: O(M d), against the
+  // O(M^2 d) that values saved.
+  const bool envelopes_here = options.bounds && (given == nullptr || given->r1.empty());
+  const std::vector<double> norms = envelopes_here ? value_norms(row) : std::vector<double>{};  // [M]
   return complete_row(row, values, norms, options, given);
 }
 
@@ -101,10 +113,15 @@ RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, con
   return complete_given_values(row, values, options, nullptr);
 }
 
-RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, std::vector<SelectionMetrics> selection,
+RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, GivenRowParts given,
                         const RowAnalysisOptions& options) {
-  if (options.every_n) throw InputError("row analysis: selection metrics are given for the default N grid only");
-  return complete_given_values(row, values, options, &selection);
+  if (options.every_n) throw InputError("row analysis: parts are given for the default N grid only");
+  return complete_given_values(row, values, options, &given);
+}
+
+BoundSettings bound_settings(const CosineDeviation& deviation, const LagCurve& lag, const RowAnalysisOptions& options) {
+  return {options.r1_eta == R1Eta::kMaxDeviation ? deviation.max_abs : lag.fit.mae,
+          std::max(deviation.sigma2, std::numeric_limits<double>::min())};
 }
 
 RowAnalysis analyze_row(const HeadRowView& row, const RowAnalysisOptions& options) {

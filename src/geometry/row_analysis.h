@@ -81,9 +81,26 @@ ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& o
 // values and keys (any alpha) and the same options; InputError when the keys differ.
 RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options = {});
 
-// The same with the row's selection metrics computed elsewhere (a GPU): `selection` must be
-// selection_metrics(row, default_n_grid(M), options.selection); not with every_n.
-RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, std::vector<SelectionMetrics> selection,
+// What R1 and R2 take from a row's value geometry: R1's eta (RowAnalysisOptions::r1_eta) and
+// R2's sigma^2 (a row whose cosines match the model exactly has sigma^2 = 0: R2 then collapses
+// onto the model, which the smallest positive sigma^2 expresses).
+struct BoundSettings {
+  double eta = 0.0;
+  double sigma2 = 0.0;
+};
+BoundSettings bound_settings(const CosineDeviation& deviation, const LagCurve& lag, const RowAnalysisOptions& options);
+
+// Parts of a row's analysis computed elsewhere (a GPU), on the default N grid with the same
+// options; an empty part is computed here.
+struct GivenRowParts {
+  std::vector<SelectionMetrics> selection;  // selection_metrics(row, default_n_grid(M), options.selection)
+  // With r2: reconstructed_envelopes(row, the grid, bound_settings(the values' geometry)), given together.
+  std::vector<EnvelopePoint> r1;
+  ProbabilisticEnvelope r2;
+};
+
+// analyze_row(row, values, options) with the given parts; not with every_n.
+RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, GivenRowParts given,
                         const RowAnalysisOptions& options = {});
 
 }  // namespace attngeom::geometry

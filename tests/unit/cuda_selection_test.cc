@@ -1,20 +1,26 @@
-// The selection metrics on a GPU (ops/cuda_selection.h) against selection_metrics's direct
-// method on the CPU, bit for bit: the GPU runs the CPU's arithmetic in the CPU's order
-// (geometry/selection_step.h, whose arrangement tests/geometry/selection_step_test.cc checks on
-// the CPU). Skipped where no GPU is visible.
+// The selection metrics and reconstructed envelopes on a GPU (ops/cuda_selection.h) against
+// selection_metrics's direct method and reconstructed_envelopes on the CPU, bit for bit but for
+// R2's tail probabilities: the GPU runs the CPU's arithmetic in the CPU's order
+// (geometry/selection_step.h and envelope_step.h, whose arrangement
+// tests/geometry/selection_step_test.cc and envelope_step_test.cc check on the CPU). Skipped
+// where no GPU is visible.
 #include "ops/cuda_selection.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "analysis/gpu_selection.h"
+#include "analysis/gpu_row_parts.h"
+#include "geometry/reconstructed_bounds.h"
 #include "geometry/selection_metrics.h"
+#include "geometry/value_diagnostics.h"
 #include "ops/cuda_backend.h"
 #include "random_rows.h"
 #include "same_geometry.h"
@@ -56,8 +62,20 @@ void expect_gpu_matches_cpu(int heads, int seq, int dim, const std::vector<int>&
   const std::vector<double>& radii = options.normalised_radii;
   std::vector<geometry::SelectionPoint> points(rows * grid.size());
   std::vector<geometry::BallScores> curves(points.size() * radii.size());
+  // The envelopes too, with models of every kind: a decay, none (beta = inf), one constant cosine.
+  const geometry::CosineModel models[] = {{0.1, 0.3}, {std::numeric_limits<double>::infinity(), 0.0}, {0.0, -0.4}};
+  std::vector<double> beta(rows), rho_0(rows), eta(rows), sigma2(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    beta[r] = models[r % 3].beta;
+    rho_0[r] = models[r % 3].rho_0;
+    eta[r] = 0.02 * static_cast<double>(r % 4);
+    sigma2[r] = r % 5 == 0 ? std::numeric_limits<double>::min() : 0.5;
+  }
+  std::vector<geometry::EnvelopePoint> r1(points.size()), r2(points.size());
+  std::vector<geometry::SeparationBound> separation(points.size());
+  const EnvelopeRequest request{beta, rho_0, eta, sigma2, 0.05, r1, r2, separation};
   CudaSelection gpu(0);
-  gpu.compute({values.data(), heads, seq, dim, alpha.data(), keys, value_head, grid, radii}, points, curves);
+  gpu.compute({values.data(), heads, seq, dim, alpha.data(), keys, value_head, grid, radii}, points, curves, &request);
 
   for (std::size_t r = 0; r < rows; ++r) {
     const auto m = static_cast<std::size_t>(keys[r]);
@@ -66,10 +84,17 @@ void expect_gpu_matches_cpu(int heads, int seq, int dim, const std::vector<int>&
         std::span<const float>(values.data() + static_cast<std::size_t>(value_head[r]) * seq * d, m * d), d};
     const std::vector<std::size_t> n_values = geometry::default_n_grid(m);
     const std::vector<geometry::SelectionMetrics> want = geometry::selection_metrics(row, n_values, options);
+    const geometry::ReconstructedEnvelopes envelopes = geometry::reconstructed_envelopes(
+        {row.alpha, geometry::value_norms(row), models[r % 3]}, n_values, eta[r], {d, sigma2[r], 0.05});
+    // R2's tails take exp, within 2 ulps of the CPU's: sums of at most M of them within 4 M u.
+    const double tolerance = 4.0 * static_cast<double>(m) * std::numeric_limits<double>::epsilon() / 2;
     for (std::size_t g = 0; g < n_values.size(); ++g) {
       SCOPED_TRACE("row " + std::to_string(r) + " (M = " + std::to_string(m) + "), N = " + std::to_string(n_values[g]));
       const std::size_t at = r * grid.size() + g;
       geometry::testing::expect_same_selection(points[at], curves.data() + at * radii.size(), want[g]);
+      EXPECT_TRUE(geometry::testing::same_envelope_point(r1[at], envelopes.r1[g]));
+      EXPECT_TRUE(geometry::testing::same_envelope_point(r2[at], envelopes.r2.points[g]));
+      geometry::testing::expect_same_separation(separation[at], envelopes.r2.separation[g], tolerance);
     }
   }
 }
@@ -81,23 +106,41 @@ TEST(CudaSelection, MatchesTheCpuBitForBit) {
 
 TEST(CudaSelection, MatchesTheCpuAcrossChunksOfRows) {
   if (!gpu_visible()) GTEST_SKIP() << "no GPU visible";
-  // About 10 MB of working memory per row of 12000 keys: the 1 GiB chunks hold about a hundred rows.
+  // About 25 MB of working memory per row of 12000 keys: the 1 GiB chunks hold about forty rows.
   std::vector<int> keys(130);
   for (std::size_t r = 0; r < keys.size(); ++r) keys[r] = 12000 - static_cast<int>(r) * 37;
   expect_gpu_matches_cpu(2, 12000, 16, keys);
 }
 
-// analyze's observer with its selection metrics on the GPU against analyze_row head by head:
-// the same bits, with the short rows (the Gram method) left to the CPU.
-TEST(CudaSelection, AnalyzerRecordMatchesPerHeadAnalysisBitForBit) {
+// analyze's observer with its selection metrics and envelopes on the GPU against analyze_row
+// head by head: the same bits (the short rows' selection, by the Gram method, left to the
+// CPU), but for R2's tail probabilities, which take exp: r2_recall_lo, r2_fp_hi and
+// r2_separation_prob are sums of at most M tails, each within 2 ulps of the CPU's, so they hold
+// within 4 M u of 1 + their size.
+TEST(CudaSelection, AnalyzerRecordMatchesPerHeadAnalysis) {
   if (!gpu_visible()) GTEST_SKIP() << "no GPU visible";
+  constexpr int kKeys = 200;
+  const RecordSchema schema = make_record_schema(kKeys, false);
+  const std::size_t fields = schema.per_n_fields.size();
+  const double tolerance = 4.0 * kKeys * std::numeric_limits<double>::epsilon() / 2;
   for (const int kv_heads : {2, kHeads}) {
-    const AnalyzedSequence s = analyze_sequence({0, 5, 99, 127, 199}, kv_heads, nullptr, make_gpu_selections(0), 200);
-    for (const auto& [got, want] :
-         {std::pair(&s.analyzed.per_n, &s.expected.per_n), std::pair(&s.analyzed.per_row, &s.expected.per_row)}) {
-      ASSERT_EQ(got->size(), want->size());
-      EXPECT_EQ(std::memcmp(got->data(), want->data(), got->size() * sizeof(double)), 0) << kv_heads;
+    const AnalyzedSequence s = analyze_sequence({0, 5, 99, 127, 199}, kv_heads, nullptr, make_gpu_row_parts(0), kKeys);
+    ASSERT_EQ(s.analyzed.per_n.size(), s.expected.per_n.size());
+    for (std::size_t i = 0; i < s.expected.per_n.size(); ++i) {
+      const std::string& name = schema.per_n_fields[i % fields];
+      const double want = s.expected.per_n[i];
+      const double got = s.analyzed.per_n[i];
+      if (name == "r2_recall_lo" || name == "r2_fp_hi" || name == "r2_separation_prob") {
+        EXPECT_NEAR(got, want, tolerance * (1.0 + std::abs(want))) << name << " at " << i;
+      } else if (!(std::isnan(got) && std::isnan(want))) {
+        EXPECT_EQ(got, want) << name << " at " << i;
+      }
     }
+    ASSERT_EQ(s.analyzed.per_row.size(), s.expected.per_row.size());
+    EXPECT_EQ(
+        std::memcmp(s.analyzed.per_row.data(), s.expected.per_row.data(), s.expected.per_row.size() * sizeof(double)),
+        0)
+        << kv_heads;
   }
 }
 

@@ -35,10 +35,10 @@ struct AnalyzedSequence {
 };
 
 // kHeads heads over `kv_heads` kv heads; each layer arrives in blocks of whole kv groups.
-// `deviations`, `selections`: where the analyzer computes those (null: the CPU). T = seq.
+// `deviations`, `row_parts`: where the analyzer computes those (null: the CPU). T = seq.
 inline AnalyzedSequence analyze_sequence(const std::vector<int>& rows, int kv_heads,
                                          std::unique_ptr<LayerDeviations> deviations = nullptr,
-                                         std::unique_ptr<LayerSelections> selections = nullptr, int seq = kSeq) {
+                                         std::unique_ptr<LayerRowParts> row_parts = nullptr, int seq = kSeq) {
   const ModelConfig config = attention_shape_config(kLayers, kHeads, kv_heads, kDim);
   const RecordSchema schema = make_record_schema(seq, false);
   const std::vector<int> tokens(seq, 1);
@@ -58,7 +58,7 @@ inline AnalyzedSequence analyze_sequence(const std::vector<int>& rows, int kv_he
 
   SequenceAnalyzer analyzer(config, schema, geometry::RowAnalysisOptions{});
   analyzer.use_deviations(std::move(deviations));
-  analyzer.use_selections(std::move(selections));
+  analyzer.use_row_parts(std::move(row_parts));
   analyzer.begin(0, tokens, rows);
   for (int l = 0; l < kLayers; ++l) {
     analyzer.on_values(l, ValueStates{kv_heads, seq, kDim, values[static_cast<std::size_t>(l)].data()});

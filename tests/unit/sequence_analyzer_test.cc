@@ -1,7 +1,7 @@
 // analyze's observer: the heads of a kv group share one value geometry per captured row,
 // computed once per block of heads; each head's rows are analysed in ranges on several
-// threads; the cosine deviations and the selection metrics may be computed elsewhere (a GPU),
-// all rows of a block at once. The record must equal one filled from geometry::analyze_row called on every
+// threads; the cosine deviations, selection metrics and envelopes may be computed elsewhere (a
+// GPU), all rows of a block at once. The record must equal one filled from geometry::analyze_row called on every
 // (layer, head, row) on its own (sequence_analyzer_harness.h).
 #include "analysis/sequence_analyzer.h"
 
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "geometry/pair_products.h"
+#include "geometry/reconstructed_bounds.h"
 #include "geometry/value_diagnostics.h"
 #include "sequence_analyzer_harness.h"
 #include "util/error.h"
@@ -77,45 +78,60 @@ TEST(SequenceAnalyzer, DeviationsComputedApartMatchPerHeadAnalysis) {
   }
 }
 
-// Selection metrics computed apart, as the CPU computes them, for the rows a GPU takes (the
-// direct method): only the hand-over is under test (which heads, rows and kv heads, into which
-// entries, and which rows stay with the CPU).
-class CpuSelections final : public LayerSelections {
+// Row parts computed apart, as the CPU computes them: the selection metrics for the rows a GPU
+// takes (the direct method), the envelopes from each row's shared value geometry. Only the
+// hand-over is under test (which heads, rows and kv heads, into which entries, and which rows
+// stay with the CPU).
+class CpuRowParts final : public LayerRowParts {
  public:
-  explicit CpuSelections(int* filled) : filled_(filled) {}
+  explicit CpuRowParts(int* selections, int* envelopes) : selections_(selections), envelopes_(envelopes) {}
   void fill(const ModelConfig& config, const ValueStates& values, const AttentionRows& rows,
-            const geometry::SelectionOptions& selection,
-            std::span<std::vector<geometry::SelectionMetrics>> out) override {
+            std::span<const geometry::ValueGeometry> shared, const geometry::RowAnalysisOptions& options,
+            std::span<geometry::GivenRowParts> out) override {
     const std::size_t count = rows.positions.size();
     ASSERT_EQ(out.size(), static_cast<std::size_t>(rows.heads()) * count);
     for (int h = rows.head_begin; h < rows.head_end; ++h) {
       for (std::size_t q = 0; q < count; ++q) {
         const auto keys = static_cast<std::size_t>(rows.positions[q]) + 1;
         const std::vector<std::size_t> grid = geometry::default_n_grid(keys);
-        if (grid.empty() ||
-            geometry::resolved_method(selection.method, grid.size(), keys) != geometry::ProjectionMethod::kDirect)
-          continue;
+        if (grid.empty()) continue;
         const geometry::HeadRowView row{std::span<const float>(rows.head_rows(h) + q * rows.seq, keys),
                                         std::span<const float>(values.kv_head(config.kv_head_of(h)), keys * kDim),
                                         kDim};
-        out[static_cast<std::size_t>(h - rows.head_begin) * count + q] =
-            geometry::selection_metrics(row, grid, selection);
-        ++*filled_;
+        geometry::GivenRowParts& parts = out[static_cast<std::size_t>(h - rows.head_begin) * count + q];
+        if (geometry::resolved_method(options.selection.method, grid.size(), keys) ==
+            geometry::ProjectionMethod::kDirect) {
+          parts.selection = geometry::selection_metrics(row, grid, options.selection);
+          ++*selections_;
+        }
+        if (!options.bounds) continue;
+        const geometry::ValueGeometry& v = shared[static_cast<std::size_t>(config.kv_head_of(h)) * count + q];
+        const geometry::BoundSettings settings = geometry::bound_settings(v.deviation, v.lag, options);
+        geometry::ReconstructedEnvelopes envelopes =
+            geometry::reconstructed_envelopes({row.alpha, geometry::value_norms(row), v.model}, grid, settings.eta,
+                                              {kDim, settings.sigma2, options.r2_delta});
+        parts.r1 = std::move(envelopes.r1);
+        parts.r2 = std::move(envelopes.r2);
+        ++*envelopes_;
       }
     }
   }
 
  private:
-  int* filled_;
+  int* selections_;
+  int* envelopes_;
 };
 
-TEST(SequenceAnalyzer, SelectionsComputedApartMatchPerHeadAnalysis) {
+TEST(SequenceAnalyzer, RowPartsComputedApartMatchPerHeadAnalysis) {
   // M = 1 has no N; M = 6 and 100 take the Gram method (the CPU's); M = 128 and 200 the direct one.
   const std::vector<int> rows = {0, 5, 99, 127, 199};
   for (const int kv_heads : {kKvHeads, kHeads}) {
-    int filled = 0;
-    const AnalyzedSequence s = analyze_sequence(rows, kv_heads, nullptr, std::make_unique<CpuSelections>(&filled), 200);
-    EXPECT_EQ(filled, kLayers * kHeads * 2) << kv_heads;
+    int selections = 0;
+    int envelopes = 0;
+    const AnalyzedSequence s =
+        analyze_sequence(rows, kv_heads, nullptr, std::make_unique<CpuRowParts>(&selections, &envelopes), 200);
+    EXPECT_EQ(selections, kLayers * kHeads * 2) << kv_heads;
+    EXPECT_EQ(envelopes, kLayers * kHeads * 4) << kv_heads;
     EXPECT_TRUE(same_bits(s.analyzed.per_n, s.expected.per_n)) << kv_heads;
     EXPECT_TRUE(same_bits(s.analyzed.per_row, s.expected.per_row)) << kv_heads;
   }
