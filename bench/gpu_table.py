@@ -24,6 +24,13 @@ def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
+def placement(run):
+    """Where a run's analysis ran, as bench reports it on a GPU."""
+    if "layer_workers" not in run:
+        return "-"
+    return f"layers at once: {run['layer_workers']}, deviations: {run['deviations']}, selection: {run['selection']}"
+
+
 def table(bench, peers):
     """Markdown lines of the table, one row per bf16 length; bench and peers as read_lines returns them."""
     peak = next((p["matmul_peak_tflops"] for p in peers if "matmul_peak_tflops" in p), None)
@@ -44,13 +51,29 @@ def table(bench, peers):
         forward = run.get("forward")
         whole = forward["linear_flops"] / forward["seconds"] * 1e-12 if forward else None
         ratio = None if e is None or seconds["analyze"] is None else seconds["analyze"] / e
-        placement = (f"layers at once: {run['layer_workers']}, deviations: {run['deviations']}, "
-                     f"selection: {run['selection']}" if "layer_workers" in run else "-")
-        lines.append(f"| {run['seq_len']} | {placement} | {fmt(seconds['forward'], '.4f')} | "
+        lines.append(f"| {run['seq_len']} | {placement(run)} | {fmt(seconds['forward'], '.4f')} | "
                      f"{fmt(seconds['capture'], '.4f')} | "
                      f"{fmt(seconds['analyze'], '.4f')} | {fmt(e, '.4f')} | {fmt(peer.get('sdpa_seconds'), '.4f')} | "
                      f"{fmt(ratio, '.2f')} | {of_peak(forward and forward['linear_tflops'])} | {of_peak(whole)} |")
     lines.append(f"bf16 matrix peak of this GPU: {fmt(peak, '.0f')} TFLOP/s")
+    return lines + parts_table(bench)
+
+
+PARTS = ("value_geometry", "deviations", "row_parts", "heads")
+
+
+def parts_table(bench):
+    """Where the analysis spent its time, per bf16 run that analysed: each part's busy seconds
+    summed over the layers (layers run at once, so the parts may add up to more than the wall time)."""
+    runs = [run for run in bench if run.get("precision") == "bf16" and "parts" in run.get("analyze", {})]
+    if not runs:
+        return []
+    lines = ["", "| T | analysis placement | value geometry s | deviations s | selection and envelopes s | per head s |",
+             "|---|---|---|---|---|---|"]
+    for run in runs:
+        parts = run["analyze"]["parts"]
+        cells = " | ".join(fmt(parts.get(f"{part}_seconds"), ".4f") for part in PARTS)
+        lines.append(f"| {run['seq_len']} | {placement(run)} | {cells} |")
     return lines
 
 

@@ -35,6 +35,18 @@ void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, 
   record_.resize_routing(config_.recipe.moe.experts);
   layers_.assign(static_cast<std::size_t>(config_.layers), {});
   layers_done_ = 0;
+  parts_ = {};
+}
+
+SequenceAnalyzer::PartSeconds SequenceAnalyzer::part_seconds() const {
+  const std::lock_guard lock(mutex_);
+  return parts_;
+}
+
+void SequenceAnalyzer::add_seconds(double PartSeconds::*part, std::chrono::steady_clock::time_point start) {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::lock_guard lock(mutex_);
+  parts_.*part += seconds;
 }
 
 void SequenceAnalyzer::on_routing(int layer, const ExpertRouting& routing) {
@@ -67,6 +79,7 @@ void SequenceAnalyzer::share_values(LayerState& layer, const AttentionRows& rows
   const int kv_end = config_.kv_head_of(rows.head_end - 1) + 1;
   geometry::RowAnalysisOptions options = options_;
   options.bounds = options_.bounds && !deviations_;  // else the deviations come after, all at once
+  const auto start = std::chrono::steady_clock::now();
   parallel_for_each(static_cast<std::size_t>(kv_end - kv_begin) * count, [&](std::size_t task) {
     const int kv_head = kv_begin + static_cast<int>(task / count);
     const std::size_t q = task % count;
@@ -79,12 +92,15 @@ void SequenceAnalyzer::share_values(LayerState& layer, const AttentionRows& rows
                                     std::span<const float>(layer.values.kv_head(kv_head), keys * d), d};
     layer.shared[static_cast<std::size_t>(kv_head) * count + q] = geometry::analyze_values(row, options);
   });
+  add_seconds(&PartSeconds::value_geometry, start);
   if (deviations_) {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(mutex_);  // one call on the GPU at a time, timed once it has the GPU
+    const auto gpu_start = std::chrono::steady_clock::now();
     deviations_->fill(
         layer.values, kv_begin, kv_end, record_.query_positions,
         std::span<geometry::ValueGeometry>(layer.shared)
             .subspan(static_cast<std::size_t>(kv_begin) * count, static_cast<std::size_t>(kv_end - kv_begin) * count));
+    parts_.deviations += std::chrono::duration<double>(std::chrono::steady_clock::now() - gpu_start).count();
   }
 }
 
@@ -98,8 +114,11 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
   if (row_parts_) {
     state.given.resize(static_cast<std::size_t>(rows.heads()) * count);
     const std::lock_guard lock(mutex_);
+    const auto start = std::chrono::steady_clock::now();
     row_parts_->fill(config_, state.values, rows, state.shared, options_, state.given);
+    parts_.row_parts += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+  const auto heads_start = std::chrono::steady_clock::now();
   const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();
   const std::size_t row_block = schema_.per_row_fields.size();
   const std::size_t chunks = (count + kRowsPerTask - 1) / kRowsPerTask;  // per head
@@ -138,6 +157,7 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
       std::copy(last, last + seq, record_.profile.begin() + static_cast<std::ptrdiff_t>(lh * seq));
     }
   });
+  add_seconds(&PartSeconds::heads, heads_start);
   if (rows.head_end < config_.heads) return;
   state = {};  // the layer is done: its buffer goes back to the engine, its shared geometry is freed
   const std::lock_guard lock(mutex_);

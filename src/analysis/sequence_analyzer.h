@@ -5,6 +5,7 @@
 // rows is analysed as it arrives, on all threads (heads and row ranges). The heads of a GQA
 // group share the part that reads the values alone (geometry::ValueGeometry), computed first.
 // Different layers may be analysed at once on different threads (layers_concurrent).
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,16 @@ class SequenceAnalyzer final : public ForwardObserver {
   // null: the CPU. Ignored unless reads_layer_row_parts(options).
   void use_row_parts(std::unique_ptr<LayerRowParts> row_parts);
 
+  // Seconds each part of the analysis took in this sequence, summed over its layers: with
+  // layers analysed at once (layers_concurrent) they can add up to more than the wall time.
+  struct PartSeconds {
+    double value_geometry = 0.0;  // per kv head and row: norms, rho_0, lag curve (deviations too, on the CPU)
+    double deviations = 0.0;      // the cosine deviations computed elsewhere (a GPU)
+    double row_parts = 0.0;       // the selection metrics and envelopes computed elsewhere
+    double heads = 0.0;           // per head and row on the CPU: the rest of analyze_row, the record
+  };
+  PartSeconds part_seconds() const;
+
   void on_values(int layer, const ValueStates& values) override;
   void on_attention(int layer, const AttentionRows& rows) override;
   void on_routing(int layer, const ExpertRouting& routing) override;
@@ -68,8 +79,12 @@ class SequenceAnalyzer final : public ForwardObserver {
   std::unique_ptr<LayerDeviations> deviations_;  // null: the CPU screens the deviations
   std::unique_ptr<LayerRowParts> row_parts_;     // null: the CPU computes every part of each row
   std::function<void(int)> layer_done_;
-  std::mutex mutex_;     // deviations_, row_parts_, layer_done_ and layers_done_, which the layers share
-  int layers_done_ = 0;  // in this sequence
+  // Adds the seconds since `start` to one part (under mutex_).
+  void add_seconds(double PartSeconds::*part, std::chrono::steady_clock::time_point start);
+
+  mutable std::mutex mutex_;  // deviations_, row_parts_, layer_done_, layers_done_ and parts_, which the layers share
+  int layers_done_ = 0;       // in this sequence
+  PartSeconds parts_;         // in this sequence
 };
 
 }  // namespace attngeom

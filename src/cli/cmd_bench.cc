@@ -162,6 +162,7 @@ void add_bench_command(CLI::App& app) {
                                   : stage == "capture" ? static_cast<ForwardObserver*>(&copier)
                                                        : &analyzing;
       StageResult r;
+      SequenceAnalyzer::PartSeconds parts;  // analyze: the mean per sequence
       for (int rep = 0; rep < f->repeats; ++rep) {
         if (stage == "analyze") analyzer.begin(0, tokens, request.capture_rows);
         const double linear0 = linear.seconds, flops0 = linear.flops, attn0 = model.timings().attention_seconds;
@@ -173,6 +174,13 @@ void add_bench_command(CLI::App& app) {
         r.linear_seconds += (linear.seconds - linear0) / f->repeats;
         r.attention_seconds += (model.timings().attention_seconds - attn0) / f->repeats;
         r.linear_flops = linear.flops - flops0;  // the same on every repeat
+        if (stage == "analyze") {
+          const SequenceAnalyzer::PartSeconds p = analyzer.part_seconds();
+          for (auto part : {&SequenceAnalyzer::PartSeconds::value_geometry, &SequenceAnalyzer::PartSeconds::deviations,
+                            &SequenceAnalyzer::PartSeconds::row_parts, &SequenceAnalyzer::PartSeconds::heads}) {
+            parts.*part += p.*part / f->repeats;
+          }
+        }
       }
       out[stage] = {{"seconds", r.seconds},
                     {"linear_seconds", r.linear_seconds},
@@ -180,6 +188,13 @@ void add_bench_command(CLI::App& app) {
                     {"linear_tflops", r.linear_flops / r.linear_seconds * 1e-12},
                     {"linear_flops", r.linear_flops},
                     {"other_seconds", r.seconds - r.linear_seconds - r.attention_seconds}};
+      if (stage == "analyze") {
+        // Busy seconds of each part, summed over the layers (which may run at once).
+        out[stage]["parts"] = {{"value_geometry_seconds", parts.value_geometry},
+                               {"deviations_seconds", parts.deviations},
+                               {"row_parts_seconds", parts.row_parts},
+                               {"heads_seconds", parts.heads}};
+      }
     };
     model.forward(tokens, request, nullptr, nullptr);  // warm-up: primitive creation, weight page faults
     for (const std::string& stage : stages) run_stage(stage);

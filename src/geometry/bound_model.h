@@ -21,7 +21,6 @@ class ModelSweep {
   void advance_to(std::size_t n);
 
   std::size_t keys() const { return alpha_.size(); }
-  std::size_t n() const { return state_.n; }
   const ModelState& state() const { return state_; }
   std::span<const double> mu() const { return mu_; }                 // [M] model D^2, clamped at 0
   std::span<const double> spread() const { return spread_; }         // [M] T_k

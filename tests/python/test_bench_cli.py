@@ -6,8 +6,8 @@
 For each precision and fp32 kernel: every stage reports seconds >= linear + attention
 seconds (other_seconds >= 0), linear FLOPs equal to the model's linear layers' count (capture
 and analyze without the last layer's output projection and MLP), linear TFLOP/s equal to
-those FLOPs over linear_seconds, the kernel named as requested, and a peak RSS at
-least the weights' size. `--precision auto` picks what /proc/cpuinfo says it should: bf16
+those FLOPs over linear_seconds, the kernel named as requested, a peak RSS at least the
+weights' size, and analyze's parts within its time, none handed to a GPU. `--precision auto` picks what /proc/cpuinfo says it should: bf16
 with AMX, or with AVX512-BF16 on AMD, fp32 otherwise. A bad --stages value fails before the
 model is loaded.
 """
@@ -91,6 +91,13 @@ def main():
             if abs(s["linear_tflops"] - expected) > 1e-6 * expected:
                 failures.append(f"{tag} {stage}: linear_tflops {s['linear_tflops']} != FLOPs / linear_seconds "
                                 f"= {expected}")
+        # On the CPU the layers are analysed one after another inside the forward pass, nothing
+        # elsewhere: the parts are within the stage's time, and none is handed to a GPU.
+        parts = out["analyze"]["parts"]
+        if parts["deviations_seconds"] != 0 or parts["row_parts_seconds"] != 0 or min(parts.values()) < 0:
+            failures.append(f"{tag}: analyze parts {parts} on the CPU")
+        if parts["value_geometry_seconds"] + parts["heads_seconds"] > out["analyze"]["seconds"]:
+            failures.append(f"{tag}: analyze parts {parts} exceed the stage's {out['analyze']['seconds']} s")
         print(f"{tag}: " + ", ".join(f"{st} {out[st]['seconds']:.3f} s" for st in ("forward", "capture", "analyze")))
     proc = subprocess.run([args.bin, "bench", "--model", model, "--seq-len", str(SEQ), "--stages", "forward",
                            "--threads", "1"], capture_output=True, text=True, timeout=300)

@@ -20,9 +20,12 @@ def main():
     spec = importlib.util.spec_from_file_location("gpu_table", os.path.join(REPO, "bench", "gpu_table.py"))
     gpu_table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu_table)
+    analyzed = dict(stage(0.05), parts={"value_geometry_seconds": 0.02, "deviations_seconds": 0.01,
+                                        "row_parts_seconds": 0.03, "heads_seconds": 0.04})
     bench = [{"seq_len": 1024, "precision": "bf16", "forward": stage(0.01), "capture": stage(0.02),
-              "analyze": stage(0.05), "layer_workers": 4, "deviations": "gpu", "selection": "gpu"},
-             {"seq_len": 1024, "precision": "bf16", "analyze": stage(0.1), "layer_workers": 1, "deviations": "gpu", "selection": "cpu"},
+              "analyze": analyzed, "layer_workers": 4, "deviations": "gpu", "selection": "gpu"},
+             {"seq_len": 1024, "precision": "bf16", "analyze": stage(0.1), "layer_workers": 1, "deviations": "gpu",
+              "selection": "cpu"},
              {"seq_len": 1024, "precision": "fp32", "forward": stage(0.3)},
              {"seq_len": 4096, "precision": "bf16", "forward": stage(0.04, flops=8.0e12, tflops=600.0),
               "analyze": stage(0.2)}]
@@ -31,9 +34,14 @@ def main():
     got = gpu_table.table(bench, peers)
     want = ["| 1024 | layers at once: 4, deviations: gpu, selection: gpu | 0.0100 | 0.0200 | 0.0500 | 0.0250 | 0.0200 | 2.00 | "
             "400 (50%) | 200 (25%) |",
-            "| 1024 | layers at once: 1, deviations: gpu, selection: cpu | - | - | 0.1000 | 0.0250 | 0.0200 | 4.00 | - (-) | - (-) |",
+            "| 1024 | layers at once: 1, deviations: gpu, selection: cpu | - | - | 0.1000 | 0.0250 | 0.0200 | 4.00 | "
+            "- (-) | - (-) |",
             "| 4096 | - | 0.0400 | - | 0.2000 | - | - | - | 600 (75%) | 200 (25%) |",
-            "bf16 matrix peak of this GPU: 800 TFLOP/s"]
+            "bf16 matrix peak of this GPU: 800 TFLOP/s",
+            "",
+            "| T | analysis placement | value geometry s | deviations s | selection and envelopes s | per head s |",
+            "|---|---|---|---|---|---|",
+            "| 1024 | layers at once: 4, deviations: gpu, selection: gpu | 0.0200 | 0.0100 | 0.0300 | 0.0400 |"]
     if got[2:] != want:
         print("FAIL: table\n  " + "\n  ".join(got) + "\nwanted\n  " + "\n  ".join(want))
         return 1
