@@ -43,10 +43,12 @@ class SequenceAnalyzer final : public ForwardObserver {
   // Seconds each part of the analysis took in this sequence, summed over its layers: with
   // layers analysed at once (layers_concurrent) they can add up to more than the wall time.
   struct PartSeconds {
-    double value_geometry = 0.0;  // per kv head and row: norms, rho_0, lag curve (deviations too, on the CPU)
-    double deviations = 0.0;      // the cosine deviations computed elsewhere (a GPU)
-    double row_parts = 0.0;       // the selection metrics and envelopes computed elsewhere
-    double heads = 0.0;           // per head and row on the CPU: the rest of analyze_row, the record
+    // Shared per kv head and row (GQA, or a GPU beside): norms, rho_0, lag curve, and the
+    // deviations when the CPU screens them; otherwise part of each head's row analysis.
+    double value_geometry = 0.0;
+    double deviations = 0.0;  // the cosine deviations computed elsewhere (a GPU)
+    double row_parts = 0.0;   // the selection metrics and envelopes computed elsewhere
+    double heads = 0.0;       // per head and row on the CPU: the rest of analyze_row, the record
   };
   PartSeconds part_seconds() const;
 
