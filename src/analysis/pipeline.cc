@@ -40,10 +40,11 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   if (ranks != nullptr) finished = ranks->start_length(job_fingerprint(in, plan), finished);
 
   Engine engine(c, in.checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu, false});
-  const std::uint64_t analysis_bytes =
-      (reads_layer_deviations(s.row) ? gpu_deviation_bytes(c, plan.seq_len, plan.rows.size()) : 0) +
-      (reads_layer_row_parts(s.row) ? gpu_row_parts_bytes(c, plan.seq_len, plan.rows.size()) : 0);
-  engine.check_gpu_memory(plan.seq_len, plan.rows.size(), 0, analysis_bytes);
+  GpuAnalysisPlacement placement;
+  const std::uint64_t instance_bytes = gpu_analysis_bytes(c, s.row, placement, plan.seq_len, plan.rows.size());
+  placement.gpu_instances = fitting_gpu_instances(engine, plan.seq_len, plan.rows.size(), instance_bytes);
+  engine.check_gpu_memory(plan.seq_len, plan.rows.size(), 0,
+                          instance_bytes * static_cast<std::uint64_t>(placement.gpu_instances));
   nlohmann::json run;
   if (run_dir) {
     run = run_json(s, in, plan, engine, control);
@@ -64,7 +65,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   // On a GPU the host analyses each layer while the GPU computes the next ones. Declared last:
   // its worker, which reports layers to `progress`, stops first.
   std::optional<ObserverQueue> queue;
-  ForwardObserver& observer = attach_analyzer(engine, analyzer, queue);
+  ForwardObserver& observer = attach_analyzer(engine, analyzer, queue, placement);
   const auto receive = [&](bool wait) {
     for (std::size_t n = ranks->receive_records(run_dir->records_dir(), wait); n > 0; --n, --work.awaited_records) {
       progress.sequence_done(++done);

@@ -19,12 +19,14 @@ SequenceAnalyzer::SequenceAnalyzer(const ModelConfig& config, const RecordSchema
   }
 }
 
-void SequenceAnalyzer::use_deviations(std::unique_ptr<LayerDeviations> deviations) {
-  deviations_ = reads_layer_deviations(options_) ? std::move(deviations) : nullptr;
+void SequenceAnalyzer::use_deviations(std::function<std::unique_ptr<LayerDeviations>()> make, int instances) {
+  if (reads_layer_deviations(options_))
+    deviations_ = std::make_unique<InstancePool<LayerDeviations>>(std::move(make), instances);
 }
 
-void SequenceAnalyzer::use_row_parts(std::unique_ptr<LayerRowParts> row_parts) {
-  row_parts_ = reads_layer_row_parts(options_) ? std::move(row_parts) : nullptr;
+void SequenceAnalyzer::use_row_parts(std::function<std::unique_ptr<LayerRowParts>()> make, int instances) {
+  if (reads_layer_row_parts(options_))
+    row_parts_ = std::make_unique<InstancePool<LayerRowParts>>(std::move(make), instances);
 }
 
 void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows) {
@@ -94,13 +96,13 @@ void SequenceAnalyzer::share_values(LayerState& layer, const AttentionRows& rows
   });
   add_seconds(&PartSeconds::value_geometry, start);
   if (deviations_) {
-    const std::lock_guard lock(mutex_);  // one call on the GPU at a time, timed once it has the GPU
+    const auto lease = deviations_->borrow();
     const auto gpu_start = std::chrono::steady_clock::now();
-    deviations_->fill(
+    lease->fill(
         layer.values, kv_begin, kv_end, record_.query_positions,
         std::span<geometry::ValueGeometry>(layer.shared)
             .subspan(static_cast<std::size_t>(kv_begin) * count, static_cast<std::size_t>(kv_end - kv_begin) * count));
-    parts_.deviations += std::chrono::duration<double>(std::chrono::steady_clock::now() - gpu_start).count();
+    add_seconds(&PartSeconds::deviations, gpu_start);
   }
 }
 
@@ -113,10 +115,10 @@ void SequenceAnalyzer::on_attention(int layer, const AttentionRows& rows) {
   if (!state.shared.empty()) share_values(state, rows);
   if (row_parts_) {
     state.given.resize(static_cast<std::size_t>(rows.heads()) * count);
-    const std::lock_guard lock(mutex_);
+    const auto lease = row_parts_->borrow();
     const auto start = std::chrono::steady_clock::now();
-    row_parts_->fill(config_, state.values, rows, state.shared, options_, state.given);
-    parts_.row_parts += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    lease->fill(config_, state.values, rows, state.shared, options_, state.given);
+    add_seconds(&PartSeconds::row_parts, start);
   }
   const auto heads_start = std::chrono::steady_clock::now();
   const std::size_t n_block = schema_.n_grid.size() * schema_.per_n_fields.size();

@@ -188,13 +188,31 @@ Engine::Engine(const ModelConfig& config, const Weights& weights, const EngineOp
       weights_(upload_weights(config, weights, *backend_)),
       model_(config, weights_, *backend_) {}
 
+#if ATTNGEOM_WITH_CUDA
+std::uint64_t Engine::gpu_need_bytes(int seq, std::size_t capture_rows, std::size_t logit_rows,
+                                     std::uint64_t analysis_bytes) const {
+  return gpu_forward_bytes(model_.config(), seq, capture_rows, logit_rows, backend_->precision(),
+                           CudaOptions{}.attention_score_bytes) +
+         analysis_bytes;
+}
+#endif
+
+bool Engine::fits_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows,
+                             std::uint64_t analysis_bytes) const {
+#if ATTNGEOM_WITH_CUDA
+  if (device_ != Device::kCuda) return true;
+  return gpu_need_bytes(seq, capture_rows, logit_rows, analysis_bytes) <= cuda_device_info(gpu_).free_bytes;
+#else
+  (void)seq, (void)capture_rows, (void)logit_rows, (void)analysis_bytes;
+  return true;
+#endif
+}
+
 void Engine::check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows,
                               std::uint64_t analysis_bytes) const {
 #if ATTNGEOM_WITH_CUDA
   if (device_ != Device::kCuda) return;
-  const std::uint64_t need = gpu_forward_bytes(model_.config(), seq, capture_rows, logit_rows, backend_->precision(),
-                                               CudaOptions{}.attention_score_bytes) +
-                             analysis_bytes;
+  const std::uint64_t need = gpu_need_bytes(seq, capture_rows, logit_rows, analysis_bytes);
   const CudaDeviceInfo gpu = cuda_device_info(gpu_);
   if (need <= gpu.free_bytes) return;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

@@ -87,8 +87,13 @@ class Engine {
   // whose memory analyze's pre-flight checks.
   void check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows,
                         std::uint64_t analysis_bytes = 0) const;
+  // Whether check_gpu_memory would pass (always on the CPU).
+  bool fits_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows, std::uint64_t analysis_bytes) const;
 
  private:
+  // A forward pass's GPU memory (gpu_forward_bytes) and the caller's analysis_bytes; CUDA builds only.
+  std::uint64_t gpu_need_bytes(int seq, std::size_t capture_rows, std::size_t logit_rows,
+                               std::uint64_t analysis_bytes) const;
   Device device_;
   int gpu_ = 0;
   std::string gpu_name_;

@@ -106,7 +106,7 @@ TEST(CudaPairDeviations, MatchAcrossBatchesOfHeads) {
 TEST(CudaPairDeviations, AnalyzerRecordMatchesPerHeadAnalysis) {
   if (!gpu_visible()) GTEST_SKIP() << "no GPU visible";
   for (const int kv_heads : {2, kHeads}) {
-    const AnalyzedSequence s = analyze_sequence({0, 5, 20, 47}, kv_heads, make_gpu_deviations(0));
+    const AnalyzedSequence s = analyze_sequence({0, 5, 20, 47}, kv_heads, [] { return make_gpu_deviations(0); });
     for (const auto& [got, want] :
          {std::pair(&s.analyzed.per_n, &s.expected.per_n), std::pair(&s.analyzed.per_row, &s.expected.per_row)}) {
       ASSERT_EQ(got->size(), want->size());

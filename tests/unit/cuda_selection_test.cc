@@ -124,7 +124,8 @@ TEST(CudaSelection, AnalyzerRecordMatchesPerHeadAnalysis) {
   const std::size_t fields = schema.per_n_fields.size();
   const double tolerance = 4.0 * kKeys * std::numeric_limits<double>::epsilon() / 2;
   for (const int kv_heads : {2, kHeads}) {
-    const AnalyzedSequence s = analyze_sequence({0, 5, 99, 127, 199}, kv_heads, nullptr, make_gpu_row_parts(0), kKeys);
+    const AnalyzedSequence s = analyze_sequence(
+        {0, 5, 99, 127, 199}, kv_heads, {}, [] { return make_gpu_row_parts(0); }, kKeys);
     ASSERT_EQ(s.analyzed.per_n.size(), s.expected.per_n.size());
     for (std::size_t i = 0; i < s.expected.per_n.size(); ++i) {
       const std::string& name = schema.per_n_fields[i % fields];

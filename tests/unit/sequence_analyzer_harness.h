@@ -3,6 +3,7 @@
 // beside the record that geometry::analyze_row gives called on every (layer, head, row) on
 // its own: what SequenceAnalyzer must reproduce however it shares and schedules the work.
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <random>
 #include <span>
@@ -35,10 +36,12 @@ struct AnalyzedSequence {
 };
 
 // kHeads heads over `kv_heads` kv heads; each layer arrives in blocks of whole kv groups.
-// `deviations`, `row_parts`: where the analyzer computes those (null: the CPU). T = seq.
+// `deviations`, `row_parts`: what makes the objects that compute those apart (empty: the
+// CPU). T = seq.
 inline AnalyzedSequence analyze_sequence(const std::vector<int>& rows, int kv_heads,
-                                         std::unique_ptr<LayerDeviations> deviations = nullptr,
-                                         std::unique_ptr<LayerRowParts> row_parts = nullptr, int seq = kSeq) {
+                                         std::function<std::unique_ptr<LayerDeviations>()> deviations = {},
+                                         std::function<std::unique_ptr<LayerRowParts>()> row_parts = {},
+                                         int seq = kSeq) {
   const ModelConfig config = attention_shape_config(kLayers, kHeads, kv_heads, kDim);
   const RecordSchema schema = make_record_schema(seq, false);
   const std::vector<int> tokens(seq, 1);
@@ -57,8 +60,8 @@ inline AnalyzedSequence analyze_sequence(const std::vector<int>& rows, int kv_he
   }
 
   SequenceAnalyzer analyzer(config, schema, geometry::RowAnalysisOptions{});
-  analyzer.use_deviations(std::move(deviations));
-  analyzer.use_row_parts(std::move(row_parts));
+  if (deviations) analyzer.use_deviations(std::move(deviations));
+  if (row_parts) analyzer.use_row_parts(std::move(row_parts));
   analyzer.begin(0, tokens, rows);
   for (int l = 0; l < kLayers; ++l) {
     analyzer.on_values(l, ValueStates{kv_heads, seq, kDim, values[static_cast<std::size_t>(l)].data()});

@@ -71,7 +71,8 @@ class ScreenedDeviations final : public LayerDeviations {
 TEST(SequenceAnalyzer, DeviationsComputedApartMatchPerHeadAnalysis) {
   for (const int kv_heads : {kKvHeads, kHeads}) {  // GQA, and a kv head per head
     int calls = 0;
-    const AnalyzedSequence s = analyze_sequence({0, 5, 20, 47}, kv_heads, std::make_unique<ScreenedDeviations>(&calls));
+    const AnalyzedSequence s =
+        analyze_sequence({0, 5, 20, 47}, kv_heads, [&calls] { return std::make_unique<ScreenedDeviations>(&calls); });
     EXPECT_EQ(calls, kLayers * kv_heads) << kv_heads;  // once per block of heads
     EXPECT_TRUE(same_bits(s.analyzed.per_n, s.expected.per_n)) << kv_heads;
     EXPECT_TRUE(same_bits(s.analyzed.per_row, s.expected.per_row)) << kv_heads;
@@ -128,8 +129,8 @@ TEST(SequenceAnalyzer, RowPartsComputedApartMatchPerHeadAnalysis) {
   for (const int kv_heads : {kKvHeads, kHeads}) {
     int selections = 0;
     int envelopes = 0;
-    const AnalyzedSequence s =
-        analyze_sequence(rows, kv_heads, nullptr, std::make_unique<CpuRowParts>(&selections, &envelopes), 200);
+    const AnalyzedSequence s = analyze_sequence(
+        rows, kv_heads, {}, [&] { return std::make_unique<CpuRowParts>(&selections, &envelopes); }, 200);
     EXPECT_EQ(selections, kLayers * kHeads * 2) << kv_heads;
     EXPECT_EQ(envelopes, kLayers * kHeads * 4) << kv_heads;
     EXPECT_TRUE(same_bits(s.analyzed.per_n, s.expected.per_n)) << kv_heads;
@@ -146,7 +147,7 @@ TEST(SequenceAnalyzer, DeviationsApartAreNotAskedForWithoutBounds) {
     options.bounds = every_n;  // no bounds; or bounds with every N, whose double Gram gives them
     options.every_n = every_n;
     SequenceAnalyzer analyzer(config, schema, options);
-    analyzer.use_deviations(std::make_unique<ScreenedDeviations>(&calls));
+    analyzer.use_deviations([&calls] { return std::make_unique<ScreenedDeviations>(&calls); });
     std::mt19937_64 rng(5);
     const std::vector<int> rows = {30};
     const std::vector<float> values(kKvHeads * kSeq * kDim, 0.25f);
