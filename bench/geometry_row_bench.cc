@@ -65,6 +65,24 @@ void BM_AnalyzeRowGivenValues(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeRowGivenValues)->Unit(benchmark::kMillisecond);
 
+// What each head leaves to the CPU once a GPU gives its selection metrics and envelopes too
+// (analyze on a GPU): analyze_row(row, values, given parts).
+void BM_AnalyzeRowGivenParts(benchmark::State& state) {
+  const synth::SyntheticHead& head = bench::four_phase_head();
+  const HeadRowView row{head.alpha, head.values, kDim};
+  const std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);
+  RowAnalysisOptions options;
+  options.pair_products = screen.get();
+  const ValueGeometry values = analyze_values(row, options);
+  const RowAnalysis whole = analyze_row(row, values, options);
+  for (auto _ : state) {
+    // Timed with the copy, as the GPU's results are copied into the parts on the host.
+    benchmark::DoNotOptimize(analyze_row(row, values, GivenRowParts{whole.selection, whole.r1, whole.r2}, options));
+  }
+  state.SetLabel("with bounds R1/R2/R3, the value geometry, selection and envelopes given");
+}
+BENCHMARK(BM_AnalyzeRowGivenParts)->Unit(benchmark::kMillisecond);
+
 // Each stage of the row above on its own (same row, same options), so that a change to one
 // is measured apart from the rest: what analyze_row spends where.
 enum Part { kUnits, kLagCurve, kScreen, kDeviationSquares, kSelection, kEnvelopes };
