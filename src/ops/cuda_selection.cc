@@ -84,6 +84,14 @@ struct CudaSelection::State {
   cuda::Scratch<geometry::SeparationBound> separation;  // [chunk, grid]
 
   void use_device() const { check(cudaSetDevice(device), "cudaSetDevice"); }
+  // The batch's arrays for chunks of up to `chunk` rows of up to `size` keys; the envelopes'.
+  cuda::SelectionRows lay_out(const SelectionInputs& in, int size, int chunk);
+  cuda::EnvelopeRows lay_out_envelopes(std::size_t evaluations, int size);
+  // One chunk (b.rows rows from row `first`, keys and value heads uploaded): its rows sorted and
+  // its metrics launched; then its envelopes (waits for the nonzero counts, for R2's terms).
+  void select(const cuda::SelectionRows& b, const SelectionInputs& in, std::size_t first);
+  void bound(const cuda::SelectionRows& b, cuda::EnvelopeRows& e, const SelectionInputs& in,
+             const EnvelopeRequest& request, std::size_t first);
 };
 
 CudaSelection::CudaSelection(int device) : state_(std::make_unique<State>()) {
@@ -106,6 +114,101 @@ std::uint64_t CudaSelection::bytes(int heads, int seq, int dim, int keys, int ro
   return values + chunk * bytes_per_row(keys, dim, grid, radii) + sort;
 }
 
+namespace {
+
+void download(void* host, const void* device, std::size_t bytes, cudaStream_t stream, const char* what) {
+  check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream), what);
+}
+
+}  // namespace
+
+cuda::SelectionRows CudaSelection::State::lay_out(const SelectionInputs& in, int size, int chunk) {
+  const int grid = static_cast<int>(in.n_values.size());
+  const int radii = static_cast<int>(in.normalised_radii.size());
+  const auto area = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(size);  // [chunk, size]
+  const auto evaluations = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(grid);
+  cuda::SelectionRows b;
+  b.size = size;
+  b.dim = in.dim;
+  b.values = values.data();
+  b.value_seq = in.seq;
+  b.key_sq_norms = key_sq_norms.data();
+  b.grid = grid;
+  b.n_values = n_values.data();
+  b.radius_count = radii;
+  b.normalised_radii = this->radii.data();
+  b.sort_keys = sort_keys.at_least(area);
+  b.order = order.at_least(area);
+  double* positions = by_position.at_least(3 * area);
+  b.alpha = positions;
+  b.sq_norms = positions + area;
+  b.weighted_norm_min = positions + 2 * area;
+  b.ends = ends.at_least(2 * static_cast<std::size_t>(chunk));
+  b.nonzero = nonzero.at_least(static_cast<std::size_t>(chunk));
+  b.sums = sums.at_least(evaluations * static_cast<std::size_t>(in.dim));
+  b.dots = dots.at_least(evaluations * static_cast<std::size_t>(size));
+  b.scratch = scratch.at_least(evaluations * cuda::selection_scratch_bytes(size));
+  b.points = points.at_least(evaluations);
+  b.curves = curves.at_least(std::max<std::size_t>(evaluations * static_cast<std::size_t>(radii), 1));
+  sorted_keys.at_least(area);
+  sorted_order.at_least(area);
+  alpha.at_least(area);
+  begin.at_least(static_cast<std::size_t>(chunk));
+  end.at_least(static_cast<std::size_t>(chunk));
+  return b;
+}
+
+cuda::EnvelopeRows CudaSelection::State::lay_out_envelopes(std::size_t evaluations, int size) {
+  cuda::EnvelopeRows e;
+  e.scratch = envelope_scratch.at_least(evaluations * cuda::envelope_scratch_bytes(size));
+  e.r1 = r1.at_least(evaluations);
+  e.r2 = r2.at_least(evaluations);
+  e.separation = separation.at_least(evaluations);
+  return e;
+}
+
+void CudaSelection::State::select(const cuda::SelectionRows& b, const SelectionInputs& in, std::size_t first) {
+  const auto seq = static_cast<std::size_t>(in.seq);
+  const auto row_bytes = static_cast<std::size_t>(b.size) * sizeof(float);
+  // Keys 0..size-1 of each row, whose weights lie seq apart.
+  check(cudaMemcpy2DAsync(alpha.data(), row_bytes, in.alpha + first * seq, seq * sizeof(float), row_bytes,
+                          static_cast<std::size_t>(b.rows), cudaMemcpyHostToDevice, stream),
+        "copy the attention rows to the GPU");
+  check(cuda::prepare_sort(b, alpha.data(), begin.data(), end.data(), stream), "selection order");
+  std::size_t temp_bytes = 0;
+  check(cuda::sort_rows(nullptr, temp_bytes, b, begin.data(), end.data(), sorted_keys.data(), sorted_order.data(),
+                        stream),
+        "selection order (sort memory)");
+  void* temp = sort_temp.at_least(std::max<std::size_t>(temp_bytes, 1));
+  check(cuda::sort_rows(temp, temp_bytes, b, begin.data(), end.data(), sorted_keys.data(), sorted_order.data(), stream),
+        "selection order");
+  check(cuda::position_rows(b, sorted_keys.data(), sorted_order.data(), stream), "selection sums and projections");
+  check(cuda::evaluate_rows(b, stream), "selection metrics");
+}
+
+void CudaSelection::State::bound(const cuda::SelectionRows& b, cuda::EnvelopeRows& e, const SelectionInputs& in,
+                                 const EnvelopeRequest& request, std::size_t first) {
+  const auto count = static_cast<std::size_t>(b.rows);
+  std::vector<int> host_nonzero(count);  // [chunk], for R2's support terms
+  download(host_nonzero.data(), b.nonzero, count * sizeof(int), stream, "copy the nonzero counts to the host");
+  check(cudaStreamSynchronize(stream), "selection metrics");
+  std::vector<double> inputs(4 * count);  // [4, chunk] decay, rho_0, eta, sigma2
+  for (std::size_t r = 0; r < count; ++r) {
+    inputs[r] = std::exp(-request.beta[first + r]);  // as ModelSweep takes it
+    inputs[count + r] = request.rho_0[first + r];
+    inputs[2 * count + r] = request.eta[first + r];
+    inputs[3 * count + r] = request.sigma2[first + r];
+  }
+  const double* device_inputs = row_inputs.upload(std::span<const double>(inputs), stream);
+  e.decay = device_inputs;
+  e.rho_0 = device_inputs + count;
+  e.eta = device_inputs + 2 * count;
+  e.sigma2 = device_inputs + 3 * count;
+  const std::vector<geometry::SupportTerm> table = support_terms(in, request, first, host_nonzero);
+  e.terms = terms.upload(std::span<const geometry::SupportTerm>(table), stream);
+  check(cuda::evaluate_envelopes(b, e, stream), "reconstructed envelopes");
+}
+
 void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::SelectionPoint> points,
                             std::span<geometry::BallScores> curves, const EnvelopeRequest* envelopes) {
   const int rows = static_cast<int>(in.keys.size());
@@ -122,10 +225,8 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
                                 envelopes->separation.size() == points.size()));
   State& s = *state_;
   s.use_device();
-  const auto dim = static_cast<std::size_t>(in.dim);
   const auto seq = static_cast<std::size_t>(in.seq);
-  const std::span<const float> values(in.values, static_cast<std::size_t>(in.heads) * seq * dim);
-  s.values.upload(values, s.stream);
+  s.values.upload(std::span<const float>(in.values, static_cast<std::size_t>(in.heads) * seq * in.dim), s.stream);
   s.key_sq_norms.at_least(static_cast<std::size_t>(in.heads) * seq);
   check(cuda::squared_norms(s.values.data(), in.heads, in.seq, in.dim, s.key_sq_norms.data(), s.stream), "value norms");
   const std::vector<int> n_values(in.n_values.begin(), in.n_values.end());
@@ -133,118 +234,39 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
   s.radii.upload(in.normalised_radii, s.stream);
 
   const int chunk = rows_per_chunk(rows, size, in.dim, grid, radii);
-  const auto area = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(size);  // [chunk, size]
-  const auto evaluations = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(grid);
-  cuda::SelectionRows b;
-  b.size = size;
-  b.dim = in.dim;
-  b.values = s.values.data();
-  b.value_seq = in.seq;
-  b.key_sq_norms = s.key_sq_norms.data();
-  b.grid = grid;
-  b.n_values = s.n_values.data();
-  b.radius_count = radii;
-  b.normalised_radii = s.radii.data();
-  b.sort_keys = s.sort_keys.at_least(area);
-  b.order = s.order.at_least(area);
-  double* by_position = s.by_position.at_least(3 * area);
-  b.alpha = by_position;
-  b.sq_norms = by_position + area;
-  b.weighted_norm_min = by_position + 2 * area;
-  b.ends = s.ends.at_least(2 * static_cast<std::size_t>(chunk));
-  b.nonzero = s.nonzero.at_least(static_cast<std::size_t>(chunk));
-  b.sums = s.sums.at_least(evaluations * dim);
-  b.dots = s.dots.at_least(evaluations * static_cast<std::size_t>(size));
-  b.scratch = s.scratch.at_least(evaluations * cuda::selection_scratch_bytes(size));
-  b.points = s.points.at_least(evaluations);
-  b.curves = s.curves.at_least(std::max<std::size_t>(evaluations * static_cast<std::size_t>(radii), 1));
-  float* sorted_keys = s.sorted_keys.at_least(area);
-  int* sorted_order = s.sorted_order.at_least(area);
-  float* alpha = s.alpha.at_least(area);
-  int* begin = s.begin.at_least(static_cast<std::size_t>(chunk));
-  int* end = s.end.at_least(static_cast<std::size_t>(chunk));
+  cuda::SelectionRows b = s.lay_out(in, size, chunk);
+  cuda::EnvelopeRows e;
+  if (envelopes) e = s.lay_out_envelopes(static_cast<std::size_t>(chunk) * static_cast<std::size_t>(grid), size);
+  // Every chunk's results, [rows, grid] (curves [rows, grid, radii]), before the valid ones are kept.
   std::vector<geometry::SelectionPoint> host_points(points.size());
   std::vector<geometry::BallScores> host_curves(curves.size());
-  cuda::EnvelopeRows e;
-  std::vector<double> row_inputs;                          // [4, chunk]
-  std::vector<int> nonzero;                                // [chunk]
-  std::vector<geometry::EnvelopePoint> host_r1, host_r2;   // [rows, grid]
-  std::vector<geometry::SeparationBound> host_separation;  // [rows, grid]
-  if (envelopes) {
-    e.scratch = s.envelope_scratch.at_least(evaluations * cuda::envelope_scratch_bytes(size));
-    e.r1 = s.r1.at_least(evaluations);
-    e.r2 = s.r2.at_least(evaluations);
-    e.separation = s.separation.at_least(evaluations);
-    host_r1.resize(points.size());
-    host_r2.resize(points.size());
-    host_separation.resize(points.size());
-  }
-
+  std::vector<geometry::EnvelopePoint> host_r1(envelopes ? points.size() : 0), host_r2(host_r1.size());
+  std::vector<geometry::SeparationBound> host_separation(host_r1.size());
   for (int r0 = 0; r0 < rows; r0 += chunk) {
     b.rows = std::min(chunk, rows - r0);
     const auto first = static_cast<std::size_t>(r0);
     const auto count = static_cast<std::size_t>(b.rows);
     b.keys = s.keys.upload(in.keys.subspan(first, count), s.stream);
     b.value_head = s.value_head.upload(in.value_head.subspan(first, count), s.stream);
-    // Keys 0..size-1 of each row, whose weights lie seq apart.
-    check(cudaMemcpy2DAsync(alpha, static_cast<std::size_t>(size) * sizeof(float), in.alpha + first * seq,
-                            seq * sizeof(float), static_cast<std::size_t>(size) * sizeof(float), count,
-                            cudaMemcpyHostToDevice, s.stream),
-          "copy the attention rows to the GPU");
-    check(cuda::prepare_sort(b, alpha, begin, end, s.stream), "selection order");
-    std::size_t temp_bytes = 0;
-    check(cuda::sort_rows(nullptr, temp_bytes, b, begin, end, sorted_keys, sorted_order, s.stream),
-          "selection order (sort memory)");
-    void* temp = s.sort_temp.at_least(std::max<std::size_t>(temp_bytes, 1));
-    check(cuda::sort_rows(temp, temp_bytes, b, begin, end, sorted_keys, sorted_order, s.stream), "selection order");
-    check(cuda::position_rows(b, sorted_keys, sorted_order, s.stream), "selection sums and projections");
-    check(cuda::evaluate_rows(b, s.stream), "selection metrics");
+    s.select(b, in, first);
     const std::size_t done = count * static_cast<std::size_t>(grid);
+    const std::size_t at = first * static_cast<std::size_t>(grid);
     if (envelopes) {
-      nonzero.resize(count);
-      check(cudaMemcpyAsync(nonzero.data(), b.nonzero, count * sizeof(int), cudaMemcpyDeviceToHost, s.stream),
-            "copy the nonzero counts to the host");
-      check(cudaStreamSynchronize(s.stream), "selection metrics");
-      row_inputs.resize(4 * count);
-      for (std::size_t r = 0; r < count; ++r) {
-        row_inputs[r] = std::exp(-envelopes->beta[first + r]);  // as ModelSweep takes it
-        row_inputs[count + r] = envelopes->rho_0[first + r];
-        row_inputs[2 * count + r] = envelopes->eta[first + r];
-        row_inputs[3 * count + r] = envelopes->sigma2[first + r];
-      }
-      const double* inputs = s.row_inputs.upload(std::span<const double>(row_inputs), s.stream);
-      e.decay = inputs;
-      e.rho_0 = inputs + count;
-      e.eta = inputs + 2 * count;
-      e.sigma2 = inputs + 3 * count;
-      const std::vector<geometry::SupportTerm> terms = support_terms(in, *envelopes, first, nonzero);
-      e.terms = s.terms.upload(std::span<const geometry::SupportTerm>(terms), s.stream);
-      check(cuda::evaluate_envelopes(b, e, s.stream), "reconstructed envelopes");
-      check(cudaMemcpyAsync(host_r1.data() + first * grid, e.r1, done * sizeof(geometry::EnvelopePoint),
-                            cudaMemcpyDeviceToHost, s.stream),
-            "copy the envelopes to the host");
-      check(cudaMemcpyAsync(host_r2.data() + first * grid, e.r2, done * sizeof(geometry::EnvelopePoint),
-                            cudaMemcpyDeviceToHost, s.stream),
-            "copy the envelopes to the host");
-      check(cudaMemcpyAsync(host_separation.data() + first * grid, e.separation,
-                            done * sizeof(geometry::SeparationBound), cudaMemcpyDeviceToHost, s.stream),
-            "copy the envelopes to the host");
+      s.bound(b, e, in, *envelopes, first);
+      const char* what = "copy the envelopes to the host";
+      download(host_r1.data() + at, e.r1, done * sizeof(geometry::EnvelopePoint), s.stream, what);
+      download(host_r2.data() + at, e.r2, done * sizeof(geometry::EnvelopePoint), s.stream, what);
+      download(host_separation.data() + at, e.separation, done * sizeof(geometry::SeparationBound), s.stream, what);
     }
-    check(cudaMemcpyAsync(host_points.data() + first * grid, b.points, done * sizeof(geometry::SelectionPoint),
-                          cudaMemcpyDeviceToHost, s.stream),
-          "copy the selection metrics to the host");
-    check(cudaMemcpyAsync(host_curves.data() + first * grid * radii, b.curves,
-                          done * static_cast<std::size_t>(radii) * sizeof(geometry::BallScores), cudaMemcpyDeviceToHost,
-                          s.stream),
-          "copy the selection metrics to the host");
+    const char* what = "copy the selection metrics to the host";
+    download(host_points.data() + at, b.points, done * sizeof(geometry::SelectionPoint), s.stream, what);
+    download(host_curves.data() + at * radii, b.curves, done * radii * sizeof(geometry::BallScores), s.stream, what);
     // The next chunk reuses every buffer: wait for this one's copies.
     check(cudaStreamSynchronize(s.stream), "selection metrics");
   }
-  for (int r = 0; r < rows; ++r) {
-    for (int g = 0; g < grid; ++g) {
-      if (in.n_values[static_cast<std::size_t>(g)] >= static_cast<std::size_t>(in.keys[static_cast<std::size_t>(r)]))
-        continue;
-      const std::size_t at = static_cast<std::size_t>(r) * grid + static_cast<std::size_t>(g);
+  for (std::size_t r = 0; r < in.keys.size(); ++r) {
+    for (std::size_t g = 0; g < in.n_values.size() && in.n_values[g] < static_cast<std::size_t>(in.keys[r]); ++g) {
+      const std::size_t at = r * in.n_values.size() + g;
       points[at] = host_points[at];
       std::copy_n(host_curves.begin() + static_cast<std::ptrdiff_t>(at * radii), radii,
                   curves.begin() + static_cast<std::ptrdiff_t>(at * radii));
