@@ -53,14 +53,23 @@ BENCHMARK(BM_AnalyzeRow)
 
 // What each head adds once its kv group's value geometry is shared (analyze with GQA, and
 // every head on a GPU, whose deviations come from the GPU): analyze_row(row, values).
+// The bench head's row with analyze's screen and its value geometry, as a GQA group shares it.
+struct SharedRow {
+  HeadRowView row{bench::four_phase_head().alpha, bench::four_phase_head().values, kDim};
+  std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);
+  RowAnalysisOptions options = with_screen(screen.get());
+  ValueGeometry values = analyze_values(row, options);
+
+  static RowAnalysisOptions with_screen(const PairProducts* screen) {
+    RowAnalysisOptions options;
+    options.pair_products = screen;
+    return options;
+  }
+};
+
 void BM_AnalyzeRowGivenValues(benchmark::State& state) {
-  const synth::SyntheticHead& head = bench::four_phase_head();
-  const HeadRowView row{head.alpha, head.values, kDim};
-  const std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);
-  RowAnalysisOptions options;
-  options.pair_products = screen.get();
-  const ValueGeometry values = analyze_values(row, options);
-  for (auto _ : state) benchmark::DoNotOptimize(analyze_row(row, values, options));
+  const SharedRow r;
+  for (auto _ : state) benchmark::DoNotOptimize(analyze_row(r.row, r.values, r.options));
   state.SetLabel("with bounds R1/R2/R3, the value geometry given");
 }
 BENCHMARK(BM_AnalyzeRowGivenValues)->Unit(benchmark::kMillisecond);
@@ -68,16 +77,12 @@ BENCHMARK(BM_AnalyzeRowGivenValues)->Unit(benchmark::kMillisecond);
 // What each head leaves to the CPU once a GPU gives its selection metrics and envelopes too
 // (analyze on a GPU): analyze_row(row, values, given parts).
 void BM_AnalyzeRowGivenParts(benchmark::State& state) {
-  const synth::SyntheticHead& head = bench::four_phase_head();
-  const HeadRowView row{head.alpha, head.values, kDim};
-  const std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);
-  RowAnalysisOptions options;
-  options.pair_products = screen.get();
-  const ValueGeometry values = analyze_values(row, options);
-  const RowAnalysis whole = analyze_row(row, values, options);
+  const SharedRow r;
+  const RowAnalysis whole = analyze_row(r.row, r.values, r.options);
   for (auto _ : state) {
     // Timed with the copy, as the GPU's results are copied into the parts on the host.
-    benchmark::DoNotOptimize(analyze_row(row, values, GivenRowParts{whole.selection, whole.r1, whole.r2}, options));
+    benchmark::DoNotOptimize(
+        analyze_row(r.row, r.values, GivenRowParts{whole.selection, whole.r1, whole.r2}, r.options));
   }
   state.SetLabel("with bounds R1/R2/R3, the value geometry, selection and envelopes given");
 }
