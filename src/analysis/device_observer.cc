@@ -19,15 +19,25 @@ int fitting_gpu_instances(const Engine& engine, int seq, std::size_t rows, std::
   return instances;
 }
 
-ForwardObserver& attach_analyzer(const Engine& engine, SequenceAnalyzer& analyzer, std::optional<ObserverQueue>& queue,
-                                 const GpuAnalysisPlacement& placement) {
-  if (engine.device() != Device::kCuda) return analyzer;
-  ObserverQueue& q = queue.emplace(analyzer, ObserverQueue::kDefaultPendingBytes, placement.layer_workers);
-  const int instances = placement.gpu_instances > 0 ? placement.gpu_instances : q.workers();
+OverlappedSequences::Setup overlapped_setup(const Engine& engine, const GpuAnalysisPlacement& placement) {
+  OverlappedSequences::Setup setup;
+  if (engine.device() != Device::kCuda) return setup;
+  setup.queued = true;
+  setup.layer_workers = placement.layer_workers;
+  // SequenceAnalyzer's layers are concurrent: as many workers as ObserverQueue then picks.
+  const int workers =
+      placement.layer_workers > 0 ? placement.layer_workers : concurrent_layer_workers(omp_get_max_threads());
+  const int instances = placement.gpu_instances > 0 ? placement.gpu_instances : workers;
   const int gpu = engine.gpu();
-  if (placement.gpu_deviations) analyzer.use_deviations([gpu] { return make_gpu_deviations(gpu); }, instances);
-  if (placement.gpu_selection) analyzer.use_row_parts([gpu] { return make_gpu_row_parts(gpu); }, instances);
-  return q;
+  if (placement.gpu_deviations) {
+    setup.deviations =
+        std::make_shared<InstancePool<LayerDeviations>>([gpu] { return make_gpu_deviations(gpu); }, instances);
+  }
+  if (placement.gpu_selection) {
+    setup.row_parts =
+        std::make_shared<InstancePool<LayerRowParts>>([gpu] { return make_gpu_row_parts(gpu); }, instances);
+  }
+  return setup;
 }
 
 }  // namespace attngeom

@@ -1,14 +1,11 @@
 #pragma once
-// How analyze and bench hand a forward pass to their SequenceAnalyzer. On a GPU the rows'
-// cosine deviations, selection metrics and envelopes run there (gpu_deviations.h,
-// gpu_row_parts.h) and the host analyses each layer while the GPU computes the next ones
-// (model/observer_queue.h); on the CPU the analyzer observes itself.
+// Where analyze and bench run the analysis beside a GPU: the rows' cosine deviations,
+// selection metrics and envelopes there (gpu_deviations.h, gpu_row_parts.h), the rest on the
+// host behind a queue (overlapped_sequences.h), within the GPU memory left by the forward pass.
 #include <cstdint>
-#include <optional>
 
-#include "analysis/sequence_analyzer.h"
+#include "analysis/overlapped_sequences.h"
 #include "model/engine.h"
-#include "model/observer_queue.h"
 
 namespace attngeom {
 
@@ -33,9 +30,8 @@ std::uint64_t gpu_analysis_bytes(const ModelConfig& config, const geometry::RowA
 // Engine::check_gpu_memory then refuses where even that does not fit.
 int fitting_gpu_instances(const Engine& engine, int seq, std::size_t rows, std::uint64_t bytes);
 
-// The observer for engine's forward passes; on a GPU it is `queue`, emplaced here, whose
-// finish() then follows each forward pass.
-ForwardObserver& attach_analyzer(const Engine& engine, SequenceAnalyzer& analyzer, std::optional<ObserverQueue>& queue,
-                                 const GpuAnalysisPlacement& placement = {});
+// How analyze and bench take sequences through engine: on a GPU behind a queue, with the
+// parts that `placement` puts there; on the CPU observed directly.
+OverlappedSequences::Setup overlapped_setup(const Engine& engine, const GpuAnalysisPlacement& placement = {});
 
 }  // namespace attngeom

@@ -11,13 +11,13 @@
 #include "analysis/length_plan.h"
 #include "analysis/length_sweep.h"
 #include "analysis/outputs.h"
+#include "analysis/overlapped_sequences.h"
 #include "analysis/preflight.h"
 #include "analysis/progress.h"
 #include "analysis/record.h"
 #include "analysis/record_writer.h"
 #include "analysis/run_json.h"
 #include "analysis/run_readback.h"
-#include "analysis/sequence_analyzer.h"
 #include "io/checkpoint.h"
 #include "io/tokenizer.h"
 #include "model/engine.h"
@@ -60,12 +60,10 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   RankWork work = rank_work(plan.shard_sequences, finished, ranks);
   std::size_t done = work.finished;
   Progress progress(plan.shard_sequences.size(), static_cast<std::size_t>(plan.seq_len), control.progress);
-  SequenceAnalyzer analyzer(c, plan.schema, s.row);
-  analyzer.on_layer_done([&](int layers_done) { progress.layer_done(done, layers_done, c.layers); });
-  // On a GPU the host analyses each layer while the GPU computes the next ones. Declared last:
-  // its worker, which reports layers to `progress`, stops first.
-  std::optional<ObserverQueue> queue;
-  ForwardObserver& observer = attach_analyzer(engine, analyzer, queue, placement);
+  // On a GPU the host analyses each layer while the GPU computes the next ones, and the next
+  // sequence; its workers report layers to `progress`, declared before it.
+  OverlappedSequences sequences(c, plan.schema, s.row, overlapped_setup(engine, placement));
+  sequences.on_layer_done([&](int layers_done) { progress.layer_done(done, layers_done, c.layers); });
   const auto receive = [&](bool wait) {
     for (std::size_t n = ranks->receive_records(run_dir->records_dir(), wait); n > 0; --n, --work.awaited_records) {
       progress.sequence_done(++done);
@@ -79,23 +77,27 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
     for (const std::size_t n = writer.written(); reported < n; ++reported) progress.sequence_done(++done);
   };
   std::size_t computed = 0;
+  const OverlappedSequences::Done deliver = [&](const SequenceAnalyzer& analyzed) {
+    const SequenceRecord& record = analyzed.record();
+    ++computed;
+    if (!run_dir) {
+      const fs::path staged = record_path(ranks->staging_dir(), record.sequence);
+      write_record(staged, plan.schema, record);
+      ranks->send_record(record.sequence, staged);
+      return;
+    }
+    writer.write(record_path(run_dir->records_dir(), record.sequence), record);
+    report_written();  // a sequence counts as done once its record is on disk
+    if (work.awaited_records > 0) receive(false);
+  };
   for (const std::size_t i : work.to_compute) {
     if (control.stop != nullptr && control.stop->load()) break;
     const std::vector<int>& tokens = plan.sequences.sequences[i].tokens;
-    analyzer.begin(i, tokens, request.capture_rows);
-    model.forward(tokens, request, &observer, nullptr);
-    if (queue) queue->finish();
-    ++computed;
-    if (!run_dir) {
-      const fs::path staged = record_path(ranks->staging_dir(), i);
-      write_record(staged, plan.schema, analyzer.record());
-      ranks->send_record(i, staged);
-      continue;
-    }
-    writer.write(record_path(run_dir->records_dir(), i), analyzer.record());
-    report_written();  // a sequence counts as done once its record is on disk
-    if (work.awaited_records > 0) receive(false);
+    sequences.analyze(
+        i, tokens, request.capture_rows,
+        [&](ForwardObserver& observer) { model.forward(tokens, request, &observer, nullptr); }, deliver);
   }
+  sequences.finish(deliver);
   writer.finish();
   report_written();
   if (!run_dir) {

@@ -19,14 +19,12 @@ SequenceAnalyzer::SequenceAnalyzer(const ModelConfig& config, const RecordSchema
   }
 }
 
-void SequenceAnalyzer::use_deviations(std::function<std::unique_ptr<LayerDeviations>()> make, int instances) {
-  if (reads_layer_deviations(options_))
-    deviations_ = std::make_unique<InstancePool<LayerDeviations>>(std::move(make), instances);
+void SequenceAnalyzer::use_deviations(std::shared_ptr<InstancePool<LayerDeviations>> pool) {
+  if (reads_layer_deviations(options_)) deviations_ = std::move(pool);
 }
 
-void SequenceAnalyzer::use_row_parts(std::function<std::unique_ptr<LayerRowParts>()> make, int instances) {
-  if (reads_layer_row_parts(options_))
-    row_parts_ = std::make_unique<InstancePool<LayerRowParts>>(std::move(make), instances);
+void SequenceAnalyzer::use_row_parts(std::shared_ptr<InstancePool<LayerRowParts>> pool) {
+  if (reads_layer_row_parts(options_)) row_parts_ = std::move(pool);
 }
 
 void SequenceAnalyzer::begin(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows) {

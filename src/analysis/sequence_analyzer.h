@@ -35,12 +35,12 @@ class SequenceAnalyzer final : public ForwardObserver {
   // Called with the number of layers analysed so far, after each layer's last block of heads.
   void on_layer_done(std::function<void(int layers_done)> callback) { layer_done_ = std::move(callback); }
   // Where the rows' cosine deviations are computed instead of the CPU (a GPU beside the
-  // forward pass): objects that `make` returns, at most `instances` of them, one per layer
-  // analysed at once. Not called: the CPU. Ignored unless reads_layer_deviations(options).
-  void use_deviations(std::function<std::unique_ptr<LayerDeviations>()> make, int instances = 1);
+  // forward pass): the pool's objects, one per layer analysed at once; analyzers that take
+  // turns share one pool. Not called: the CPU. Ignored unless reads_layer_deviations(options).
+  void use_deviations(std::shared_ptr<InstancePool<LayerDeviations>> pool);
   // Where the rows' selection metrics and envelopes are computed instead of the CPU, alike.
   // Ignored unless reads_layer_row_parts(options).
-  void use_row_parts(std::function<std::unique_ptr<LayerRowParts>()> make, int instances = 1);
+  void use_row_parts(std::shared_ptr<InstancePool<LayerRowParts>> pool);
 
   // Seconds each part of the analysis took in this sequence, summed over its layers: with
   // layers analysed at once (layers_concurrent) they can add up to more than the wall time.
@@ -80,8 +80,8 @@ class SequenceAnalyzer final : public ForwardObserver {
   geometry::RowAnalysisOptions options_;
   SequenceRecord record_;                                      // each layer's calls write their own parts
   std::vector<LayerState> layers_;                             // [layers]
-  std::unique_ptr<InstancePool<LayerDeviations>> deviations_;  // null: the CPU screens the deviations
-  std::unique_ptr<InstancePool<LayerRowParts>> row_parts_;     // null: the CPU computes every part of each row
+  std::shared_ptr<InstancePool<LayerDeviations>> deviations_;  // null: the CPU screens the deviations
+  std::shared_ptr<InstancePool<LayerRowParts>> row_parts_;     // null: the CPU computes every part of each row
   std::function<void(int)> layer_done_;
   // Adds the seconds since `start` to one part (under mutex_).
   void add_seconds(double PartSeconds::*part, std::chrono::steady_clock::time_point start);

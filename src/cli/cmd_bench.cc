@@ -1,7 +1,8 @@
 // attngeom bench: seconds per sequence of one model at one length and precision, by
 // stage: forward only, forward + capture of the last row (attention rows and values
 // copied out, nothing computed on them), and full analyze (the geometry on every head; on a
-// GPU with its placement: --layer-workers, --cpu-deviations).
+// GPU with its placement: --layer-workers, --cpu-deviations, --cpu-selection, and also with
+// the sequences back to back, each forward pass beside the analysis of the one before).
 // Prints one JSON object; bench/run_bench.py drives it across models, lengths and
 // precisions, each in a fresh process so peak RSS is per configuration.
 #include <omp.h>
@@ -11,14 +12,13 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <random>
 #include <sstream>
 #include <vector>
 
 #include "analysis/device_observer.h"
+#include "analysis/overlapped_sequences.h"
 #include "analysis/row_fields.h"
-#include "analysis/sequence_analyzer.h"
 #include "cli/commands.h"
 #include "io/checkpoint.h"
 #include "model/engine.h"
@@ -137,10 +137,9 @@ void add_bench_command(CLI::App& app) {
     for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
     request.capture_rows = {f->seq_len - 1};
     const RecordSchema schema = make_record_schema(static_cast<std::size_t>(f->seq_len), false);
-    SequenceAnalyzer analyzer(c, schema, geometry::RowAnalysisOptions{});
     // As analyze does: on a GPU the host analyses each layer while the GPU computes the next.
-    std::optional<ObserverQueue> queue;
-    ForwardObserver& analyzing = attach_analyzer(engine, analyzer, queue, f->gpu);
+    OverlappedSequences sequences(c, schema, geometry::RowAnalysisOptions{}, overlapped_setup(engine, f->gpu));
+    const auto forward_with = [&](ForwardObserver& observer) { model.forward(tokens, request, &observer, nullptr); };
     CopyingObserver copier(c, f->seq_len, 1);
 
     nlohmann::json out = {{"model", f->model_dir},
@@ -152,35 +151,47 @@ void add_bench_command(CLI::App& app) {
                           {"threads", omp_get_max_threads()},
                           {"repeats", f->repeats}};
     if (!engine.gpu_name().empty()) out["gpu"] = engine.gpu_name();
-    if (queue) {
-      out["layer_workers"] = queue->workers();
+    if (sequences.layer_workers() > 0) {
+      out["layer_workers"] = sequences.layer_workers();
       out["deviations"] = f->gpu.gpu_deviations ? "gpu" : "cpu";
       out["selection"] = f->gpu.gpu_selection ? "gpu" : "cpu";
     }
+    // Per sequence, the repeats run back to back as analyze runs a corpus: each forward pass
+    // beside the analysis of the sequence before.
+    const auto overlapped_seconds = [&] {
+      const OverlappedSequences::Done ignore = [](const SequenceAnalyzer&) {};
+      const auto start = Clock::now();
+      for (int rep = 0; rep < f->repeats; ++rep) {
+        sequences.analyze(static_cast<std::size_t>(rep), tokens, request.capture_rows, forward_with, ignore);
+      }
+      sequences.finish(ignore);
+      return std::chrono::duration<double>(Clock::now() - start).count() / f->repeats;
+    };
     const auto run_stage = [&](const std::string& stage) {
-      ForwardObserver* observer = stage == "forward"   ? nullptr
-                                  : stage == "capture" ? static_cast<ForwardObserver*>(&copier)
-                                                       : &analyzing;
+      ForwardObserver* observer = stage == "forward" ? nullptr : &copier;
       StageResult r;
       SequenceAnalyzer::PartSeconds parts;  // analyze: the mean per sequence
+      const OverlappedSequences::Done add_parts = [&](const SequenceAnalyzer& analyzed) {
+        const SequenceAnalyzer::PartSeconds p = analyzed.part_seconds();
+        for (auto part : {&SequenceAnalyzer::PartSeconds::value_geometry, &SequenceAnalyzer::PartSeconds::deviations,
+                          &SequenceAnalyzer::PartSeconds::row_parts, &SequenceAnalyzer::PartSeconds::heads}) {
+          parts.*part += p.*part / f->repeats;
+        }
+      };
       for (int rep = 0; rep < f->repeats; ++rep) {
-        if (stage == "analyze") analyzer.begin(0, tokens, request.capture_rows);
         const double linear0 = linear.seconds, flops0 = linear.flops, attn0 = model.timings().attention_seconds;
         const auto start = Clock::now();
-        model.forward(tokens, request, observer, nullptr);
-        if (stage == "analyze" && queue) queue->finish();
+        if (stage == "analyze") {
+          sequences.analyze(0, tokens, request.capture_rows, forward_with, add_parts);
+          sequences.finish(add_parts);  // this sequence alone: nothing overlaps its analysis
+        } else {
+          model.forward(tokens, request, observer, nullptr);
+        }
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         r.seconds += seconds / f->repeats;
         r.linear_seconds += (linear.seconds - linear0) / f->repeats;
         r.attention_seconds += (model.timings().attention_seconds - attn0) / f->repeats;
         r.linear_flops = linear.flops - flops0;  // the same on every repeat
-        if (stage == "analyze") {
-          const SequenceAnalyzer::PartSeconds p = analyzer.part_seconds();
-          for (auto part : {&SequenceAnalyzer::PartSeconds::value_geometry, &SequenceAnalyzer::PartSeconds::deviations,
-                            &SequenceAnalyzer::PartSeconds::row_parts, &SequenceAnalyzer::PartSeconds::heads}) {
-            parts.*part += p.*part / f->repeats;
-          }
-        }
       }
       out[stage] = {{"seconds", r.seconds},
                     {"linear_seconds", r.linear_seconds},
@@ -194,6 +205,7 @@ void add_bench_command(CLI::App& app) {
                                {"deviations_seconds", parts.deviations},
                                {"row_parts_seconds", parts.row_parts},
                                {"heads_seconds", parts.heads}};
+        if (sequences.layer_workers() > 0) out[stage]["overlapped_seconds"] = overlapped_seconds();
       }
     };
     model.forward(tokens, request, nullptr, nullptr);  // warm-up: primitive creation, weight page faults

@@ -12,7 +12,7 @@ namespace attngeom {
 int concurrent_layer_workers(int threads) { return std::clamp(threads / 4, 1, 4); }
 
 ObserverQueue::ObserverQueue(ForwardObserver& observer, std::size_t max_pending_bytes, int workers)
-    : observer_(observer), max_pending_bytes_(max_pending_bytes) {
+    : observer_(&observer), max_pending_bytes_(max_pending_bytes) {
   // A new thread starts from OpenMP's initial thread count, not the caller's (--threads).
   const int threads = omp_get_max_threads();
   if (workers <= 0) workers = observer.layers_concurrent() ? concurrent_layer_workers(threads) : 1;
@@ -35,12 +35,17 @@ ObserverQueue::~ObserverQueue() {
   for (std::thread& worker : workers_) worker.join();
 }
 
-void ObserverQueue::enqueue(int layer, std::size_t bytes, std::function<void()> call) {
+void ObserverQueue::observe(ForwardObserver& observer) {
+  ATTNGEOM_CHECK(observer.layers_concurrent() == observer_->layers_concurrent());
+  observer_ = &observer;
+}
+
+void ObserverQueue::enqueue(int layer, std::size_t bytes, std::function<void(ForwardObserver&)> call) {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return error_ || pending_bytes_ == 0 || pending_bytes_ + bytes <= max_pending_bytes_; });
   if (error_) std::rethrow_exception(error_);
   pending_bytes_ += bytes;
-  calls_.push_back({layer, bytes, std::move(call)});
+  calls_.push_back({observer_, layer, bytes, std::move(call)});
   changed_.notify_all();
 }
 
@@ -49,7 +54,7 @@ void ObserverQueue::work() {
   // The first waiting call of a layer that no worker is running: each layer's calls stay in order.
   const auto next = [&] {
     return std::find_if(calls_.begin(), calls_.end(), [&](const Call& c) {
-      return std::find(running_.begin(), running_.end(), c.layer) == running_.end();
+      return std::find(running_.begin(), running_.end(), c.key()) == running_.end();
     });
   };
   for (;;) {
@@ -58,17 +63,17 @@ void ObserverQueue::work() {
     const auto at = next();
     Call call = std::move(*at);
     calls_.erase(at);
-    running_.push_back(call.layer);
+    running_.push_back(call.key());
     lock.unlock();
     std::exception_ptr error;
     try {
-      call.run();
+      call.run(*call.observer);
     } catch (...) {
       error = std::current_exception();
     }
     call.run = nullptr;  // its copies go before the lock is taken again
     lock.lock();
-    running_.erase(std::find(running_.begin(), running_.end(), call.layer));
+    running_.erase(std::find(running_.begin(), running_.end(), call.key()));
     pending_bytes_ -= call.bytes;
     if (error && !error_) {
       error_ = error;
@@ -79,10 +84,22 @@ void ObserverQueue::work() {
   }
 }
 
-void ObserverQueue::finish() {
+template <class Of>
+void ObserverQueue::wait_for_calls(Of of) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return calls_.empty() && running_.empty(); });
+  changed_.wait(lock, [&] {
+    return std::none_of(calls_.begin(), calls_.end(), [&](const Call& c) { return of(c.observer); }) &&
+           std::none_of(running_.begin(), running_.end(), [&](const Layer& l) { return of(l.observer); });
+  });
   if (error_) std::rethrow_exception(error_);
+}
+
+void ObserverQueue::finish() {
+  wait_for_calls([](const ForwardObserver*) { return true; });
+}
+
+void ObserverQueue::finish(const ForwardObserver& observer) {
+  wait_for_calls([&observer](const ForwardObserver* of) { return of == &observer; });
 }
 
 void ObserverQueue::on_values(int layer, const ValueStates& values) {
@@ -92,9 +109,9 @@ void ObserverQueue::on_values(int layer, const ValueStates& values) {
   last_values_ = std::make_shared<const std::vector<float>>(values.values, values.values + count);
   ValueStates shape = values;
   shape.values = last_values_->data();
-  enqueue(layer, count * sizeof(float), [this, layer, shape, copy = last_values_] {
+  enqueue(layer, count * sizeof(float), [layer, shape, copy = last_values_](ForwardObserver& observer) {
     ATTNGEOM_CHECK(shape.values == copy->data());
-    observer_.on_values(layer, shape);
+    observer.on_values(layer, shape);
   });
 }
 
@@ -106,12 +123,13 @@ void ObserverQueue::on_attention(int layer, const AttentionRows& rows) {
   std::vector<int> positions(rows.positions.begin(), rows.positions.end());
   const AttentionRows shape = rows;
   enqueue(layer, count * sizeof(float),
-          [this, layer, shape, probs = std::move(probs), positions = std::move(positions), values = last_values_] {
+          [layer, shape, probs = std::move(probs), positions = std::move(positions),
+           values = last_values_](ForwardObserver& observer) {
             ATTNGEOM_CHECK(values != nullptr);  // kept alive for the observer, which reads them still
             AttentionRows copy = shape;
             copy.positions = positions;
             copy.probs = probs.data();
-            observer_.on_attention(layer, copy);
+            observer.on_attention(layer, copy);
           });
 }
 
@@ -124,14 +142,14 @@ void ObserverQueue::on_routing(int layer, const ExpertRouting& routing) {
       (choices.size() + load.size() + flipped.size()) * sizeof(int) + weights.size() * sizeof(float);
   const ExpertRouting shape = routing;
   enqueue(layer, bytes,
-          [this, layer, shape, choices = std::move(choices), weights = std::move(weights), load = std::move(load),
-           flipped = std::move(flipped)] {
+          [layer, shape, choices = std::move(choices), weights = std::move(weights), load = std::move(load),
+           flipped = std::move(flipped)](ForwardObserver& observer) {
             ExpertRouting copy = shape;
             copy.choices = choices;
             copy.weights = weights;
             copy.load = load;
             copy.flipped = flipped;
-            observer_.on_routing(layer, copy);
+            observer.on_routing(layer, copy);
           });
 }
 

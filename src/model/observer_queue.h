@@ -4,7 +4,9 @@
 // before. One worker runs every call in order; where the observer's layers_concurrent(),
 // several workers each take one layer at a time (its calls in order), sharing the OpenMP
 // threads, so that one layer's serial parts overlap the others' parallel work. Copies wait
-// up to a byte budget; beyond it the forward pass waits.
+// up to a byte budget; beyond it the forward pass waits. The queue may pass one forward pass
+// to one observer and the next to another (observe()), which then runs while the first still
+// analyses its last layers.
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -37,27 +39,46 @@ class ObserverQueue final : public ForwardObserver {
   void on_attention(int layer, const AttentionRows& rows) override;
   void on_routing(int layer, const ExpertRouting& routing) override;
 
-  // Returns once the observer has seen every call; rethrows the first error it threw (a call
+  // The calls from now on go to `observer` (of the same layers_concurrent() as the first);
+  // those before still reach the observer they were made for. From the forward pass's thread,
+  // between two forward passes.
+  void observe(ForwardObserver& observer);
+
+  // Returns once every observer has seen every call; rethrows the first error any threw (a call
   // after that error rethrows it at once, and the calls behind it are dropped).
   void finish();
+  // Returns once `observer` has seen every call made for it, alike.
+  void finish(const ForwardObserver& observer);
   int workers() const { return static_cast<int>(workers_.size()); }
 
  private:
-  void enqueue(int layer, std::size_t bytes, std::function<void()> call);
+  // `call` runs on the observer that is current now.
+  void enqueue(int layer, std::size_t bytes, std::function<void(ForwardObserver&)> call);
   void work();
+  // Waits until no call for which `of` holds is waiting or running.
+  template <class Of>
+  void wait_for_calls(Of of);
 
-  ForwardObserver& observer_;
+  ForwardObserver* observer_;  // of the calls being made
   const std::size_t max_pending_bytes_;
   std::mutex mutex_;
   std::condition_variable changed_;
+  // Calls of one (observer, layer) run in order, one at a time.
+  struct Layer {
+    const ForwardObserver* observer;
+    int layer;
+    bool operator==(const Layer&) const = default;
+  };
   struct Call {
+    ForwardObserver* observer;
     int layer;
     std::size_t bytes;
-    std::function<void()> run;
+    std::function<void(ForwardObserver&)> run;
+    Layer key() const { return {observer, layer}; }
   };
   std::deque<Call> calls_;
   std::size_t pending_bytes_ = 0;  // bytes of the calls waiting and running
-  std::vector<int> running_;       // the layers whose calls run now
+  std::vector<Layer> running_;     // the layers whose calls run now
   bool stopping_ = false;
   std::exception_ptr error_;
   // The last layer's values copy, which that layer's attention calls keep alive: the observer

@@ -1,68 +1,40 @@
 // ObserverQueue: analyze's observer behind the queue (as on a GPU) fills the same record, bit
 // for bit, as called directly, though every buffer it was handed is overwritten as soon as
-// the call returns, with one worker or with several analysing layers at once; the observer's
-// error reaches the caller and nothing after it is run.
+// the call returns, with one worker or with several analysing layers at once, and with one
+// forward pass handed to each of two observers; the observer's error reaches the caller and
+// nothing after it is run.
 #include "model/observer_queue.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <condition_variable>
-#include <cstring>
-#include <limits>
+#include <cstdint>
 #include <map>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "analysis/row_fields.h"
 #include "analysis/sequence_analyzer.h"
-#include "attention_shape_config.h"
+#include "fed_forward.h"
 #include "util/error.h"
 
 namespace attngeom {
 namespace {
 
-constexpr int kLayers = 3, kHeads = 4, kKvHeads = 2, kDim = 8, kSeq = 40;
-constexpr float kOverwritten = std::numeric_limits<float>::quiet_NaN();
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
-// One sequence as the engine hands it over: per layer the values, then blocks of one kv group's
-// heads, each from a buffer that the engine reuses (overwritten once the call returns).
-void feed(ForwardObserver& observer, const std::vector<int>& rows, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> gauss(0.0f, 1.0f);
-  std::vector<float> values(kKvHeads * kSeq * kDim);  // [kv, T, d]
-  const int group = kHeads / kKvHeads;
-  std::vector<float> probs(group * rows.size() * kSeq);  // [group heads, rows, T]
-  for (int l = 0; l < kLayers; ++l) {
-    for (float& v : values) v = gauss(rng);
-    observer.on_values(l, ValueStates{kKvHeads, kSeq, kDim, values.data()});
-    for (int begin = 0; begin < kHeads; begin += group) {
-      std::fill(probs.begin(), probs.end(), 0.0f);
-      for (std::size_t r = 0; r < rows.size() * group; ++r) {
-        const int q = rows[r % rows.size()];
-        float* p = probs.data() + r * kSeq;
-        double sum = 0.0;
-        for (int k = 0; k <= q; ++k) sum += p[k] = std::exp(2.0f * gauss(rng));
-        for (int k = 0; k <= q; ++k) p[k] = static_cast<float>(p[k] / sum);
-      }
-      observer.on_attention(l, AttentionRows{begin, begin + group, rows, kSeq, probs.data()});
-      std::fill(probs.begin(), probs.end(), kOverwritten);
-    }
-    std::fill(values.begin(), values.end(), kOverwritten);
-  }
-}
+using fed::feed;
+using fed::kDim;
+using fed::kKvHeads;
+using fed::kLayers;
+using fed::kOverwritten;
+using fed::kSeq;
+using fed::same_bits;
 
 TEST(ObserverQueue, AnalysesCopiesAsTheObserverCalledDirectly) {
-  const ModelConfig config = attention_shape_config(kLayers, kHeads, kKvHeads, kDim);
+  const ModelConfig config = fed::config();
   const RecordSchema schema = make_record_schema(kSeq, false);
   const std::vector<int> tokens(kSeq, 1), rows = {7, 22, 39};
   SequenceAnalyzer direct(config, schema, geometry::RowAnalysisOptions{});
@@ -88,6 +60,66 @@ TEST(ObserverQueue, AnalysesCopiesAsTheObserverCalledDirectly) {
       }
     }
   }
+}
+
+// Passes every call on to an analyzer, but holds its layer 0's values until released (or a
+// timeout passes).
+class HeldAnalyzer final : public ForwardObserver {
+ public:
+  explicit HeldAnalyzer(SequenceAnalyzer& analyzer) : analyzer_(analyzer) {}
+  void on_values(int layer, const ValueStates& values) override {
+    if (layer == 0) {
+      std::unique_lock lock(mutex_);
+      released_in_time = released_.wait_for(lock, std::chrono::seconds(20), [&] { return released; });
+    }
+    analyzer_.on_values(layer, values);
+  }
+  void on_attention(int layer, const AttentionRows& rows) override { analyzer_.on_attention(layer, rows); }
+  bool layers_concurrent() const override { return analyzer_.layers_concurrent(); }
+  void release() {
+    const std::lock_guard lock(mutex_);
+    released = true;
+    released_.notify_all();
+  }
+  bool released = false;
+  bool released_in_time = false;
+
+ private:
+  SequenceAnalyzer& analyzer_;
+  std::mutex mutex_;
+  std::condition_variable released_;
+};
+
+TEST(ObserverQueue, HandsEachForwardPassToItsObserverAndFinishesThemApart) {
+  const ModelConfig config = fed::config();
+  const RecordSchema schema = make_record_schema(kSeq, false);
+  const std::vector<int> tokens(kSeq, 1), rows = {3, 30, 39};
+  std::vector<SequenceRecord> direct;
+  for (const std::uint64_t seed : {5, 6}) {
+    SequenceAnalyzer analyzer(config, schema, geometry::RowAnalysisOptions{});
+    analyzer.begin(0, tokens, rows);
+    feed(analyzer, rows, seed);
+    direct.push_back(analyzer.record());
+  }
+  SequenceAnalyzer first(config, schema, geometry::RowAnalysisOptions{});
+  SequenceAnalyzer second(config, schema, geometry::RowAnalysisOptions{});
+  HeldAnalyzer held(first);
+  ObserverQueue queue(held, ObserverQueue::kDefaultPendingBytes, 2);
+  first.begin(0, tokens, rows);
+  feed(queue, rows, 5);
+  queue.observe(second);
+  second.begin(0, tokens, rows);
+  feed(queue, rows, 6);
+  queue.finish(second);  // while the first forward pass's layer 0 is held
+  held.release();
+  queue.finish(held);
+  queue.finish();
+  EXPECT_TRUE(held.released_in_time);
+  EXPECT_TRUE(same_bits(first.record().per_n, direct[0].per_n));
+  EXPECT_TRUE(same_bits(first.record().per_row, direct[0].per_row));
+  EXPECT_TRUE(same_bits(second.record().per_n, direct[1].per_n));
+  EXPECT_TRUE(same_bits(second.record().per_row, direct[1].per_row));
+  EXPECT_FALSE(same_bits(first.record().per_n, second.record().per_n));
 }
 
 // Holds layer 0's values call until layer 1's has begun (or a timeout passes): only a queue

@@ -60,8 +60,8 @@ inline AnalyzedSequence analyze_sequence(const std::vector<int>& rows, int kv_he
   }
 
   SequenceAnalyzer analyzer(config, schema, geometry::RowAnalysisOptions{});
-  if (deviations) analyzer.use_deviations(std::move(deviations));
-  if (row_parts) analyzer.use_row_parts(std::move(row_parts));
+  if (deviations) analyzer.use_deviations(std::make_shared<InstancePool<LayerDeviations>>(std::move(deviations), 1));
+  if (row_parts) analyzer.use_row_parts(std::make_shared<InstancePool<LayerRowParts>>(std::move(row_parts), 1));
   analyzer.begin(0, tokens, rows);
   for (int l = 0; l < kLayers; ++l) {
     analyzer.on_values(l, ValueStates{kv_heads, seq, kDim, values[static_cast<std::size_t>(l)].data()});

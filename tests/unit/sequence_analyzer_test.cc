@@ -14,6 +14,7 @@
 #include "geometry/pair_products.h"
 #include "geometry/reconstructed_bounds.h"
 #include "geometry/value_diagnostics.h"
+#include "screened_deviations.h"
 #include "sequence_analyzer_harness.h"
 #include "util/error.h"
 
@@ -41,32 +42,6 @@ TEST(SequenceAnalyzer, RowRangesOnSeveralThreadsMatchPerHeadAnalysis) {
   for (int q = 3; q < kSeq; ++q) rows.push_back(q);
   expect_matches_per_head_analysis(rows);
 }
-
-// Deviations computed apart, as the CPU's own screen computes them (the same bits), so that
-// only the analyzer's hand-over is under test: which kv heads and rows, and into which entries.
-class ScreenedDeviations final : public LayerDeviations {
- public:
-  explicit ScreenedDeviations(int* calls) : calls_(calls) {}
-  void fill(const ValueStates& values, int kv_begin, int kv_end, std::span<const int> positions,
-            std::span<geometry::ValueGeometry> geometry) override {
-    ++*calls_;
-    ASSERT_EQ(geometry.size(), static_cast<std::size_t>(kv_end - kv_begin) * positions.size());
-    for (int kv = kv_begin; kv < kv_end; ++kv) {
-      for (std::size_t q = 0; q < positions.size(); ++q) {
-        const auto keys = static_cast<std::size_t>(positions[q]) + 1;
-        const std::vector<float> alpha(keys, 1.0f / static_cast<float>(keys));  // the values alone are read
-        const geometry::HeadRowView row{alpha, std::span<const float>(values.kv_head(kv), keys * kDim), kDim};
-        geometry::ValueGeometry& g = geometry[static_cast<std::size_t>(kv - kv_begin) * positions.size() + q];
-        EXPECT_EQ(g.keys, keys);
-        g.deviation =
-            geometry::screened_cosine_deviation(geometry::unit_rows(row), g.model, geometry::fp32_pair_products());
-      }
-    }
-  }
-
- private:
-  int* calls_;
-};
 
 TEST(SequenceAnalyzer, DeviationsComputedApartMatchPerHeadAnalysis) {
   for (const int kv_heads : {kKvHeads, kHeads}) {  // GQA, and a kv head per head
@@ -147,7 +122,8 @@ TEST(SequenceAnalyzer, DeviationsApartAreNotAskedForWithoutBounds) {
     options.bounds = every_n;  // no bounds; or bounds with every N, whose double Gram gives them
     options.every_n = every_n;
     SequenceAnalyzer analyzer(config, schema, options);
-    analyzer.use_deviations([&calls] { return std::make_unique<ScreenedDeviations>(&calls); });
+    analyzer.use_deviations(std::make_shared<InstancePool<LayerDeviations>>(
+        [&calls] { return std::make_unique<ScreenedDeviations>(&calls); }, 1));
     std::mt19937_64 rng(5);
     const std::vector<int> rows = {30};
     const std::vector<float> values(kKvHeads * kSeq * kDim, 0.25f);
