@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The GPU benchmark's table (bench/gpu_bench.sh): per sequence length, attngeom's seconds by
 stage (`attngeom bench --device cuda` JSON lines, each with where its analysis ran: how many
-layers at once, the cosine deviations and the selection metrics on the GPU or the CPU),
+layers at once, the cosine deviations and the selection metrics on the GPU or the CPU; full
+analyze of one sequence alone, and per sequence with the sequences back to back, each forward
+pass beside the analysis of the one before, as analyze runs a corpus),
 transformers' eager forward with every attention row and its sdpa forward (bench/hf_eager_gpu.py
 JSON lines, the first of which holds the GPU's bf16 matrix peak), how many times eager's time
 each stage takes, and the share of the matrix peak that the forward's products and the whole
@@ -35,9 +37,10 @@ def table(bench, peers):
     """Markdown lines of the table, one row per bf16 length; bench and peers as read_lines returns them."""
     peak = next((p["matmul_peak_tflops"] for p in peers if "matmul_peak_tflops" in p), None)
     eager = {p["seq_len"]: p for p in peers if "seq_len" in p}
-    lines = ["| T | analysis placement | forward s | forward + capture s | full analyze s | eager with attentions s | "
-             "sdpa s | analyze / eager | forward's products TFLOP/s (of peak) | whole forward TFLOP/s (of peak) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| T | analysis placement | forward s | forward + capture s | full analyze s | full analyze, back to back s | "
+             "eager with attentions s | sdpa s | analyze / eager (back to back) | "
+             "forward's products TFLOP/s (of peak) | whole forward TFLOP/s (of peak) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def of_peak(x):
         return f"{fmt(x, '.0f')} ({fmt(None if x is None or not peak else x / peak, '.0%')})"
@@ -50,11 +53,16 @@ def table(bench, peers):
         seconds = {stage: run[stage]["seconds"] if stage in run else None for stage in ("forward", "capture", "analyze")}
         forward = run.get("forward")
         whole = forward["linear_flops"] / forward["seconds"] * 1e-12 if forward else None
-        ratio = None if e is None or seconds["analyze"] is None else seconds["analyze"] / e
+        back_to_back = run.get("analyze", {}).get("overlapped_seconds")
+
+        def over_eager(x):
+            return fmt(None if e is None or x is None else x / e, ".2f")
+
         lines.append(f"| {run['seq_len']} | {placement(run)} | {fmt(seconds['forward'], '.4f')} | "
-                     f"{fmt(seconds['capture'], '.4f')} | "
-                     f"{fmt(seconds['analyze'], '.4f')} | {fmt(e, '.4f')} | {fmt(peer.get('sdpa_seconds'), '.4f')} | "
-                     f"{fmt(ratio, '.2f')} | {of_peak(forward and forward['linear_tflops'])} | {of_peak(whole)} |")
+                     f"{fmt(seconds['capture'], '.4f')} | {fmt(seconds['analyze'], '.4f')} | "
+                     f"{fmt(back_to_back, '.4f')} | {fmt(e, '.4f')} | {fmt(peer.get('sdpa_seconds'), '.4f')} | "
+                     f"{over_eager(seconds['analyze'])} ({over_eager(back_to_back)}) | "
+                     f"{of_peak(forward and forward['linear_tflops'])} | {of_peak(whole)} |")
     lines.append(f"bf16 matrix peak of this GPU: {fmt(peak, '.0f')} TFLOP/s")
     return lines + parts_table(bench)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bench/gpu_table.py on made-up benchmark lines whose figures are easy to check by hand:
-each stage's seconds, where the analysis ran, analyze over eager, the products' and the whole forward's TFLOP/s as a
+each stage's seconds, where the analysis ran, analyze (alone and back to back) over eager, the products' and the whole forward's TFLOP/s as a
 share of the matrix peak, fp32 runs left out, and "-" for a length eager has no figure for.
 
   test_gpu_table.py
@@ -20,7 +20,7 @@ def main():
     spec = importlib.util.spec_from_file_location("gpu_table", os.path.join(REPO, "bench", "gpu_table.py"))
     gpu_table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu_table)
-    analyzed = dict(stage(0.05), parts={"value_geometry_seconds": 0.02, "deviations_seconds": 0.01,
+    analyzed = dict(stage(0.05), overlapped_seconds=0.03, parts={"value_geometry_seconds": 0.02, "deviations_seconds": 0.01,
                                         "row_parts_seconds": 0.03, "heads_seconds": 0.04})
     bench = [{"seq_len": 1024, "precision": "bf16", "forward": stage(0.01), "capture": stage(0.02),
               "analyze": analyzed, "layer_workers": 4, "deviations": "gpu", "selection": "gpu"},
@@ -32,11 +32,11 @@ def main():
     peers = [{"peer": "torch bf16 matmul", "matmul_peak_tflops": 800.0},
              {"seq_len": 1024, "eager_attentions_seconds": 0.025, "sdpa_seconds": 0.02}]
     got = gpu_table.table(bench, peers)
-    want = ["| 1024 | layers at once: 4, deviations: gpu, selection: gpu | 0.0100 | 0.0200 | 0.0500 | 0.0250 | 0.0200 | 2.00 | "
-            "400 (50%) | 200 (25%) |",
-            "| 1024 | layers at once: 1, deviations: gpu, selection: cpu | - | - | 0.1000 | 0.0250 | 0.0200 | 4.00 | "
-            "- (-) | - (-) |",
-            "| 4096 | - | 0.0400 | - | 0.2000 | - | - | - | 600 (75%) | 200 (25%) |",
+    want = ["| 1024 | layers at once: 4, deviations: gpu, selection: gpu | 0.0100 | 0.0200 | 0.0500 | 0.0300 | 0.0250 | "
+            "0.0200 | 2.00 (1.20) | 400 (50%) | 200 (25%) |",
+            "| 1024 | layers at once: 1, deviations: gpu, selection: cpu | - | - | 0.1000 | - | 0.0250 | 0.0200 | "
+            "4.00 (-) | - (-) | - (-) |",
+            "| 4096 | - | 0.0400 | - | 0.2000 | - | - | - | - (-) | 600 (75%) | 200 (25%) |",
             "bf16 matrix peak of this GPU: 800 TFLOP/s",
             "",
             "| T | analysis placement | value geometry s | deviations s | selection and envelopes s | per head s |",
