@@ -5,6 +5,7 @@
 
 #include "analysis/head_analysis.h"
 #include "analysis/screen_products.h"
+#include "geometry/value_rows.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -61,7 +62,8 @@ void SequenceAnalyzer::on_values(int layer, const ValueStates& values) {
                  values.head_dim == config_.head_dim && static_cast<std::size_t>(values.seq) == record_.seq_len());
   LayerState& state = layers_.at(static_cast<std::size_t>(layer));
   state.values = values;
-  if (config_.group_size() > 1 || deviations_ || row_parts_)
+  // Shared by the heads of a GQA group, and by the rows of a kv head (geometry/value_rows.h).
+  if (config_.group_size() > 1 || record_.rows() > 1 || deviations_ || row_parts_)
     state.shared.resize(static_cast<std::size_t>(config_.kv_heads) * record_.rows());
 }
 
@@ -80,26 +82,45 @@ void SequenceAnalyzer::share_values(LayerState& layer, const AttentionRows& rows
   geometry::RowAnalysisOptions options = options_;
   options.bounds = options_.bounds && !deviations_;  // else the deviations come after, all at once
   const auto start = std::chrono::steady_clock::now();
-  parallel_for_each(static_cast<std::size_t>(kv_end - kv_begin) * count, [&](std::size_t task) {
-    const int kv_head = kv_begin + static_cast<int>(task / count);
-    const std::size_t q = task % count;
+  const auto d = static_cast<std::size_t>(config_.head_dim);
+  // Row q of kv head g, over keys 0..q. Only the values are read: any alpha over the same keys
+  // will do, here the first head's.
+  const auto row_of = [&](int kv_head, std::size_t q) {
     const auto keys = static_cast<std::size_t>(record_.query_positions[q]) + 1;
-    const auto d = static_cast<std::size_t>(config_.head_dim);
-    // Only the values are read: any alpha over the same keys will do, here the first head's.
     const float* alpha =
         rows.head_rows(std::max(rows.head_begin, kv_head * config_.group_size())) + q * record_.seq_len();
-    const geometry::HeadRowView row{std::span<const float>(alpha, keys),
-                                    std::span<const float>(layer.values.kv_head(kv_head), keys * d), d};
-    layer.shared[static_cast<std::size_t>(kv_head) * count + q] = geometry::analyze_values(row, options);
-  });
+    return geometry::HeadRowView{std::span<const float>(alpha, keys),
+                                 std::span<const float>(layer.values.kv_head(kv_head), keys * d), d};
+  };
+  std::span<geometry::ValueGeometry> shared =
+      std::span<geometry::ValueGeometry>(layer.shared)
+          .subspan(static_cast<std::size_t>(kv_begin) * count, static_cast<std::size_t>(kv_end - kv_begin) * count);
+  const auto kv_heads = static_cast<std::size_t>(kv_end - kv_begin);
+  if (count == 1) {
+    parallel_for_each(kv_heads, [&](std::size_t g) {
+      shared[g] = geometry::analyze_values(row_of(kv_begin + static_cast<int>(g), 0), options);
+    });
+  } else {
+    // The rows of a kv head share their keys' units and lag cosines (geometry/value_rows.h).
+    std::vector<std::size_t> keys(count);
+    for (std::size_t q = 0; q < count; ++q) keys[q] = static_cast<std::size_t>(record_.query_positions[q]) + 1;
+    std::vector<std::unique_ptr<geometry::ValueRows>> value_rows(kv_heads);  // [kv heads of the block]
+    parallel_for_each(kv_heads, [&](std::size_t g) {
+      value_rows[g] =
+          std::make_unique<geometry::ValueRows>(row_of(kv_begin + static_cast<int>(g), count - 1), keys, options);
+    });
+    const std::size_t parts = value_rows.front()->band_parts();
+    parallel_for_each(kv_heads * parts,
+                      [&](std::size_t task) { value_rows[task / parts]->compute_band(task % parts); });
+    parallel_for_each(kv_heads, [&](std::size_t g) { value_rows[g]->finish_band(); });
+    parallel_for_each(kv_heads * count,
+                      [&](std::size_t task) { shared[task] = value_rows[task / count]->row(task % count); });
+  }
   add_seconds(&PartSeconds::value_geometry, start);
   if (deviations_) {
     const auto lease = deviations_->borrow();
     const auto gpu_start = std::chrono::steady_clock::now();
-    lease->fill(
-        layer.values, kv_begin, kv_end, record_.query_positions,
-        std::span<geometry::ValueGeometry>(layer.shared)
-            .subspan(static_cast<std::size_t>(kv_begin) * count, static_cast<std::size_t>(kv_end - kv_begin) * count));
+    lease->fill(layer.values, kv_begin, kv_end, record_.query_positions, shared);
     add_seconds(&PartSeconds::deviations, gpu_start);
   }
 }

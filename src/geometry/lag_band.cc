@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "geometry/simd_lanes.h"
+#include "util/error.h"
 
 namespace attngeom::geometry {
 namespace {
@@ -54,6 +55,8 @@ void transpose(Square& square) {
   transpose_stage<2>(square);
   transpose_stage<1>(square);
 }
+
+}  // namespace
 
 // The units rounded to float (UnitRows::rounded), transposed in blocks of kLanes keys: block b holds
 // keys kLanes b - kFront.., [d, kLanes], so consecutive keys run across a vector's lanes and
@@ -107,6 +110,8 @@ class TransposedUnits {
   float* blocks_ = nullptr;
 };
 
+namespace {
+
 // acc = fma(keys, partners, acc) lane by lane: one rounding per term (-ffp-contract=off
 // guards exact zeros elsewhere; a cosine has none to keep).
 void add_product(Lanes& acc, const Lanes& keys, const Lanes& partners) {
@@ -149,38 +154,61 @@ Tile tile_products(const TransposedUnits& u, std::size_t dim, std::ptrdiff_t p0,
   return tile;
 }
 
-// Adds one tile's products to the lane sums of the lags it holds, for the key blocks that
-// lie within 0..L-1 and the lags up to tau_max.
-void add_tile(const Tile& tile, std::ptrdiff_t p0, std::size_t g0, std::size_t s0, std::size_t length,
-              std::size_t max_lag, std::vector<double>& lane_sums, std::size_t& negative_pairs) {
+// Hands each tile's products to `take(lanes, i0, tau)` for its key blocks i0 in [key_begin,
+// key_end) and its lags up to tau_max: lane w holds <u_{i0 + w}, u_{i0 + w + tau}>.
+template <class Take>
+void hand_over_tile(const Tile& tile, std::ptrdiff_t p0, std::size_t g0, std::size_t s0, std::ptrdiff_t key_begin,
+                    std::ptrdiff_t key_end, std::size_t max_lag, Take& take) {
   for (std::size_t k = 0; k < kKeyBlocks; ++k) {
     const std::ptrdiff_t i0 = p0 - static_cast<std::ptrdiff_t>(kLanes * (g0 + k));
-    if (i0 < 0 || i0 >= static_cast<std::ptrdiff_t>(length)) continue;
+    if (i0 < key_begin || i0 >= key_end) continue;
     for (std::size_t j = 0; j < kShifts; ++j) {
       const std::size_t tau = kLanes * (g0 + k) + s0 + j + 1;
-      if (tau > max_lag) continue;
-      double* sum = lane_sums.data() + tau * kLanes;
-      std::size_t negative = 0;
-#pragma omp simd reduction(+ : negative)
-      for (std::size_t w = 0; w < kLanes; ++w) {
-        sum[w] += tile[k * kShifts + j][w];
-        negative += tile[k * kShifts + j][w] < 0.0f;
-      }
-      negative_pairs += negative;
+      if (tau <= max_lag) take(tile[k * kShifts + j], static_cast<std::size_t>(i0), tau);
     }
   }
 }
 
 // Every lag of lag groups g0..g0 + kKeyBlocks - 1 against the partners from p0 on: one
 // pass over t per kShifts lags.
-template <std::size_t... P>
-void add_passes(const TransposedUnits& u, std::size_t dim, std::ptrdiff_t p0, std::size_t g0, std::size_t length,
-                std::size_t max_lag, std::vector<double>& lane_sums, std::size_t& negative_pairs,
-                std::index_sequence<P...>) {
+template <class Take, std::size_t... P>
+void add_passes(const TransposedUnits& u, std::size_t dim, std::ptrdiff_t p0, std::size_t g0, std::ptrdiff_t key_begin,
+                std::ptrdiff_t key_end, std::size_t max_lag, Take& take, std::index_sequence<P...>) {
   constexpr auto key_blocks = std::make_index_sequence<kKeyBlocks>{};
-  (add_tile(tile_products<P * kShifts>(u, dim, p0, g0, key_blocks), p0, g0, P * kShifts, length, max_lag, lane_sums,
-            negative_pairs),
+  (hand_over_tile(tile_products<P * kShifts>(u, dim, p0, g0, key_blocks), p0, g0, P * kShifts, key_begin, key_end,
+                  max_lag, take),
    ...);
+}
+
+// Content keys 1..L in blocks of kLanes from key 0 (the sink's lane gives +0).
+std::size_t key_blocks_of(std::size_t length) { return (length + kLanes - 1) / kLanes; }
+
+// Lags kLanes g + 1 .. kLanes (g + 1) form lag group g.
+std::size_t lag_groups_of(std::size_t max_lag) { return (max_lag + kLanes - 1) / kLanes; }
+
+// Zero vectors (the sink's lane, keys past L or before 0, and vectors of norm 0, whose units
+// are exactly 0) give products of exactly +0: they add nothing and are never negative.
+// Partners reach less than kLanes (key_blocks + lag_groups) keys past key 0.
+TransposedUnits transposed_band(const UnitRows& u, std::size_t max_lag) {
+  return TransposedUnits(u, kFront / kLanes + key_blocks_of(u.keys() - 1) + lag_groups_of(max_lag) + 1);
+}
+
+// The products of key blocks [first, end) (of key_blocks_of(L)) with their partners, handed to
+// `take`; each lag's key blocks come in ascending order.
+template <class Take>
+void band_products(const TransposedUnits& transposed, std::size_t dim, std::size_t length, std::size_t max_lag,
+                   std::size_t first, std::size_t end, Take& take) {
+  const std::size_t lag_groups = lag_groups_of(max_lag);
+  const auto key_begin = static_cast<std::ptrdiff_t>(first * kLanes);
+  const auto key_end = static_cast<std::ptrdiff_t>(std::min(length, end * kLanes));
+  for (std::size_t g0 = 0; g0 < lag_groups; g0 += kKeyBlocks) {
+    const std::size_t last_group = std::min(g0 + kKeyBlocks, lag_groups) - 1;
+    // Block b meets key block b - g0 - k at lag group g0 + k.
+    for (std::size_t b = g0 + first; b < end + last_group; ++b) {
+      add_passes(transposed, dim, static_cast<std::ptrdiff_t>(kLanes * b), g0, key_begin, key_end, max_lag, take,
+                 std::make_index_sequence<kLanes / kShifts>{});
+    }
+  }
 }
 
 }  // namespace
@@ -188,21 +216,18 @@ void add_passes(const TransposedUnits& u, std::size_t dim, std::ptrdiff_t p0, st
 LagBandSums lag_band_sums(const UnitRows& u, std::size_t max_lag) {
   const std::size_t length = u.keys() - 1;  // L: content keys are 1..L
   LagBandSums out{std::vector<double>(max_lag + 1, 0.0), std::vector<std::size_t>(max_lag + 1, 0), 0};
-  const std::size_t lag_groups = (max_lag + kLanes - 1) / kLanes;  // lags kLanes g + 1 .. kLanes (g + 1)
-  const std::size_t key_blocks = (length + kLanes - 1) / kLanes;
-  // Zero vectors (the sink's lane, keys past L or before 0, and vectors of norm 0, whose units
-  // are exactly 0) give products of exactly +0: they add nothing and are never negative.
-  // Partners reach less than kLanes (key_blocks + lag_groups) keys past key 0.
-  const TransposedUnits transposed(u, kFront / kLanes + key_blocks + lag_groups + 1);
   std::vector<double> lane_sums((max_lag + 1) * kLanes, 0.0);  // [tau_max + 1, kLanes] by lag, then lane
-  // Each lag's key blocks come in ascending order, as the strands' sums require.
-  for (std::size_t g0 = 0; g0 < lag_groups; g0 += kKeyBlocks) {
-    const std::size_t last_group = std::min(g0 + kKeyBlocks, lag_groups) - 1;
-    for (std::size_t b = g0; b < key_blocks + last_group; ++b) {
-      add_passes(transposed, u.dim, static_cast<std::ptrdiff_t>(kLanes * b), g0, length, max_lag, lane_sums,
-                 out.negative_pairs, std::make_index_sequence<kLanes / kShifts>{});
+  const auto add = [&](const Lanes& products, std::size_t, std::size_t tau) {
+    double* sum = lane_sums.data() + tau * kLanes;
+    std::size_t negative = 0;
+#pragma omp simd reduction(+ : negative)
+    for (std::size_t w = 0; w < kLanes; ++w) {
+      sum[w] += products[w];
+      negative += products[w] < 0.0f;
     }
-  }
+    out.negative_pairs += negative;
+  };
+  band_products(transposed_band(u, max_lag), u.dim, length, max_lag, 0, key_blocks_of(length), add);
   for (std::size_t tau = 1; tau <= max_lag; ++tau) {
     for (std::size_t w = 0; w < kLanes; ++w) out.sums[tau] += lane_sums[tau * kLanes + w];
   }
@@ -214,6 +239,63 @@ LagBandSums lag_band_sums(const UnitRows& u, std::size_t max_lag) {
 #pragma omp simd reduction(+ : pairs)
     for (std::size_t i = 1; i < end; ++i) pairs += defined[i] & defined[i + tau];
     out.pairs[tau] = pairs;
+  }
+  return out;
+}
+
+LagBandCosines::LagBandCosines(const UnitRows& units, std::size_t max_lag)
+    : units_(units),
+      length_(units.keys() - 1),
+      max_lag_(max_lag),
+      transposed_(std::make_unique<TransposedUnits>(transposed_band(units, max_lag))),
+      cosines_((max_lag + 1) * (length_ + 1), 0.0f) {}
+
+LagBandCosines::~LagBandCosines() = default;
+
+std::size_t LagBandCosines::parts() const { return (key_blocks_of(length_) + kBlocksPerPart - 1) / kBlocksPerPart; }
+
+void LagBandCosines::compute(std::size_t part) {
+  const std::size_t first = part * kBlocksPerPart;
+  const std::size_t end = std::min(first + kBlocksPerPart, key_blocks_of(length_));
+  const std::size_t stride = length_ + 1;
+  const auto store = [&](const Lanes& products, std::size_t i0, std::size_t tau) {
+    float* row = cosines_.data() + tau * stride;
+    for (std::size_t w = 0; w < kLanes && i0 + w <= length_; ++w) row[i0 + w] = products[w];
+  };
+  band_products(*transposed_, units_.dim, length_, max_lag_, first, end, store);
+}
+
+std::vector<LagBandSums> LagBandCosines::sums_of_rows(std::span<const std::size_t> keys,
+                                                      std::span<const std::size_t> max_lags) const {
+  ATTNGEOM_CHECK(keys.size() == max_lags.size() && std::is_sorted(keys.begin(), keys.end()) &&
+                 (keys.empty() || (keys.front() >= 1 && keys.back() <= length_ + 1)));
+  std::vector<LagBandSums> out(keys.size());
+  for (std::size_t r = 0; r < keys.size(); ++r) {
+    ATTNGEOM_CHECK(max_lags[r] <= max_lag_);
+    out[r] = {std::vector<double>(max_lags[r] + 1, 0.0), std::vector<std::size_t>(max_lags[r] + 1, 0), 0};
+  }
+  const unsigned char* defined = units_.defined.data();
+  for (std::size_t tau = 1; tau <= max_lag_; ++tau) {
+    // Row r holds the pairs i <= L_r - tau; lane i mod kLanes sums them in ascending i.
+    std::array<double, kLanes> lanes{};
+    std::size_t negative = 0, pairs = 0;
+    std::size_t r = 0;
+    const auto take_rows_ending_before = [&](std::size_t i) {
+      for (; r < keys.size() && keys[r] <= i + tau; ++r) {  // L_r - tau < i
+        if (tau > max_lags[r]) continue;
+        for (const double lane : lanes) out[r].sums[tau] += lane;
+        out[r].pairs[tau] = pairs;
+        out[r].negative_pairs += negative;
+      }
+    };
+    const float* cosine = cosines_.data() + tau * (length_ + 1);
+    for (std::size_t i = 1; i + tau <= length_ && r < keys.size(); ++i) {
+      take_rows_ending_before(i);
+      lanes[i % kLanes] += cosine[i];
+      negative += cosine[i] < 0.0f;
+      pairs += defined[i] & defined[i + tau];
+    }
+    take_rows_ending_before(length_ + 1);
   }
   return out;
 }

@@ -14,16 +14,9 @@ namespace attngeom::geometry {
 namespace {
 
 ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options) {
-  ValueGeometry v;
-  v.keys = units.keys();
-  v.norms = norm_stats(units);
-  v.rho_0 = sink_similarity(units);
-  v.lag = lag_curve(units, options.lag);
-  v.model = {v.lag.fit.beta, v.rho_0};
-  if (options.bounds && !options.every_n) {
-    v.deviation = screened_cosine_deviation(units, v.model,
-                                            options.pair_products ? *options.pair_products : fp32_pair_products());
-  }
+  ValueGeometry v =
+      value_geometry(units.keys(), norm_stats(units), sink_similarity(units), lag_curve(units, options.lag));
+  if (reads_value_deviation(options)) v.deviation = value_deviation(units, v.model, options);
   return v;
 }
 
@@ -104,6 +97,22 @@ RowAnalysis complete_given_values(const HeadRowView& row, const ValueGeometry& v
 }
 
 }  // namespace
+
+ValueGeometry value_geometry(std::size_t keys, const NormStats& norms, double rho_0, LagCurve lag) {
+  ValueGeometry v;
+  v.keys = keys;
+  v.norms = norms;
+  v.rho_0 = rho_0;
+  v.lag = std::move(lag);
+  v.model = {v.lag.fit.beta, v.rho_0};
+  return v;
+}
+
+bool reads_value_deviation(const RowAnalysisOptions& options) { return options.bounds && !options.every_n; }
+
+CosineDeviation value_deviation(const UnitRows& units, const CosineModel& model, const RowAnalysisOptions& options) {
+  return screened_cosine_deviation(units, model, options.pair_products ? *options.pair_products : fp32_pair_products());
+}
 
 ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options) {
   return values_of(unit_rows(row), options);

@@ -77,6 +77,13 @@ struct ValueGeometry {
 };
 ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& options = {});
 
+// The parts of analyze_values: the value geometry of a row of `keys` keys from its norms,
+// rho_0 and lag curve (the model from the fit and rho_0), without the deviations; those it
+// holds where reads_value_deviation(options), from the row's units and that model.
+ValueGeometry value_geometry(std::size_t keys, const NormStats& norms, double rho_0, LagCurve lag);
+bool reads_value_deviation(const RowAnalysisOptions& options);
+CosineDeviation value_deviation(const UnitRows& units, const CosineModel& model, const RowAnalysisOptions& options);
+
 // analyze_row(row, options) given analyze_values(row', options) for a row' with the same
 // values and keys (any alpha) and the same options; InputError when the keys differ.
 RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options = {});

@@ -71,36 +71,49 @@ UnitRows unit_rows(const HeadRowView& row) {
 
 NormStats norm_stats(const HeadRowView& row) { return norm_stats(unit_rows(row)); }
 
-NormStats norm_stats(const UnitRows& u) {
-  const std::vector<double>& norms = u.norms;
+NormStats norm_stats(const UnitRows& u) { return norm_stats(u.norms); }
+
+NormStats norm_stats(std::span<const double> norms) {
   NormStats out;
   out.sink_norm = norms[0];
-  const std::size_t content = u.keys() - 1;
+  const std::size_t content = norms.size() - 1;
   if (content == 0) return out;
-  for (std::size_t k = 1; k < u.keys(); ++k) out.mean_norm += norms[k];
+  for (std::size_t k = 1; k < norms.size(); ++k) out.mean_norm += norms[k];
   out.mean_norm /= static_cast<double>(content);
   if (out.mean_norm <= 0.0) return out;
   out.lambda = out.sink_norm / out.mean_norm;
   if (content < 2) return out;
   double sq_dev = 0.0;
-  for (std::size_t k = 1; k < u.keys(); ++k) sq_dev += (norms[k] - out.mean_norm) * (norms[k] - out.mean_norm);
+  for (std::size_t k = 1; k < norms.size(); ++k) sq_dev += (norms[k] - out.mean_norm) * (norms[k] - out.mean_norm);
   out.cv = std::sqrt(sq_dev / static_cast<double>(content - 1)) / out.mean_norm;
   return out;
 }
 
 double sink_similarity(const HeadRowView& row) { return sink_similarity(unit_rows(row)); }
 
-double sink_similarity(const UnitRows& u) {
-  if (u.keys() == 0 || !u.defined[0]) return 0.0;
+double sink_similarity(const UnitRows& u) { return sink_similarity(sink_cosines(u), u.defined, u.keys()); }
+
+std::vector<double> sink_cosines(const UnitRows& u) {
+  std::vector<double> cosines(u.keys(), 0.0);  // [M]
+  if (u.keys() == 0 || !u.defined[0]) return cosines;
   std::vector<double> sink(u.dim);     // [d] u_0
   std::vector<double> content(u.dim);  // [d] u_k
   u.unit(0, sink.data());
-  double sum = 0.0;
-  std::size_t pairs = 0;
   for (std::size_t k = 1; k < u.keys(); ++k) {
     if (!u.defined[k]) continue;
     u.unit(k, content.data());
-    sum += dot(sink.data(), content.data(), u.dim);
+    cosines[k] = dot(sink.data(), content.data(), u.dim);
+  }
+  return cosines;
+}
+
+double sink_similarity(std::span<const double> cosines, std::span<const unsigned char> defined, std::size_t keys) {
+  if (keys == 0 || !defined[0]) return 0.0;
+  double sum = 0.0;
+  std::size_t pairs = 0;
+  for (std::size_t k = 1; k < keys; ++k) {
+    if (!defined[k]) continue;
+    sum += cosines[k];
     ++pairs;
   }
   // A mean of unit-vector cosines lies in [-1, 1]; identical values round to 1 + 2e-16.
@@ -172,14 +185,20 @@ LagCurve lag_curve(const HeadRowView& row, const LagCurveOptions& options) {
   return lag_curve(unit_rows(row), options);
 }
 
-LagCurve lag_curve(const UnitRows& u, const LagCurveOptions& options) {
-  const std::size_t length = u.keys() - 1;  // L: content keys are 1..L
+std::size_t lag_curve_max_lag(std::size_t keys, const LagCurveOptions& options) {
+  const std::size_t length = keys - 1;  // L: content keys are 1..L
   // Content pairs (i, i + tau) with 1 <= i < i + tau <= L exist up to tau = L - 1: a row
   // shorter than an explicit tau_max (early rows of --queries all) uses the lags it has.
-  const std::size_t max_lag =
-      options.max_lag == 0 ? default_max_lag(u.keys()) : std::min(options.max_lag, length > 0 ? length - 1 : 0);
+  return options.max_lag == 0 ? default_max_lag(keys) : std::min(options.max_lag, length > 0 ? length - 1 : 0);
+}
+
+LagCurve lag_curve(const UnitRows& u, const LagCurveOptions& options) {
+  const std::size_t max_lag = lag_curve_max_lag(u.keys(), options);
+  return lag_curve_from_sums(lag_band_sums(u, max_lag), max_lag, options);
+}
+
+LagCurve lag_curve_from_sums(const LagBandSums& band, std::size_t max_lag, const LagCurveOptions& options) {
   LagCurve out;
-  const LagBandSums band = lag_band_sums(u, max_lag);
   std::size_t pairs_total = 0;
   for (std::size_t tau = 1; tau <= max_lag; ++tau) {
     pairs_total += band.pairs[tau];

@@ -3,6 +3,7 @@
 // Keys 1..L are "content"; key 0 is the sink. Cosines with a zero vector are undefined:
 // such pairs are left out of every mean below.
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "geometry/head_row.h"
@@ -40,11 +41,16 @@ struct NormStats {
   double lambda = 0.0;     // nu_0 / nu; 0 when nu = 0
 };
 NormStats norm_stats(const HeadRowView& row);
-NormStats norm_stats(const UnitRows& units);  // from the norms unit_rows already has
+NormStats norm_stats(const UnitRows& units);          // from the norms unit_rows already has
+NormStats norm_stats(std::span<const double> norms);  // norms [M] ||v_k||
 
 // A2, sink similarity: rho_0 = mean_{k>=1} cos(v_0, v_k); 0 when no pair is defined.
 double sink_similarity(const HeadRowView& row);
 double sink_similarity(const UnitRows& units);
+// [M] cos(v_0, v_k) for k >= 1 where both are non-zero, else 0: what sink_similarity averages.
+std::vector<double> sink_cosines(const UnitRows& units);
+// rho_0 of the row of keys 0..M-1 from sink_cosines and UnitRows::defined of at least M keys.
+double sink_similarity(std::span<const double> cosines, std::span<const unsigned char> defined, std::size_t keys);
 
 // Least-squares fit of C(tau) ~ exp(-beta tau) over tau = 1..tau_max.
 struct ExpDecayFitOptions {
@@ -74,6 +80,8 @@ struct LagCurve {
   ExpDecayFit fit;
 };
 std::size_t default_max_lag(std::size_t keys);  // min(64, L/4) with L = M - 1
+// The tau_max a row of `keys` keys uses: options.max_lag clipped to the lags it has, or the default.
+std::size_t lag_curve_max_lag(std::size_t keys, const LagCurveOptions& options);
 LagCurve lag_curve(const HeadRowView& row, const LagCurveOptions& options = {});
 LagCurve lag_curve(const UnitRows& units, const LagCurveOptions& options = {});
 

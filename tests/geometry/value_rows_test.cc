@@ -1,0 +1,110 @@
+// ValueRows: the value geometry of many rows over one kv head's values equals analyze_values of
+// each row alone, bit for bit (norms, rho_0, the lag curve and its fit, the model, the
+// deviations), on rows of every length class (no content key, fewer keys than lags, explicit
+// tau_max beyond a row's lags), zero vectors (the sink's too), and a head dimension that is
+// not a multiple of the kernel's lanes; the band's parts may run in any order.
+#include "geometry/value_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "random_rows.h"
+#include "util/error.h"
+
+namespace attngeom::geometry {
+namespace {
+
+void expect_same_values(const ValueGeometry& got, const ValueGeometry& want, const std::string& where) {
+  EXPECT_EQ(got.keys, want.keys) << where;
+  EXPECT_EQ(got.norms.sink_norm, want.norms.sink_norm) << where;
+  EXPECT_EQ(got.norms.mean_norm, want.norms.mean_norm) << where;
+  EXPECT_EQ(got.norms.cv, want.norms.cv) << where;
+  EXPECT_EQ(got.norms.lambda, want.norms.lambda) << where;
+  EXPECT_EQ(got.rho_0, want.rho_0) << where;
+  EXPECT_EQ(got.lag.mean_cosine, want.lag.mean_cosine) << where;
+  EXPECT_EQ(got.lag.negative_pair_share, want.lag.negative_pair_share) << where;
+  EXPECT_EQ(got.lag.negative_lag_share, want.lag.negative_lag_share) << where;
+  EXPECT_EQ(got.lag.fit.beta, want.lag.fit.beta) << where;
+  EXPECT_EQ(got.lag.fit.mae, want.lag.fit.mae) << where;
+  EXPECT_EQ(got.lag.fit.r_squared, want.lag.fit.r_squared) << where;
+  EXPECT_EQ(got.model.beta, want.model.beta) << where;
+  EXPECT_EQ(got.model.rho_0, want.model.rho_0) << where;
+  EXPECT_EQ(got.deviation.max_abs, want.deviation.max_abs) << where;
+  EXPECT_EQ(got.deviation.sigma2, want.deviation.sigma2) << where;
+  EXPECT_EQ(got.deviation.pairs, want.deviation.pairs) << where;
+}
+
+// Values that drift from key to key (so the lag curve decays rather than sitting at zero),
+// with some zero vectors; the sink's zero when asked.
+testing::OwnedRow drifting_values(std::mt19937_64& rng, std::size_t keys, std::size_t dim, bool zero_sink) {
+  testing::OwnedRow row = testing::random_row(rng, keys, dim, {0.0, 0.0, 0.05});
+  for (std::size_t k = 2; k < keys; ++k) {
+    for (std::size_t t = 0; t < dim; ++t) {
+      float& v = row.values[k * dim + t];
+      if (v != 0.0f) v = 0.8f * row.values[(k - 1) * dim + t] + 0.6f * v;
+    }
+  }
+  if (zero_sink) std::fill(row.values.begin(), row.values.begin() + static_cast<std::ptrdiff_t>(dim), 0.0f);
+  return row;
+}
+
+ValueGeometry alone(const testing::OwnedRow& longest, std::size_t keys, const RowAnalysisOptions& options) {
+  const std::vector<float> alpha(keys, 1.0f / static_cast<float>(keys));
+  const HeadRowView row{alpha, std::span<const float>(longest.values).first(keys * longest.dim), longest.dim};
+  return analyze_values(row, options);
+}
+
+void expect_rows_match_alone(const testing::OwnedRow& longest, const std::vector<std::size_t>& keys,
+                             const RowAnalysisOptions& options, const std::string& where) {
+  ValueRows rows(longest.view(), keys, options);
+  std::vector<std::size_t> parts(rows.band_parts());
+  for (std::size_t p = 0; p < parts.size(); ++p) parts[p] = parts.size() - 1 - p;  // last part first
+  for (const std::size_t p : parts) rows.compute_band(p);
+  rows.finish_band();
+  for (std::size_t r = 0; r < keys.size(); ++r) {
+    expect_same_values(rows.row(r), alone(longest, keys[r], options), where + ", M = " + std::to_string(keys[r]));
+  }
+}
+
+TEST(ValueRows, EachRowEqualsItsValueGeometryAlone) {
+  std::mt19937_64 rng(41);
+  const std::vector<std::size_t> keys = {1, 2, 3, 9, 17, 40, 64, 65, 129, 200, 257, 1100, 2200};
+  for (const std::size_t dim : {24, 32}) {
+    for (const bool zero_sink : {false, true}) {
+      const testing::OwnedRow longest = drifting_values(rng, keys.back(), dim, zero_sink);
+      for (const std::size_t max_lag : {0, 5, 100}) {  // 0: the default min(64, L/4)
+        for (const bool bounds : {true, false}) {
+          RowAnalysisOptions options;
+          options.lag.max_lag = max_lag;
+          options.bounds = bounds;
+          expect_rows_match_alone(longest, keys, options,
+                                  "d = " + std::to_string(dim) + (zero_sink ? ", zero sink" : "") +
+                                      ", max_lag = " + std::to_string(max_lag) + (bounds ? ", bounds" : ""));
+        }
+      }
+    }
+  }
+}
+
+TEST(ValueRows, OneRowAndRepeatedLengths) {
+  std::mt19937_64 rng(43);
+  const testing::OwnedRow longest = drifting_values(rng, 300, 16, false);
+  expect_rows_match_alone(longest, {300}, {}, "one row");
+  expect_rows_match_alone(longest, {50, 50, 300, 300}, {}, "repeated lengths");
+}
+
+TEST(ValueRows, RowLengthsThatDoNotAscendToTheLongestAreRefused) {
+  std::mt19937_64 rng(47);
+  const testing::OwnedRow longest = drifting_values(rng, 40, 8, false);
+  const RowAnalysisOptions options;
+  for (const std::vector<std::size_t>& keys : std::vector<std::vector<std::size_t>>{{}, {0, 40}, {30, 20, 40}, {20}}) {
+    EXPECT_THROW(ValueRows(longest.view(), keys, options), InputError);
+  }
+}
+
+}  // namespace
+}  // namespace attngeom::geometry
