@@ -8,11 +8,14 @@
 
 #include <memory>
 #include <random>
+#include <span>
+#include <vector>
 
 #include "analysis/screen_products.h"
 #include "four_phase_head.h"
 #include "geometry/deviation_sums.h"
 #include "geometry/row_analysis.h"
+#include "geometry/value_rows.h"
 #include "synth/synthetic.h"
 
 namespace attngeom::geometry {
@@ -132,6 +135,42 @@ void BM_RowPart(benchmark::State& state) {
   state.SetLabel(kLabels[part]);
 }
 BENCHMARK(BM_RowPart)->DenseRange(kUnits, kEnvelopes)->Unit(benchmark::kMillisecond);
+
+// The value geometry (without deviations) of the rows of one kv head that a strided capture
+// hands over: T = 8192 keys, d = 128, a row every 128 keys (analyze --queries stride:128), each
+// row alone (analyze_values) or all at once sharing units and lag cosines (ValueRows).
+void BM_ValueGeometryOfStridedRows(benchmark::State& state) {
+  constexpr std::size_t kSeq = 8192, kStride = 128;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<float> values(kSeq * kDim);  // [T, d] drifting from key to key
+  for (std::size_t k = 0; k < kSeq; ++k) {
+    for (std::size_t t = 0; t < kDim; ++t)
+      values[k * kDim + t] = (k > 0 ? 0.8f * values[(k - 1) * kDim + t] : 0.0f) + gauss(rng);
+  }
+  const std::vector<float> alpha(kSeq, 1.0f / kSeq);
+  std::vector<std::size_t> keys;
+  for (std::size_t q = kStride - 1; q < kSeq; q += kStride) keys.push_back(q + 1);
+  RowAnalysisOptions options;
+  options.bounds = false;
+  const bool shared = state.range(0) == 1;
+  for (auto _ : state) {
+    if (shared) {
+      ValueRows rows(HeadRowView{alpha, values, kDim}, keys, options);
+      for (std::size_t p = 0; p < rows.band_parts(); ++p) rows.compute_band(p);
+      rows.finish_band();
+      for (std::size_t r = 0; r < keys.size(); ++r) benchmark::DoNotOptimize(rows.row(r));
+    } else {
+      for (const std::size_t m : keys) {
+        const std::vector<float> row_alpha(m, 1.0f / static_cast<float>(m));
+        benchmark::DoNotOptimize(
+            analyze_values(HeadRowView{row_alpha, std::span<const float>(values).first(m * kDim), kDim}, options));
+      }
+    }
+  }
+  state.SetLabel(shared ? "all rows at once (ValueRows)" : "each row alone (analyze_values)");
+}
+BENCHMARK(BM_ValueGeometryOfStridedRows)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace attngeom::geometry
