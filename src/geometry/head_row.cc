@@ -8,12 +8,10 @@
 
 namespace attngeom::geometry {
 
-ValidatedRow validated(const HeadRowView& row) {
-  validate(row);
-  return ValidatedRow(row);
-}
+namespace {
 
-void validate(const HeadRowView& row) {
+// Everything validate() checks but the values' finiteness.
+void validate_shape_and_weights(const HeadRowView& row) {
   const std::size_t keys = row.keys();
   if (keys == 0) throw InputError("head row: no keys (M = 0)");
   if (row.dim == 0) throw InputError("head row: value dimension d = 0");
@@ -33,6 +31,22 @@ void validate(const HeadRowView& row) {
   if (std::abs(sum - 1.0) > kAlphaSumTolerance) {
     throw InputError("head row: alpha sums to " + std::to_string(sum) + ", expected 1");
   }
+}
+
+}  // namespace
+
+ValidatedRow validated(const HeadRowView& row) {
+  validate(row);
+  return ValidatedRow(row);
+}
+
+ValidatedRow validated_given_values(const HeadRowView& row) {
+  validate_shape_and_weights(row);
+  return ValidatedRow(row);
+}
+
+void validate(const HeadRowView& row) {
+  validate_shape_and_weights(row);
   // One vectorised pass counts the non-finite values; only a bad row pays for finding the first.
   const float* values = row.values.data();
   const std::size_t count = row.values.size();

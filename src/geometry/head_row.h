@@ -31,8 +31,13 @@ class ValidatedRow {
  private:
   explicit ValidatedRow(const HeadRowView& row) : row_(row) {}
   friend ValidatedRow validated(const HeadRowView& row);
+  friend ValidatedRow validated_given_values(const HeadRowView& row);
   HeadRowView row_;  // views: the caller keeps the memory alive
 };
 ValidatedRow validated(const HeadRowView& row);  // validate(row), then the row as checked
+// The same where the values have passed validate() already, through a row over the same values
+// and at least as many keys (its unit_rows): the heads and rows that share a kv head's value
+// geometry then check only their own weights, not M*d values each.
+ValidatedRow validated_given_values(const HeadRowView& row);
 
 }  // namespace attngeom::geometry

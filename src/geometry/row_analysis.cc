@@ -31,7 +31,9 @@ void check_given_length(std::size_t given, std::size_t grid, const char* what) {
 // given: parts computed elsewhere, else null.
 RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, std::span<const double> norms,
                          const RowAnalysisOptions& options, GivenRowParts* given = nullptr) {
-  const ValidatedRow checked = validated(row);
+  // `values` came from unit_rows of this row or of one over the same values and more keys,
+  // which validated the values.
+  const ValidatedRow checked = validated_given_values(row);
   if (!(options.r2_delta > 0.0 && options.r2_delta < 1.0))
     throw InputError("row analysis: r2_delta must lie in (0, 1)");
   const std::size_t keys = row.keys();

@@ -85,7 +85,8 @@ bool reads_value_deviation(const RowAnalysisOptions& options);
 CosineDeviation value_deviation(const UnitRows& units, const CosineModel& model, const RowAnalysisOptions& options);
 
 // analyze_row(row, options) given analyze_values(row', options) for a row' with the same
-// values and keys (any alpha) and the same options; InputError when the keys differ.
+// values and keys (any alpha) and the same options; InputError when the keys differ. The
+// values, which analyze_values checked, are not scanned again.
 RowAnalysis analyze_row(const HeadRowView& row, const ValueGeometry& values, const RowAnalysisOptions& options = {});
 
 // What R1 and R2 take from a row's value geometry: R1's eta (RowAnalysisOptions::r1_eta) and

@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "geometry/pair_products.h"
@@ -147,6 +149,31 @@ TEST(SequenceAnalyzer, ValueGeometryOfOtherKeysIsRefused) {
   const geometry::HeadRowView long_row{std::span<const float>(probs.data() + kSeq, 20),
                                        std::span<const float>(values.data(), 20 * kDim), kDim};
   EXPECT_THROW(geometry::analyze_row(long_row, geometry::analyze_values(short_row)), InputError);
+}
+
+// Each head checks only its own weights; the values are checked once per kv head, by the
+// value geometry its rows share, so a non-finite value is still refused, naming its key.
+TEST(SequenceAnalyzer, ANonFiniteValueIsRefusedOncePerKvHead) {
+  const ModelConfig config = attention_shape_config(1, kHeads, kKvHeads, kDim);
+  const RecordSchema schema = make_record_schema(kSeq, false);
+  std::mt19937_64 rng(9);
+  for (const std::vector<int>& rows : std::vector<std::vector<int>>{{30}, {12, 30}}) {
+    std::vector<float> values(kKvHeads * kSeq * kDim, 0.25f);
+    values[(1 * kSeq + 11) * kDim + 3] = std::nanf("");  // kv head 1, key 11: in every row
+    const std::vector<float> probs = causal_probs(rng, rows);
+    std::vector<float> block;
+    for (int h = 0; h < kHeads; ++h) block.insert(block.end(), probs.begin(), probs.end());
+    SequenceAnalyzer analyzer(config, schema, geometry::RowAnalysisOptions{});
+    analyzer.begin(0, std::vector<int>(kSeq, 1), rows);
+    analyzer.on_values(0, ValueStates{kKvHeads, kSeq, kDim, values.data()});
+    std::string error;
+    try {
+      analyzer.on_attention(0, AttentionRows{0, kHeads, rows, kSeq, block.data()});
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find("value of key 11 is not finite"), std::string::npos) << rows.size() << " rows: " << error;
+  }
 }
 
 }  // namespace
