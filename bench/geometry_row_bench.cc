@@ -77,17 +77,17 @@ void BM_AnalyzeRowGivenValues(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeRowGivenValues)->Unit(benchmark::kMillisecond);
 
-// What each head leaves to the CPU once a GPU gives its selection metrics and envelopes too
-// (analyze on a GPU): analyze_row(row, values, given parts).
+// What each head leaves to the CPU once a GPU gives its selection metrics, envelopes, mass
+// statistics and magnitudes too (analyze on a GPU): analyze_row(row, values, given parts).
 void BM_AnalyzeRowGivenParts(benchmark::State& state) {
   const SharedRow r;
   const RowAnalysis whole = analyze_row(r.row, r.values, r.options);
   for (auto _ : state) {
     // Timed with the copy, as the GPU's results are copied into the parts on the host.
-    benchmark::DoNotOptimize(
-        analyze_row(r.row, r.values, GivenRowParts{whole.selection, whole.r1, whole.r2}, r.options));
+    benchmark::DoNotOptimize(analyze_row(
+        r.row, r.values, GivenRowParts{whole.selection, whole.r1, whole.r2, whole.mass, whole.magnitudes}, r.options));
   }
-  state.SetLabel("with bounds R1/R2/R3, the value geometry, selection and envelopes given");
+  state.SetLabel("with bounds R1/R2/R3, the value geometry, selection, envelopes, mass and magnitudes given");
 }
 BENCHMARK(BM_AnalyzeRowGivenParts)->Unit(benchmark::kMillisecond);
 

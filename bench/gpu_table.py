@@ -76,7 +76,7 @@ def parts_table(bench):
     runs = [run for run in bench if run.get("precision") == "bf16" and "parts" in run.get("analyze", {})]
     if not runs:
         return []
-    lines = ["", "| T | analysis placement | value geometry s | deviations s | selection and envelopes s | per head s |",
+    lines = ["", "| T | analysis placement | value geometry s | deviations s | selection, envelopes and mass s | per head s |",
              "|---|---|---|---|---|---|"]
     for run in runs:
         parts = run["analyze"]["parts"]

@@ -58,17 +58,18 @@ class CudaLayerRowParts final : public LayerRowParts {
                                  value_head_,
                                  grid,
                                  options.selection.normalised_radii};
-    if (options.bounds) {
-      prepare_envelopes(config, rows, shared, options, grid.size());
-      selection_.compute(inputs, points_, curves_, &request_);
-    } else {
-      selection_.compute(inputs, points_, curves_);
-    }
+    mass_.resize(out.size());
+    magnitudes_.resize(out.size());
+    const MassRequest mass{options.mass, mass_, magnitudes_};
+    if (options.bounds) prepare_envelopes(config, rows, shared, options, grid.size());
+    selection_.compute(inputs, points_, curves_, options.bounds ? &request_ : nullptr, &mass);
     for (std::size_t i = 0; i < out.size(); ++i) {
       const auto keys = static_cast<std::size_t>(rows.positions[i % count]) + 1;
       const std::size_t n_grid = geometry::default_n_grid(keys).size();
       out[i] = {};
-      if (n_grid == 0) continue;
+      if (n_grid == 0) continue;  // one key, computed as two: all of it stays with the CPU
+      out[i].mass = mass_[i];
+      out[i].magnitudes = magnitudes_[i];
       if (geometry::resolved_method(options.selection.method, n_grid, keys) == geometry::ProjectionMethod::kDirect) {
         out[i].selection.resize(n_grid);
         for (std::size_t g = 0; g < n_grid; ++g) {
@@ -127,6 +128,8 @@ class CudaLayerRowParts final : public LayerRowParts {
   std::vector<geometry::EnvelopePoint> r1_, r2_;       // [heads, rows, grid]
   std::vector<geometry::SeparationBound> separation_;  // [heads, rows, grid]
   EnvelopeRequest request_;
+  std::vector<geometry::MassStats> mass_;             // [heads, rows]
+  std::vector<geometry::HeadMagnitudes> magnitudes_;  // [heads, rows]
 };
 
 }  // namespace

@@ -38,18 +38,19 @@ class SequenceAnalyzer final : public ForwardObserver {
   // forward pass): the pool's objects, one per layer analysed at once; analyzers that take
   // turns share one pool. Not called: the CPU. Ignored unless reads_layer_deviations(options).
   void use_deviations(std::shared_ptr<InstancePool<LayerDeviations>> pool);
-  // Where the rows' selection metrics and envelopes are computed instead of the CPU, alike.
+  // Where the rows' selection metrics, envelopes, mass statistics and magnitudes are computed
+  // instead of the CPU, alike.
   // Ignored unless reads_layer_row_parts(options).
   void use_row_parts(std::shared_ptr<InstancePool<LayerRowParts>> pool);
 
   // Seconds each part of the analysis took in this sequence, summed over its layers: with
   // layers analysed at once (layers_concurrent) they can add up to more than the wall time.
   struct PartSeconds {
-    // Shared per kv head and row (GQA, or a GPU beside): norms, rho_0, lag curve, and the
+    // Shared per kv head and row (GQA, several rows, or a GPU beside): norms, rho_0, lag curve, and the
     // deviations when the CPU screens them; otherwise part of each head's row analysis.
     double value_geometry = 0.0;
     double deviations = 0.0;  // the cosine deviations computed elsewhere (a GPU)
-    double row_parts = 0.0;   // the selection metrics and envelopes computed elsewhere
+    double row_parts = 0.0;   // the selection metrics, envelopes, mass and magnitudes computed elsewhere
     double heads = 0.0;       // per head and row on the CPU: the rest of analyze_row, the record
   };
   PartSeconds part_seconds() const;

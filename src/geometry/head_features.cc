@@ -11,12 +11,6 @@
 namespace attngeom::geometry {
 namespace {
 
-double norm_of_scaled(std::span<const float> v, double a) {
-  double sq = 0.0;
-  for (const float x : v) sq += (a * x) * (a * x);
-  return std::sqrt(sq);
-}
-
 // Mean of cos_sink / cos_last over the metrics whose N passes `keep`, or over `fallback`.
 template <typename Keep>
 std::pair<double, double> mean_cosines(std::span<const SelectionMetrics> grid, Keep keep,
@@ -40,19 +34,14 @@ HeadMagnitudes head_magnitudes(const HeadRowView& row) { return head_magnitudes(
 
 HeadMagnitudes head_magnitudes(const ValidatedRow& checked) {
   const HeadRowView& row = checked.view();
-  const std::size_t last = row.keys() - 1;  // L
-  HeadMagnitudes m;
-  m.sink = norm_of_scaled(row.value(0), row.alpha[0]);
-  m.last = norm_of_scaled(row.value(last), row.alpha[last]);
+  const std::size_t keys = row.keys();
+  // rest_coordinate's sums, every coordinate at once (i outer, t inner: the same order per t).
   std::vector<double> rest(row.dim, 0.0);  // [d] sum_{0<i<L} alpha_i v_i
-  for (std::size_t i = 1; i < last; ++i) {
+  for (std::size_t i = 1; i + 1 < keys; ++i) {
     const std::span<const float> v = row.value(i);
     for (std::size_t t = 0; t < row.dim; ++t) rest[t] += static_cast<double>(row.alpha[i]) * v[t];
   }
-  double sq = 0.0;
-  for (const double x : rest) sq += x * x;
-  m.rest = std::sqrt(sq);
-  return m;
+  return magnitudes_step(row.alpha.data(), row.values.data(), keys, row.dim, rest.data());
 }
 
 TaxonomyFeatures taxonomy_features(const HeadMagnitudes& magnitudes, std::span<const SelectionMetrics> grid,

@@ -6,17 +6,12 @@
 #include <span>
 
 #include "geometry/head_row.h"
+#include "geometry/mass_step.h"
 #include "geometry/selection_metrics.h"
 
 namespace attngeom::geometry {
 
-// ||alpha_0 v_0|| (sink), ||alpha_L v_L|| (last token), ||sum_{0<i<L} alpha_i v_i|| (rest).
-// With M = 1 the sink is also the last token and the rest is 0.
-struct HeadMagnitudes {
-  double sink = 0.0;
-  double last = 0.0;
-  double rest = 0.0;
-};
+// HeadMagnitudes (geometry/mass_step.h) of a row.
 HeadMagnitudes head_magnitudes(const HeadRowView& row);
 HeadMagnitudes head_magnitudes(const ValidatedRow& checked);
 

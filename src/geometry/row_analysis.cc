@@ -48,8 +48,8 @@ RowAnalysis complete_row(const HeadRowView& row, const ValueGeometry& values, st
   a.rho_0 = values.rho_0;
   a.lag = values.lag;
   a.model = values.model;
-  a.mass = mass_stats(row.alpha, options.mass);
-  a.magnitudes = head_magnitudes(checked);
+  a.mass = given && given->mass ? *given->mass : mass_stats(row.alpha, options.mass);
+  a.magnitudes = given && given->magnitudes ? *given->magnitudes : head_magnitudes(checked);
 
   if (options.every_n) {
     // Every N: the selection sweep needs the double Gram, which then gives the deviations too.

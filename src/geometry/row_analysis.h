@@ -5,6 +5,7 @@
 // over sequences (means, quantiles, the mean attention row for the four-phase fit, the
 // taxonomy features, sink-vs-recall across heads) is the caller's part.
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "geometry/cosine_model.h"
@@ -105,6 +106,8 @@ struct GivenRowParts {
   // With r2: reconstructed_envelopes(row, the grid, bound_settings(the values' geometry)), given together.
   std::vector<EnvelopePoint> r1;
   ProbabilisticEnvelope r2;
+  std::optional<MassStats> mass;             // mass_stats(alpha, options.mass)
+  std::optional<HeadMagnitudes> magnitudes;  // head_magnitudes(row)
 };
 
 // analyze_row(row, values, options) with the given parts; not with every_n.

@@ -25,7 +25,8 @@ std::uint64_t bytes_per_row(int size, int dim, int grid, int radii) {
          g * (sizeof(geometry::SelectionPoint) + static_cast<std::uint64_t>(radii) * sizeof(geometry::BallScores)) + 4 +
          4 * 8 +
          g * (cuda::envelope_scratch_bytes(size) + 2 * sizeof(geometry::EnvelopePoint) +
-              sizeof(geometry::SeparationBound) + 3 * sizeof(geometry::SupportTerm));
+              sizeof(geometry::SeparationBound) + 3 * sizeof(geometry::SupportTerm)) +
+         static_cast<std::uint64_t>(dim) * 8 + sizeof(geometry::MassStats) + sizeof(geometry::HeadMagnitudes);
 }
 
 int rows_per_chunk(int rows, int size, int dim, int grid, int radii) {
@@ -82,6 +83,9 @@ struct CudaSelection::State {
   cuda::Scratch<char> envelope_scratch;                 // [chunk, grid] evaluations
   cuda::Scratch<geometry::EnvelopePoint> r1, r2;        // [chunk, grid]
   cuda::Scratch<geometry::SeparationBound> separation;  // [chunk, grid]
+  cuda::Scratch<double> rest;                           // [chunk, dim]
+  cuda::Scratch<geometry::MassStats> mass;              // [chunk]
+  cuda::Scratch<geometry::HeadMagnitudes> magnitudes;   // [chunk]
 
   void use_device() const { check(cudaSetDevice(device), "cudaSetDevice"); }
   // The batch's arrays for chunks of up to `chunk` rows of up to `size` keys; the envelopes'.
@@ -210,7 +214,8 @@ void CudaSelection::State::bound(const cuda::SelectionRows& b, cuda::EnvelopeRow
 }
 
 void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::SelectionPoint> points,
-                            std::span<geometry::BallScores> curves, const EnvelopeRequest* envelopes) {
+                            std::span<geometry::BallScores> curves, const EnvelopeRequest* envelopes,
+                            const MassRequest* mass) {
   const int rows = static_cast<int>(in.keys.size());
   const int grid = static_cast<int>(in.n_values.size());
   const int radii = static_cast<int>(in.normalised_radii.size());
@@ -223,6 +228,7 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
                                 envelopes->eta.size() == in.keys.size() && envelopes->sigma2.size() == in.keys.size() &&
                                 envelopes->r1.size() == points.size() && envelopes->r2.size() == points.size() &&
                                 envelopes->separation.size() == points.size()));
+  ATTNGEOM_CHECK(!mass || (mass->mass.size() == in.keys.size() && mass->magnitudes.size() == in.keys.size()));
   State& s = *state_;
   s.use_device();
   const auto seq = static_cast<std::size_t>(in.seq);
@@ -257,6 +263,16 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
       download(host_r1.data() + at, e.r1, done * sizeof(geometry::EnvelopePoint), s.stream, what);
       download(host_r2.data() + at, e.r2, done * sizeof(geometry::EnvelopePoint), s.stream, what);
       download(host_separation.data() + at, e.separation, done * sizeof(geometry::SeparationBound), s.stream, what);
+    }
+    if (mass) {
+      check(cuda::mass_rows(b, s.alpha.data(), s.sorted_keys.data(), mass->options,
+                            s.rest.at_least(count * static_cast<std::size_t>(in.dim)), s.mass.at_least(count),
+                            s.magnitudes.at_least(count), s.stream),
+            "mass statistics and magnitudes");
+      const char* what = "copy the mass statistics and magnitudes to the host";
+      download(mass->mass.data() + first, s.mass.data(), count * sizeof(geometry::MassStats), s.stream, what);
+      download(mass->magnitudes.data() + first, s.magnitudes.data(), count * sizeof(geometry::HeadMagnitudes), s.stream,
+               what);
     }
     const char* what = "copy the selection metrics to the host";
     download(host_points.data() + at, b.points, done * sizeof(geometry::SelectionPoint), s.stream, what);

@@ -5,13 +5,16 @@
 // each row's metrics equal geometry::selection_metrics's with the direct method, bit for bit;
 // and, when asked, the reconstructed envelopes R1 and R2 of section 4
 // (ops/cuda_envelope_kernels.h), equal to geometry::reconstructed_envelopes's (R2's tail
-// probabilities up to their last bits: exp differs). Built only with CUDA; no CUDA type here.
+// probabilities up to their last bits: exp differs); and each row's mass statistics and
+// magnitudes (geometry/mass_step.h; the entropy up to its last bits: log differs). Built only
+// with CUDA; no CUDA type here.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 
 #include "geometry/envelope_point.h"
+#include "geometry/mass_step.h"
 #include "geometry/selection_point.h"
 
 namespace attngeom {
@@ -42,6 +45,13 @@ struct EnvelopeRequest {
   std::span<geometry::SeparationBound> separation;
 };
 
+// Each row's mass statistics and magnitudes, asked for beside its metrics: outputs [rows].
+struct MassRequest {
+  geometry::MassOptions options;
+  std::span<geometry::MassStats> mass;
+  std::span<geometry::HeadMagnitudes> magnitudes;
+};
+
 class CudaSelection {
  public:
   // Opens GPU `device` on the calling thread; every call selects it again on its own thread.
@@ -53,9 +63,10 @@ class CudaSelection {
   // points [rows, n_values.size()] and curves [rows, n_values.size(), radii]: entry (r, g) is
   // written for each N = n_values[g] < keys[r], the rest is left as it is. Returns when done.
   void compute(const SelectionInputs& in, std::span<geometry::SelectionPoint> points,
-               std::span<geometry::BallScores> curves, const EnvelopeRequest* envelopes = nullptr);
+               std::span<geometry::BallScores> curves, const EnvelopeRequest* envelopes = nullptr,
+               const MassRequest* mass = nullptr);
 
-  // GPU memory compute() takes at most for rows of up to `keys` keys, envelopes included.
+  // GPU memory compute() takes at most for rows of up to `keys` keys, envelopes and mass included.
   static std::uint64_t bytes(int heads, int seq, int dim, int keys, int rows, int grid, int radii);
 
  private:

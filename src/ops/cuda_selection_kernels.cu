@@ -3,6 +3,7 @@
 // the projections is the only fused operation on either side.
 #include <cub/device/device_segmented_radix_sort.cuh>
 
+#include "geometry/mass_step.h"
 #include "geometry/selection_step.h"
 #include "ops/cuda_selection_kernels.h"
 
@@ -131,6 +132,28 @@ __global__ void evaluate_kernel(SelectionRows b) {
   }
 }
 
+// Thread (r, t): coordinate t of the rest, sum_{0<i<L} alpha_i v_i, in ascending i.
+__global__ void rest_kernel(SelectionRows b, const float* alpha_by_key, double* rest) {
+  FOR_EACH_INDEX(i, static_cast<std::int64_t>(b.rows) * b.dim) {
+    const int r = static_cast<int>(i / b.dim);
+    rest[i] = geometry::rest_coordinate(alpha_by_key + static_cast<std::int64_t>(r) * b.size, values_of(b, r),
+                                        static_cast<std::size_t>(b.keys[r]), static_cast<std::size_t>(b.dim),
+                                        static_cast<std::size_t>(i % b.dim));
+  }
+}
+
+__global__ void mass_kernel(SelectionRows b, const float* alpha_by_key, const float* sorted_keys,
+                            geometry::MassOptions options, const double* rest, geometry::MassStats* mass,
+                            geometry::HeadMagnitudes* magnitudes) {
+  FOR_EACH_INDEX(r, b.rows) {
+    const std::int64_t at = r * b.size;
+    const auto keys = static_cast<std::size_t>(b.keys[r]);
+    mass[r] = geometry::mass_step(alpha_by_key + at, keys, sorted_keys + at, options);
+    magnitudes[r] = geometry::magnitudes_step(alpha_by_key + at, values_of(b, static_cast<int>(r)), keys,
+                                              static_cast<std::size_t>(b.dim), rest + r * b.dim);
+  }
+}
+
 }  // namespace
 
 std::size_t selection_scratch_bytes(int size) {
@@ -164,6 +187,15 @@ cudaError_t position_rows(const SelectionRows& b, const float* sorted_keys, cons
   minima_kernel<<<blocks_for(b.rows), kThreads, 0, stream>>>(b);
   sums_kernel<<<blocks_for(static_cast<std::int64_t>(b.rows) * b.dim), kThreads, 0, stream>>>(b);
   dots_kernel<<<blocks_for(static_cast<std::int64_t>(b.rows) * b.grid * b.size), kThreads, 0, stream>>>(b);
+  return cudaGetLastError();
+}
+
+cudaError_t mass_rows(const SelectionRows& b, const float* alpha_by_key, const float* sorted_keys,
+                      const geometry::MassOptions& options, double* rest, geometry::MassStats* mass,
+                      geometry::HeadMagnitudes* magnitudes, cudaStream_t stream) {
+  rest_kernel<<<blocks_for(static_cast<std::int64_t>(b.rows) * b.dim), kThreads, 0, stream>>>(b, alpha_by_key, rest);
+  mass_kernel<<<blocks_for(b.rows), kThreads, 0, stream>>>(b, alpha_by_key, sorted_keys, options, rest, mass,
+                                                           magnitudes);
   return cudaGetLastError();
 }
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "geometry/mass_step.h"
 #include "geometry/selection_point.h"
 
 namespace attngeom::cuda {
@@ -63,6 +64,13 @@ cudaError_t sort_rows(void* temp, std::size_t& temp_bytes, const SelectionRows& 
 // and dots.
 cudaError_t position_rows(const SelectionRows& b, const float* sorted_keys, const int* sorted_order,
                           cudaStream_t stream);
+
+// Each row's mass statistics and magnitudes (geometry/mass_step.h) from its weights by key
+// (alpha_by_key [rows, size]) and sorted (sorted_keys, from sort_rows): rest [rows, dim] one
+// thread per coordinate, then mass [rows] and magnitudes [rows] one thread per row.
+cudaError_t mass_rows(const SelectionRows& b, const float* alpha_by_key, const float* sorted_keys,
+                      const geometry::MassOptions& options, double* rest, geometry::MassStats* mass,
+                      geometry::HeadMagnitudes* magnitudes, cudaStream_t stream);
 
 // points and curves at every (row, N < keys[r]).
 cudaError_t evaluate_rows(const SelectionRows& b, cudaStream_t stream);

@@ -39,7 +39,7 @@ def main():
             "| 4096 | - | 0.0400 | - | 0.2000 | - | - | - | - (-) | 600 (75%) | 200 (25%) |",
             "bf16 matrix peak of this GPU: 800 TFLOP/s",
             "",
-            "| T | analysis placement | value geometry s | deviations s | selection and envelopes s | per head s |",
+            "| T | analysis placement | value geometry s | deviations s | selection, envelopes and mass s | per head s |",
             "|---|---|---|---|---|---|",
             "| 1024 | layers at once: 4, deviations: gpu, selection: gpu | 0.0200 | 0.0100 | 0.0300 | 0.0400 |"]
     if got[2:] != want:

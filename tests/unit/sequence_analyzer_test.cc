@@ -57,7 +57,8 @@ TEST(SequenceAnalyzer, DeviationsComputedApartMatchPerHeadAnalysis) {
 }
 
 // Row parts computed apart, as the CPU computes them: the selection metrics for the rows a GPU
-// takes (the direct method), the envelopes from each row's shared value geometry. Only the
+// takes (the direct method), the envelopes from each row's shared value geometry, and every
+// row's mass statistics and magnitudes. Only the
 // hand-over is under test (which heads, rows and kv heads, into which entries, and which rows
 // stay with the CPU).
 class CpuRowParts final : public LayerRowParts {
@@ -77,6 +78,8 @@ class CpuRowParts final : public LayerRowParts {
                                         std::span<const float>(values.kv_head(config.kv_head_of(h)), keys * kDim),
                                         kDim};
         geometry::GivenRowParts& parts = out[static_cast<std::size_t>(h - rows.head_begin) * count + q];
+        parts.mass = geometry::mass_stats(row.alpha, options.mass);
+        parts.magnitudes = geometry::head_magnitudes(row);
         if (geometry::resolved_method(options.selection.method, grid.size(), keys) ==
             geometry::ProjectionMethod::kDirect) {
           parts.selection = geometry::selection_metrics(row, grid, options.selection);
