@@ -9,6 +9,7 @@
 #include <memory>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "analysis/screen_products.h"
@@ -136,41 +137,78 @@ void BM_RowPart(benchmark::State& state) {
 }
 BENCHMARK(BM_RowPart)->DenseRange(kUnits, kEnvelopes)->Unit(benchmark::kMillisecond);
 
-// The value geometry (without deviations) of the rows of one kv head that a strided capture
-// hands over: T = 8192 keys, d = 128, a row every 128 keys (analyze --queries stride:128), each
-// row alone (analyze_values) or all at once sharing units and lag cosines (ValueRows).
-void BM_ValueGeometryOfStridedRows(benchmark::State& state) {
-  constexpr std::size_t kSeq = 8192, kStride = 128;
-  std::mt19937_64 rng(3);
-  std::normal_distribution<float> gauss(0.0f, 1.0f);
-  std::vector<float> values(kSeq * kDim);  // [T, d] drifting from key to key
-  for (std::size_t k = 0; k < kSeq; ++k) {
-    for (std::size_t t = 0; t < kDim; ++t)
-      values[k * kDim + t] = (k > 0 ? 0.8f * values[(k - 1) * kDim + t] : 0.0f) + gauss(rng);
-  }
-  const std::vector<float> alpha(kSeq, 1.0f / kSeq);
+// One kv head's values [T, d], drifting from key to key, and the captured rows' lengths M of
+// a strided capture (analyze --queries stride:K).
+struct StridedRows {
+  std::vector<float> values;
+  std::vector<float> alpha;  // [T] uniform: only the values are read
   std::vector<std::size_t> keys;
-  for (std::size_t q = kStride - 1; q < kSeq; q += kStride) keys.push_back(q + 1);
+
+  StridedRows(std::size_t seq, std::size_t stride) : values(seq * kDim), alpha(seq, 1.0f / static_cast<float>(seq)) {
+    std::mt19937_64 rng(3);
+    std::normal_distribution<float> gauss(0.0f, 1.0f);
+    for (std::size_t k = 0; k < seq; ++k) {
+      for (std::size_t t = 0; t < kDim; ++t)
+        values[k * kDim + t] = (k > 0 ? 0.8f * values[(k - 1) * kDim + t] : 0.0f) + gauss(rng);
+    }
+    for (std::size_t q = stride - 1; q < seq; q += stride) keys.push_back(q + 1);
+  }
+
+  // Every row's value geometry, with the deviations found by `method`.
+  void analyze(const RowAnalysisOptions& options, DeviationMethod method) const {
+    ValueRows rows(HeadRowView{alpha, values, kDim}, keys, options, method);
+    for (std::size_t p = 0; p < rows.band_parts(); ++p) rows.compute_band(p);
+    rows.finish_band();
+    std::vector<ValueGeometry> geometry;
+    for (std::size_t r = 0; r < keys.size(); ++r) geometry.push_back(rows.row(r));
+    for (std::size_t p = 0; p < rows.deviation_parts(); ++p) rows.compute_deviations(p, geometry);
+    if (rows.deviation_parts() > 0) rows.finish_deviations(geometry);
+    benchmark::DoNotOptimize(geometry);
+  }
+};
+
+// The value geometry (without deviations) of the rows of one kv head at T = 8192, a row every
+// 128 keys: each row alone (analyze_values) or all at once sharing units and lag cosines.
+void BM_ValueGeometryOfStridedRows(benchmark::State& state) {
+  const StridedRows strided(8192, 128);
   RowAnalysisOptions options;
   options.bounds = false;
   const bool shared = state.range(0) == 1;
   for (auto _ : state) {
     if (shared) {
-      ValueRows rows(HeadRowView{alpha, values, kDim}, keys, options);
-      for (std::size_t p = 0; p < rows.band_parts(); ++p) rows.compute_band(p);
-      rows.finish_band();
-      for (std::size_t r = 0; r < keys.size(); ++r) benchmark::DoNotOptimize(rows.row(r));
+      strided.analyze(options, DeviationMethod::kPerRow);
     } else {
-      for (const std::size_t m : keys) {
+      for (const std::size_t m : strided.keys) {
         const std::vector<float> row_alpha(m, 1.0f / static_cast<float>(m));
-        benchmark::DoNotOptimize(
-            analyze_values(HeadRowView{row_alpha, std::span<const float>(values).first(m * kDim), kDim}, options));
+        benchmark::DoNotOptimize(analyze_values(
+            HeadRowView{row_alpha, std::span<const float>(strided.values).first(m * kDim), kDim}, options));
       }
     }
   }
   state.SetLabel(shared ? "all rows at once (ValueRows)" : "each row alone (analyze_values)");
 }
 BENCHMARK(BM_ValueGeometryOfStridedRows)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The same with the deviations (analyze's screen), at T = 2048 with a row every range(0) keys:
+// each row screened on its own, or the maxima shared through running extrema by lag.
+void BM_DeviationsOfStridedRows(benchmark::State& state) {
+  const StridedRows strided(2048, static_cast<std::size_t>(state.range(0)));
+  const std::unique_ptr<PairProducts> screen = make_screen_pair_products(kDim);
+  RowAnalysisOptions options;
+  options.pair_products = screen.get();
+  const auto method = state.range(1) == 1 ? DeviationMethod::kSharedMaxima : DeviationMethod::kPerRow;
+  for (auto _ : state) strided.analyze(options, method);
+  state.SetLabel(std::to_string(strided.keys.size()) + " rows, " +
+                 (method == DeviationMethod::kPerRow ? "each screened" : "shared maxima"));
+}
+BENCHMARK(BM_DeviationsOfStridedRows)
+    ->Args({512, 0})
+    ->Args({512, 1})
+    ->Args({128, 0})
+    ->Args({128, 1})
+    ->Args({32, 0})
+    ->Args({32, 1})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace attngeom::geometry

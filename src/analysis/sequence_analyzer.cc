@@ -115,6 +115,15 @@ void SequenceAnalyzer::share_values(LayerState& layer, const AttentionRows& rows
     parallel_for_each(kv_heads, [&](std::size_t g) { value_rows[g]->finish_band(); });
     parallel_for_each(kv_heads * count,
                       [&](std::size_t task) { shared[task] = value_rows[task / count]->row(task % count); });
+    // The rows' maximum deviations from running extrema shared by them, where chosen.
+    const std::size_t deviation_parts = value_rows.front()->deviation_parts();
+    const auto rows_of = [&](std::size_t g) { return shared.subspan(g * count, count); };
+    parallel_for_each(kv_heads * deviation_parts, [&](std::size_t task) {
+      value_rows[task / deviation_parts]->compute_deviations(task % deviation_parts, rows_of(task / deviation_parts));
+    });
+    if (deviation_parts > 0) {
+      for (std::size_t g = 0; g < kv_heads; ++g) value_rows[g]->finish_deviations(rows_of(g));
+    }
   }
   add_seconds(&PartSeconds::value_geometry, start);
   if (deviations_) {

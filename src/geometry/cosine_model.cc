@@ -177,20 +177,13 @@ class DeviationScreen {
   // Takes back the last `count` candidates, to screen their tile again more finely.
   void drop_last(std::size_t count) { candidates_.resize(candidates_.size() - count); }
 
-  // The largest |delta| of the candidates that may still hold it, each in double: products of
-  // two floats are exact in double, so <v_i, v_l> / (|v_i| |v_l|) is the cosine to a few ulps.
+  // The largest |delta| of the candidates that may still hold it, each in double.
   double exact_maximum() const {
-    const std::size_t dim = units_.dim;
     double maximum = 0.0;
     for (const Candidate& candidate : candidates_) {
       if (candidate.upper < lower_) continue;
       const std::size_t i = candidate.i, l = candidate.l;  // i < l
-      const float* v_i = units_.values + i * dim;
-      const float* v_l = units_.values + l * dim;
-      double dot = 0.0;
-#pragma omp simd reduction(+ : dot)
-      for (std::size_t t = 0; t < dim; ++t) dot += static_cast<double>(v_i[t]) * v_l[t];
-      const double cosine = dot * units_.inverse_norms[i] * units_.inverse_norms[l];
+      const double cosine = unit_pair_cosine(units_, i, l);
       const double model_cosine = i == 0 ? rho_0_ : by_lag_[l - i];
       maximum = std::max(maximum, std::abs(cosine - model_cosine));
     }
@@ -216,16 +209,24 @@ constexpr std::size_t kCrowdedTile = LoadedUnits::kTile * LoadedUnits::kTile / 1
 
 }  // namespace
 
+// One function for every caller, never inlined, so that its sum keeps one order everywhere.
+[[gnu::noinline]] double unit_pair_cosine(const UnitRows& units, std::size_t i, std::size_t l) {
+  const std::size_t dim = units.dim;
+  const float* v_i = units.values + i * dim;
+  const float* v_l = units.values + l * dim;
+  double dot = 0.0;
+#pragma omp simd reduction(+ : dot)
+  for (std::size_t t = 0; t < dim; ++t) dot += static_cast<double>(v_i[t]) * v_l[t];
+  return dot * units.inverse_norms[i] * units.inverse_norms[l];
+}
+
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model,
                                           const PairProducts& products) {
   const std::size_t keys = units.keys();
   const std::size_t dim = units.dim;
   constexpr std::size_t kTile = LoadedUnits::kTile;
   ATTNGEOM_CHECK(keys < (std::size_t{1} << 32));
-  CosineDeviation out;
-  std::size_t defined = 0;
-  for (const unsigned char d : units.defined) defined += d;
-  out.pairs = defined * (defined - (defined > 0)) / 2;
+  CosineDeviation out = deviation_spread(units, model);
   if (out.pairs == 0) return out;
 
   const std::unique_ptr<LoadedUnits> loaded = products.load(units.rounded, keys, dim);
@@ -233,7 +234,8 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
   const double margin = loaded->error_bound() + 0x1p-22;
   const double fine_margin = fp32_product_error_bound(dim) + 0x1p-22;
   std::unique_ptr<LoadedUnits> fine;  // fp32 products for crowded tiles, loaded on first need
-  DeviationScreen screen(units, model, defined < keys);
+  const bool masked = std::find(units.defined.begin(), units.defined.end(), 0) != units.defined.end();
+  DeviationScreen screen(units, model, masked);
   std::vector<float> tile(kTile * kTile);  // [kTile, kTile]
   for (std::size_t i0 = 0; i0 < keys; i0 += kTile) {
     for (std::size_t j0 = i0; j0 < keys; j0 += kTile) {
@@ -250,7 +252,16 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
     }
   }
   out.max_abs = screen.exact_maximum();
-  out.sigma2 = static_cast<double>(dim) * deviation_square_sum(units, model) / static_cast<double>(out.pairs);
+  return out;
+}
+
+CosineDeviation deviation_spread(const UnitRows& units, const CosineModel& model) {
+  CosineDeviation out;
+  std::size_t defined = 0;
+  for (const unsigned char d : units.defined) defined += d;
+  out.pairs = defined * (defined - (defined > 0)) / 2;
+  if (out.pairs == 0) return out;
+  out.sigma2 = static_cast<double>(units.dim) * deviation_square_sum(units, model) / static_cast<double>(out.pairs);
   return out;
 }
 

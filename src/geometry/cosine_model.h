@@ -34,6 +34,14 @@ struct CosineDeviation {
 // gram: the row's Gram matrix (row_gram), so all M(M-1)/2 cosines cost O(M^2).
 CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, const CosineModel& model);
 
+// The pairs and sigma2 of screened_cosine_deviation, without the maximum (left 0).
+CosineDeviation deviation_spread(const UnitRows& units, const CosineModel& model);
+
+// The cosine of keys i < l in double from the row's values and inverse norms, as the screen
+// below recomputes each candidate: products of two floats are exact in double, so this is the
+// cosine to a few ulps.
+double unit_pair_cosine(const UnitRows& units, std::size_t i, std::size_t l);
+
 // The same without a double Gram. max_abs: every pair's cosine comes from `products` tile by
 // tile (O(M^2 d) at the kernel's speed, O(kTile^2) memory), and each pair whose screened
 // |delta| comes within twice the loaded units' error bound of the screened maximum is

@@ -37,15 +37,32 @@ std::vector<std::size_t> max_lags_of(std::span<const std::size_t> keys, const La
   return out;
 }
 
+// Whether the rows' own screens would visit many more pairs than the shared maxima, which take
+// each pair's cosine in double, at many times a screened pair's cost (bench/geometry_row_bench.cc,
+// BM_DeviationsOfStridedRows, finds where the two meet).
+bool shares_maxima(std::span<const std::size_t> keys) {
+  constexpr double kPairCostRatio = 24.0;
+  double own = 0.0;
+  for (const std::size_t m : keys) own += static_cast<double>(m) * static_cast<double>(m);
+  const auto longest = static_cast<double>(keys.back());
+  return own > kPairCostRatio * longest * longest;
+}
+
 }  // namespace
 
-ValueRows::ValueRows(const HeadRowView& longest, std::span<const std::size_t> keys, const RowAnalysisOptions& options)
+ValueRows::ValueRows(const HeadRowView& longest, std::span<const std::size_t> keys, const RowAnalysisOptions& options,
+                     DeviationMethod method)
     : keys_(checked_keys(keys, longest.keys())),
       options_(options),
       units_(unit_rows(longest)),
       sink_cosines_(sink_cosines(units_)),
       max_lags_(max_lags_of(keys, options.lag)),
-      band_(units_, largest_max_lag(max_lags_)) {}
+      band_(units_, largest_max_lag(max_lags_)) {
+  if (reads_value_deviation(options) &&
+      (method == DeviationMethod::kSharedMaxima || (method == DeviationMethod::kAutomatic && shares_maxima(keys_)))) {
+    maxima_.emplace(units_, keys_);
+  }
+}
 
 void ValueRows::finish_band() { sums_ = band_.sums_of_rows(keys_, max_lags_); }
 
@@ -55,8 +72,24 @@ ValueGeometry ValueRows::row(std::size_t r) const {
   ValueGeometry v = value_geometry(keys, norm_stats(std::span<const double>(units_.norms).first(keys)),
                                    sink_similarity(sink_cosines_, units_.defined, keys),
                                    lag_curve_from_sums(sums_[r], max_lags_[r], options_.lag));
-  if (reads_value_deviation(options_)) v.deviation = value_deviation(prefix_of(units_, keys), v.model, options_);
+  if (reads_value_deviation(options_)) {
+    const UnitRows units = prefix_of(units_, keys);
+    v.deviation = maxima_ ? deviation_spread(units, v.model) : value_deviation(units, v.model, options_);
+  }
   return v;
+}
+
+void ValueRows::compute_deviations(std::size_t part, std::span<const ValueGeometry> rows) {
+  ATTNGEOM_CHECK(maxima_ && rows.size() == keys_.size());
+  std::vector<CosineModel> models;  // [rows]
+  for (const ValueGeometry& v : rows) models.push_back(v.model);
+  maxima_->compute(part, models);
+}
+
+void ValueRows::finish_deviations(std::span<ValueGeometry> rows) const {
+  ATTNGEOM_CHECK(maxima_ && rows.size() == keys_.size());
+  const std::vector<double> maxima = maxima_->maxima();
+  for (std::size_t r = 0; r < rows.size(); ++r) rows[r].deviation.max_abs = maxima[r];
 }
 
 }  // namespace attngeom::geometry

@@ -2,7 +2,8 @@
 // each row alone, bit for bit (norms, rho_0, the lag curve and its fit, the model, the
 // deviations), on rows of every length class (no content key, fewer keys than lags, explicit
 // tau_max beyond a row's lags), zero vectors (the sink's too), and a head dimension that is
-// not a multiple of the kernel's lanes; the band's parts may run in any order.
+// not a multiple of the kernel's lanes; the band's and the deviations' parts may run in any
+// order, and the maximum deviations come the same from each row's screen or the shared maxima.
 #include "geometry/value_rows.h"
 
 #include <gtest/gtest.h>
@@ -58,15 +59,31 @@ ValueGeometry alone(const testing::OwnedRow& longest, std::size_t keys, const Ro
   return analyze_values(row, options);
 }
 
+// Parts 0..count-1, last first.
+std::vector<std::size_t> backwards(std::size_t count) {
+  std::vector<std::size_t> parts(count);
+  for (std::size_t p = 0; p < count; ++p) parts[p] = count - 1 - p;
+  return parts;
+}
+
 void expect_rows_match_alone(const testing::OwnedRow& longest, const std::vector<std::size_t>& keys,
                              const RowAnalysisOptions& options, const std::string& where) {
-  ValueRows rows(longest.view(), keys, options);
-  std::vector<std::size_t> parts(rows.band_parts());
-  for (std::size_t p = 0; p < parts.size(); ++p) parts[p] = parts.size() - 1 - p;  // last part first
-  for (const std::size_t p : parts) rows.compute_band(p);
-  rows.finish_band();
-  for (std::size_t r = 0; r < keys.size(); ++r) {
-    expect_same_values(rows.row(r), alone(longest, keys[r], options), where + ", M = " + std::to_string(keys[r]));
+  for (const DeviationMethod method : {DeviationMethod::kPerRow, DeviationMethod::kSharedMaxima}) {
+    ValueRows rows(longest.view(), keys, options, method);
+    for (const std::size_t p : backwards(rows.band_parts())) rows.compute_band(p);
+    rows.finish_band();
+    std::vector<ValueGeometry> geometry;  // [rows]
+    for (std::size_t r = 0; r < keys.size(); ++r) geometry.push_back(rows.row(r));
+    EXPECT_EQ(rows.deviation_parts() > 0, method == DeviationMethod::kSharedMaxima && options.bounds) << where;
+    if (rows.deviation_parts() > 0) {
+      for (const std::size_t p : backwards(rows.deviation_parts())) rows.compute_deviations(p, geometry);
+      rows.finish_deviations(geometry);
+    }
+    for (std::size_t r = 0; r < keys.size(); ++r) {
+      expect_same_values(geometry[r], alone(longest, keys[r], options),
+                         where + (method == DeviationMethod::kPerRow ? ", per row" : ", shared maxima") +
+                             ", M = " + std::to_string(keys[r]));
+    }
   }
 }
 
