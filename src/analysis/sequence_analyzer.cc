@@ -73,6 +73,35 @@ namespace {
 // holds a few heads with many rows, few enough that a task outweighs its scheduling.
 constexpr std::size_t kRowsPerTask = 16;
 
+// The value geometry of every captured row (ascending positions) of each kv head whose last
+// row is longest[g], into shared [kv heads, rows]: the rows of a kv head share their keys'
+// units, lag cosines and, where chosen, maximum deviations (geometry/value_rows.h), each stage
+// on all threads.
+void share_among_rows(std::span<const geometry::HeadRowView> longest, std::span<const int> positions,
+                      const geometry::RowAnalysisOptions& options, std::span<geometry::ValueGeometry> shared) {
+  const std::size_t count = positions.size();
+  std::vector<std::size_t> keys(count);
+  for (std::size_t q = 0; q < count; ++q) keys[q] = static_cast<std::size_t>(positions[q]) + 1;
+  std::vector<std::unique_ptr<geometry::ValueRows>> value_rows(longest.size());  // [kv heads]
+  parallel_for_each(longest.size(), [&](std::size_t g) {
+    value_rows[g] = std::make_unique<geometry::ValueRows>(longest[g], keys, options);
+  });
+  const std::size_t parts = value_rows.front()->band_parts();
+  parallel_for_each(longest.size() * parts,
+                    [&](std::size_t task) { value_rows[task / parts]->compute_band(task % parts); });
+  parallel_for_each(longest.size(), [&](std::size_t g) { value_rows[g]->finish_band(); });
+  parallel_for_each(longest.size() * count,
+                    [&](std::size_t task) { shared[task] = value_rows[task / count]->row(task % count); });
+  const std::size_t deviation_parts = value_rows.front()->deviation_parts();
+  const auto rows_of = [&](std::size_t g) { return shared.subspan(g * count, count); };
+  parallel_for_each(longest.size() * deviation_parts, [&](std::size_t task) {
+    value_rows[task / deviation_parts]->compute_deviations(task % deviation_parts, rows_of(task / deviation_parts));
+  });
+  if (deviation_parts > 0) {
+    for (std::size_t g = 0; g < longest.size(); ++g) value_rows[g]->finish_deviations(rows_of(g));
+  }
+}
+
 }  // namespace
 
 void SequenceAnalyzer::share_values(LayerState& layer, const AttentionRows& rows) {
@@ -101,29 +130,9 @@ void SequenceAnalyzer::share_values(LayerState& layer, const AttentionRows& rows
       shared[g] = geometry::analyze_values(row_of(kv_begin + static_cast<int>(g), 0), options);
     });
   } else {
-    // The rows of a kv head share their keys' units and lag cosines (geometry/value_rows.h).
-    std::vector<std::size_t> keys(count);
-    for (std::size_t q = 0; q < count; ++q) keys[q] = static_cast<std::size_t>(record_.query_positions[q]) + 1;
-    std::vector<std::unique_ptr<geometry::ValueRows>> value_rows(kv_heads);  // [kv heads of the block]
-    parallel_for_each(kv_heads, [&](std::size_t g) {
-      value_rows[g] =
-          std::make_unique<geometry::ValueRows>(row_of(kv_begin + static_cast<int>(g), count - 1), keys, options);
-    });
-    const std::size_t parts = value_rows.front()->band_parts();
-    parallel_for_each(kv_heads * parts,
-                      [&](std::size_t task) { value_rows[task / parts]->compute_band(task % parts); });
-    parallel_for_each(kv_heads, [&](std::size_t g) { value_rows[g]->finish_band(); });
-    parallel_for_each(kv_heads * count,
-                      [&](std::size_t task) { shared[task] = value_rows[task / count]->row(task % count); });
-    // The rows' maximum deviations from running extrema shared by them, where chosen.
-    const std::size_t deviation_parts = value_rows.front()->deviation_parts();
-    const auto rows_of = [&](std::size_t g) { return shared.subspan(g * count, count); };
-    parallel_for_each(kv_heads * deviation_parts, [&](std::size_t task) {
-      value_rows[task / deviation_parts]->compute_deviations(task % deviation_parts, rows_of(task / deviation_parts));
-    });
-    if (deviation_parts > 0) {
-      for (std::size_t g = 0; g < kv_heads; ++g) value_rows[g]->finish_deviations(rows_of(g));
-    }
+    std::vector<geometry::HeadRowView> longest;  // [kv heads of the block] each one's last row
+    for (std::size_t g = 0; g < kv_heads; ++g) longest.push_back(row_of(kv_begin + static_cast<int>(g), count - 1));
+    share_among_rows(longest, record_.query_positions, options, shared);
   }
   add_seconds(&PartSeconds::value_geometry, start);
   if (deviations_) {
