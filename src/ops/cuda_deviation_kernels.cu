@@ -1,6 +1,7 @@
 // The pair-deviation kernels (ops/cuda_deviation_kernels.h): a first pass in which each block
-// takes one row's pairs (i, l) of a strip of kStrip Gram rows i, and a second that combines a
-// row's strips in order.
+// takes either one row's pairs (i, l) of a strip of kStrip Gram rows i, or every row's terms at
+// kLagsPerBlock lags, one walk per thread; and a second that combines a row's parts in order.
+#include "geometry/lag_walk_step.h"
 #include "ops/cuda_block_reduce.cuh"
 #include "ops/cuda_deviation_kernels.h"
 
@@ -8,10 +9,12 @@ namespace attngeom::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kStrip = 16;  // Gram rows per block of the first pass
-constexpr int kTotals = 3;  // max |delta|, sum delta^2, pairs
+constexpr int kStrip = 16;         // Gram rows per block of the first pass
+constexpr int kLagsPerBlock = 64;  // walks per block: short rows still fill the GPU with blocks
+constexpr int kTotals = 3;         // max |delta|, sum delta^2, pairs
 
 __host__ __device__ int strips_of(int size) { return (size + kStrip - 1) / kStrip; }
+__host__ __device__ int lag_blocks_of(int size) { return (size + kLagsPerBlock - 1) / kLagsPerBlock; }
 
 struct MaxOf {
   __device__ double operator()(double a, double b) const { return a > b ? a : b; }
@@ -73,15 +76,47 @@ __global__ void partial_kernel(DeviationRows b) {
   }
 }
 
-// Block (row r, matrix m): its strips combined.
-__global__ void totals_kernel(DeviationRows b, double* totals) {
+// Block (lags [kLagsPerBlock x, kLagsPerBlock (x + 1)), matrix m), a lag per thread: each row's terms at
+// these lags, the rows in order of their keys so that each walk only goes on. A block whose
+// first lag has no pair in a row (tau > L) skips the row together.
+__global__ void lag_walk_kernel(DeviationRows b) {
+  const int m = blockIdx.y;
+  const int first = static_cast<int>(blockIdx.x) * kLagsPerBlock;
+  const int tau = first + static_cast<int>(threadIdx.x);
+  const geometry::UpperGram gram{b.gram + static_cast<std::int64_t>(m) * b.size * b.size,
+                                 b.norms + static_cast<std::int64_t>(m) * b.size, b.size};
+  geometry::LagWalk walk = geometry::start_lag_walk(tau);
+  __shared__ double shared[kMaxWarps];
+  for (int r = 0; r < b.rows; ++r) {
+    const std::int64_t at = static_cast<std::int64_t>(m) * b.rows + r;
+    double* out = b.partial + (at * gridDim.x + blockIdx.x) * kTotals;
+    const int last = b.keys[r] - 1;
+    geometry::DeviationTerms terms;
+    if (first <= last) {
+      if (tau < b.size) {
+        geometry::walk_to(walk, gram, last);
+        terms = geometry::lag_terms(walk, geometry::lag_model_cosine(tau, b.beta[at], b.rho_0[at]));
+      }
+      terms.max_abs = block_reduce(terms.max_abs, MaxOf{}, shared);
+      terms.sum_sq = block_reduce(terms.sum_sq, Sum{}, shared);
+      terms.pairs = block_reduce(terms.pairs, Sum{}, shared);
+    }
+    if (threadIdx.x == 0) {
+      out[0] = terms.max_abs;
+      out[1] = terms.sum_sq;
+      out[2] = terms.pairs;
+    }
+  }
+}
+
+// Block (row r, matrix m): its `parts` partial terms combined.
+__global__ void totals_kernel(DeviationRows b, int parts, double* totals) {
   const std::int64_t at = static_cast<std::int64_t>(blockIdx.y) * b.rows + blockIdx.x;
-  const int strips = strips_of(b.size);
-  const double* partial = b.partial + at * strips * kTotals;
+  const double* partial = b.partial + at * parts * kTotals;
   double max_abs = 0.0;
   double sum_sq = 0.0;
   double pairs = 0.0;
-  for (int s = static_cast<int>(threadIdx.x); s < strips; s += blockDim.x) {
+  for (int s = static_cast<int>(threadIdx.x); s < parts; s += blockDim.x) {
     max_abs = fmax(max_abs, partial[s * kTotals]);
     sum_sq += partial[s * kTotals + 1];
     pairs += partial[s * kTotals + 2];
@@ -110,14 +145,21 @@ std::int64_t deviation_partial_count(int size, int rows) {
   return static_cast<std::int64_t>(rows) * strips_of(size) * kTotals;
 }
 
-cudaError_t cosine_deviation_totals(const DeviationRows& batch, double* totals, cudaStream_t stream) {
+cudaError_t cosine_deviation_totals(const DeviationRows& batch, DeviationPass pass, double* totals,
+                                    cudaStream_t stream) {
   const int strips = strips_of(batch.size);
   if (batch.rows < 1 || batch.matrices < 1 || batch.matrices > 65535 || strips > 65535) return cudaErrorInvalidValue;
   const std::int64_t count = static_cast<std::int64_t>(batch.matrices) * batch.size;
   const std::int64_t blocks = (count + kThreads - 1) / kThreads;
   norms_kernel<<<static_cast<int>(blocks < 65535 ? blocks : 65535), kThreads, 0, stream>>>(batch);
-  partial_kernel<<<dim3(batch.rows, strips, batch.matrices), kThreads, 0, stream>>>(batch);
-  totals_kernel<<<dim3(batch.rows, batch.matrices), kThreads, 0, stream>>>(batch, totals);
+  int parts = strips;
+  if (pass == DeviationPass::kLagWalk) {
+    parts = lag_blocks_of(batch.size);
+    lag_walk_kernel<<<dim3(parts, batch.matrices), kLagsPerBlock, 0, stream>>>(batch);
+  } else {
+    partial_kernel<<<dim3(batch.rows, strips, batch.matrices), kThreads, 0, stream>>>(batch);
+  }
+  totals_kernel<<<dim3(batch.rows, batch.matrices), kThreads, 0, stream>>>(batch, parts, totals);
   return cudaGetLastError();
 }
 

@@ -12,8 +12,15 @@ namespace attngeom::cuda {
 // dst[i] = double(src[i])
 cudaError_t widen_to_double(const float* src, double* dst, std::int64_t count, cudaStream_t stream);
 
+// How a batch's rows take their pairs, and the triangle of each Gram matrix that it reads
+// (column-major, as cuBLAS leaves one symmetric product): each row its own pairs, reading
+// gram[i * size + l] for i < l (the lower triangle); or one walk per lag for all rows
+// (geometry/lag_walk_step.h), reading gram[l * size + i] (the upper), keys ascending.
+enum class DeviationPass { kEachRow, kLagWalk };
+
 // The rows of one batch: `rows` key prefixes 0..keys[r]-1 of each of `matrices` Gram matrices
-// gram [matrices, size, size] (symmetric), with the cosine model of each (matrix, row).
+// gram [matrices, size, size] (symmetric, or one triangle as the pass reads it), with the
+// cosine model of each (matrix, row).
 struct DeviationRows {
   const double* gram = nullptr;  // [matrices, size, size]
   int matrices = 0;
@@ -32,7 +39,8 @@ std::int64_t deviation_partial_count(int size, int rows);
 // For each (matrix, row): over the pairs i < l < keys[r] whose vectors are both non-zero,
 // delta = gram_il / (||v_i|| ||v_l||) - c_il with c_0l = rho_0 and c_il = exp(-beta (l - i)):
 // totals [matrices, rows, 3] = max |delta|, sum delta^2, pairs. The sums run in a fixed order,
-// so a batch gives the same bits every time.
-cudaError_t cosine_deviation_totals(const DeviationRows& batch, double* totals, cudaStream_t stream);
+// so a batch gives the same bits every time; max |delta| and the pairs are the same either way.
+cudaError_t cosine_deviation_totals(const DeviationRows& batch, DeviationPass pass, double* totals,
+                                    cudaStream_t stream);
 
 }  // namespace attngeom::cuda

@@ -51,6 +51,15 @@ CudaPairDeviations::~CudaPairDeviations() {
   cudaStreamDestroy(state_->stream);
 }
 
+bool CudaPairDeviations::walks_lags(std::span<const int> keys) {
+  if (keys.size() < 2 || !std::is_sorted(keys.begin(), keys.end())) return false;
+  const auto size = static_cast<double>(keys.back());
+  const auto rows = static_cast<double>(keys.size());
+  double own_pairs = 0.0;  // twice the pairs the rows' own passes visit
+  for (const int m : keys) own_pairs += static_cast<double>(m) * m;
+  return own_pairs > size * size + 2.0 * rows * size;  // the walk's pairs, and each row's terms at each lag
+}
+
 std::uint64_t CudaPairDeviations::bytes(int heads, int keys, int dim, int rows) {
   const auto batch = static_cast<std::uint64_t>(heads_per_batch(heads, keys));
   const auto m = static_cast<std::uint64_t>(keys);
@@ -71,6 +80,7 @@ void CudaPairDeviations::compute(const float* values, int heads, int seq, int di
   ATTNGEOM_CHECK(size <= seq && *std::min_element(keys.begin(), keys.end()) >= 1);
   State& s = *state_;
   s.use_device();
+  const cuda::DeviationPass pass = walks_lags(keys) ? cuda::DeviationPass::kLagWalk : cuda::DeviationPass::kEachRow;
   const int batch = heads_per_batch(heads, size);
   const auto area = static_cast<std::size_t>(size) * static_cast<std::size_t>(dim);     // one head's values
   const auto square = static_cast<std::size_t>(size) * static_cast<std::size_t>(size);  // one head's Gram
@@ -96,14 +106,17 @@ void CudaPairDeviations::compute(const float* values, int heads, int seq, int di
           "copy the values to the GPU");
     check(cuda::widen_to_double(s.values.data(), s.wide.data(), static_cast<std::int64_t>(n * area), s.stream),
           "widen the values");
-    // Column-major, each head's values are V^T [dim, size]; their Gram is V V^T [size, size].
+    // Column-major, each head's values are V^T [dim, size]; their Gram V V^T [size, size] is
+    // symmetric, so one triangle, the one the pass reads.
     const double one = 1.0;
     const double zero = 0.0;
-    check(cublas_library().dgemm_strided_batched(s.blas, CUBLAS_OP_T, CUBLAS_OP_N, size, size, dim, &one, s.wide.data(),
-                                                 dim, static_cast<long long>(area), s.wide.data(), dim,
-                                                 static_cast<long long>(area), &zero, s.gram.data(), size,
-                                                 static_cast<long long>(square), n),
-          "cublasDgemmStridedBatched (value Gram)");
+    const cublasFillMode_t triangle =
+        pass == cuda::DeviationPass::kLagWalk ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    for (int h = 0; h < n; ++h) {
+      check(cublas_library().dsyrk(s.blas, triangle, CUBLAS_OP_T, size, dim, &one, s.wide.data() + h * area, dim, &zero,
+                                   s.gram.data() + h * square, size),
+            "cublasDsyrk (value Gram)");
+    }
     const std::size_t first = static_cast<std::size_t>(h0) * keys.size();
     const std::size_t count = static_cast<std::size_t>(n) * keys.size();
     const std::span<const double> batch_beta(beta.data() + first, count);
@@ -117,7 +130,7 @@ void CudaPairDeviations::compute(const float* values, int heads, int seq, int di
                                 s.rho_0.upload(batch_rho, s.stream),
                                 s.norms.data(),
                                 s.partial.data()};
-    check(cuda::cosine_deviation_totals(rows_of, s.totals.data(), s.stream), "cosine deviations");
+    check(cuda::cosine_deviation_totals(rows_of, pass, s.totals.data(), s.stream), "cosine deviations");
     check(cudaMemcpyAsync(host_totals.data() + first * 3, s.totals.data(), count * 3 * sizeof(double),
                           cudaMemcpyDeviceToHost, s.stream),
           "copy the deviations to the host");

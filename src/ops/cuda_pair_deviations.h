@@ -4,6 +4,8 @@
 // for the captured rows of a layer's kv heads at once. Each kv head's Gram matrix is one
 // double product (cuBLAS DGEMM: products of floats are exact in double, so each cosine is as
 // accurate as geometry's cosine_deviation from a double Gram, which it follows term by term).
+// Rows ending at ascending keys, where they are many, take their pairs together, one walk per
+// lag (geometry/lag_walk_step.h): O(T^2) per kv head instead of O(M^2) per row.
 // Built only with CUDA; no CUDA type appears here.
 #include <cstdint>
 #include <memory>
@@ -36,6 +38,10 @@ class CudaPairDeviations {
   // 1..seq) with the model models[h * rows + r]; totals [heads, rows]. Returns when done.
   void compute(const float* values, int heads, int seq, int dim, std::span<const int> keys,
                std::span<const PairDeviationModel> models, std::span<PairDeviationTotals> totals);
+
+  // Whether compute() walks the lags for rows with these keys: where they ascend and their own
+  // passes would visit more pairs than the longest row has, with each row's terms at each lag.
+  static bool walks_lags(std::span<const int> keys);
 
   // GPU memory compute() takes at most for rows of up to `keys` keys.
   static std::uint64_t bytes(int heads, int keys, int dim, int rows);

@@ -89,9 +89,26 @@ void expect_matches_double_gram(const Case& c) {
   }
 }
 
+// Rows in ascending order walk the lags; one row, or rows out of order, take their own pairs.
 TEST(CudaPairDeviations, MatchTheDoubleGramOnTheCpu) {
   if (!gpu_visible()) GTEST_SKIP() << "no GPU visible";
-  expect_matches_double_gram(make_case(3, 300, 64, {1, 2, 41, 300}));
+  for (const std::vector<int>& keys : {std::vector<int>{1, 2, 41, 299, 300}, std::vector<int>{300},
+                                       std::vector<int>{300, 41, 1, 2}, std::vector<int>{1, 2, 3, 4, 5, 6, 7, 70}}) {
+    SCOPED_TRACE(std::to_string(keys.size()) +
+                 " rows, walks the lags: " + std::to_string(CudaPairDeviations::walks_lags(keys)));
+    expect_matches_double_gram(make_case(3, 300, 64, keys));
+  }
+}
+
+// The walk visits the longest row's pairs once and each row's terms at each lag; the rows' own
+// passes each row's pairs.
+TEST(CudaPairDeviations, WalkTheLagsWhereTheRowsOwnPassesWouldVisitMorePairs) {
+  EXPECT_FALSE(CudaPairDeviations::walks_lags(std::vector<int>{300}));
+  EXPECT_FALSE(CudaPairDeviations::walks_lags(std::vector<int>{1, 300}));
+  EXPECT_TRUE(CudaPairDeviations::walks_lags(std::vector<int>{1, 2, 41, 299, 300}));
+  EXPECT_TRUE(CudaPairDeviations::walks_lags(std::vector<int>{200, 230, 300}));
+  EXPECT_FALSE(CudaPairDeviations::walks_lags(std::vector<int>{300, 1}));  // out of order
+  EXPECT_FALSE(CudaPairDeviations::walks_lags(std::vector<int>{1, 2, 3, 4, 5, 6, 7, 70}));
 }
 
 TEST(CudaPairDeviations, MatchAcrossBatchesOfHeads) {
