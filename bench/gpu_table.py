@@ -6,8 +6,9 @@ analyze of one sequence alone, and per sequence with the sequences back to back,
 pass beside the analysis of the one before, as analyze runs a corpus),
 transformers' eager forward with every attention row and its sdpa forward (bench/hf_eager_gpu.py
 JSON lines, the first of which holds the GPU's bf16 matrix peak), how many times eager's time
-each stage takes, and the share of the matrix peak that the forward's products and the whole
-forward reach.
+each stage takes, full analyze over the sdpa forward, and the share of the matrix peak that
+the forward's products and the whole forward reach. A run of other query rows than the last
+(`bench --queries`) names them beside its length.
 
   gpu_table.py BENCH_JSONL HF_EAGER_JSONL
 
@@ -33,14 +34,20 @@ def placement(run):
     return f"layers at once: {run['layer_workers']}, deviations: {run['deviations']}, selection: {run['selection']}"
 
 
+def length(run):
+    """The run's sequence length, with its query rows where they are not the last."""
+    queries = run.get("queries", "last")
+    return str(run["seq_len"]) + ("" if queries == "last" else f" ({queries})")
+
+
 def table(bench, peers):
     """Markdown lines of the table, one row per bf16 length; bench and peers as read_lines returns them."""
     peak = next((p["matmul_peak_tflops"] for p in peers if "matmul_peak_tflops" in p), None)
     eager = {p["seq_len"]: p for p in peers if "seq_len" in p}
     lines = ["| T | analysis placement | forward s | forward + capture s | full analyze s | full analyze, back to back s | "
-             "eager with attentions s | sdpa s | analyze / eager (back to back) | "
+             "eager with attentions s | sdpa s | analyze / eager (back to back) | analyze / sdpa (back to back) | "
              "forward's products TFLOP/s (of peak) | whole forward TFLOP/s (of peak) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def of_peak(x):
         return f"{fmt(x, '.0f')} ({fmt(None if x is None or not peak else x / peak, '.0%')})"
@@ -55,13 +62,16 @@ def table(bench, peers):
         whole = forward["linear_flops"] / forward["seconds"] * 1e-12 if forward else None
         back_to_back = run.get("analyze", {}).get("overlapped_seconds")
 
-        def over_eager(x):
-            return fmt(None if e is None or x is None else x / e, ".2f")
+        sdpa = peer.get("sdpa_seconds")
 
-        lines.append(f"| {run['seq_len']} | {placement(run)} | {fmt(seconds['forward'], '.4f')} | "
+        def over(x, y):
+            return fmt(None if x is None or y is None else x / y, ".2f")
+
+        lines.append(f"| {length(run)} | {placement(run)} | {fmt(seconds['forward'], '.4f')} | "
                      f"{fmt(seconds['capture'], '.4f')} | {fmt(seconds['analyze'], '.4f')} | "
-                     f"{fmt(back_to_back, '.4f')} | {fmt(e, '.4f')} | {fmt(peer.get('sdpa_seconds'), '.4f')} | "
-                     f"{over_eager(seconds['analyze'])} ({over_eager(back_to_back)}) | "
+                     f"{fmt(back_to_back, '.4f')} | {fmt(e, '.4f')} | {fmt(sdpa, '.4f')} | "
+                     f"{over(seconds['analyze'], e)} ({over(back_to_back, e)}) | "
+                     f"{over(seconds['analyze'], sdpa)} ({over(back_to_back, sdpa)}) | "
                      f"{of_peak(forward and forward['linear_tflops'])} | {of_peak(whole)} |")
     lines.append(f"bf16 matrix peak of this GPU: {fmt(peak, '.0f')} TFLOP/s")
     return lines + parts_table(bench)
@@ -81,7 +91,7 @@ def parts_table(bench):
     for run in runs:
         parts = run["analyze"]["parts"]
         cells = " | ".join(fmt(parts.get(f"{part}_seconds"), ".4f") for part in PARTS)
-        lines.append(f"| {run['seq_len']} | {placement(run)} | {cells} |")
+        lines.append(f"| {length(run)} | {placement(run)} | {cells} |")
     return lines
 
 

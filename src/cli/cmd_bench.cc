@@ -1,6 +1,7 @@
 // attngeom bench: seconds per sequence of one model at one length and precision, by
-// stage: forward only, forward + capture of the last row (attention rows and values
-// copied out, nothing computed on them), and full analyze (the geometry on every head; on a
+// stage: forward only, forward + capture of the query rows (--queries, the last by default;
+// attention rows and values copied out, nothing computed on them), and full analyze (the
+// geometry on every head; on a
 // GPU with its placement: --layer-workers, --cpu-deviations, --cpu-selection, and also with
 // the sequences back to back, each forward pass beside the analysis of the one before).
 // Prints one JSON object; bench/run_bench.py drives it across models, lengths and
@@ -58,6 +59,7 @@ struct BenchFlags {
   int repeats = 1;
   PrecisionFlags precision;
   std::string stages = "forward,capture,analyze";
+  QuerySelection queries;  // the rows capture and analyze take
   int threads = 0;
   GpuAnalysisPlacement gpu;  // --layer-workers, --cpu-deviations, --cpu-selection
 };
@@ -82,6 +84,7 @@ void add_bench_command(CLI::App& app) {
       ->check(integer_in(1, 1000))
       ->capture_default_str();
   cmd->add_option("--stages", f->stages, "comma-separated subset of forward,capture,analyze")->capture_default_str();
+  add_queries_option(*cmd, f->queries);
   cmd->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(integer_in(1, 1024));
   cmd->add_option("--layer-workers", f->gpu.layer_workers,
                   "on a GPU, layers analysed at once (default: one per four threads, at most four)")
@@ -135,12 +138,12 @@ void add_bench_command(CLI::App& app) {
 
     ForwardRequest request;
     for (int l = 0; l < c.layers; ++l) request.capture_layers.push_back(l);
-    request.capture_rows = {f->seq_len - 1};
+    request.capture_rows = resolve_query_rows(f->queries, f->seq_len);
     const RecordSchema schema = make_record_schema(static_cast<std::size_t>(f->seq_len), false);
     // As analyze does: on a GPU the host analyses each layer while the GPU computes the next.
     OverlappedSequences sequences(c, schema, geometry::RowAnalysisOptions{}, overlapped_setup(engine, f->gpu));
     const auto forward_with = [&](ForwardObserver& observer) { model.forward(tokens, request, &observer, nullptr); };
-    CopyingObserver copier(c, f->seq_len, 1);
+    CopyingObserver copier(c, f->seq_len, request.capture_rows.size());
 
     nlohmann::json out = {{"model", f->model_dir},
                           {"seq_len", f->seq_len},
@@ -149,6 +152,8 @@ void add_bench_command(CLI::App& app) {
                           {"device", std::string(device_name(engine.device()))},
                           {"weight_bytes", checkpoint.weight_bytes()},
                           {"threads", omp_get_max_threads()},
+                          {"queries", f->queries.text},
+                          {"query_rows", request.capture_rows.size()},
                           {"repeats", f->repeats}};
     if (!engine.gpu_name().empty()) out["gpu"] = engine.gpu_name();
     if (sequences.layer_workers() > 0) {

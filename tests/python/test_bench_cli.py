@@ -8,8 +8,10 @@ seconds (other_seconds >= 0), linear FLOPs equal to the model's linear layers' c
 and analyze without the last layer's output projection and MLP), linear TFLOP/s equal to
 those FLOPs over linear_seconds, the kernel named as requested, a peak RSS at least the
 weights' size, and analyze's parts within its time, none handed to a GPU. `--precision auto` picks what /proc/cpuinfo says it should: bf16
-with AMX, or with AVX512-BF16 on AMD, fp32 otherwise. A bad --stages value fails before the
-model is loaded.
+with AMX, or with AVX512-BF16 on AMD, fp32 otherwise. `--queries stride:K` captures and
+analyses the rows analyze would take (the last and every K-th before it). A bad --stages
+value fails before the model is loaded; a --queries position outside the sequence fails
+naming the flag.
 """
 import argparse
 import json
@@ -109,6 +111,17 @@ def main():
         failures.append(f"auto chose {json.loads(proc.stdout)['precision']}, the CPU ({vendor}) calls for {expected}")
     else:
         print(f"auto: {expected} on {vendor}")
+    proc = subprocess.run([args.bin, "bench", "--model", model, "--seq-len", str(SEQ), "--queries", "stride:10",
+                           "--stages", "capture,analyze", "--threads", "1"], capture_output=True, text=True, timeout=300)
+    rows = len(range(SEQ - 1, 0, -10))  # 47, 37, 27, 17, 7
+    if proc.returncode != 0:
+        failures.append(f"--queries stride:10: {harness.describe(proc)}")
+    elif (json.loads(proc.stdout)["queries"], json.loads(proc.stdout)["query_rows"]) != ("stride:10", rows):
+        failures.append(f"--queries stride:10: reports {json.loads(proc.stdout)['query_rows']} rows, not {rows}")
+    proc = subprocess.run([args.bin, "bench", "--model", model, "--seq-len", str(SEQ), "--queries", str(SEQ)],
+                          capture_output=True, text=True, timeout=60)
+    if proc.returncode == 0 or "--queries" not in proc.stderr or "outside" not in proc.stderr:
+        failures.append(f"--queries outside the sequence: {harness.describe(proc)}")
     proc = subprocess.run([args.bin, "bench", "--model", "/nonexistent", "--stages", "forward,nope"],
                           capture_output=True, text=True, timeout=60)
     if proc.returncode == 0 or "--stages" not in proc.stderr or "nope" not in proc.stderr:

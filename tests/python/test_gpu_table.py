@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """bench/gpu_table.py on made-up benchmark lines whose figures are easy to check by hand:
-each stage's seconds, where the analysis ran, analyze (alone and back to back) over eager, the products' and the whole forward's TFLOP/s as a
-share of the matrix peak, fp32 runs left out, and "-" for a length eager has no figure for.
+each stage's seconds, where the analysis ran, analyze (alone and back to back) over eager and
+over sdpa, the products' and the whole forward's TFLOP/s as a share of the matrix peak, fp32
+runs left out, a run's query rows beside its length, and "-" for a figure a peer lacks (no
+length, or eager out of memory).
 
   test_gpu_table.py
 """
@@ -28,15 +30,19 @@ def main():
               "selection": "cpu"},
              {"seq_len": 1024, "precision": "fp32", "forward": stage(0.3)},
              {"seq_len": 4096, "precision": "bf16", "forward": stage(0.04, flops=8.0e12, tflops=600.0),
-              "analyze": stage(0.2)}]
+              "analyze": stage(0.2)},
+             {"seq_len": 32768, "queries": "stride:256", "precision": "bf16", "forward": stage(1.0, flops=4.0e14),
+              "analyze": stage(3.0)}]
     peers = [{"peer": "torch bf16 matmul", "matmul_peak_tflops": 800.0},
-             {"seq_len": 1024, "eager_attentions_seconds": 0.025, "sdpa_seconds": 0.02}]
+             {"seq_len": 1024, "eager_attentions_seconds": 0.025, "sdpa_seconds": 0.02},
+             {"seq_len": 32768, "eager_attentions_error": "CUDA out of memory.", "sdpa_seconds": 1.5}]
     got = gpu_table.table(bench, peers)
     want = ["| 1024 | layers at once: 4, deviations: gpu, selection: gpu | 0.0100 | 0.0200 | 0.0500 | 0.0300 | 0.0250 | "
-            "0.0200 | 2.00 (1.20) | 400 (50%) | 200 (25%) |",
+            "0.0200 | 2.00 (1.20) | 2.50 (1.50) | 400 (50%) | 200 (25%) |",
             "| 1024 | layers at once: 1, deviations: gpu, selection: cpu | - | - | 0.1000 | - | 0.0250 | 0.0200 | "
-            "4.00 (-) | - (-) | - (-) |",
-            "| 4096 | - | 0.0400 | - | 0.2000 | - | - | - | - (-) | 600 (75%) | 200 (25%) |",
+            "4.00 (-) | 5.00 (-) | - (-) | - (-) |",
+            "| 4096 | - | 0.0400 | - | 0.2000 | - | - | - | - (-) | - (-) | 600 (75%) | 200 (25%) |",
+            "| 32768 (stride:256) | - | 1.0000 | - | 3.0000 | - | - | 1.5000 | - (-) | 2.00 (-) | 400 (50%) | 400 (50%) |",
             "bf16 matrix peak of this GPU: 800 TFLOP/s",
             "",
             "| T | analysis placement | value geometry s | deviations s | selection, envelopes and mass s | per head s |",
