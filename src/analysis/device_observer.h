@@ -20,15 +20,12 @@ struct GpuAnalysisPlacement {
   int gpu_instances = 0;
 };
 
-// GPU memory one instance of each part that `placement` puts on the GPU takes, for sequences
-// of `seq` tokens with `rows` captured rows per head, analysed with `options`.
-std::uint64_t gpu_analysis_bytes(const ModelConfig& config, const geometry::RowAnalysisOptions& options,
-                                 const GpuAnalysisPlacement& placement, int seq, std::size_t rows);
-
-// The most instances, up to ObserverQueue's layer workers on this process's threads, whose
-// memory (bytes each) fits beside engine's forward pass; at least 1, which
-// Engine::check_gpu_memory then refuses where even that does not fit.
-int fitting_gpu_instances(const Engine& engine, int seq, std::size_t rows, std::uint64_t bytes);
+// `placement` with the most GPU instances, up to its queue's workers, that fit beside engine's
+// forward pass for sequences of `seq` tokens with `rows` captured rows, analysed with
+// `options`; refuses (Engine::check_gpu_memory), naming both sizes, where even one does not.
+GpuAnalysisPlacement fitted_placement(const Engine& engine, const ModelConfig& config,
+                                      const geometry::RowAnalysisOptions& options, GpuAnalysisPlacement placement,
+                                      int seq, std::size_t rows);
 
 // How analyze and bench take sequences through engine: on a GPU behind a queue, with the
 // parts that `placement` puts there; on the CPU observed directly.

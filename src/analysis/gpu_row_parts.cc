@@ -24,6 +24,16 @@ bool valid_bounds(const geometry::CosineModel& model, const geometry::BoundSetti
          std::isfinite(settings.sigma2) && settings.sigma2 > 0.0;
 }
 
+// Whether every weight the GPU reads (keys[i] of row i, [heads, rows] in order) is finite and
+// at least 0, as the CPU's check of a row requires.
+bool all_weights_valid(const AttentionRows& rows, std::span<const int> keys) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const float* alpha = rows.probs + i * static_cast<std::size_t>(rows.seq);  // [heads, rows, seq]
+    if (!std::all_of(alpha, alpha + keys[i], [](float a) { return std::isfinite(a) && a >= 0.0f; })) return false;
+  }
+  return true;
+}
+
 class CudaLayerRowParts final : public LayerRowParts {
  public:
   explicit CudaLayerRowParts(int gpu) : selection_(gpu) {}
@@ -34,7 +44,7 @@ class CudaLayerRowParts final : public LayerRowParts {
     const std::size_t count = rows.positions.size();
     ATTNGEOM_CHECK(values.space == MemorySpace::kHost && rows.space == MemorySpace::kHost &&
                    out.size() == static_cast<std::size_t>(rows.heads()) * count &&
-                   shared.size() == static_cast<std::size_t>(config.kv_heads) * count);
+                   shared.size() == static_cast<std::size_t>(config.kv_heads) * count && values.seq == rows.seq);
     const int kv_begin = config.kv_head_of(rows.head_begin);
     const int kv_end = config.kv_head_of(rows.head_end - 1) + 1;
     const std::vector<std::size_t> grid = geometry::default_n_grid(static_cast<std::size_t>(rows.seq));
@@ -46,6 +56,12 @@ class CudaLayerRowParts final : public LayerRowParts {
       // A row of one key has no N: it goes along with two keys' weights (the second 0) and is skipped below.
       keys_[i] = std::max(rows.positions[i % count] + 1, 2);  // causal: keys 0..q
       value_head_[i] = config.kv_head_of(rows.head_begin + static_cast<int>(i / count)) - kv_begin;
+    }
+    // Weights the CPU refuses stay with it, which then says which: on the GPU a NaN would keep
+    // the selection's loops from ending.
+    if (!all_weights_valid(rows, keys_)) {
+      std::fill(out.begin(), out.end(), geometry::GivenRowParts{});
+      return;
     }
     points_.resize(out.size() * grid.size());
     curves_.resize(points_.size() * radii);

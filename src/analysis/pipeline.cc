@@ -1,5 +1,6 @@
 #include "analysis/pipeline.h"
 
+#include <atomic>
 #include <optional>
 #include <set>
 #include <string>
@@ -40,11 +41,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   if (ranks != nullptr) finished = ranks->start_length(job_fingerprint(in, plan), finished);
 
   Engine engine(c, in.checkpoint.weights(), {s.device, s.precision, s.fp32_matmul, false, s.gpu, false});
-  GpuAnalysisPlacement placement;
-  const std::uint64_t instance_bytes = gpu_analysis_bytes(c, s.row, placement, plan.seq_len, plan.rows.size());
-  placement.gpu_instances = fitting_gpu_instances(engine, plan.seq_len, plan.rows.size(), instance_bytes);
-  engine.check_gpu_memory(plan.seq_len, plan.rows.size(), 0,
-                          instance_bytes * static_cast<std::uint64_t>(placement.gpu_instances));
+  const GpuAnalysisPlacement placement = fitted_placement(engine, c, s.row, {}, plan.seq_len, plan.rows.size());
   nlohmann::json run;
   if (run_dir) {
     run = run_json(s, in, plan, engine, control);
@@ -58,7 +55,7 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   request.capture_rows = plan.rows;
 
   RankWork work = rank_work(plan.shard_sequences, finished, ranks);
-  std::size_t done = work.finished;
+  std::atomic<std::size_t> done = work.finished;  // read by the layers' progress on worker threads
   Progress progress(plan.shard_sequences.size(), static_cast<std::size_t>(plan.seq_len), control.progress);
   // On a GPU the host analyses each layer while the GPU computes the next ones, and the next
   // sequence; its workers report layers to `progress`, declared before it.
@@ -106,8 +103,8 @@ AnalysisOutcome run_one_length(const AnalysisSettings& s, const RunInputs& in, c
   }
   while (work.awaited_records > 0) receive(true);
 
-  AnalysisOutcome outcome{done == plan.shard_sequences.size(), done, plan.shard_sequences.size()};
-  run["sequences_done"] = done;
+  AnalysisOutcome outcome{done == plan.shard_sequences.size(), done.load(), plan.shard_sequences.size()};
+  run["sequences_done"] = done.load();
   if (outcome.complete) {
     run["taxonomy"] = taxonomy_json(finish_run_dir(plan.out, c.kv_heads, s.aggregate, s.per_sequence));
     run["complete"] = true;

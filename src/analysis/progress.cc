@@ -45,6 +45,7 @@ std::optional<SettingMessage> one_document_warning(const RunStart& s) {
 }
 
 void Progress::sequence_done(std::size_t done) {
+  const std::lock_guard lock(mutex_);
   ++computed_;
   sequence_start_ = last_shown_ = Clock::now();
   if (!show_) return;
@@ -55,6 +56,7 @@ void Progress::sequence_done(std::size_t done) {
 }
 
 void Progress::layer_done(std::size_t done, int layers_done, int layers) {
+  const std::lock_guard lock(mutex_);
   const Clock::time_point now = Clock::now();
   if (!show_ || layers_done <= 0 || layers_done >= layers || now - last_shown_ < layer_interval_) return;
   last_shown_ = now;

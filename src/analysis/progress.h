@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -52,9 +53,11 @@ class Progress {
   // `done` of the total are finished now.
   void sequence_done(std::size_t done);
   // `layers_done` of the `layers` of the sequence after the `done` finished ones are analysed.
+  // From any thread (layers are analysed on worker threads), as sequence_done.
   void layer_done(std::size_t done, int layers_done, int layers);
 
  private:
+  std::mutex mutex_;  // the updates' order and the times below
   std::size_t total_, seq_len_, computed_ = 0;
   std::function<void(const ProgressUpdate&)> show_;  // null: not shown
   Clock::duration layer_interval_;

@@ -141,7 +141,9 @@ void add_bench_command(CLI::App& app) {
     request.capture_rows = resolve_query_rows(f->queries, f->seq_len);
     const RecordSchema schema = make_record_schema(static_cast<std::size_t>(f->seq_len), false);
     // As analyze does: on a GPU the host analyses each layer while the GPU computes the next.
-    OverlappedSequences sequences(c, schema, geometry::RowAnalysisOptions{}, overlapped_setup(engine, f->gpu));
+    const GpuAnalysisPlacement placement =
+        fitted_placement(engine, c, geometry::RowAnalysisOptions{}, f->gpu, f->seq_len, request.capture_rows.size());
+    OverlappedSequences sequences(c, schema, geometry::RowAnalysisOptions{}, overlapped_setup(engine, placement));
     const auto forward_with = [&](ForwardObserver& observer) { model.forward(tokens, request, &observer, nullptr); };
     CopyingObserver copier(c, f->seq_len, request.capture_rows.size());
 

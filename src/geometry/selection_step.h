@@ -237,7 +237,10 @@ ATTNGEOM_HD void fill_best_f(const PositionedView<Index>& row, std::size_t n, do
   std::size_t fp = fp_below;
   for (std::size_t i = 0; i < count;) {
     const double r = candidates[i];
-    for (; i < count && candidates[i] == r; ++i) fp += scratch.tally[i];  // ties: all of them are inside
+    do {  // ties: all of them are inside (and each step moves on, a NaN too)
+      fp += scratch.tally[i];
+      ++i;
+    } while (i < count && candidates[i] == r);
     if (i <= first_scored) continue;
     const std::size_t tp = first + i;
     const double f = 2.0 * static_cast<double>(tp) / static_cast<double>(n + tp + fp);

@@ -40,10 +40,17 @@ void ObserverQueue::observe(ForwardObserver& observer) {
   observer_ = &observer;
 }
 
+std::exception_ptr ObserverQueue::error_of(const ForwardObserver* observer) const {
+  const auto failed =
+      std::find_if(failures_.begin(), failures_.end(), [observer](const Failure& f) { return f.observer == observer; });
+  return failed == failures_.end() ? nullptr : failed->error;
+}
+
 void ObserverQueue::enqueue(int layer, std::size_t bytes, std::function<void(ForwardObserver&)> call) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return error_ || pending_bytes_ == 0 || pending_bytes_ + bytes <= max_pending_bytes_; });
-  if (error_) std::rethrow_exception(error_);
+  changed_.wait(
+      lock, [&] { return error_of(observer_) || pending_bytes_ == 0 || pending_bytes_ + bytes <= max_pending_bytes_; });
+  if (const std::exception_ptr error = error_of(observer_)) std::rethrow_exception(error);
   pending_bytes_ += bytes;
   calls_.push_back({observer_, layer, bytes, std::move(call)});
   changed_.notify_all();
@@ -75,10 +82,13 @@ void ObserverQueue::work() {
     lock.lock();
     running_.erase(std::find(running_.begin(), running_.end(), call.key()));
     pending_bytes_ -= call.bytes;
-    if (error && !error_) {
-      error_ = error;
-      for (const Call& dropped : calls_) pending_bytes_ -= dropped.bytes;
-      calls_.clear();
+    if (error && !error_of(call.observer)) {
+      failures_.push_back({call.observer, error});
+      const auto of_observer = [&call](const Call& c) { return c.observer == call.observer; };
+      for (const Call& dropped : calls_) {
+        if (of_observer(dropped)) pending_bytes_ -= dropped.bytes;
+      }
+      std::erase_if(calls_, of_observer);
     }
     changed_.notify_all();
   }
@@ -91,7 +101,9 @@ void ObserverQueue::wait_for_calls(Of of) {
     return std::none_of(calls_.begin(), calls_.end(), [&](const Call& c) { return of(c.observer); }) &&
            std::none_of(running_.begin(), running_.end(), [&](const Layer& l) { return of(l.observer); });
   });
-  if (error_) std::rethrow_exception(error_);
+  for (const Failure& failure : failures_) {
+    if (of(failure.observer)) std::rethrow_exception(failure.error);
+  }
 }
 
 void ObserverQueue::finish() {

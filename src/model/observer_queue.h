@@ -4,9 +4,10 @@
 // before. One worker runs every call in order; where the observer's layers_concurrent(),
 // several workers each take one layer at a time (its calls in order), sharing the OpenMP
 // threads, so that one layer's serial parts overlap the others' parallel work. Copies wait
-// up to a byte budget; beyond it the forward pass waits. The queue may pass one forward pass
-// to one observer and the next to another (observe()), which then runs while the first still
-// analyses its last layers.
+// up to a byte budget; beyond it the forward pass waits (besides, each layer being analysed
+// keeps its values copy until its last call: one per worker, and the layer being computed). The queue may pass one
+// forward pass to one observer and the next to another (observe()), which then runs while the first still analyses its
+// last layers.
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -44,10 +45,11 @@ class ObserverQueue final : public ForwardObserver {
   // between two forward passes.
   void observe(ForwardObserver& observer);
 
-  // Returns once every observer has seen every call; rethrows the first error any threw (a call
-  // after that error rethrows it at once, and the calls behind it are dropped).
+  // Returns once every observer has seen every call; rethrows the first error any threw. An
+  // observer's error drops its calls still waiting, and a call made for it afterwards rethrows
+  // the error at once; other observers' calls go on.
   void finish();
-  // Returns once `observer` has seen every call made for it, alike.
+  // Returns once `observer` has seen every call made for it; rethrows its own error only.
   void finish(const ForwardObserver& observer);
   int workers() const { return static_cast<int>(workers_.size()); }
 
@@ -55,9 +57,12 @@ class ObserverQueue final : public ForwardObserver {
   // `call` runs on the observer that is current now.
   void enqueue(int layer, std::size_t bytes, std::function<void(ForwardObserver&)> call);
   void work();
-  // Waits until no call for which `of` holds is waiting or running.
+  // Waits until no call for which `of` holds is waiting or running; then rethrows the first
+  // error of an observer for which `of` holds.
   template <class Of>
   void wait_for_calls(Of of);
+  // The error `observer` threw, if any. Under the mutex.
+  std::exception_ptr error_of(const ForwardObserver* observer) const;
 
   ForwardObserver* observer_;  // of the calls being made
   const std::size_t max_pending_bytes_;
@@ -80,7 +85,11 @@ class ObserverQueue final : public ForwardObserver {
   std::size_t pending_bytes_ = 0;  // bytes of the calls waiting and running
   std::vector<Layer> running_;     // the layers whose calls run now
   bool stopping_ = false;
-  std::exception_ptr error_;
+  struct Failure {
+    const ForwardObserver* observer;
+    std::exception_ptr error;
+  };
+  std::vector<Failure> failures_;  // the first error of each observer that threw, in order
   // The last layer's values copy, which that layer's attention calls keep alive: the observer
   // reads it until the layer's last on_attention (observer.h). Forward thread only.
   std::shared_ptr<const std::vector<float>> last_values_;

@@ -42,6 +42,7 @@ class CudaBackend final : public Backend {
     check(blas().set_math_mode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
   ~CudaBackend() override {
+    cudaSetDevice(device_);  // as in the other CUDA objects' destructors
     cudaStreamSynchronize(stream_);
     blas().destroy(blas_);
     cudaStreamDestroy(stream_);

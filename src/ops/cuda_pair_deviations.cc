@@ -46,6 +46,7 @@ CudaPairDeviations::CudaPairDeviations(int device) : state_(std::make_unique<Sta
 }
 
 CudaPairDeviations::~CudaPairDeviations() {
+  cudaSetDevice(state_->device);  // its stream and memory (freed after this) are that GPU's, whichever thread ends it
   cudaStreamSynchronize(state_->stream);
   cublas_library().destroy(state_->blas);
   cudaStreamDestroy(state_->stream);

@@ -105,6 +105,7 @@ CudaSelection::CudaSelection(int device) : state_(std::make_unique<State>()) {
 }
 
 CudaSelection::~CudaSelection() {
+  cudaSetDevice(state_->device);  // its stream and memory (freed after this) are that GPU's, whichever thread ends it
   cudaStreamSynchronize(state_->stream);
   cudaStreamDestroy(state_->stream);
 }
@@ -186,7 +187,8 @@ void CudaSelection::State::select(const cuda::SelectionRows& b, const SelectionI
   void* temp = sort_temp.at_least(std::max<std::size_t>(temp_bytes, 1));
   check(cuda::sort_rows(temp, temp_bytes, b, begin.data(), end.data(), sorted_keys.data(), sorted_order.data(), stream),
         "selection order");
-  check(cuda::position_rows(b, sorted_keys.data(), sorted_order.data(), stream), "selection sums and projections");
+  check(cuda::position_rows(b, alpha.data(), sorted_keys.data(), sorted_order.data(), stream),
+        "selection sums and projections");
   check(cuda::evaluate_rows(b, stream), "selection metrics");
 }
 

@@ -45,7 +45,8 @@ __global__ void prepare_sort_kernel(SelectionRows b, const float* alpha, int* be
   }
 }
 
-__global__ void gather_kernel(SelectionRows b, const float* sorted_keys, const int* sorted_order) {
+__global__ void gather_kernel(SelectionRows b, const float* alpha_by_key, const float* sorted_keys,
+                              const int* sorted_order) {
   FOR_EACH_INDEX(i, static_cast<std::int64_t>(b.rows) * b.size) {
     const int r = static_cast<int>(i / b.size);
     const int p = static_cast<int>(i % b.size);
@@ -53,7 +54,7 @@ __global__ void gather_kernel(SelectionRows b, const float* sorted_keys, const i
     if (p >= keys) continue;
     const int k = sorted_order[i];
     b.order[i] = k;
-    b.alpha[i] = static_cast<double>(sorted_keys[i]);
+    b.alpha[i] = static_cast<double>(alpha_by_key[static_cast<std::int64_t>(r) * b.size + k]);  // -0 kept, as the CPU's
     b.sq_norms[i] = b.key_sq_norms[static_cast<std::int64_t>(b.value_head[r]) * b.value_seq + k];
     if (k == 0) b.ends[2 * r] = p;
     if (k == keys - 1) b.ends[2 * r + 1] = p;
@@ -180,10 +181,10 @@ cudaError_t sort_rows(void* temp, std::size_t& temp_bytes, const SelectionRows& 
                                                             static_cast<int>(sizeof(float) * 8), stream);
 }
 
-cudaError_t position_rows(const SelectionRows& b, const float* sorted_keys, const int* sorted_order,
-                          cudaStream_t stream) {
-  gather_kernel<<<blocks_for(static_cast<std::int64_t>(b.rows) * b.size), kThreads, 0, stream>>>(b, sorted_keys,
-                                                                                                 sorted_order);
+cudaError_t position_rows(const SelectionRows& b, const float* alpha_by_key, const float* sorted_keys,
+                          const int* sorted_order, cudaStream_t stream) {
+  gather_kernel<<<blocks_for(static_cast<std::int64_t>(b.rows) * b.size), kThreads, 0, stream>>>(
+      b, alpha_by_key, sorted_keys, sorted_order);
   minima_kernel<<<blocks_for(b.rows), kThreads, 0, stream>>>(b);
   sums_kernel<<<blocks_for(static_cast<std::int64_t>(b.rows) * b.dim), kThreads, 0, stream>>>(b);
   dots_kernel<<<blocks_for(static_cast<std::int64_t>(b.rows) * b.grid * b.size), kThreads, 0, stream>>>(b);

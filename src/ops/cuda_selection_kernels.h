@@ -60,10 +60,10 @@ cudaError_t prepare_sort(const SelectionRows& b, const float* alpha, int* begin,
 cudaError_t sort_rows(void* temp, std::size_t& temp_bytes, const SelectionRows& b, const int* begin, const int* end,
                       float* sorted_keys, int* sorted_order, cudaStream_t stream);
 
-// From the sorted weights and order: alpha, sq_norms, weighted_norm_min, ends, nonzero, sums
-// and dots.
-cudaError_t position_rows(const SelectionRows& b, const float* sorted_keys, const int* sorted_order,
-                          cudaStream_t stream);
+// From the weights by key [rows, size] and the sorted weights and order: alpha (as given, -0
+// included), sq_norms, weighted_norm_min, ends, nonzero, sums and dots.
+cudaError_t position_rows(const SelectionRows& b, const float* alpha_by_key, const float* sorted_keys,
+                          const int* sorted_order, cudaStream_t stream);
 
 // Each row's mass statistics and magnitudes (geometry/mass_step.h) from its weights by key
 // (alpha_by_key [rows, size]) and sorted (sorted_keys, from sort_rows): rest [rows, dim] one

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -114,6 +115,16 @@ TEST(SelectionStep, GpuArrangementGivesTheCpuBitsWithOneDominantKey) {
   for (float& a : row.alpha) a *= 1e-3f;
   row.alpha[57] += 1.0f - 1e-3f;  // s_N sits near p_57 at every N: its distance cancels
   expect_gpu_arrangement_matches(row);
+}
+
+// The CPU refuses such a row before its selection; on the GPU the search for F's best radius
+// must still end, so that the CPU gets the row back and says why (analysis/gpu_row_parts.cc).
+TEST(SelectionStep, ANanWeightEndsEveryEvaluation) {
+  std::mt19937_64 rng(95);
+  OwnedRow row = random_row(rng, 160, 16, {});
+  row.alpha[3] = std::numeric_limits<float>::quiet_NaN();
+  const Emulated got = emulate_gpu(row.view(), default_n_grid(row.alpha.size()), SelectionOptions{}.normalised_radii);
+  EXPECT_EQ(got.points.size(), default_n_grid(row.alpha.size()).size());
 }
 
 TEST(SelectionStep, HeapSortLeavesTheLargestAscendingFromFirst) {

@@ -2,7 +2,7 @@
 // for bit, as called directly, though every buffer it was handed is overwritten as soon as
 // the call returns, with one worker or with several analysing layers at once, and with one
 // forward pass handed to each of two observers; the observer's error reaches the caller and
-// nothing after it is run.
+// nothing of that observer's after it is run, while another observer's calls go on.
 #include "model/observer_queue.h"
 
 #include <gtest/gtest.h>
@@ -218,6 +218,24 @@ TEST(ObserverQueue, RethrowsTheObserversErrorAndRunsNothingAfterIt) {
   EXPECT_EQ(recording.calls[2], "attention 0 heads 2");
   EXPECT_EQ(recording.calls[3].rfind("values 1 ", 0), 0u);
   EXPECT_THROW(queue.finish(), InputError);  // and again for any later call
+}
+
+// The forward pass after a failed one goes on with its own observer: the failure is that
+// observer's alone, which finish(observer) and finish() report.
+TEST(ObserverQueue, AnObserversErrorLeavesTheNextObserversCalls) {
+  RecordingObserver failing(1), healthy(-1);
+  ObserverQueue queue(failing);
+  try {
+    feed(queue, {5, 9}, 3);
+  } catch (const InputError&) {  // layer 1 may fail before the last layers are handed over
+  }
+  EXPECT_THROW(queue.finish(failing), InputError);
+  queue.observe(healthy);
+  feed(queue, {5, 9}, 4);
+  queue.finish(healthy);
+  EXPECT_EQ(healthy.calls.size(), static_cast<std::size_t>(3 * kLayers));  // each layer's values and two blocks
+  EXPECT_EQ(failing.calls.size(), 4u);
+  EXPECT_THROW(queue.finish(), InputError);
 }
 
 }  // namespace

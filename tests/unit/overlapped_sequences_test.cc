@@ -1,13 +1,15 @@
 // OverlappedSequences: behind a queue (as on a GPU) each sequence's record equals the direct
 // analysis of that sequence, bit for bit, handed over in order and one sequence late (the next
-// forward pass runs beside its analysis); observed directly, at once. Where a forward pass
-// fails, the sequence before it still comes out, and GPU parts come from one pool whichever
-// turn analyses.
+// forward pass runs beside its analysis); observed directly, at once. Where a forward pass or
+// an analysis fails, the sequence before it still comes out, and GPU parts come from one pool
+// whichever turn analyses.
 #include "analysis/overlapped_sequences.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "analysis/row_fields.h"
 #include "fed_forward.h"
 #include "screened_deviations.h"
+#include "util/error.h"
 
 namespace attngeom {
 namespace {
@@ -113,6 +116,39 @@ TEST(OverlappedSequences, AFailedForwardPassStillHandsOverTheSequenceBefore) {
   expect_record_of_seed(delivered.records[0], seed_of(7), schema);
   sequences.finish(delivered.done());
   EXPECT_EQ(delivered.sequences.size(), 1u);  // the failed sequence is not handed over
+}
+
+// The analysis of a sequence fails (a NaN weight) after the one before it was analysed: that
+// one is still handed over, and the failure reaches the caller.
+TEST(OverlappedSequences, AFailedAnalysisStillHandsOverTheSequenceBefore) {
+  const RecordSchema schema = make_record_schema(kSeq, false);
+  OverlappedSequences::Setup setup;
+  setup.queued = true;
+  OverlappedSequences sequences(kConfig, schema, geometry::RowAnalysisOptions{}, setup);
+  Delivered delivered;
+  sequences.analyze(
+      7, kTokens, kRows, [&](ForwardObserver& observer) { fed::feed(observer, kRows, seed_of(7)); }, delivered.done());
+  const auto failing_analysis = [&](ForwardObserver& observer) {
+    const std::vector<float> values(fed::kKvHeads * kSeq * fed::kDim, 0.5f);
+    std::vector<float> probs(2 * kRows.size() * kSeq, std::numeric_limits<float>::quiet_NaN());
+    observer.on_values(0, ValueStates{fed::kKvHeads, kSeq, fed::kDim, values.data()});
+    observer.on_attention(0, AttentionRows{0, 2, kRows, kSeq, probs.data()});
+    // The next layers' calls until the failure comes back: it has then been seen, as it is
+    // when a long forward pass follows.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < give_up)
+      observer.on_values(1, ValueStates{fed::kKvHeads, kSeq, fed::kDim, values.data()});
+  };
+  std::string error;
+  try {
+    sequences.analyze(8, kTokens, kRows, failing_analysis, delivered.done());
+    sequences.finish(delivered.done());
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("nan"), std::string::npos) << error;
+  ASSERT_EQ(delivered.sequences, std::vector<std::size_t>{7});
+  expect_record_of_seed(delivered.records[0], seed_of(7), schema);
 }
 
 TEST(OverlappedSequences, TheTurnsShareOnePoolOfGpuParts) {
