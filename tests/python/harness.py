@@ -43,11 +43,14 @@ def device_flags():
 
 
 def require_device(binary):
-    """Exits with SKIPPED when the test device is a GPU that this build or machine lacks."""
+    """Exits with SKIPPED when the test device is a GPU that this build or machine lacks (with
+    ATTNGEOM_EXPECT_GPU set, fails instead)."""
     if DEVICE == "cpu":
         return
     lines = subprocess.run([binary, "devices"], capture_output=True, text=True, check=True).stdout.splitlines()
     if not any(line.startswith(DEVICE if ":" in DEVICE else DEVICE + ":0:") for line in lines):
+        if os.environ.get("ATTNGEOM_EXPECT_GPU"):  # a machine lent for its GPU: none is a failure
+            sys.exit(f"FAIL: ATTNGEOM_EXPECT_GPU is set, but there is no {DEVICE} here ({'; '.join(lines)})")
         print(f"skipped: no {DEVICE} here ({'; '.join(lines)})")
         sys.exit(SKIPPED)
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_visible.h"
 #include "ops/cpu_backend.h"
 #include "ops/cublas_library.h"
 #include "ops/gemm.h"
@@ -24,13 +25,10 @@
 namespace attngeom {
 namespace {
 
+using testing::gpu_visible;
+
 constexpr double kEps = std::numeric_limits<float>::epsilon();
 constexpr double kBf16Eps = 1.0 / 256;  // bf16's unit roundoff 2^-8 (8 significand bits)
-
-bool gpu_visible() {
-  std::string why;
-  return cuda_device_count(why) > 0;
-}
 
 std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
   std::normal_distribution<float> dist(0.0f, scale);

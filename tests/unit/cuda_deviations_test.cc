@@ -19,6 +19,7 @@
 #include "analysis/gpu_deviations.h"
 #include "geometry/cosine_model.h"
 #include "geometry/selection_metrics.h"
+#include "gpu_visible.h"
 #include "ops/cuda_backend.h"
 #include "ops/cuda_pair_deviations.h"
 #include "sequence_analyzer_harness.h"
@@ -26,12 +27,9 @@
 namespace attngeom {
 namespace {
 
-constexpr double kUnit = std::numeric_limits<double>::epsilon() / 2;  // u = 2^-53
+using testing::gpu_visible;
 
-bool gpu_visible() {
-  std::string why;
-  return cuda_device_count(why) > 0;
-}
+constexpr double kUnit = std::numeric_limits<double>::epsilon() / 2;  // u = 2^-53
 
 struct Case {
   int heads, seq, dim;

@@ -23,6 +23,7 @@
 #include "geometry/reconstructed_bounds.h"
 #include "geometry/selection_metrics.h"
 #include "geometry/value_diagnostics.h"
+#include "gpu_visible.h"
 #include "ops/cuda_backend.h"
 #include "random_rows.h"
 #include "same_geometry.h"
@@ -31,10 +32,7 @@
 namespace attngeom {
 namespace {
 
-bool gpu_visible() {
-  std::string why;
-  return cuda_device_count(why) > 0;
-}
+using testing::gpu_visible;
 
 // Rows of random weights (ties, zeros) over keys 0..keys[r]-1 of value head r % heads, whose
 // values repeat one vector here and there (distances that cancel) and hold a zero vector.
