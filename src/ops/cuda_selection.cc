@@ -13,9 +13,6 @@ namespace {
 
 using cuda::check;
 
-// The per-row memory of one chunk of rows stays within this (always at least one row's).
-constexpr std::uint64_t kChunkBudget = std::uint64_t{1} << 30;
-
 std::uint64_t bytes_per_row(int size, int dim, int grid, int radii) {
   const auto m = static_cast<std::uint64_t>(size);
   const auto g = static_cast<std::uint64_t>(grid);
@@ -29,8 +26,8 @@ std::uint64_t bytes_per_row(int size, int dim, int grid, int radii) {
          static_cast<std::uint64_t>(dim) * 8 + sizeof(geometry::MassStats) + sizeof(geometry::HeadMagnitudes);
 }
 
-int rows_per_chunk(int rows, int size, int dim, int grid, int radii) {
-  return static_cast<int>(std::clamp<std::uint64_t>(kChunkBudget / bytes_per_row(size, dim, grid, radii), 1,
+int rows_per_chunk(std::uint64_t chunk_bytes, int rows, int size, int dim, int grid, int radii) {
+  return static_cast<int>(std::clamp<std::uint64_t>(chunk_bytes / bytes_per_row(size, dim, grid, radii), 1,
                                                     static_cast<std::uint64_t>(rows)));
 }
 
@@ -59,6 +56,7 @@ std::vector<geometry::SupportTerm> support_terms(const SelectionInputs& in, cons
 
 struct CudaSelection::State {
   int device = 0;
+  std::uint64_t chunk_bytes = 0;
   cudaStream_t stream = nullptr;
   cuda::Scratch<float> values;                  // [heads, seq, dim]
   cuda::Scratch<double> key_sq_norms;           // [heads, seq]
@@ -98,8 +96,9 @@ struct CudaSelection::State {
              const EnvelopeRequest& request, std::size_t first);
 };
 
-CudaSelection::CudaSelection(int device) : state_(std::make_unique<State>()) {
+CudaSelection::CudaSelection(int device, std::uint64_t chunk_bytes) : state_(std::make_unique<State>()) {
   state_->device = device;
+  state_->chunk_bytes = chunk_bytes;
   state_->use_device();
   check(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
 }
@@ -110,8 +109,9 @@ CudaSelection::~CudaSelection() {
   cudaStreamDestroy(state_->stream);
 }
 
-std::uint64_t CudaSelection::bytes(int heads, int seq, int dim, int keys, int rows, int grid, int radii) {
-  const auto chunk = static_cast<std::uint64_t>(rows_per_chunk(rows, keys, dim, grid, radii));
+std::uint64_t CudaSelection::bytes(int heads, int seq, int dim, int keys, int rows, int grid, int radii,
+                                   std::uint64_t chunk_bytes) {
+  const auto chunk = static_cast<std::uint64_t>(rows_per_chunk(chunk_bytes, rows, keys, dim, grid, radii));
   const std::uint64_t values = static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(seq) *
                                (static_cast<std::uint64_t>(dim) * sizeof(float) + sizeof(double));
   // The segmented sort's own memory is about one more copy of its keys and order.
@@ -241,7 +241,7 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
   s.n_values.upload(std::span<const int>(n_values), s.stream);
   s.radii.upload(in.normalised_radii, s.stream);
 
-  const int chunk = rows_per_chunk(rows, size, in.dim, grid, radii);
+  const int chunk = rows_per_chunk(s.chunk_bytes, rows, size, in.dim, grid, radii);
   cuda::SelectionRows b = s.lay_out(in, size, chunk);
   cuda::EnvelopeRows e;
   if (envelopes) e = s.lay_out_envelopes(static_cast<std::size_t>(chunk) * static_cast<std::size_t>(grid), size);

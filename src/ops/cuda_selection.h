@@ -54,8 +54,13 @@ struct MassRequest {
 
 class CudaSelection {
  public:
+  // The rows' working memory of one chunk stays within chunk_bytes (always one row's): the more
+  // rows a chunk holds, the more of them the GPU evaluates at once (a thread per row and N),
+  // and the fewer chunks follow one another.
+  static constexpr std::uint64_t kDefaultChunkBytes = std::uint64_t{4} << 30;
+
   // Opens GPU `device` on the calling thread; every call selects it again on its own thread.
-  explicit CudaSelection(int device);
+  explicit CudaSelection(int device, std::uint64_t chunk_bytes = kDefaultChunkBytes);
   ~CudaSelection();
   CudaSelection(const CudaSelection&) = delete;
   CudaSelection& operator=(const CudaSelection&) = delete;
@@ -67,7 +72,8 @@ class CudaSelection {
                const MassRequest* mass = nullptr);
 
   // GPU memory compute() takes at most for rows of up to `keys` keys, envelopes and mass included.
-  static std::uint64_t bytes(int heads, int seq, int dim, int keys, int rows, int grid, int radii);
+  static std::uint64_t bytes(int heads, int seq, int dim, int keys, int rows, int grid, int radii,
+                             std::uint64_t chunk_bytes = kDefaultChunkBytes);
 
  private:
   struct State;

@@ -36,7 +36,8 @@ using testing::gpu_visible;
 
 // Rows of random weights (ties, zeros) over keys 0..keys[r]-1 of value head r % heads, whose
 // values repeat one vector here and there (distances that cancel) and hold a zero vector.
-void expect_gpu_matches_cpu(int heads, int seq, int dim, const std::vector<int>& keys) {
+void expect_gpu_matches_cpu(int heads, int seq, int dim, const std::vector<int>& keys,
+                            std::uint64_t chunk_bytes = CudaSelection::kDefaultChunkBytes) {
   std::mt19937_64 rng(61);
   const auto d = static_cast<std::size_t>(dim);
   std::vector<float> values(static_cast<std::size_t>(heads) * seq * d);
@@ -78,7 +79,7 @@ void expect_gpu_matches_cpu(int heads, int seq, int dim, const std::vector<int>&
   std::vector<geometry::HeadMagnitudes> magnitudes(rows);
   const geometry::MassOptions mass_options{5, 3};
   const MassRequest mass_request{mass_options, mass, magnitudes};
-  CudaSelection gpu(0);
+  CudaSelection gpu(0, chunk_bytes);
   gpu.compute({values.data(), heads, seq, dim, alpha.data(), keys, value_head, grid, radii}, points, curves, &request,
               &mass_request);
 
@@ -124,10 +125,10 @@ TEST(CudaSelection, MatchesTheCpuBitForBit) {
 
 TEST(CudaSelection, MatchesTheCpuAcrossChunksOfRows) {
   if (!gpu_visible()) GTEST_SKIP() << "no GPU visible";
-  // About 25 MB of working memory per row of 12000 keys: the 1 GiB chunks hold about forty rows.
+  // About 25 MB of working memory per row of 12000 keys: chunks of 256 MiB hold about ten rows.
   std::vector<int> keys(130);
   for (std::size_t r = 0; r < keys.size(); ++r) keys[r] = 12000 - static_cast<int>(r) * 37;
-  expect_gpu_matches_cpu(2, 12000, 16, keys);
+  expect_gpu_matches_cpu(2, 12000, 16, keys, std::uint64_t{256} << 20);
 }
 
 // analyze's observer with its selection metrics and envelopes on the GPU against analyze_row
