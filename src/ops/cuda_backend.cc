@@ -195,7 +195,7 @@ class CudaBackend final : public Backend {
 
   void soft_cap(Buffer& x, float cap) override {
     use_device();
-    cuda::soft_cap(x.data(kCuda), x.numel(), cap, stream_);
+    check(cuda::soft_cap(x.data(kCuda), x.numel(), cap, stream_), "the soft cap kernel");
   }
 
   std::int64_t count_nonfinite(const Buffer& x) override {

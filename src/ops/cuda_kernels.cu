@@ -171,6 +171,7 @@ cudaError_t add_bias(float* y, std::int64_t rows, std::int64_t cols, Stored type
 
 cudaError_t rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t width, const NormSpec& norm,
                      cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;  // no blocks to launch
   const int threads = width >= 1024 ? 256 : width >= 256 ? 128 : 64;
   norm_kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(x, out, width, norm);
   return cudaGetLastError();

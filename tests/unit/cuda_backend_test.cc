@@ -309,6 +309,13 @@ AttentionInputs random_inputs(const AttentionCase& c, unsigned seed) {
   std::fill(in.q.begin(), in.q.begin() + static_cast<std::ptrdiff_t>(c.zero_query_rows) * s.heads * s.head_dim, 0.0f);
   in.k = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng);
   in.v = random_vector(in.k.size(), rng);
+  if (!c.topn.empty()) {
+    // Multiples of 1/8 in [-2, 2]: every product and sum of a score is exact in fp32 on both
+    // sides, so both keep the same top N (ties included) where rounding would flip near-ties.
+    for (std::vector<float>* x : {&in.q, &in.k}) {
+      for (float& e : *x) e = std::clamp(std::round(e * 8.0f), -16.0f, 16.0f) / 8.0f;
+    }
+  }
   return in;
 }
 
@@ -365,7 +372,8 @@ std::vector<AttentionCase> attention_cases() {
 }
 
 TEST_F(CudaBackendTest, AttentionMatchesTheCpuInFp32) {
-  for (const std::size_t budget : {std::size_t{256} << 20, std::size_t{40000}}) {  // one query block; many
+  // One query block; many (4 rows each); many and a shorter last (7 rows each, 300 = 42 x 7 + 6).
+  for (const std::size_t budget : {std::size_t{256} << 20, std::size_t{40000}, std::size_t{70000}}) {
     auto small = make_cuda_backend({Precision::kFp32, 0, nullptr, budget});
     Side gpu_side{std::move(small)};
     for (const AttentionCase& c : attention_cases()) {
