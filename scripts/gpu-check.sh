@@ -22,8 +22,10 @@ timeout $(($(left) - 180)) bash scripts/test-cuda.sh >>"$OUT/test-cuda.log" 2>&1
 echo "test-cuda: exit $? after $(($(date +%s) - t0)) s"
 grep -E "tests passed|\((Failed|SEGFAULT|Timeout|Subprocess aborted)\)|FAILED:|CMake Error" "$OUT/test-cuda.log" | tail -25
 wait $checkpoint
+cp "$WORK/checkpoint.log" "$OUT/" 2>/dev/null
 export LD_LIBRARY_PATH=/opt/debroot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-echo "bench: $(left) s left"
-WORK=$WORK timeout $(($(left) - 5)) bash bench/gpu_bench.sh build-cuda "$OUT/bench" >"$OUT/bench.log" 2>&1
+limit=$(($(left) - 5))
+echo "bench: $limit s left"
+[ "$limit" -gt 0 ] && WORK=$WORK timeout "$limit" bash bench/gpu_bench.sh build-cuda "$OUT/bench" >"$OUT/bench.log" 2>&1
 echo "bench: exit $?"
 tail -12 "$OUT/bench.log"

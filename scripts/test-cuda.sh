@@ -33,10 +33,16 @@ if [ -d .gpu/debs ] && { [ "$distribution" != debian ] || [ -n "${ATTNGEOM_USE_B
   else
     options+=(-DATTNGEOM_PYTHON_MODULE=OFF)
   fi
+elif [ "$distribution" != debian ]; then
+  echo "test-cuda: no .gpu/debs here and no Debian registry to install from (run scripts/gpu-bundle.sh on Debian and carry .gpu)" >&2
+  exit 2
 else
   bash scripts/bootstrap.sh test
 fi
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${options[@]}"
 [ -n "${CONFIGURE_ONLY:-}" ] && exit 0
-cmake --build "$BUILD" -j "$JOBS"
+# What the GPU tests run: the CLI, the GPU unit tests and, where configured, the Python module.
+targets=(attngeom attngeom_cuda_tests)
+if cmake --build "$BUILD" --target help | grep '^_attngeom:' >/dev/null; then targets+=(_attngeom); fi
+cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}"
 cd "$BUILD" && ctest -L cuda --output-on-failure -j "${CTEST_JOBS:-4}"
