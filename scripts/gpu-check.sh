@@ -29,3 +29,4 @@ echo "bench: $limit s left"
 [ "$limit" -gt 0 ] && WORK=$WORK timeout "$limit" bash bench/gpu_bench.sh build-cuda "$OUT/bench" >"$OUT/bench.log" 2>&1
 echo "bench: exit $?"
 tail -12 "$OUT/bench.log"
+cat "$OUT/bench/table.md" 2>/dev/null
