@@ -256,13 +256,8 @@ CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineMod
 }
 
 CosineDeviation deviation_spread(const UnitRows& units, const CosineModel& model) {
-  CosineDeviation out;
-  std::size_t defined = 0;
-  for (const unsigned char d : units.defined) defined += d;
-  out.pairs = defined * (defined - (defined > 0)) / 2;
-  if (out.pairs == 0) return out;
-  out.sigma2 = static_cast<double>(units.dim) * deviation_square_sum(units, model) / static_cast<double>(out.pairs);
-  return out;
+  const auto defined = static_cast<std::size_t>(std::count(units.defined.begin(), units.defined.end(), 1));
+  return deviation_spread(defined, units.dim, [&] { return deviation_square_sum(units, model); });
 }
 
 }  // namespace attngeom::geometry

@@ -36,6 +36,15 @@ CosineDeviation cosine_deviation(const HeadRowView& row, const RowGram& gram, co
 
 // The pairs and sigma2 of screened_cosine_deviation, without the maximum (left 0).
 CosineDeviation deviation_spread(const UnitRows& units, const CosineModel& model);
+// The same from the count of defined keys and square_sum(), the sum of delta^2 over their
+// pairs (deviation_sums.h), called only where there is a pair.
+template <class SquareSum>
+CosineDeviation deviation_spread(std::size_t defined, std::size_t dim, SquareSum square_sum) {
+  CosineDeviation out;
+  out.pairs = defined * (defined - (defined > 0)) / 2;
+  if (out.pairs > 0) out.sigma2 = static_cast<double>(dim) * square_sum() / static_cast<double>(out.pairs);
+  return out;
+}
 
 // The cosine of keys i < l in double from the row's values and inverse norms, as the screen
 // below recomputes each candidate: products of two floats are exact in double, so this is the

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "geometry/deviation_maxima.h"
+#include "geometry/deviation_sums.h"
 #include "geometry/lag_band.h"
 #include "geometry/row_analysis.h"
 
@@ -46,12 +47,13 @@ class ValueRows {
  private:
   std::vector<std::size_t> keys_;  // [rows]
   const RowAnalysisOptions& options_;
-  UnitRows units_;                         // of the longest row
-  std::vector<double> sink_cosines_;       // [M] sink_cosines(units_)
-  std::vector<std::size_t> max_lags_;      // [rows] each row's tau_max
-  LagBandCosines band_;                    // reads units_
-  std::vector<LagBandSums> sums_;          // [rows] after finish_band
-  std::optional<DeviationMaxima> maxima_;  // reads units_; with the shared maxima only
+  UnitRows units_;                                        // of the longest row
+  std::vector<double> sink_cosines_;                      // [M] sink_cosines(units_)
+  std::vector<std::size_t> max_lags_;                     // [rows] each row's tau_max
+  LagBandCosines band_;                                   // reads units_
+  std::vector<LagBandSums> sums_;                         // [rows] after finish_band
+  std::optional<DeviationMaxima> maxima_;                 // reads units_; with the shared maxima only
+  std::optional<SharedDeviationSquareSums> square_sums_;  // reads units_; beside the shared maxima
 };
 
 }  // namespace attngeom::geometry

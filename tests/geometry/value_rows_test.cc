@@ -3,7 +3,8 @@
 // deviations), on rows of every length class (no content key, fewer keys than lags, explicit
 // tau_max beyond a row's lags), zero vectors (the sink's too), and a head dimension that is
 // not a multiple of the kernel's lanes; the band's and the deviations' parts may run in any
-// order, and the maximum deviations come the same from each row's screen or the shared maxima.
+// order, and the maximum deviations come the same from each row's screen or the shared maxima
+// (beside which sigma2's sums share the rows' full blocks of keys).
 #include "geometry/value_rows.h"
 
 #include <gtest/gtest.h>
@@ -89,7 +90,7 @@ void expect_rows_match_alone(const testing::OwnedRow& longest, const std::vector
 
 TEST(ValueRows, EachRowEqualsItsValueGeometryAlone) {
   std::mt19937_64 rng(41);
-  const std::vector<std::size_t> keys = {1, 2, 3, 9, 17, 40, 64, 65, 129, 200, 257, 1100, 2200};
+  const std::vector<std::size_t> keys = {1, 2, 3, 9, 17, 40, 64, 65, 129, 200, 257, 512, 1100, 2200};
   for (const std::size_t dim : {24, 32}) {
     for (const bool zero_sink : {false, true}) {
       const testing::OwnedRow longest = drifting_values(rng, keys.back(), dim, zero_sink);
