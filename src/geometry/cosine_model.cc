@@ -222,11 +222,16 @@ constexpr std::size_t kCrowdedTile = LoadedUnits::kTile * LoadedUnits::kTile / 1
 
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model,
                                           const PairProducts& products) {
+  return screened_cosine_deviation(units, model, products, deviation_spread(units, model));
+}
+
+CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products,
+                                          const CosineDeviation& spread) {
   const std::size_t keys = units.keys();
   const std::size_t dim = units.dim;
   constexpr std::size_t kTile = LoadedUnits::kTile;
   ATTNGEOM_CHECK(keys < (std::size_t{1} << 32));
-  CosineDeviation out = deviation_spread(units, model);
+  CosineDeviation out = spread;
   if (out.pairs == 0) return out;
 
   const std::unique_ptr<LoadedUnits> loaded = products.load(units.rounded, keys, dim);

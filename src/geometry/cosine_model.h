@@ -59,5 +59,8 @@ double unit_pair_cosine(const UnitRows& units, std::size_t i, std::size_t l);
 // d * deviation_square_sum / pairs (deviation_sums.h), the same for every kernel.
 CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model,
                                           const PairProducts& products);
+// The same with its pairs and sigma2 given (deviation_spread of these units and model).
+CosineDeviation screened_cosine_deviation(const UnitRows& units, const CosineModel& model, const PairProducts& products,
+                                          const CosineDeviation& spread);
 
 }  // namespace attngeom::geometry

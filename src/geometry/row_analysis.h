@@ -84,6 +84,9 @@ ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& o
 ValueGeometry value_geometry(std::size_t keys, const NormStats& norms, double rho_0, LagCurve lag);
 bool reads_value_deviation(const RowAnalysisOptions& options);
 CosineDeviation value_deviation(const UnitRows& units, const CosineModel& model, const RowAnalysisOptions& options);
+// The same with its pairs and sigma2 given (deviation_spread of these units and model).
+CosineDeviation value_deviation(const UnitRows& units, const CosineModel& model, const RowAnalysisOptions& options,
+                                const CosineDeviation& spread);
 
 // analyze_row(row, options) given analyze_values(row', options) for a row' with the same
 // values and keys (any alpha) and the same options; InputError when the keys differ. The

@@ -41,7 +41,7 @@ std::vector<std::size_t> max_lags_of(std::span<const std::size_t> keys, const La
 // each pair's cosine in double, at many times a screened pair's cost (bench/geometry_row_bench.cc,
 // BM_DeviationsOfStridedRows, finds where the two meet).
 bool shares_maxima(std::span<const std::size_t> keys) {
-  constexpr double kPairCostRatio = 16.0;
+  constexpr double kPairCostRatio = 20.0;
   double own = 0.0;
   for (const std::size_t m : keys) own += static_cast<double>(m) * static_cast<double>(m);
   const auto longest = static_cast<double>(keys.back());
@@ -61,8 +61,8 @@ ValueRows::ValueRows(const HeadRowView& longest, std::span<const std::size_t> ke
   if (reads_value_deviation(options) &&
       (method == DeviationMethod::kSharedMaxima || (method == DeviationMethod::kAutomatic && shares_maxima(keys_)))) {
     maxima_.emplace(units_, keys_);
-    square_sums_.emplace(units_, keys_);
   }
+  if (reads_value_deviation(options)) square_sums_.emplace(units_, keys_);
 }
 
 void ValueRows::finish_band() { sums_ = band_.sums_of_rows(keys_, max_lags_); }
@@ -73,11 +73,11 @@ ValueGeometry ValueRows::row(std::size_t r) const {
   ValueGeometry v = value_geometry(keys, norm_stats(std::span<const double>(units_.norms).first(keys)),
                                    sink_similarity(sink_cosines_, units_.defined, keys),
                                    lag_curve_from_sums(sums_[r], max_lags_[r], options_.lag));
-  if (maxima_) {
+  if (square_sums_) {
     const auto defined = static_cast<std::size_t>(std::count(units_.defined.begin(), units_.defined.begin() + keys, 1));
-    v.deviation = deviation_spread(defined, units_.dim, [&] { return square_sums_->of_row(r, v.model); });
-  } else if (reads_value_deviation(options_)) {
-    v.deviation = value_deviation(prefix_of(units_, keys), v.model, options_);
+    const CosineDeviation spread =
+        deviation_spread(defined, units_.dim, [&] { return square_sums_->of_row(r, v.model); });
+    v.deviation = maxima_ ? spread : value_deviation(prefix_of(units_, keys), v.model, options_, spread);
   }
   return v;
 }

@@ -53,7 +53,7 @@ class ValueRows {
   LagBandCosines band_;                                   // reads units_
   std::vector<LagBandSums> sums_;                         // [rows] after finish_band
   std::optional<DeviationMaxima> maxima_;                 // reads units_; with the shared maxima only
-  std::optional<SharedDeviationSquareSums> square_sums_;  // reads units_; beside the shared maxima
+  std::optional<SharedDeviationSquareSums> square_sums_;  // reads units_; where the deviations are read
 };
 
 }  // namespace attngeom::geometry
