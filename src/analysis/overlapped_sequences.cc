@@ -1,5 +1,7 @@
 #include "analysis/overlapped_sequences.h"
 
+#include <exception>
+
 namespace attngeom {
 
 OverlappedSequences::OverlappedSequences(const ModelConfig& config, const RecordSchema& schema,
@@ -30,11 +32,9 @@ void OverlappedSequences::analyze(std::size_t sequence, std::span<const int> tok
   try {
     forward(*queue_);
   } catch (...) {
-    try {
-      finish(done);
-    } catch (...) {  // the forward pass's error is the one to report
-    }
-    throw;
+    const std::exception_ptr error = std::current_exception();
+    finish(done);  // the sequence before; its analysis's error, where it failed, came first
+    std::rethrow_exception(error);
   }
   finish(done);
   in_flight_ = true;

@@ -36,7 +36,8 @@ class OverlappedSequences {
   using Done = std::function<void(const SequenceAnalyzer&)>;
   // Runs forward(observer) for `sequence` (its tokens and ascending captured rows), then hands
   // `done` each sequence finished meanwhile, in order: this one where observed directly, else
-  // the one before it. Where the forward pass fails, the one before it is still handed over.
+  // the one before it. Where the forward pass fails, the one before it is still handed over
+  // (or, where its own analysis failed, that earlier error is the one thrown).
   void analyze(std::size_t sequence, std::span<const int> tokens, std::span<const int> rows,
                const std::function<void(ForwardObserver&)>& forward, const Done& done);
   // Waits for the sequence still in flight, if any, and hands it to `done`.

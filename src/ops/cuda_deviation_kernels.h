@@ -39,7 +39,8 @@ std::int64_t deviation_partial_count(int size, int rows);
 // For each (matrix, row): over the pairs i < l < keys[r] whose vectors are both non-zero,
 // delta = gram_il / (||v_i|| ||v_l||) - c_il with c_0l = rho_0 and c_il = exp(-beta (l - i)):
 // totals [matrices, rows, 3] = max |delta|, sum delta^2, pairs. The sums run in a fixed order,
-// so a batch gives the same bits every time; max |delta| and the pairs are the same either way.
+// so a batch gives the same bits every time. Either pass takes the same pairs; max |delta| is
+// the same but for each triangle's own rounding of the Gram.
 cudaError_t cosine_deviation_totals(const DeviationRows& batch, DeviationPass pass, double* totals,
                                     cudaStream_t stream);
 

@@ -1,8 +1,8 @@
 // OverlappedSequences: behind a queue (as on a GPU) each sequence's record equals the direct
 // analysis of that sequence, bit for bit, handed over in order and one sequence late (the next
 // forward pass runs beside its analysis); observed directly, at once. Where a forward pass or
-// an analysis fails, the sequence before it still comes out, and GPU parts come from one pool
-// whichever turn analyses.
+// an analysis fails, the sequence before it still comes out (an earlier failure is reported
+// first), and GPU parts come from one pool whichever turn analyses.
 #include "analysis/overlapped_sequences.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/row_fields.h"
@@ -140,6 +141,31 @@ TEST(OverlappedSequences, AFailedAnalysisStillHandsOverTheSequenceBefore) {
       observer.on_values(1, ValueStates{fed::kKvHeads, kSeq, fed::kDim, values.data()});
   });
   EXPECT_NE(error.find("nan"), std::string::npos) << error;
+}
+
+// A sequence's analysis fails after its forward pass, then the next forward pass fails too:
+// the earlier failure is the one reported, and neither sequence is handed over.
+TEST(OverlappedSequences, AnEarlierFailedAnalysisGoesBeforeALaterForwardError) {
+  OverlappedSequences::Setup setup;
+  setup.queued = true;
+  const RecordSchema schema = make_record_schema(kSeq, false);  // outlives the analyzers, which keep a reference
+  OverlappedSequences sequences(kConfig, schema, geometry::RowAnalysisOptions{}, setup);
+  Delivered delivered;
+  const std::vector<float> values(fed::kKvHeads * kSeq * fed::kDim, 0.5f);
+  std::vector<float> probs(2 * kRows.size() * kSeq, std::numeric_limits<float>::quiet_NaN());
+  sequences.analyze(
+      7, kTokens, kRows,
+      [&](ForwardObserver& observer) {
+        observer.on_values(0, ValueStates{fed::kKvHeads, kSeq, fed::kDim, values.data()});
+        observer.on_attention(0, AttentionRows{0, 2, kRows, kSeq, probs.data()});
+      },
+      delivered.done());
+  const auto failing_forward = [](ForwardObserver&) {
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // sequence 7's analysis fails meanwhile
+    throw std::runtime_error("out of memory in layer 0");
+  };
+  EXPECT_THROW(sequences.analyze(8, kTokens, kRows, failing_forward, delivered.done()), InputError);
+  EXPECT_TRUE(delivered.sequences.empty());
 }
 
 TEST(OverlappedSequences, TheTurnsShareOnePoolOfGpuParts) {
