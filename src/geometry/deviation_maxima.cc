@@ -1,9 +1,8 @@
 #include "geometry/deviation_maxima.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
+#include "geometry/lag_walk_step.h"
 #include "util/error.h"
 
 namespace attngeom::geometry {
@@ -12,22 +11,6 @@ namespace {
 // Lags per part at least: fewer parts for short rows, whose parts would cost less than their scheduling.
 constexpr std::size_t kLagsPerPart = 64;
 constexpr std::size_t kMaxParts = 64;
-
-// The running largest and smallest of the cosines seen at one lag.
-struct Extrema {
-  double largest = -std::numeric_limits<double>::infinity();
-  double smallest = std::numeric_limits<double>::infinity();
-  bool seen() const { return largest >= smallest; }
-  void add(double c) {
-    largest = std::max(largest, c);
-    smallest = std::min(smallest, c);
-  }
-  // The larger |c - model| of the extremes, against `maximum` so far, as the screen takes it.
-  double widest(double maximum, double model) const {
-    maximum = std::max(maximum, std::abs(largest - model));
-    return std::max(maximum, std::abs(smallest - model));
-  }
-};
 
 }  // namespace
 
@@ -44,19 +27,20 @@ void DeviationMaxima::compute(std::size_t part, std::span<const CosineModel> mod
   ATTNGEOM_CHECK(part < parts_ && models.size() == keys_.size());
   const std::size_t length = units_.keys() - 1;  // L of the longest row
   const unsigned char* defined = units_.defined.data();
-  std::vector<Extrema> by_lag(length + 1);  // [L + 1] this part's lags
-  Extrema sink;                             // pairs (0, l), part 0's
+  std::vector<LagExtrema> by_lag(length + 1);  // [L + 1] this part's lags
+  LagExtrema sink;                             // pairs (0, l), part 0's
   double* row_maximum = partial_.data() + part * keys_.size();
   std::size_t r = 0;
   // Rows whose last key is l have seen all their pairs.
   const auto finish_rows_ending_at = [&](std::size_t l) {
     for (; r < keys_.size() && keys_[r] - 1 <= l; ++r) {
       const CosineModel& model = models[r];
-      double maximum = 0.0;
-      if (sink.seen()) maximum = sink.widest(maximum, model.rho_0);
+      double maximum = sink.widest(model.rho_0);
       for (std::size_t tau = part == 0 ? parts_ : part; tau < keys_[r] - 1; tau += parts_) {
         // exp(-beta tau) as CosineModel::content_cosine_by_lag takes it.
-        if (by_lag[tau].seen()) maximum = by_lag[tau].widest(maximum, std::exp(-model.beta * static_cast<double>(tau)));
+        if (by_lag[tau].seen()) {
+          maximum = std::max(maximum, by_lag[tau].widest(lag_model_cosine(static_cast<int>(tau), model.beta, 0.0)));
+        }
       }
       row_maximum[r] = maximum;
     }

@@ -34,13 +34,28 @@ struct DeviationTerms {
   double pairs = 0.0;  // exact up to 2^53
 };
 
+// The largest and smallest of the cosines seen at one lag (deviation_maxima.h too).
+struct LagExtrema {
+  double largest = -HUGE_VAL;
+  double smallest = HUGE_VAL;
+  ATTNGEOM_HD bool seen() const { return largest >= smallest; }
+  ATTNGEOM_HD void add(double cosine) {
+    largest = fmax(largest, cosine);
+    smallest = fmin(smallest, cosine);
+  }
+  // max |cosine - model| over the cosines seen, 0 without any: met at one of the two (a
+  // rounded difference is monotone in its first operand).
+  ATTNGEOM_HD double widest(double model) const {
+    return seen() ? fmax(fabs(largest - model), fabs(smallest - model)) : 0.0;
+  }
+};
+
 // The running moments of one lag's cosines, pairs of zero vectors left out (no direction).
 struct LagWalk {
   int tau = 0;         // the lag; 0 walks the sink's pairs (0, l)
   int next = 1;        // the later key l of the next pair
   double shift = 0.0;  // the first cosine taken
-  double largest = 0.0;
-  double smallest = 0.0;
+  LagExtrema extrema;
   double sum = 0.0;     // of cosine - shift
   double sum_sq = 0.0;  // of (cosine - shift)^2
   double pairs = 0.0;
@@ -65,9 +80,8 @@ ATTNGEOM_HD inline void walk_to(LagWalk& walk, const UpperGram& g, int last) {
     const int i = walk.tau == 0 ? 0 : l - walk.tau;
     if (g.norms[i] == 0.0 || g.norms[l] == 0.0) continue;
     const double cosine = gram_cosine(g, i, l);
-    if (walk.pairs == 0.0) walk.shift = walk.largest = walk.smallest = cosine;
-    walk.largest = fmax(walk.largest, cosine);
-    walk.smallest = fmin(walk.smallest, cosine);
+    if (walk.pairs == 0.0) walk.shift = cosine;
+    walk.extrema.add(cosine);
     const double centred = cosine - walk.shift;
     walk.sum += centred;
     walk.sum_sq += centred * centred;
@@ -85,7 +99,7 @@ ATTNGEOM_HD inline double lag_model_cosine(int tau, double beta, double rho_0) {
 ATTNGEOM_HD inline DeviationTerms lag_terms(const LagWalk& walk, double model) {
   DeviationTerms out;
   if (walk.pairs == 0.0) return out;
-  out.max_abs = fmax(fabs(walk.largest - model), fabs(walk.smallest - model));
+  out.max_abs = walk.extrema.widest(model);
   const double offset = model - walk.shift;  // sum (c - model)^2 = sum ((c - shift) - offset)^2
   out.sum_sq = fmax(walk.sum_sq - 2.0 * offset * walk.sum + walk.pairs * offset * offset, 0.0);
   out.pairs = walk.pairs;
