@@ -22,9 +22,18 @@ if [ -d .gpu/debs ] && { [ "$distribution" != debian ] || [ -n "${ATTNGEOM_USE_B
   printf '#!/bin/sh\ntar xf %s\n' "$PWD/.gpu/node_modules.tar" > /tmp/attngeom-bin/npm && chmod +x /tmp/attngeom-bin/npm
   export PATH=/tmp/attngeom-bin:$R/usr/bin:$PATH PKG_CONFIG_SYSROOT_DIR=$R
   export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig:$R/usr/share/pkgconfig
-  export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu:$R/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # Open MPI moved into the prefix: its wrappers and mpirun find their files under OPAL_PREFIX,
+  # PMIx its plugins under the component path. A launch on this one machine needs no ssh, but
+  # Open MPI checks that a remote agent exists.
+  [ -e $R/usr/bin/mpirun ] || ln -s mpirun.openmpi $R/usr/bin/mpirun
+  export OPAL_PREFIX=$R/usr PMIX_MCA_mca_base_component_path=$R/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+  command -v ssh >/dev/null 2>&1 || command -v rsh >/dev/null 2>&1 || export OMPI_MCA_plm_rsh_agent=false
+  # Debian keeps some headers (openssl/opensslconf.h) in the multiarch folder, which the
+  # compilers search only under /usr.
+  export CPATH=$R/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
   python=$(command -v python3)
-  options+=(-DCMAKE_PREFIX_PATH=$R/usr -DOPENSSL_ROOT_DIR=$R/usr -DATTNGEOM_MPI=OFF -DATTNGEOM_PYTHON="$python"
+  options+=(-DCMAKE_PREFIX_PATH=$R/usr -DOPENSSL_ROOT_DIR=$R/usr -DMPI_C_COMPILER=$R/usr/bin/mpicc.openmpi -DATTNGEOM_PYTHON="$python"
     -DATTNGEOM_CLANG_FORMAT=/bin/true -DATTNGEOM_NODE=/bin/true)
   # The Python package for that python3 (attngeom.hf's GPU test), where it has pybind11 and headers.
   if "$python" -c 'import os, sysconfig, pybind11; assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' \
