@@ -20,9 +20,11 @@ done
 python3 bench/hf_eager_gpu.py --model "$MODEL" --seq-len 1024 --seq-len 4096 | tee "$OUT/hf_eager.jsonl"
 # The table now, and again at the end: a run cut short by its time limit still leaves one.
 python3 bench/gpu_table.py "$OUT/bench.jsonl" "$OUT/hf_eager.jsonl" > "$OUT/table.md"
-# What each GPU part of the analysis buys: one layer at a time; the deviations, then the
-# selection metrics on the CPU.
+# What each GPU part buys: attention by query blocks instead of the fused kernel; one layer
+# at a time; the deviations, then the selection metrics on the CPU.
 for T in 1024 4096; do
+  "$BIN" bench --model "$MODEL" --seq-len $T --device cuda --precision bf16 --repeats 3 --blocked-attention |
+    tee -a "$OUT/bench.jsonl"
   for ABLATION in "--layer-workers 1" "--cpu-deviations" "--cpu-selection"; do
     "$BIN" bench --model "$MODEL" --seq-len $T --device cuda --precision bf16 --repeats 3 --stages analyze $ABLATION |
       tee -a "$OUT/bench.jsonl"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The GPU benchmark's table (bench/gpu_bench.sh): per sequence length, attngeom's seconds by
 stage (`attngeom bench --device cuda` JSON lines, each with where its analysis ran: how many
-layers at once, the cosine deviations and the selection metrics on the GPU or the CPU; full
+layers at once, the cosine deviations and the selection metrics on the GPU or the CPU, and the
+attention kernels, fused or by query blocks; full
 analyze of one sequence alone, and per sequence with the sequences back to back, each forward
 pass beside the analysis of the one before, as analyze runs a corpus),
 transformers' eager forward with every attention row and its sdpa forward (bench/hf_eager_gpu.py
@@ -31,7 +32,8 @@ def placement(run):
     """Where a run's analysis ran, as bench reports it on a GPU."""
     if "layer_workers" not in run:
         return "-"
-    return f"layers at once: {run['layer_workers']}, deviations: {run['deviations']}, selection: {run['selection']}"
+    return (f"layers at once: {run['layer_workers']}, deviations: {run['deviations']}, selection: {run['selection']}"
+            f", attention: {run.get('attention', 'blocks')}")
 
 
 def length(run):

@@ -2,7 +2,8 @@
 // stage: forward only, forward + capture of the query rows (--queries, the last by default;
 // attention rows and values copied out, nothing computed on them), and full analyze (the
 // geometry on every head; on a
-// GPU with its placement: --layer-workers, --cpu-deviations, --cpu-selection, and also with
+// GPU with its placement: --layer-workers, --cpu-deviations, --cpu-selection, and
+// --blocked-attention for the attention kernels; and also with
 // the sequences back to back, each forward pass beside the analysis of the one before).
 // Prints one JSON object; bench/run_bench.py drives it across models, lengths and
 // precisions, each in a fresh process so peak RSS is per configuration.
@@ -62,6 +63,7 @@ struct BenchFlags {
   QuerySelection queries;  // the rows capture and analyze take
   int threads = 0;
   GpuAnalysisPlacement gpu;  // --layer-workers, --cpu-deviations, --cpu-selection
+  bool blocked_attention = false;
 };
 
 struct StageResult {
@@ -95,6 +97,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag_callback(
       "--cpu-selection", [f] { f->gpu.gpu_selection = false; },
       "on a GPU, compute the selection metrics and envelopes on the CPU as without one");
+  cmd->add_flag("--blocked-attention", f->blocked_attention,
+                "on a GPU in bf16, attention by query blocks with their scores in GPU memory, as in fp32, "
+                "instead of the fused kernel");
   add_precision_options(*cmd, f->precision);
   cmd->callback([f] {
     apply_thread_count(f->threads);
@@ -120,11 +125,12 @@ void add_bench_command(CLI::App& app) {
     }
     EngineOptions options = resolve_compute(f->precision);
     options.timed = true;
+    options.blocked_attention = f->blocked_attention;
     if (options.device != Device::kCuda &&
-        (f->gpu.layer_workers != 0 || !f->gpu.gpu_deviations || !f->gpu.gpu_selection)) {
+        (f->gpu.layer_workers != 0 || !f->gpu.gpu_deviations || !f->gpu.gpu_selection || f->blocked_attention)) {
       std::fprintf(stderr,
-                   "attngeom: warning: --layer-workers, --cpu-deviations and --cpu-selection have no effect on the "
-                   "CPU\n");
+                   "attngeom: warning: --layer-workers, --cpu-deviations, --cpu-selection and --blocked-attention "
+                   "have no effect on the CPU\n");
     }
     Engine engine(c, checkpoint.weights(), options);
     Transformer& model = engine.model();
@@ -162,6 +168,7 @@ void add_bench_command(CLI::App& app) {
       out["layer_workers"] = sequences.layer_workers();
       out["deviations"] = f->gpu.gpu_deviations ? "gpu" : "cpu";
       out["selection"] = f->gpu.gpu_selection ? "gpu" : "cpu";
+      out["attention"] = engine.gpu_attention(f->seq_len, request.capture_rows.size());
     }
     // Per sequence, the repeats run back to back as analyze runs a corpus: each forward pass
     // beside the analysis of the sequence before.

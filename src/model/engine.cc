@@ -8,6 +8,7 @@
 #include "ops/precision_choice.h"
 #include "util/error.h"
 #if ATTNGEOM_WITH_CUDA
+#include "ops/attention_tiles.h"
 #include "ops/cuda_backend.h"
 #endif
 
@@ -56,7 +57,9 @@ std::unique_ptr<Backend> open_cuda(const ModelConfig& config, const Weights& wei
                   static_cast<double>(gpu.free_bytes) / kGiB, static_cast<double>(gpu.total_bytes) / kGiB);
     throw SettingError({setting("device"), " cuda:" + std::to_string(options.gpu) + ": " + sizes});
   }
-  return make_cuda_backend({options.precision, options.gpu, timings});
+  CudaOptions cuda{options.precision, options.gpu, timings};
+  cuda.fused_attention = !options.blocked_attention;
+  return make_cuda_backend(cuda);
 }
 #endif
 
@@ -184,6 +187,7 @@ std::uint64_t gpu_forward_bytes(const ModelConfig& c, int seq, std::size_t captu
 Engine::Engine(const ModelConfig& config, const Weights& weights, const EngineOptions& options)
     : device_(options.device),
       gpu_(options.gpu),
+      blocked_attention_(options.blocked_attention),
       backend_(open_backend(config, weights, options, timed_, device_timings_, gpu_name_)),
       weights_(upload_weights(config, weights, *backend_)),
       model_(config, weights_, *backend_) {}
@@ -196,6 +200,19 @@ std::uint64_t Engine::gpu_need_bytes(int seq, std::size_t capture_rows, std::siz
          analysis_bytes;
 }
 #endif
+
+std::string Engine::gpu_attention(int seq, std::size_t capture_rows) const {
+#if ATTNGEOM_WITH_CUDA
+  if (device_ != Device::kCuda) return {};
+  const bool fused =
+      backend_->precision() == Precision::kBf16 && !blocked_attention_ &&
+      fused_attention_fits(model_.config().head_dim, cuda_device_info(gpu_).shared_bytes_per_block, capture_rows, seq);
+  return fused ? "fused" : "blocks";
+#else
+  (void)seq, (void)capture_rows;
+  return {};
+#endif
+}
 
 bool Engine::fits_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows,
                              std::uint64_t analysis_bytes) const {

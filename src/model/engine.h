@@ -45,6 +45,7 @@ struct EngineOptions {
   bool timed = false;                           // time the linear products (linear_timings)
   int gpu = 0;                                  // kCuda: the GPU's ordinal
   bool gpu_named = false;                       // kCuda: "cuda:N", the GPU chosen by the user
+  bool blocked_attention = false;               // kCuda: attention in query blocks, not fused (bench)
 };
 
 // The compute settings as text ("cpu" | "cuda" | "cuda:N"; ops/precision_choice.h's precision
@@ -87,6 +88,10 @@ class Engine {
   // whose memory analyze's pre-flight checks.
   void check_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows,
                         std::uint64_t analysis_bytes = 0) const;
+  // On a GPU, which attention kernels a layer of `seq` tokens with `capture_rows` captured
+  // rows takes: "fused" (bf16, ops/attention_tiles.h fused_attention_fits) or "blocks"
+  // (docs/gpu.md); empty on the CPU.
+  std::string gpu_attention(int seq, std::size_t capture_rows) const;
   // Whether check_gpu_memory would pass (always on the CPU).
   bool fits_gpu_memory(int seq, std::size_t capture_rows, std::size_t logit_rows, std::uint64_t analysis_bytes) const;
 
@@ -96,6 +101,7 @@ class Engine {
                                std::uint64_t analysis_bytes) const;
   Device device_;
   int gpu_ = 0;
+  bool blocked_attention_ = false;
   std::string gpu_name_;
   const TimedLinearBackend* timed_ = nullptr;      // the CPU's timed products
   std::unique_ptr<LinearTimings> device_timings_;  // a GPU's, when timed

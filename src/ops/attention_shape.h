@@ -3,6 +3,7 @@
 
 #include <cstddef>
 
+#include "ops/attention_tiles.h"
 #include "util/gqa.h"
 
 namespace attngeom {
@@ -18,9 +19,7 @@ struct AttentionShape {
 };
 
 // Keys visible to query row i: [first_key(i), i].
-inline int first_visible_key(const AttentionShape& shape, int i) {
-  return shape.window > 0 && i - shape.window + 1 > 0 ? i - shape.window + 1 : 0;
-}
+inline int first_visible_key(const AttentionShape& shape, int i) { return first_visible_key(i, shape.window); }
 
 inline int kv_head_of(const AttentionShape& shape, int head) { return kv_head_of(head, shape.heads, shape.kv_heads); }
 

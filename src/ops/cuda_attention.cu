@@ -2,6 +2,7 @@
 // per query row of one head, the same steps as ops/attention.cc attend_one_head.
 #include <cmath>
 
+#include "ops/attention_tiles.h"
 #include "ops/cuda_block_reduce.cuh"
 #include "ops/cuda_kernels.h"
 
@@ -77,10 +78,9 @@ __global__ void softmax_kernel(SoftmaxBlock b) {
   __shared__ int shared_int[kMaxWarps];
   const int i = blockIdx.x;
   const int local_head = blockIdx.y;
-  const int query = b.r0 + i;
+  const int query = b.queries != nullptr ? b.queries[i] : b.r0 + i;
   float* row = b.scores + (static_cast<std::int64_t>(local_head) * b.rows + i) * b.keys;
-  const int first = b.window > 0 && query - b.window + 1 > 0 ? query - b.window + 1 : 0;
-  const int lo = first - b.key0;
+  const int lo = first_visible_key(query, b.window) - b.key0;
   const int hi = query - b.key0 + 1;  // exclusive
 
   float max_value = -INFINITY;

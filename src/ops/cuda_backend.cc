@@ -33,13 +33,15 @@ class CudaBackend final : public Backend {
       : device_(options.device),
         precision_(options.precision),
         timings_(options.timings),
-        score_bytes_(options.attention_score_bytes) {
+        score_bytes_(options.attention_score_bytes),
+        fused_attention_(options.fused_attention) {
     use_device();
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(blas().create(&blas_), "cublasCreate");
     check(blas().set_stream(blas_, stream_), "cublasSetStream");
     // The default math mode never rounds fp32 products to TF32 (that takes CUBLAS_TF32_TENSOR_OP_MATH).
     check(blas().set_math_mode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    shared_limit_ = cuda_device_info(device_).shared_bytes_per_block;
   }
   ~CudaBackend() override {
     cudaSetDevice(device_);  // as in the other CUDA objects' destructors
@@ -315,8 +317,8 @@ class CudaBackend final : public Backend {
     timings_->flops += flops;
   }
 
-  void score_products(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0, int keys,
-                      float* scores);
+  void score_products(const AttentionCall& call, const std::uint16_t* q_bf16, int head_begin, int heads, int r0,
+                      int rows, int key0, int keys, float* scores);
   void weighted_sums(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0, int keys,
                      const float* probs, const std::uint16_t* probs_bf16);
 
@@ -327,6 +329,8 @@ class CudaBackend final : public Backend {
   Precision precision_;
   LinearTimings* timings_;
   std::size_t score_bytes_;
+  bool fused_attention_;
+  std::size_t shared_limit_ = 0;  // bytes of shared memory a kernel's block may ask for
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   std::vector<std::unique_ptr<void, DeviceFree>> weights_;
@@ -334,15 +338,17 @@ class CudaBackend final : public Backend {
   Scratch<float> normed_, staging_, scores_, captured_;
   Scratch<float, HostFree> captured_host_;
   Scratch<std::uint16_t> x_bf16_, q_bf16_, k_bf16_, v_bf16_, probs_bf16_;
-  Scratch<int> ints_, topn_, capture_index_;
+  Scratch<int> ints_, topn_, capture_index_, capture_queries_;
+  Scratch<std::uint16_t> gathered_q_bf16_;
   Scratch<float> gates_, row_weights_;
   Scratch<unsigned long long> counter_;
 };
 
 // scores[h - head_begin, i, j] = scale * q[r0 + i, h] . k[key0 + j, kv(h)], one strided batch
-// per position in the kv group (heads h = g * group + j share kv head g).
-void CudaBackend::score_products(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0,
-                                 int keys, float* scores) {
+// per position in the kv group (heads h = g * group + j share kv head g). In bf16, q's rows are
+// those of q_bf16 [*, heads * head_dim]; in fp32, call.q's.
+void CudaBackend::score_products(const AttentionCall& call, const std::uint16_t* q_bf16, int head_begin, int heads,
+                                 int r0, int rows, int key0, int keys, float* scores) {
   const AttentionShape& s = call.shape;
   const int group = s.heads / s.kv_heads;
   const int d = s.head_dim;
@@ -356,7 +362,7 @@ void CudaBackend::score_products(const AttentionCall& call, int head_begin, int 
     if (precision_ == Precision::kBf16) {
       check(blas().gemm_strided_batched_ex(blas_, CUBLAS_OP_T, CUBLAS_OP_N, keys, rows, d, &s.scale,
                                            k_bf16_.data() + k_offset, CUDA_R_16BF, static_cast<int>(kv_stride), d,
-                                           q_bf16_.data() + q_offset, CUDA_R_16BF, static_cast<int>(q_stride),
+                                           q_bf16 + q_offset, CUDA_R_16BF, static_cast<int>(q_stride),
                                            static_cast<long long>(group) * d, &zero, c, CUDA_R_32F, keys,
                                            group * head_scores, heads / group, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmStridedBatchedEx (attention scores, bf16)");
@@ -433,20 +439,45 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
                         v_bf16_.at_least(static_cast<std::size_t>(call.v->numel())), call.v->numel(), stream_),
           "the to bf16 kernel");
   }
+  // In bf16 without top-N, every row's output comes from the fused kernel, and the blocks
+  // below only take the captured rows' probabilities, from their gathered queries.
+  const bool fused =
+      bf16 && fused_attention_ && !topn && fused_attention_fits(s.head_dim, shared_limit_, captured_rows, s.seq);
+  const std::uint16_t* q_rows = bf16 ? q_bf16_.data() : nullptr;
+  const int* queries = nullptr;
+  if (fused) {
+    const cuda::FusedAttention all{q_bf16_.data(), k_bf16_.data(), v_bf16_.data(), call.out->data(kCuda),
+                                   s.seq,          s.heads,        s.kv_heads,     s.head_dim,
+                                   s.window,       s.scale,        s.softcap};
+    check(cuda::fused_attention(all, stream_), "the fused attention kernel");
+    if (capturing) {
+      // The captured rows of the bf16 queries, moved as 32-bit words (two bf16 each: head_dim is even).
+      const std::int64_t words = static_cast<std::int64_t>(s.heads) * s.head_dim / 2;
+      queries = capture_queries_.upload(call.capture_rows, stream_);
+      std::uint16_t* gathered = gathered_q_bf16_.at_least(captured_rows * static_cast<std::size_t>(words) * 2);
+      check(cuda::gather_rows(reinterpret_cast<const float*>(q_bf16_.data()), words, queries,
+                              static_cast<int>(captured_rows), reinterpret_cast<float*>(gathered), stream_),
+            "the gather rows kernel");
+      q_rows = gathered;
+    }
+  }
+  // The blocks' query rows: every row, or (fused) the captured rows, queries[r] for r < row_count.
+  const int row_count = fused ? static_cast<int>(captured_rows) : s.seq;
+  const auto query_of = [&](int r) { return fused ? call.capture_rows[static_cast<std::size_t>(r)] : r; };
   const std::size_t block_rows = score_block_rows(score_bytes_, static_cast<std::size_t>(block_heads), seq);
   const std::size_t block_scores = static_cast<std::size_t>(block_heads) * block_rows * seq;
-  float* scores = scores_.at_least(block_scores);
-  std::uint16_t* probs_bf16 = bf16 ? probs_bf16_.at_least(block_scores) : nullptr;
+  float* scores = row_count > 0 ? scores_.at_least(block_scores) : nullptr;
+  std::uint16_t* probs_bf16 = bf16 && !fused ? probs_bf16_.at_least(block_scores) : nullptr;
   const std::size_t head_rows = captured_rows * seq;  // [rows, seq] per head
 
   for (int begin = 0; begin < s.heads; begin += block_heads) {
     const int end = std::min(begin + block_heads, s.heads);
     float* captured = capturing ? captured_.at_least(static_cast<std::size_t>(block_heads) * head_rows) : nullptr;
-    for (int r0 = 0; r0 < s.seq; r0 += static_cast<int>(block_rows)) {
-      const int rows = std::min(static_cast<int>(block_rows), s.seq - r0);
-      const int key0 = first_visible_key(s, r0);
-      const int keys = r0 + rows - key0;
-      score_products(call, begin, end - begin, r0, rows, key0, keys, scores);
+    for (int r0 = 0; r0 < row_count; r0 += static_cast<int>(block_rows)) {
+      const int rows = std::min(static_cast<int>(block_rows), row_count - r0);
+      const int key0 = first_visible_key(s, query_of(r0));
+      const int keys = query_of(r0 + rows - 1) + 1 - key0;
+      score_products(call, q_rows, begin, end - begin, r0, rows, key0, keys, scores);
       cuda::SoftmaxBlock block;
       block.scores = scores;
       block.heads = end - begin;
@@ -462,9 +493,10 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
       block.captured = captured;
       block.captured_rows = static_cast<int>(captured_rows);
       block.seq = s.seq;
+      block.queries = fused ? queries + r0 : nullptr;
       block.probs_bf16 = probs_bf16;
       check(cuda::attention_softmax(block, stream_), "the attention softmax kernel");
-      weighted_sums(call, begin, end - begin, r0, rows, key0, keys, scores, probs_bf16);
+      if (!fused) weighted_sums(call, begin, end - begin, r0, rows, key0, keys, scores, probs_bf16);
     }
     if (capturing) {
       const std::size_t count = static_cast<std::size_t>(end - begin) * head_rows;

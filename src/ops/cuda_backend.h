@@ -20,6 +20,9 @@ struct CudaOptions {
   // Attention takes as many query rows at a time as keep their fp32 scores [heads, rows, seq]
   // within this (at least one row), so its memory stays linear in the sequence length.
   std::size_t attention_score_bytes = std::size_t{256} << 20;
+  // bf16 attention without top-N takes every row's output from one fused kernel that keeps no
+  // scores (cuda_kernels.h fused_attention), where the head dimension allows; false: the blocks.
+  bool fused_attention = true;
 };
 
 // The first use of a GPU opens it on the calling thread; every op runs on one stream and the
@@ -31,6 +34,7 @@ struct CudaDeviceInfo {
   std::string name;
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
+  std::size_t shared_bytes_per_block = 0;  // the most shared memory one block of a kernel may ask for
 };
 // How many CUDA GPUs are visible; 0 with the reason in `why` when none is.
 int cuda_device_count(std::string& why);

@@ -39,6 +39,7 @@ CudaDeviceInfo cuda_device_info(int device) {
   check(cudaSetDevice(device), "cudaSetDevice");  // cudaMemGetInfo reads the current GPU
   CudaDeviceInfo info;
   info.name = properties.name;
+  info.shared_bytes_per_block = properties.sharedMemPerBlockOptin;
   const cudaError_t status_memory = cudaMemGetInfo(&info.free_bytes, &info.total_bytes);
   check(cudaSetDevice(current), "cudaSetDevice");
   check(status_memory, "cudaMemGetInfo");

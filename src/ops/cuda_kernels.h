@@ -63,9 +63,10 @@ cudaError_t heads_major(const float* x, int seq, int heads, int head_dim, float*
 cudaError_t scale_heads(float* out, int seq, int heads, int head_dim, const float* gates, cudaStream_t stream);
 
 // One query block's rows of the heads [head_begin, head_begin + heads) after their scores:
-// in place on scores [heads, rows, keys] (query r0 + i against key key0 + j, already scaled),
-// the soft-cap when set, the causal and window mask, softmax, then each head's top-N keys
-// when topn[head] > 0 (ops/attention.h keep_top_n). Masked keys become exact zeros.
+// in place on scores [heads, rows, keys] (query r0 + i, or queries[i], against key key0 + j,
+// already scaled), the soft-cap when set, the causal and window mask, softmax, then each
+// head's top-N keys when topn[head] > 0 (ops/attention.h keep_top_n). Masked keys become
+// exact zeros.
 struct SoftmaxBlock {
   float* scores = nullptr;
   int heads = 0;
@@ -83,8 +84,30 @@ struct SoftmaxBlock {
   float* captured = nullptr;
   int captured_rows = 0;
   int seq = 0;
+  // The block's query rows when they are not r0 + i: queries[i] (ascending), or null.
+  const int* queries = nullptr;
   std::uint16_t* probs_bf16 = nullptr;  // [heads, rows, keys]: the probabilities rounded to bf16, or null
 };
 cudaError_t attention_softmax(const SoftmaxBlock& block, cudaStream_t stream);
+
+// Attention of every query row in bf16 without keeping its scores (cuda_fused_attention.cu):
+// out[i, h] = sum_j p(i, j) v[j, kv(h)] with the causal and window mask and the soft-cap as
+// in SoftmaxBlock, scores from bf16 products with fp32 sums, a running softmax
+// (ops/attention_tiles.h) whose weights are rounded to bf16 for their products with v.
+// Where ops/attention_tiles.h fused_attention_fits; no top-N.
+struct FusedAttention {
+  const std::uint16_t* q = nullptr;  // [seq, heads * head_dim] bf16 bits
+  const std::uint16_t* k = nullptr;  // [seq, kv_heads * head_dim] bf16 bits
+  const std::uint16_t* v = nullptr;  // [seq, kv_heads * head_dim] bf16 bits
+  float* out = nullptr;              // [seq, heads * head_dim]
+  int seq = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int window = 0;
+  float scale = 1;
+  float softcap = 0;
+};
+cudaError_t fused_attention(const FusedAttention& attention, cudaStream_t stream);
 
 }  // namespace attngeom::cuda

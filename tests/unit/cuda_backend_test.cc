@@ -413,6 +413,49 @@ TEST_F(CudaBackendTest, AttentionInBf16MatchesTheCpusBf16) {
   }
 }
 
+// The fused bf16 kernel against the blocks, which take the same bf16 products whole. Each side
+// rounds each weight once to bf16 (the fused kernel exp(s - max) before dividing by the sum,
+// the blocks the probability), each within 2^-8 p of the exact weight, so the two differ by at
+// most 2^-7 p and an output by at most 2^-7 max|v|, beside the fp32 sums' order. Captured rows
+// come from the same softmax kernel, on products of the gathered queries.
+TEST_F(CudaBackendTest, FusedAttentionMatchesTheBlocksInBf16) {
+  Side fused{make_cuda_backend({Precision::kBf16, 0, nullptr, std::size_t{40000}, true})};
+  Side blocks{make_cuda_backend({Precision::kBf16, 0, nullptr, std::size_t{256} << 20, false})};
+  std::size_t differing = 0;  // outputs of the longest sequences that are not the blocks' bit for bit
+  for (const int head_dim : {16, 64, 80, 96, 128, 256}) {
+    for (const int kv_heads : {2, 8}) {
+      if (kv_heads == 8 && head_dim != 64) continue;
+      for (const int seq : {1, 100, 1000}) {
+        for (const int window : {0, 37, 100}) {
+          const AttentionShape shape{seq, 8, kv_heads, head_dim, window, 1.0f / std::sqrt(float(head_dim)), 0};
+          AttentionCase c{"fused", shape, {}, {}, {}, 0};
+          if (head_dim == 80) c.shape.softcap = 3.0f;
+          c.capture = seq > 5 ? std::vector<int>{0, 5, seq - 1} : std::vector<int>{seq - 1};
+          const AttentionInputs in = random_inputs(c, static_cast<unsigned>(seq + head_dim + window));
+          std::vector<float> out[2], captured[2];
+          run_attention(blocks, c, in, out[0], captured[0]);
+          run_attention(fused, c, in, out[1], captured[1]);
+          const std::string what = "head_dim " + std::to_string(head_dim) + ", kv heads " + std::to_string(kv_heads) +
+                                   ", seq " + std::to_string(seq) + ", window " + std::to_string(window);
+          double largest_v = 0;
+          for (const float x : in.v) largest_v = std::max(largest_v, static_cast<double>(std::abs(x)));
+          for (std::size_t i = 0; i < out[0].size(); ++i) {
+            ASSERT_NEAR(out[1][i], out[0][i], 2 * kBf16Eps * largest_v) << what << ": output " << i;
+            if (seq == 1000 && out[1][i] != out[0][i]) ++differing;
+          }
+          expect_close(captured[1], captured[0], 64 * head_dim * kEps, what + ": captured rows");
+          for (std::size_t i = 0; i < captured[0].size(); ++i) {
+            if (captured[0][i] == 0.0f) {
+              ASSERT_EQ(captured[1][i], 0.0f) << what << " at " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(differing, 0u) << "the fused kernel did not run: every output is the blocks' own";
+}
+
 // Needs no GPU: cuBLAS is opened at run time, and each entry point must resolve.
 TEST(CublasLibrary, OpensWithEveryEntryPoint) {
   const CublasLibrary& library = cublas_library();
