@@ -21,14 +21,15 @@ inline constexpr int kFusedPadBf16 = 8;
 inline constexpr int kFusedPadFloat = 4;
 inline constexpr int kFusedMaxHeadDim = 256;
 
-// Its shared memory for head dimension d: the Q, K and V tiles [64, d + 8] bf16; per warp its
-// scores [16, 68] fp32, its weights [16, 72] bf16, its output sums [16, d + 4] fp32 and one
-// product [16, 20] fp32. Each region is a multiple of 128 bytes when d is a multiple of 16.
+// Its shared memory for head dimension d: the K and V tiles [64, d + 8] bf16 (the Q tile passes
+// through the K tile into registers first); per warp its scores [16, 68] fp32, its weights
+// [16, 72] bf16, its output sums [16, d + 4] fp32 and one product [16, 20] fp32. Each region is
+// a multiple of 128 bytes when d is a multiple of 16; two blocks fit an SM of 228 KiB up to d = 128.
 inline constexpr std::size_t fused_attention_shared_bytes(int d) {
   const auto tile = static_cast<std::size_t>(d + kFusedPadBf16) * 2;
   const auto per_warp_floats = static_cast<std::size_t>(kFusedTileKeys + kFusedPadFloat) +  // scores
                                static_cast<std::size_t>(d + kFusedPadFloat) + 16 + kFusedPadFloat;
-  return 3 * kFusedTileRows * tile + kFusedWarps * 16 * (per_warp_floats * 4 + (kFusedTileKeys + kFusedPadBf16) * 2);
+  return 2 * kFusedTileKeys * tile + kFusedWarps * 16 * (per_warp_floats * 4 + (kFusedTileKeys + kFusedPadBf16) * 2);
 }
 
 // Whether the fused kernel takes a layer's bf16 attention without top-N: a head dimension that

@@ -23,6 +23,8 @@ constexpr int kKeyBlocks = kKeys / 16;
 constexpr int kScoreLd = kKeys + kFusedPadFloat;
 constexpr int kWeightLd = kKeys + kFusedPadBf16;
 constexpr int kProductLd = 16 + kFusedPadFloat;
+constexpr int kMaxDimBlocks = kFusedMaxHeadDim / 16;
+static_assert(kFusedTileRows == kFusedTileKeys, "the Q tile passes through the K tile");
 
 using Accumulator = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 using RowsA = wmma::fragment<wmma::matrix_a, 16, 16, 16, Bf16, wmma::row_major>;
@@ -46,8 +48,6 @@ __global__ void __launch_bounds__(kThreads) fused_attention_kernel(FusedAttentio
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // The regions of fused_attention_shared_bytes(d), each a multiple of 128 bytes long.
   unsigned char* at = shared;
-  Bf16* q_tile = reinterpret_cast<Bf16*>(at);  // [64, ld]
-  at += kFusedTileRows * ld * sizeof(Bf16);
   Bf16* k_tile = reinterpret_cast<Bf16*>(at);  // [64, ld]
   at += kKeys * ld * sizeof(Bf16);
   Bf16* v_tile = reinterpret_cast<Bf16*>(at);  // [64, ld]
@@ -70,8 +70,15 @@ __global__ void __launch_bounds__(kThreads) fused_attention_kernel(FusedAttentio
   const Bf16* k = reinterpret_cast<const Bf16*>(a.k) + static_cast<long long>(kv) * d;
   const Bf16* v = reinterpret_cast<const Bf16*>(a.v) + static_cast<long long>(kv) * d;
 
-  load_rows(q_tile, ld, q, q_stride, q0, kFusedTileRows, a.seq, d);
+  // The warp's 16 query rows stay in registers, d / 16 fragments, staged through the K tile.
+  load_rows(k_tile, ld, q, q_stride, q0, kFusedTileRows, a.seq, d);
   for (int i = lane; i < 16 * sums_ld; i += 32) sums[i] = 0.0f;
+  __syncthreads();
+  RowsA qa[kMaxDimBlocks];
+#pragma unroll
+  for (int c = 0; c < kMaxDimBlocks; ++c) {
+    if (c < d / 16) wmma::load_matrix_sync(qa[c], k_tile + warp * 16 * ld + c * 16, ld);
+  }
 
   // Each lane keeps half of one row: row `row` of the warp's 16, keys half * 32 + [0, 32) of a tile.
   const int row = lane / 2, half = lane % 2;
@@ -79,23 +86,23 @@ __global__ void __launch_bounds__(kThreads) fused_attention_kernel(FusedAttentio
   RunningSoftmax softmax;
   const int end = q0 + kFusedTileRows < a.seq ? q0 + kFusedTileRows : a.seq;  // keys after end - 1 are masked for all
   for (int k0 = first_visible_key(q0, a.window); k0 < end; k0 += kKeys) {
-    __syncthreads();  // every warp is done with the previous tile (and Q is loaded)
+    __syncthreads();  // every warp is done with the previous tile (and with Q in the K tile)
     load_rows(k_tile, ld, k, kv_stride, k0, kKeys, end, d);
     load_rows(v_tile, ld, v, kv_stride, k0, kKeys, end, d);
     __syncthreads();
 
-    // scores[16, 64] = Q[warp's rows] K[tile]^T, each Q fragment loaded once
+    // scores[16, 64] = Q[warp's rows] K[tile]^T
     Accumulator blocks[kKeyBlocks];
 #pragma unroll
     for (int n = 0; n < kKeyBlocks; ++n) wmma::fill_fragment(blocks[n], 0.0f);
-    for (int c = 0; c < d / 16; ++c) {
-      RowsA qa;
-      wmma::load_matrix_sync(qa, q_tile + warp * 16 * ld + c * 16, ld);
+#pragma unroll
+    for (int c = 0; c < kMaxDimBlocks; ++c) {
+      if (c >= d / 16) break;
 #pragma unroll
       for (int n = 0; n < kKeyBlocks; ++n) {
         wmma::fragment<wmma::matrix_b, 16, 16, 16, Bf16, wmma::col_major> kb;
         wmma::load_matrix_sync(kb, k_tile + n * 16 * ld + c * 16, ld);
-        wmma::mma_sync(blocks[n], qa, kb, blocks[n]);
+        wmma::mma_sync(blocks[n], qa[c], kb, blocks[n]);
       }
     }
 #pragma unroll
