@@ -146,10 +146,14 @@ __global__ void __launch_bounds__(kThreads) fused_attention_kernel(FusedAttentio
   }
 
   const double total = softmax.sum + __shfl_xor_sync(0xffffffffu, softmax.sum, 1);
-  if (query < a.seq) {
-    const float inverse = static_cast<float>(1.0 / total);
-    float* out = a.out + query * q_stride + static_cast<long long>(head) * d;
-    for (int j = half; j < d; j += 2) out[j] = sums[row * sums_ld + j] * inverse;
+  const float inverse = query < a.seq ? static_cast<float>(1.0 / total) : 0.0f;
+  // The warp writes its rows one at a time, its lanes along the row.
+  for (int r = 0; r < 16; ++r) {
+    const float row_inverse = __shfl_sync(0xffffffffu, inverse, 2 * r);
+    const int i = q0 + warp * 16 + r;
+    if (i >= a.seq) break;
+    float* out = a.out + i * q_stride + static_cast<long long>(head) * d;
+    for (int j = lane; j < d; j += 32) out[j] = sums[r * sums_ld + j] * row_inverse;
   }
 }
 
