@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/cublas_library.h"
+#include "ops/cuda_attention_products.h"
 #include "ops/cuda_kernels.h"
 #include "ops/cuda_memory.h"
 #include "ops/elementwise.h"
@@ -317,11 +318,6 @@ class CudaBackend final : public Backend {
     timings_->flops += flops;
   }
 
-  void score_products(const AttentionCall& call, const std::uint16_t* q_bf16, int head_begin, int heads, int r0,
-                      int rows, int key0, int keys, float* scores);
-  void weighted_sums(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0, int keys,
-                     const float* probs, const std::uint16_t* probs_bf16);
-
   // Every op first makes this GPU current on the calling thread (a no-op when it is).
   void use_device() const { check(cudaSetDevice(device_), "cudaSetDevice"); }
 
@@ -343,67 +339,6 @@ class CudaBackend final : public Backend {
   Scratch<float> gates_, row_weights_;
   Scratch<unsigned long long> counter_;
 };
-
-// scores[h - head_begin, i, j] = scale * q[r0 + i, h] . k[key0 + j, kv(h)], one strided batch
-// per position in the kv group (heads h = g * group + j share kv head g). In bf16, q's rows are
-// those of q_bf16 [*, heads * head_dim]; in fp32, call.q's.
-void CudaBackend::score_products(const AttentionCall& call, const std::uint16_t* q_bf16, int head_begin, int heads,
-                                 int r0, int rows, int key0, int keys, float* scores) {
-  const AttentionShape& s = call.shape;
-  const int group = s.heads / s.kv_heads;
-  const int d = s.head_dim;
-  const long long q_stride = static_cast<long long>(s.heads) * d, kv_stride = static_cast<long long>(s.kv_heads) * d;
-  const long long head_scores = static_cast<long long>(rows) * keys;
-  const float zero = 0.0f;
-  for (int j = 0; j < group; ++j) {
-    const long long q_offset = r0 * q_stride + static_cast<long long>(head_begin + j) * d;
-    const long long k_offset = key0 * kv_stride + static_cast<long long>(head_begin / group) * d;
-    float* c = scores + j * head_scores;
-    if (precision_ == Precision::kBf16) {
-      check(blas().gemm_strided_batched_ex(blas_, CUBLAS_OP_T, CUBLAS_OP_N, keys, rows, d, &s.scale,
-                                           k_bf16_.data() + k_offset, CUDA_R_16BF, static_cast<int>(kv_stride), d,
-                                           q_bf16 + q_offset, CUDA_R_16BF, static_cast<int>(q_stride),
-                                           static_cast<long long>(group) * d, &zero, c, CUDA_R_32F, keys,
-                                           group * head_scores, heads / group, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-            "cublasGemmStridedBatchedEx (attention scores, bf16)");
-    } else {
-      check(blas().sgemm_strided_batched(
-                blas_, CUBLAS_OP_T, CUBLAS_OP_N, keys, rows, d, &s.scale, call.k->data(kCuda) + k_offset,
-                static_cast<int>(kv_stride), d, call.q->data(kCuda) + q_offset, static_cast<int>(q_stride),
-                static_cast<long long>(group) * d, &zero, c, keys, group * head_scores, heads / group),
-            "cublasSgemmStridedBatched (attention scores)");
-    }
-  }
-}
-
-// out[r0 + i, h] = sum_j probs[h - head_begin, i, j] v[key0 + j, kv(h)]
-void CudaBackend::weighted_sums(const AttentionCall& call, int head_begin, int heads, int r0, int rows, int key0,
-                                int keys, const float* probs, const std::uint16_t* probs_bf16) {
-  const AttentionShape& s = call.shape;
-  const int group = s.heads / s.kv_heads;
-  const int d = s.head_dim;
-  const long long q_stride = static_cast<long long>(s.heads) * d, kv_stride = static_cast<long long>(s.kv_heads) * d;
-  const long long head_scores = static_cast<long long>(rows) * keys;
-  const float one = 1.0f, zero = 0.0f;
-  for (int j = 0; j < group; ++j) {
-    const long long v_offset = key0 * kv_stride + static_cast<long long>(head_begin / group) * d;
-    float* out = call.out->data(kCuda) + r0 * q_stride + static_cast<long long>(head_begin + j) * d;
-    if (probs_bf16 != nullptr) {
-      check(blas().gemm_strided_batched_ex(
-                blas_, CUBLAS_OP_N, CUBLAS_OP_N, d, rows, keys, &one, v_bf16_.data() + v_offset, CUDA_R_16BF,
-                static_cast<int>(kv_stride), d, probs_bf16 + j * head_scores, CUDA_R_16BF, keys, group * head_scores,
-                &zero, out, CUDA_R_32F, static_cast<int>(q_stride), static_cast<long long>(group) * d, heads / group,
-                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-            "cublasGemmStridedBatchedEx (attention outputs, bf16)");
-    } else {
-      check(blas().sgemm_strided_batched(blas_, CUBLAS_OP_N, CUBLAS_OP_N, d, rows, keys, &one,
-                                         call.v->data(kCuda) + v_offset, static_cast<int>(kv_stride), d,
-                                         probs + j * head_scores, keys, group * head_scores, &zero, out,
-                                         static_cast<int>(q_stride), static_cast<long long>(group) * d, heads / group),
-            "cublasSgemmStridedBatched (attention outputs)");
-    }
-  }
-}
 
 void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& sink) {
   use_device();
@@ -461,6 +396,8 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
       q_rows = gathered;
     }
   }
+  const std::uint16_t* k_rows = bf16 ? k_bf16_.data() : nullptr;
+  const std::uint16_t* v_rows = bf16 ? v_bf16_.data() : nullptr;
   // The blocks' query rows: every row, or (fused) the captured rows, queries[r] for r < row_count.
   const int row_count = fused ? static_cast<int>(captured_rows) : s.seq;
   const auto query_of = [&](int r) { return fused ? call.capture_rows[static_cast<std::size_t>(r)] : r; };
@@ -477,7 +414,8 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
       const int rows = std::min(static_cast<int>(block_rows), row_count - r0);
       const int key0 = first_visible_key(s, query_of(r0));
       const int keys = query_of(r0 + rows - 1) + 1 - key0;
-      score_products(call, q_rows, begin, end - begin, r0, rows, key0, keys, scores);
+      const AttentionBlock query_block{begin, r0, rows, key0, keys};  // head: the first of end - begin
+      cuda::score_products(blas_, call, query_block, end - begin, q_rows, k_rows, scores);
       cuda::SoftmaxBlock block;
       block.scores = scores;
       block.heads = end - begin;
@@ -496,7 +434,7 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
       block.queries = fused ? queries + r0 : nullptr;
       block.probs_bf16 = probs_bf16;
       check(cuda::attention_softmax(block, stream_), "the attention softmax kernel");
-      if (!fused) weighted_sums(call, begin, end - begin, r0, rows, key0, keys, scores, probs_bf16);
+      if (!fused) cuda::weighted_sums(blas_, call, query_block, end - begin, scores, probs_bf16, v_rows);
     }
     if (capturing) {
       const std::size_t count = static_cast<std::size_t>(end - begin) * head_rows;
