@@ -12,7 +12,7 @@ namespace attngeom {
 int concurrent_layer_workers(int threads) { return std::clamp(threads / 4, 1, 4); }
 
 ObserverQueue::ObserverQueue(ForwardObserver& observer, std::size_t max_pending_bytes, int workers)
-    : observer_(&observer), max_pending_bytes_(max_pending_bytes) {
+    : observer_(&observer), max_pending_bytes_(max_pending_bytes), copies_(FloatCopies::make(max_pending_bytes)) {
   // A new thread starts from OpenMP's initial thread count, not the caller's (--threads).
   const int threads = omp_get_max_threads();
   if (workers <= 0) workers = observer.layers_concurrent() ? concurrent_layer_workers(threads) : 1;
@@ -118,7 +118,7 @@ void ObserverQueue::on_values(int layer, const ValueStates& values) {
   ATTNGEOM_CHECK(values.space == MemorySpace::kHost);
   const std::size_t count = static_cast<std::size_t>(values.kv_heads) * static_cast<std::size_t>(values.seq) *
                             static_cast<std::size_t>(values.head_dim);
-  last_values_ = std::make_shared<const std::vector<float>>(values.values, values.values + count);
+  last_values_ = copies_->copy(values.values, count);
   ValueStates shape = values;
   shape.values = last_values_->data();
   enqueue(layer, count * sizeof(float), [layer, shape, copy = last_values_](ForwardObserver& observer) {
@@ -131,7 +131,7 @@ void ObserverQueue::on_attention(int layer, const AttentionRows& rows) {
   ATTNGEOM_CHECK(rows.space == MemorySpace::kHost);
   const std::size_t count =
       static_cast<std::size_t>(rows.heads()) * rows.positions.size() * static_cast<std::size_t>(rows.seq);
-  std::vector<float> probs(rows.probs, rows.probs + count);  // [heads, rows, seq]
+  std::shared_ptr<const std::vector<float>> probs = copies_->copy(rows.probs, count);  // [heads, rows, seq]
   std::vector<int> positions(rows.positions.begin(), rows.positions.end());
   const AttentionRows shape = rows;
   enqueue(layer, count * sizeof(float),
@@ -140,7 +140,7 @@ void ObserverQueue::on_attention(int layer, const AttentionRows& rows) {
             ATTNGEOM_CHECK(values != nullptr);  // kept alive for the observer, which reads them still
             AttentionRows copy = shape;
             copy.positions = positions;
-            copy.probs = probs.data();
+            copy.probs = probs->data();
             observer.on_attention(layer, copy);
           });
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "model/observer.h"
+#include "util/float_copies.h"
 
 namespace attngeom {
 
@@ -90,6 +91,9 @@ class ObserverQueue final : public ForwardObserver {
     std::exception_ptr error;
   };
   std::vector<Failure> failures_;  // the first error of each observer that threw, in order
+  // The copies' buffers, kept for the next copies once the calls are done with them (up to the
+  // byte budget again).
+  std::shared_ptr<FloatCopies> copies_;
   // The last layer's values copy, which that layer's attention calls keep alive: the observer
   // reads it until the layer's last on_attention (observer.h). Forward thread only.
   std::shared_ptr<const std::vector<float>> last_values_;
