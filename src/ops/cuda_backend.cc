@@ -43,6 +43,7 @@ class CudaBackend final : public Backend {
     // The default math mode never rounds fp32 products to TF32 (that takes CUBLAS_TF32_TENSOR_OP_MATH).
     check(blas().set_math_mode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
     shared_limit_ = cuda_device_info(device_).shared_bytes_per_block;
+    check(cuda::allow_fused_attention(shared_limit_), "cudaFuncSetAttribute (the fused attention's shared memory)");
   }
   ~CudaBackend() override {
     cudaSetDevice(device_);  // as in the other CUDA objects' destructors

@@ -159,11 +159,13 @@ __global__ void __launch_bounds__(kThreads) fused_attention_kernel(FusedAttentio
 
 }  // namespace
 
+cudaError_t allow_fused_attention(std::size_t shared_limit) {
+  return cudaFuncSetAttribute(fused_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(shared_limit));
+}
+
 cudaError_t fused_attention(const FusedAttention& a, cudaStream_t stream) {
   const std::size_t bytes = fused_attention_shared_bytes(a.head_dim);
-  const cudaError_t status = cudaFuncSetAttribute(fused_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  static_cast<int>(bytes));
-  if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>((a.seq + kFusedTileRows - 1) / kFusedTileRows), static_cast<unsigned>(a.heads));
   fused_attention_kernel<<<grid, kThreads, bytes, stream>>>(a);
   return cudaGetLastError();

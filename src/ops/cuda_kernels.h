@@ -109,5 +109,8 @@ struct FusedAttention {
   float softcap = 0;
 };
 cudaError_t fused_attention(const FusedAttention& attention, cudaStream_t stream);
+// Lets the fused kernel ask for up to `shared_limit` bytes of shared memory per block on the
+// current GPU (its opt-in limit): once per GPU, before the first fused_attention.
+cudaError_t allow_fused_attention(std::size_t shared_limit);
 
 }  // namespace attngeom::cuda
