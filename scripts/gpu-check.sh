@@ -28,7 +28,6 @@ fi
 grep -E "tests passed|\((Failed|SEGFAULT|Timeout|Subprocess aborted)\)|FAILED:|CMake Error" "$OUT/test-cuda.log" | tail -25
 wait $checkpoint
 cp "$WORK/checkpoint.log" "$OUT/" 2>/dev/null
-export LD_LIBRARY_PATH=/opt/debroot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 limit=$(($(left) - 5))
 echo "bench: $limit s left"
 if [ "$limit" -gt 0 ]; then

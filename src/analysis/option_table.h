@@ -70,7 +70,7 @@ struct OptionSpec {
   OptionPlace place;
   OptionMember (*member)(const OptionTarget&);
   double lo = 0, hi = 0;              // accepted range of a number
-  std::string_view help;              // empty: in run.json only, not a command-line setting
+  std::string_view help = {};         // empty: in run.json only, not a command-line setting
   std::string_view excluded_by = {};  // a switch (by name) that makes this option meaningless
   std::string_view needs = {};        // a switch (by name) without which this option means nothing
 };
