@@ -65,8 +65,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_random_checkpoint import (GEMMAS, Tensor, fuse_experts, hf_config, spm_vocab_size,  # noqa: E402
-                                    tensor_shapes, text_config, write_checkpoint)
+from checkpoint_files import Tensor, spm_vocab_size, write_checkpoint  # noqa: E402
+from hf_layouts import GEMMAS, fuse_experts, hf_config, tensor_shapes, text_config  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")

@@ -23,7 +23,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_random_checkpoint import Tensor, hf_config, spm_vocab_size, tensor_shapes, write_checkpoint  # noqa: E402
+from checkpoint_files import Tensor, spm_vocab_size, write_checkpoint  # noqa: E402
+from hf_layouts import hf_config, tensor_shapes  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HIDDEN, LAYERS, HEADS, HEAD_DIM, INTERMEDIATE = 128, 4, 4, 32, 32

@@ -22,7 +22,8 @@ import numpy as np
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, TOOLS)
-from make_random_checkpoint import PRESETS, spm_vocab_size  # noqa: E402
+from checkpoint_files import spm_vocab_size  # noqa: E402
+from make_random_checkpoint import PRESETS  # noqa: E402
 
 PRESET = "h1024-l8"
 

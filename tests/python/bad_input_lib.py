@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
 import harness  # noqa: E402
-from make_random_checkpoint import Tensor, write_safetensors  # noqa: E402
+from checkpoint_files import Tensor, write_safetensors  # noqa: E402
 
 ST = "model.safetensors"
 L0 = "model.layers.0."

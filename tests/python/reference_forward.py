@@ -532,7 +532,6 @@ def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
 
 def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
     """GPT2LMHeadModel (transformers 4.57 modeling_gpt2): the same outputs as forward()."""
-    dt = m.dtype
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, D, hidden = len(tokens), m.heads, m.head_dim, m.hidden
     x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(T)]

@@ -22,7 +22,6 @@ the probabilities makes the bound exceed 1 (vacuous) on these fixtures.
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 

@@ -27,7 +27,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tools"))
 import st_reader  # noqa: E402
 from make_bpe_tokenizer import write as write_tokenizer  # noqa: E402
-from make_random_checkpoint import hf_config, random_tensors, write_safetensors  # noqa: E402
+from checkpoint_files import write_safetensors  # noqa: E402
+from hf_layouts import hf_config  # noqa: E402
+from make_random_checkpoint import random_tensors  # noqa: E402
 
 CORPUS = os.path.join(REPO, "tests", "data", "tokenizer_corpus.jsonl")
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")

@@ -26,7 +26,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, TOOLS)
 import reference_forward as rf  # noqa: E402
 import st_reader  # noqa: E402
-from make_random_checkpoint import GEMMAS, PRESETS, hf_config, spm_vocab_size, tensor_shapes  # noqa: E402
+from checkpoint_files import spm_vocab_size  # noqa: E402
+from hf_layouts import GEMMAS, hf_config, tensor_shapes  # noqa: E402
+from make_random_checkpoint import PRESETS  # noqa: E402
 
 # Published parameter counts of the real models these presets copy.
 PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,

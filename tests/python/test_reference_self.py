@@ -24,7 +24,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
 import reference_forward as rf  # noqa: E402
 import st_reader  # noqa: E402
-from make_random_checkpoint import Tensor, f32_to_bf16_bits, write_safetensors  # noqa: E402
+from checkpoint_files import Tensor, f32_to_bf16_bits, write_safetensors  # noqa: E402
 
 FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow"]
 PROMPT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "fixture_prompt.txt")

@@ -1,0 +1,351 @@
+#!/usr/bin/python3
+"""The Hugging Face layouts of the families attngeom reads: each family's config.json fields
+(`hf_config`) and its tensors' names and shapes in order (`tensor_shapes`), mixtures of experts
+per expert or fused as transformers 5.x holds them. Shared by tools/make_random_checkpoint.py,
+make_fixtures.py, make_planted_model.py and the tests."""
+import numpy as np
+
+# safetensors dtype -> config.json's torch_dtype
+TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
+ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "gemma": "GemmaForCausalLM",
+                 "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
+                 "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
+                 "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "gpt_neox": "GPTNeoXForCausalLM",
+                 "gpt2": "GPT2LMHeadModel", "phi": "PhiForCausalLM",
+                 "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM",
+                 "qwen3_moe": "Qwen3MoeForCausalLM"}
+GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
+
+
+def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_dim, vocab,
+              dtype, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
+              sliding_window=None, tie_word_embeddings=None, bos_token_id=1,
+              eos_token_id=2, pad_token_id=None, write_head_dim=True, experts=None, experts_per_tok=None,
+              moe_intermediate=None, extra=None):
+    """A config.json dict with the fields transformers' config class of `model_type` uses.
+    `extra` adds or overrides family fields (rope_scaling, soft-caps, layer_types, ...). Mixtures
+    of experts: `experts` and `experts_per_tok` (else the family's usual), `moe_intermediate`
+    (Qwen3-MoE's experts; else `intermediate`). A
+    gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
+    if tie_word_embeddings is None:
+        tie_word_embeddings = model_type in GEMMAS
+    text_type = "gemma3_text" if model_type == "gemma3" else model_type
+    cfg = {
+        "architectures": [ARCHITECTURES[model_type]],
+        "model_type": text_type,
+        "hidden_size": hidden,
+        "intermediate_size": intermediate,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
+        "rms_norm_eps": rms_norm_eps,
+        "rope_theta": rope_theta,
+        "max_position_embeddings": max_positions,
+        "vocab_size": vocab,
+        "bos_token_id": bos_token_id,
+        "eos_token_id": eos_token_id,
+        "tie_word_embeddings": tie_word_embeddings,
+        "torch_dtype": TORCH_DTYPE[dtype],
+        "attention_bias": False,
+        "attention_dropout": 0.0,
+        "initializer_range": 0.02,
+        "use_cache": True,
+        "transformers_version": "4.57.0",
+    }
+    if write_head_dim:
+        cfg["head_dim"] = head_dim
+    elif head_dim * heads != hidden:
+        raise ValueError("head_dim must be written when heads * head_dim != hidden")
+    if pad_token_id is not None:
+        cfg["pad_token_id"] = pad_token_id
+    if model_type == "gpt2":
+        # GPT2Config (transformers 4.57) writes n_embd, n_layer, n_head, n_positions, n_inner.
+        if kv_heads != heads or head_dim * heads != hidden:
+            raise ValueError("gpt2: kv_heads == heads and head_dim == hidden / heads")
+        for key in ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias",
+                    "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                    "max_position_embeddings", "attention_dropout"):
+            cfg.pop(key, None)
+        cfg.update(n_embd=hidden, n_inner=intermediate, n_layer=layers, n_head=heads, n_positions=max_positions,
+                   activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps, scale_attn_weights=True,
+                   scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
+        return cfg
+    if model_type == "phi3":
+        # Phi3Config (transformers 4.57): original_max_position_embeddings beside max_position_embeddings
+        # (longrope's pretrained length), sliding_window (null: none), partial_rotary_factor.
+        cfg.pop("head_dim", None)
+        cfg.update(hidden_act="silu", original_max_position_embeddings=max_positions, sliding_window=sliding_window,
+                   rope_scaling=None, partial_rotary_factor=1.0, resid_pdrop=0.0, embd_pdrop=0.0)
+        cfg.update(extra or {})
+        return cfg
+    if model_type == "phi":
+        # PhiConfig (transformers 4.57): layer_norm_eps, partial_rotary_factor, gelu_new, qk_layernorm.
+        for key in ("rms_norm_eps", "attention_bias", "head_dim"):
+            cfg.pop(key, None)
+        cfg.update(hidden_act="gelu_new", layer_norm_eps=rms_norm_eps, partial_rotary_factor=0.4,
+                   qk_layernorm=False, rope_scaling=None, resid_pdrop=0.0, embd_pdrop=0.0)
+        return cfg
+    if model_type == "gpt_neox":
+        # GPTNeoXConfig (transformers 4.57): no num_key_value_heads or head_dim, layer_norm_eps,
+        # rotary_pct and rotary_emb_base (4.x keys), biases everywhere, parallel residual.
+        if kv_heads != heads or head_dim * heads != hidden:
+            raise ValueError("gpt_neox: kv_heads == heads and head_dim == hidden / heads")
+        for key in ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias"):
+            cfg.pop(key, None)
+        cfg.update(hidden_act="gelu", layer_norm_eps=rms_norm_eps, rotary_pct=0.25, rotary_emb_base=rope_theta,
+                   use_parallel_residual=True, attention_bias=True, rope_scaling=None)
+    elif model_type in ("llama", "olmo2"):
+        cfg.update(hidden_act="silu", rope_scaling=None)
+        if model_type == "llama":
+            cfg.update(pretraining_tp=1, mlp_bias=False)
+    elif model_type == "mistral":
+        cfg.update(hidden_act="silu", sliding_window=sliding_window)
+    elif model_type == "mixtral":
+        # MixtralConfig (transformers 4.57): Mistral's attention, 8 experts of which each token
+        # uses 2; the router's jitter and auxiliary loss act only in training.
+        cfg.update(hidden_act="silu", sliding_window=sliding_window, num_local_experts=experts or 8,
+                   num_experts_per_tok=experts_per_tok or 2, router_jitter_noise=0.0, router_aux_loss_coef=0.02,
+                   output_router_logits=False)
+    elif model_type == "olmoe":
+        # OlmoeConfig (transformers 4.57): LLaMA's layer with q/k RMSNorm over the whole projection
+        # (so head_dim is hidden / heads, and not written), num_experts experts of intermediate_size,
+        # num_experts_per_tok per token, their weights not renormalised (norm_topk_prob false).
+        if head_dim * heads != hidden:
+            raise ValueError("olmoe: head_dim == hidden / heads (its q_norm spans hidden_size)")
+        cfg.pop("head_dim", None)
+        cfg.update(hidden_act="silu", rope_scaling=None, num_experts=experts or 64,
+                   num_experts_per_tok=experts_per_tok or 8, norm_topk_prob=False, clip_qkv=None,
+                   router_aux_loss_coef=0.01, output_router_logits=False)
+    elif model_type == "qwen3_moe":
+        # Qwen3MoeConfig (transformers 4.57): Qwen3's attention; experts of moe_intermediate_size on
+        # the layers decoder_sparse_step and mlp_only_layers choose, dense MLPs of intermediate_size
+        # on the others; the released models renormalise the top-k weights (norm_topk_prob true).
+        cfg.update(hidden_act="silu", rope_scaling=None, use_sliding_window=False, sliding_window=None,
+                   max_window_layers=layers, num_experts=experts or 128, num_experts_per_tok=experts_per_tok or 8,
+                   norm_topk_prob=True, moe_intermediate_size=moe_intermediate or intermediate,
+                   decoder_sparse_step=1, mlp_only_layers=[], router_aux_loss_coef=0.001,
+                   output_router_logits=False)
+    elif model_type in ("qwen2", "qwen3"):
+        cfg.update(hidden_act="silu", rope_scaling=None, use_sliding_window=False,
+                   sliding_window=sliding_window, max_window_layers=layers)
+    elif model_type in GEMMAS:
+        # Real Gemma configs say "gelu" and override it with hidden_activation.
+        cfg.update(hidden_act="gelu", hidden_activation="gelu_pytorch_tanh")
+        if model_type != "gemma":
+            cfg.update(query_pre_attn_scalar=head_dim, sliding_window=sliding_window or 4096,
+                       attn_logit_softcapping=50.0 if model_type == "gemma2" else None,
+                       final_logit_softcapping=30.0 if model_type == "gemma2" else None)
+    else:
+        raise ValueError(f"unsupported model_type {model_type!r}")
+    cfg.update(extra or {})
+    if model_type != "gemma3":
+        return cfg
+    # The multimodal layout: text tower under text_config, weights under language_model.
+    top = {key: cfg.pop(key) for key in ("architectures", "torch_dtype", "transformers_version")}
+    top.update(model_type="gemma3", tie_word_embeddings=cfg.pop("tie_word_embeddings"), text_config=cfg,
+               vision_config={"model_type": "siglip_vision_model", "hidden_size": 32, "patch_size": 14},
+               mm_tokens_per_image=256)
+    return top
+
+
+# The decoder layer's norm slots per family (HF *DecoderLayer), relative to "model.layers.N.":
+# (attention input, attention output, MLP input, MLP output), None where there is none.
+LAYER_NORMS = {
+    "pre": ("input_layernorm", None, "post_attention_layernorm", None),
+    "sandwich": ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                 "post_feedforward_layernorm"),
+    "post": (None, "post_attention_layernorm", None, "post_feedforward_layernorm"),
+}
+
+
+def text_config(cfg):
+    """(the text model's config, its model_type, the weight name prefix)."""
+    if cfg["model_type"] == "gemma3":
+        return cfg["text_config"], "gemma3_text", "language_model."
+    return cfg, cfg["model_type"], ""
+
+
+# Mixtures of experts (transformers 4.57): the sparse block's prefix, the key of the expert
+# count, and each expert's (name, role) in the order a save writes them.
+MOE = {"mixtral": ("block_sparse_moe.", "num_local_experts", (("w1", "gate"), ("w2", "down"), ("w3", "up"))),
+       "olmoe": ("mlp.", "num_experts", (("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down"))),
+       "qwen3_moe": ("mlp.", "num_experts", (("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down")))}
+
+
+def expert_count(text, model_type):
+    """The config's expert count (Qwen3MoeConfig in transformers 5.x may write num_local_experts)."""
+    key = MOE[model_type][1]
+    return text[key] if key in text else text["num_local_experts"]
+
+
+def sparse_layer(text, model_type, i):
+    """Whether layer i is a mixture of experts: every layer of Mixtral and OLMoE; Qwen3MoeDecoderLayer:
+    i not in mlp_only_layers and num_experts > 0 and (i + 1) % decoder_sparse_step == 0."""
+    if model_type not in MOE:
+        return False
+    if model_type != "qwen3_moe":
+        return True
+    return (i not in (text.get("mlp_only_layers") or []) and expert_count(text, model_type) > 0
+            and (i + 1) % text.get("decoder_sparse_step", 1) == 0)
+
+
+def expert_shapes(text, model_type, p, fused=False):
+    """A sparse layer's tensors under prefix p: the router and one gated MLP per expert or, fused
+    as transformers 5.x holds and (save_original_format=False) saves them, the router under mlp.gate,
+    every expert's [gate | up] in mlp.experts.gate_up_proj and down in mlp.experts.down_proj."""
+    block, _, names = MOE[model_type]
+    n, h = expert_count(text, model_type), text["hidden_size"]
+    inter = text.get("moe_intermediate_size", text["intermediate_size"]) if model_type == "qwen3_moe" \
+        else text["intermediate_size"]
+    if fused:
+        return [(p + "mlp.gate.weight", (n, h)), (p + "mlp.experts.gate_up_proj", (n, 2 * inter, h)),
+                (p + "mlp.experts.down_proj", (n, h, inter))]
+    out = [(p + block + "gate.weight", (n, h))]
+    for e in range(n):
+        out += [(f"{p}{block}experts.{e}.{name}.weight", (h, inter) if role == "down" else (inter, h))
+                for name, role in names]
+    return out
+
+
+def fuse_experts(cfg, weights):
+    """{name: array} with each sparse layer's per-expert tensors replaced by the fused ones of
+    expert_shapes(fused=True): gate_up_proj[e] = [gate_e | up_e] (MergeModulelist(dim=0) then
+    Concatenate(dim=1) in transformers 5.x conversion_mapping.py), down_proj[e] = down_e."""
+    text, mt, prefix = text_config(cfg)
+    out = dict(weights)
+    block, _, names = MOE[mt]
+    for i in range(text["num_hidden_layers"]):
+        if not sparse_layer(text, mt, i):
+            continue
+        p = f"{prefix}model.layers.{i}."
+        role = {r: n for n, r in names}
+        take = lambda e, r: out.pop(f"{p}{block}experts.{e}.{role[r]}.weight")
+        n = expert_count(text, mt)
+        gate_up = [np.concatenate([take(e, "gate"), take(e, "up")]) for e in range(n)]
+        out[p + "mlp.experts.gate_up_proj"] = np.stack(gate_up)
+        out[p + "mlp.experts.down_proj"] = np.stack([take(e, "down") for e in range(n)])
+        out[p + "mlp.gate.weight"] = out.pop(p + block + "gate.weight")
+    return out
+
+
+def tensor_shapes(cfg, fused_experts=False):
+    """[(name, shape)] in Hugging Face order and layout ([out, in] for projections); a mixture's
+    experts fused as transformers 5.x writes them with `fused_experts` (expert_shapes)."""
+    text, mt, prefix = text_config(cfg)
+    if mt == "gpt_neox":
+        return neox_tensor_shapes(cfg)
+    if mt == "gpt2":
+        return gpt2_tensor_shapes(cfg)
+    if mt == "phi":
+        return phi_tensor_shapes(cfg)
+    if mt == "phi3":
+        return phi_tensor_shapes(cfg)
+    h, inter = text["hidden_size"], text["intermediate_size"]
+    nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
+    hd = text.get("head_dim") or h // nh
+    norms = LAYER_NORMS["sandwich" if mt in ("gemma2", "gemma3_text") else "post" if mt == "olmo2" else "pre"]
+    attention_bias = text.get("attention_bias", False) and mt not in ("mistral", "qwen2")
+    qkv_bias = attention_bias or mt == "qwen2"
+    out = [(prefix + "model.embed_tokens.weight", (text["vocab_size"], h))]
+    for i in range(text["num_hidden_layers"]):
+        p = f"{prefix}model.layers.{i}."
+        norm = lambda slot: [(p + norms[slot] + ".weight", (h,))] if norms[slot] else []
+        out += norm(0)
+        for name, rows in (("q", nh * hd), ("k", nkv * hd), ("v", nkv * hd)):
+            out.append((p + f"self_attn.{name}_proj.weight", (rows, h)))
+            if qkv_bias:
+                out.append((p + f"self_attn.{name}_proj.bias", (rows,)))
+        out.append((p + "self_attn.o_proj.weight", (h, nh * hd)))
+        if attention_bias:
+            out.append((p + "self_attn.o_proj.bias", (h,)))
+        if mt in ("qwen3", "qwen3_moe", "gemma3_text"):
+            out += [(p + "self_attn.q_norm.weight", (hd,)), (p + "self_attn.k_norm.weight", (hd,))]
+        elif mt in ("olmo2", "olmoe"):
+            out += [(p + "self_attn.q_norm.weight", (nh * hd,)), (p + "self_attn.k_norm.weight", (nkv * hd,))]
+        out += norm(1) + norm(2)
+        if sparse_layer(text, mt, i):
+            # Mixtral's block_sparse_moe (w1 gate, w2 down, w3 up), OLMoE's and Qwen3-MoE's mlp
+            out += expert_shapes(text, mt, p, fused_experts)
+        else:
+            out += [(p + "mlp.gate_proj.weight", (inter, h)),
+                    (p + "mlp.up_proj.weight", (inter, h)),
+                    (p + "mlp.down_proj.weight", (h, inter))]
+        out += norm(3)
+    out.append((prefix + "model.norm.weight", (h,)))
+    if not cfg["tie_word_embeddings"]:
+        out.append((prefix + "lm_head.weight", (text["vocab_size"], h)))
+    return out
+
+
+def neox_tensor_shapes(cfg):
+    """GPTNeoXForCausalLM's tensors: LayerNorms with biases, the fused per-head query_key_value,
+    attention.dense, a non-gated MLP with biases, embed_out."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    bias = cfg.get("attention_bias", True)
+    out = [("gpt_neox.embed_in.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"gpt_neox.layers.{i}."
+        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,)),
+                (p + "post_attention_layernorm.weight", (h,)), (p + "post_attention_layernorm.bias", (h,))]
+        for name, rows, cols, has_bias in (("attention.query_key_value", 3 * h, h, bias),
+                                           ("attention.dense", h, h, bias),
+                                           ("mlp.dense_h_to_4h", inter, h, True),
+                                           ("mlp.dense_4h_to_h", h, inter, True)):
+            out.append((p + name + ".weight", (rows, cols)))
+            if has_bias:
+                out.append((p + name + ".bias", (rows,)))
+    out += [("gpt_neox.final_layer_norm.weight", (h,)), ("gpt_neox.final_layer_norm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("embed_out.weight", (v, h)))
+    return out
+
+
+def phi_tensor_shapes(cfg):
+    """PhiForCausalLM's tensors: one input LayerNorm per layer, q/k/v/dense with biases, fc1/fc2
+    with biases, final_layernorm, lm_head with a bias. Phi3ForCausalLM's: RMSNorms, fused
+    qkv_proj [q | k | v] and gate_up_proj [gate | up], no biases."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    nh = cfg["num_attention_heads"]
+    nkv, hd = cfg.get("num_key_value_heads") or nh, h // nh
+    phi3 = cfg["model_type"] == "phi3"
+    out = [("model.embed_tokens.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        if phi3:
+            out += [(p + "input_layernorm.weight", (h,)), (p + "self_attn.qkv_proj.weight", ((nh + 2 * nkv) * hd, h)),
+                    (p + "self_attn.o_proj.weight", (h, nh * hd)), (p + "post_attention_layernorm.weight", (h,)),
+                    (p + "mlp.gate_up_proj.weight", (2 * inter, h)), (p + "mlp.down_proj.weight", (h, inter))]
+            continue
+        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,))]
+        for name, rows, cols in (("self_attn.q_proj", nh * hd, h), ("self_attn.k_proj", nkv * hd, h),
+                                 ("self_attn.v_proj", nkv * hd, h), ("self_attn.dense", h, nh * hd),
+                                 ("mlp.fc1", inter, h), ("mlp.fc2", h, inter)):
+            out += [(p + name + ".weight", (rows, cols)), (p + name + ".bias", (rows,))]
+    out += [("model.norm.weight", (h,))] if phi3 else \
+        [("model.final_layernorm.weight", (h,)), ("model.final_layernorm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    if not phi3:
+        out.append(("lm_head.bias", (v,)))
+    return out
+
+
+def gpt2_tensor_shapes(cfg):
+    """GPT2LMHeadModel's tensors (transformer.*): Conv1D weights stored [in, out], biases on every
+    projection and LayerNorm, learned positions wpe; lm_head only when untied."""
+    h, v = cfg["n_embd"], cfg["vocab_size"]
+    inter = cfg.get("n_inner") or 4 * h
+    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["n_positions"], h))]
+    for i in range(cfg["n_layer"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
+        out += [(p + "attn.c_attn.weight", (h, 3 * h)), (p + "attn.c_attn.bias", (3 * h,)),
+                (p + "attn.c_proj.weight", (h, h)), (p + "attn.c_proj.bias", (h,))]
+        out += [(p + "ln_2.weight", (h,)), (p + "ln_2.bias", (h,))]
+        out += [(p + "mlp.c_fc.weight", (h, inter)), (p + "mlp.c_fc.bias", (inter,)),
+                (p + "mlp.c_proj.weight", (inter, h)), (p + "mlp.c_proj.bias", (h,))]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    return out
+
