@@ -37,6 +37,7 @@ from safetensors.numpy import load_file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "python"))
 import reference_forward  # noqa: E402  -- the numpy float64 forward of make test's parity tests
+from reference_model import Model  # noqa: E402
 from test_capture_vs_reference import (  # noqa: E402  -- that test's parity rule and fixed tolerances
     ATTN_TOL, LOGITS_TOL, PARITY_FACTOR, PARITY_FLOOR, VALUES_TOL)
 
@@ -106,7 +107,7 @@ def check(name, model_dir, dump_path, overrides):
     mine = ([dump[f"layers.{i}.attn"].astype(np.float64) for i in range(layers)],
             [dump[f"layers.{i}.values"].astype(np.float64) for i in range(layers)], dump["logits"].astype(np.float64))
     # The third opinion: both forwards against make test's numpy float64 reference.
-    numpy64 = reference_forward.forward(reference_forward.Model(model_dir), tokens)
+    numpy64 = reference_forward.forward(Model(model_dir), tokens)
     numpy64 = (numpy64["attn"], numpy64["values"], numpy64["logits"])
     ours, ours_logits = errors(*mine, reference, queries)
     hf32, hf32_logits = errors([a[:, queries, :] for a in att32], val32, log32, reference, queries)

@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 
 import harness
-import reference_forward as rf
+from reference_model import Model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "data", "fixture_corpus.txt")
@@ -88,7 +88,7 @@ class Fixture:
         self.name = name
         self.dir = os.path.join(root, name)
         self.cfg = harness.load_config(self.dir)
-        self.model = rf.Model(self.dir)
+        self.model = Model(self.dir)
         self.L, self.H = self.model.layers, self.model.heads
         self.tokenizer = os.path.join(self.dir, "tokenizer.model")
 

@@ -15,6 +15,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reference_forward as rf  # noqa: E402
+from reference_model import Model  # noqa: E402
 import st_reader  # noqa: E402
 from test_analysis_runs import CORPUS, analyze_args, read_csv, run_check  # noqa: E402
 
@@ -29,7 +30,7 @@ def check_routing(args, tmp, failures):
                         "--num-seqs", str(num_seqs), "--precision", precision, "--out", out], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         runs[precision] = out
-    model = rf.Model(model_dir)
+    model = Model(model_dir)
     want = np.zeros((model.layers, model.experts), dtype=np.int64)
     records = os.path.join(runs["fp32"], "records")
     for name in sorted(os.listdir(records)):

@@ -30,6 +30,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import reference_forward as ref  # noqa: E402
+from reference_model import Model  # noqa: E402
 import st_reader  # noqa: E402
 
 U = 2.0 ** -8
@@ -48,7 +49,7 @@ def check_fixture(binary, model_dir, tmp, failures):
     name = os.path.basename(model_dir)
     fp32 = dump(binary, model_dir, os.path.join(tmp, name + ".fp32.safetensors"), "fp32")
     bf16 = dump(binary, model_dir, os.path.join(tmp, name + ".bf16.safetensors"), "bf16")
-    model = ref.Model(model_dir)
+    model = Model(model_dir)
     stored_bf16 = model.top_cfg.get("torch_dtype") == "bfloat16"
     r_w = 0.0 if stored_bf16 else U
 

@@ -26,6 +26,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import reference_forward as rf  # noqa: E402
+from reference_model import Model  # noqa: E402
+import reference_ops as ops  # noqa: E402
 import st_reader  # noqa: E402
 
 ATTN_TOL = 1e-5      # absolute, probabilities
@@ -44,8 +46,8 @@ class Fixture:
         self.name, self.binary, self.tmp = name, binary, tmp
         self.dir = os.path.join(root, name)
         self.cfg = harness.load_config(self.dir)
-        self.model = rf.Model(self.dir)
-        self.model32 = rf.Model(self.dir, np.float32, hf_rounding=True)
+        self.model = Model(self.dir)
+        self.model32 = Model(self.dir, np.float32, hf_rounding=True)
         self.fixed_tol = name in FIXED_TOL_FIXTURES
         self.spm = harness.spm_ids(os.path.join(self.dir, "tokenizer.model"), harness.PROMPT)
         self.ids = [self.model.bos] + self.spm
@@ -121,7 +123,7 @@ class Fixture:
         # (checked below), and a maximum over a few rows is too noisy to compare.
         parity = self.check_parity if len(q) == T else (lambda *args: None)
         for layer in range(self.model.layers):
-            allowed = rf.attention_mask(T, self.model.layer_window[layer])[q]   # [Q, T]
+            allowed = ops.attention_mask(T, self.model.layer_window[layer])[q]   # [Q, T]
             got, want = dump[f"layers.{layer}.attn"], ref["attn"][layer][:, q, :]
             err = np.abs(got.astype(np.float64) - want)
             if err.max() > e_attn:

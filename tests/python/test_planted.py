@@ -24,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference_forward  # noqa: E402
+from reference_model import Model  # noqa: E402
 from harness import REPO  # noqa: E402
 
 PLANTED = os.path.join(REPO, "models", "planted")
@@ -80,7 +81,7 @@ def token_stream(tokenizer):
 
 
 def check_masses(expected, failures):
-    model = reference_forward.Model(PLANTED)
+    model = Model(PLANTED)
     stream = token_stream(os.path.join(PLANTED, "tokenizer.model"))
     windows = [(SEQ_LEN, s * (SEQ_LEN - 1)) for s in range(NUM_SEQS)]
     windows += [(T, 0) for T in MASS_LENGTHS if T != SEQ_LEN]

@@ -25,6 +25,7 @@ TOOLS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools")
 sys.path.insert(0, HERE)
 sys.path.insert(0, TOOLS)
 import reference_forward as rf  # noqa: E402
+from reference_model import Model  # noqa: E402
 import st_reader  # noqa: E402
 from checkpoint_files import spm_vocab_size  # noqa: E402
 from hf_layouts import GEMMAS, hf_config, tensor_shapes  # noqa: E402
@@ -107,7 +108,7 @@ def validate(name, out, tokenizer):
         m = np.abs(a.astype(np.float64))
         band &= m.min() >= scale / 8 and m.max() < scale * 8 and 0.3 < (a > 0).mean() < 0.7
     check(band, f"{name}: magnitudes within [scale/8, 8 scale), both signs")
-    model = rf.Model(out)
+    model = Model(out)
     res = rf.forward(model, [model.bos] + list(range(3, 40)))
     check(np.isfinite(res["logits"]).all() and all(np.isfinite(a).all() for a in res["attn"]),
           f"{name}: reference forward runs, finite")

@@ -23,6 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
 import reference_forward as rf  # noqa: E402
+from reference_model import Model  # noqa: E402
+import reference_ops as ops  # noqa: E402
 import st_reader  # noqa: E402
 from checkpoint_files import Tensor, f32_to_bf16_bits, write_safetensors  # noqa: E402
 
@@ -43,35 +45,35 @@ def close(a, b, tol):
 
 def hand_computed():
     x = np.array([[3.0, 4.0]])
-    check(close(rf.rms_norm(x, np.array([1.0, 2.0]), 0.0, 0.0), [[3 / math.sqrt(12.5), 8 / math.sqrt(12.5)]], 1e-15),
+    check(close(ops.rms_norm(x, np.array([1.0, 2.0]), 0.0, 0.0), [[3 / math.sqrt(12.5), 8 / math.sqrt(12.5)]], 1e-15),
           "rms_norm([3,4], w=[1,2], eps=0)")
-    check(close(rf.rms_norm(x, np.array([0.0, 1.0]), 0.5, 1.0), [[3 / math.sqrt(13.0), 8 / math.sqrt(13.0)]], 1e-15),
+    check(close(ops.rms_norm(x, np.array([0.0, 1.0]), 0.5, 1.0), [[3 / math.sqrt(13.0), 8 / math.sqrt(13.0)]], 1e-15),
           "rms_norm gemma (1 + w), eps=0.5")
-    check(close(rf.silu(np.array([1.0, -2.0])), [0.7310585786300049, -0.2384058440442351], 1e-15), "silu(1), silu(-2)")
+    check(close(ops.silu(np.array([1.0, -2.0])), [0.7310585786300049, -0.2384058440442351], 1e-15), "silu(1), silu(-2)")
     # torch.nn.functional.gelu(torch.tensor([1., -0.5, 3.]), approximate="tanh")
-    check(close(rf.gelu_tanh(np.array([1.0, -0.5, 3.0])),
+    check(close(ops.gelu_tanh(np.array([1.0, -0.5, 3.0])),
                 [0.8411919906082768, -0.15428599017485606, 2.996362607918227], 1e-14), "gelu_tanh known values")
-    check(close(rf.rotate_half(np.array([1.0, 2.0, 3.0, 4.0])), [-3.0, -4.0, 1.0, 2.0], 0), "rotate_half")
+    check(close(ops.rotate_half(np.array([1.0, 2.0, 3.0, 4.0])), [-3.0, -4.0, 1.0, 2.0], 0), "rotate_half")
     # head_dim 2: inv_freq = [1]; position p rotates (x0, x1) by angle p
-    cos, sin = rf.rope_cos_sin([0, 1, 2], 2, 10000.0, np.float64)
-    v = rf.apply_rope(np.array([[[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]]), cos, sin)
+    cos, sin = ops.rope_cos_sin([0, 1, 2], 2, 10000.0, np.float64)
+    v = ops.apply_rope(np.array([[[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]]), cos, sin)
     check(close(v, [[[1, 0], [math.cos(1), math.sin(1)], [-math.sin(2), math.cos(2)]]], 1e-15), "rope 2-d rotation")
     # head_dim 4, theta 100: inv_freq = [1, 0.1]; pairs are (0, 2) and (1, 3)
-    cos, sin = rf.rope_cos_sin([3], 4, 100.0, np.float64)
-    v = rf.apply_rope(np.array([[[1.0, 1.0, 0.0, 0.0]]]), cos, sin)
+    cos, sin = ops.rope_cos_sin([3], 4, 100.0, np.float64)
+    v = ops.apply_rope(np.array([[[1.0, 1.0, 0.0, 0.0]]]), cos, sin)
     check(close(v, [[[math.cos(3), math.cos(0.3), math.sin(3), math.sin(0.3)]]], 1e-15), "rope pairs (i, i + D/2)")
     rng = np.random.default_rng(0)
     q, k = rng.normal(size=(1, 1, 16)), rng.normal(size=(1, 1, 16))
     def dot_at(m, n):
-        cq, sq = rf.rope_cos_sin([m], 16, 500.0, np.float64)
-        ck, sk = rf.rope_cos_sin([n], 16, 500.0, np.float64)
-        return float(np.sum(rf.apply_rope(q, cq, sq) * rf.apply_rope(k, ck, sk)))
+        cq, sq = ops.rope_cos_sin([m], 16, 500.0, np.float64)
+        ck, sk = ops.rope_cos_sin([n], 16, 500.0, np.float64)
+        return float(np.sum(ops.apply_rope(q, cq, sq) * ops.apply_rope(k, ck, sk)))
     check(abs(dot_at(7, 3) - dot_at(107, 103)) < 1e-12, "rope scores depend on relative position only")
-    mask = rf.attention_mask(5, 2).astype(int)
+    mask = ops.attention_mask(5, 2).astype(int)
     check((mask == np.array([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0],
                             [0, 0, 1, 1, 0], [0, 0, 0, 1, 1]])).all(), "sliding window 2 mask")
-    check((rf.attention_mask(3, None) == np.tril(np.ones((3, 3), bool))).all(), "causal mask, no window")
-    p = rf.softmax_masked(np.array([[[0.0, 5.0], [1.0, 1.0]]]), np.array([[True, False], [True, True]]))
+    check((ops.attention_mask(3, None) == np.tril(np.ones((3, 3), bool))).all(), "causal mask, no window")
+    p = ops.softmax_masked(np.array([[[0.0, 5.0], [1.0, 1.0]]]), np.array([[True, False], [True, True]]))
     check(close(p, [[[1.0, 0.0], [0.5, 0.5]]], 1e-15), "masked softmax")
     bits = f32_to_bf16_bits(np.array([1.0, 1 + 2**-8, 1 + 3 * 2**-8, -2.5, 1e-40], np.float32))
     check(list(bits) == [0x3F80, 0x3F80, 0x3F82, 0xC020, 0x0001], "bf16 round-to-nearest-even")
@@ -161,7 +163,7 @@ def prompt_tokens(model_dir, model):
 
 def fixture_checks(fixture_dir, name, n_loop):
     d = os.path.join(fixture_dir, name)
-    m = rf.Model(d)
+    m = Model(d)
     tokens = prompt_tokens(d, m)
     ref = rf.forward(m, tokens)
     T = len(tokens)
@@ -186,9 +188,9 @@ def fixture_checks(fixture_dir, name, n_loop):
     check(min(peaky) > 0.05 and min(diffuse) > 0.05,
           f"{name}: attention mixes peaky and diffuse rows (max p > 0.5: {min(peaky):.2f}, < 0.1: {min(diffuse):.2f})")
     if m.window is not None:
-        outside = max(np.abs(np.where(rf.attention_mask(T, m.window), 0, a)).max() for a in ref["attn"])
+        outside = max(np.abs(np.where(ops.attention_mask(T, m.window), 0, a)).max() for a in ref["attn"])
         check(T > 2 * m.window and outside == 0, f"{name}: T={T} > 2 x window {m.window}, zero outside it")
-    f32 = rf.forward(rf.Model(d, np.float32), tokens)
+    f32 = rf.forward(Model(d, np.float32), tokens)
     e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(m.layers))
     e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max() for l in range(m.layers))
     e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
@@ -202,11 +204,11 @@ def moe_checks(fixture_dir, name, fused_variant=None):
     that float32 and float64 could break differently; the variant holding the same weights with
     the experts fused (transformers 5.x's layout) gives the same forward."""
     d = os.path.join(fixture_dir, name)
-    m = rf.Model(d)
+    m = Model(d)
     tokens = prompt_tokens(d, m)
     ref = rf.forward(m, tokens)
     if fused_variant is not None:
-        fused = rf.forward(rf.Model(os.path.join(fixture_dir, fused_variant)), tokens)
+        fused = rf.forward(Model(os.path.join(fixture_dir, fused_variant)), tokens)
         diff = max(np.abs(fused["logits"] - ref["logits"]).max(),
                    max(np.abs(a - b).max() for a, b in zip(fused["values"], ref["values"])))
         check(diff == 0, f"{fused_variant}: the fused experts give {name}'s forward exactly (max diff {diff:.1e})")
@@ -226,14 +228,14 @@ def qwen3_moe_layer_kinds(fixture_dir):
     """The qwen3-moe fixture has both kinds of layers, and both rules bite: decoder_sparse_step
     makes some layers dense, and mlp_only_layers makes dense a layer the step would make sparse;
     its top-k weights are renormalised, OLMoE's are not."""
-    m = rf.Model(os.path.join(fixture_dir, "qwen3-moe"))
+    m = Model(os.path.join(fixture_dir, "qwen3-moe"))
     step, only = m.cfg["decoder_sparse_step"], m.cfg["mlp_only_layers"]
     by_step = [i for i in range(m.layers) if (i + 1) % step != 0]
     by_list = [i for i in only if (i + 1) % step == 0]
     check(any(m.sparse) and by_step and by_list and not any(m.sparse[i] for i in by_step + by_list),
           f"qwen3-moe: sparse {[i for i in range(m.layers) if m.sparse[i]]}, dense by decoder_sparse_step {by_step}, "
           f"by mlp_only_layers {by_list}")
-    olmoe = rf.Model(os.path.join(fixture_dir, "olmoe"))
+    olmoe = Model(os.path.join(fixture_dir, "olmoe"))
     check(m.renormalize and not olmoe.renormalize and olmoe.top_k > 2,
           f"norm_topk_prob: qwen3-moe renormalises, olmoe does not (top-{olmoe.top_k})")
 

@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import reference_forward as rf  # noqa: E402
+from reference_model import Model  # noqa: E402
 from test_capture_vs_reference import PARITY_FACTOR, PARITY_FLOOR  # noqa: E402  the engine's parity rule
 # Every fixture (and config-only variant) of a family torch_eager implements.
 FIXTURES = ["llama", "mistral", "mistral-nowindow", "gemma", "gemma2", "gemma3", "gemma3-text", "olmo2", "llama3", "llama-linear", "llama3-v5", "qwen2", "pythia",
@@ -46,9 +47,9 @@ def load_torch_eager():
 
 def check_fixture(te, torch, model_dir):
     """(rows of (what, torch error, fp32 stand-in error, bound), failures) for one fixture."""
-    ids = [rf.Model(model_dir).bos] + harness.spm_ids(os.path.join(model_dir, "tokenizer.model"), harness.PROMPT)
-    ref = rf.forward(rf.Model(model_dir), ids)
-    ref32 = rf.forward(rf.Model(model_dir, np.float32, hf_rounding=True), ids)
+    ids = [Model(model_dir).bos] + harness.spm_ids(os.path.join(model_dir, "tokenizer.model"), harness.PROMPT)
+    ref = rf.forward(Model(model_dir), ids)
+    ref32 = rf.forward(Model(model_dir, np.float32, hf_rounding=True), ids)
     cfg = harness.load_config(model_dir)
     weights = te.load_safetensors(model_dir)
     linear = te.LinearLayers()

@@ -150,9 +150,10 @@ TEST(CudaSelection, AnalyzerRecordMatchesPerHeadAnalysis) {
       const std::string& name = schema.per_n_fields[i % fields];
       const double want = s.expected.per_n[i];
       const double got = s.analyzed.per_n[i];
+      if (std::isnan(got) && std::isnan(want)) continue;  // an N beyond the row's keys
       if (name == "r2_recall_lo" || name == "r2_fp_hi" || name == "r2_separation_prob") {
         EXPECT_NEAR(got, want, tolerance * (1.0 + std::abs(want))) << name << " at " << i;
-      } else if (!(std::isnan(got) && std::isnan(want))) {
+      } else {
         EXPECT_EQ(got, want) << name << " at " << i;
       }
     }
@@ -162,9 +163,11 @@ TEST(CudaSelection, AnalyzerRecordMatchesPerHeadAnalysis) {
       const std::string& name = schema.per_row_fields[i % row_fields];
       const double want = s.expected.per_row[i];
       const double got = s.analyzed.per_row[i];
-      if (name == "entropy") {  // a sum of M terms that take log
+      if (std::isnan(got) && std::isnan(want)) continue;  // a field the row has no value for
+      // The entropy is a sum of M terms that take the GPU's log.
+      if (name == "entropy") {
         EXPECT_NEAR(got, want, tolerance * (1.0 + std::abs(want))) << name << " at " << i;
-      } else if (!(std::isnan(got) && std::isnan(want))) {
+      } else {
         EXPECT_EQ(got, want) << name << " at " << i;
       }
     }

@@ -1,0 +1,251 @@
+"""The checkpoints of the independent numpy forward (reference_forward.py): each family's
+config fields, norm slots, activations and mixture-of-experts layout, read from config.json and
+the safetensors files (st_reader.py), weights widened to float64 (or `dtype`).
+"""
+import json
+import os
+
+import numpy as np
+
+import st_reader
+from reference_ops import gelu_erf, gelu_tanh, silu
+
+
+# Per family (config.json model_type; gemma3 multimodal reads text_config as gemma3_text):
+#   norms: the decoder layer's four norm slots (attention input, attention output, MLP input,
+#          MLP output) as tensor names, None where the family has none.
+PRE = ("input_layernorm", None, "post_attention_layernorm", None)
+SANDWICH = ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm")
+POST = (None, "post_attention_layernorm", None, "post_feedforward_layernorm")
+FAMILIES = {
+    #              norms     qk_norm   gemma-style  defaults: kv heads, head_dim, theta, eps
+    "llama":       dict(norms=PRE, qk=None, gemma=False, kv=None, hd=None, theta=1e4, eps=1e-6),
+    "mistral":     dict(norms=PRE, qk=None, gemma=False, kv=8, hd=None, theta=1e4, eps=1e-6),
+    "mixtral":     dict(norms=PRE, qk=None, gemma=False, kv=8, hd=None, theta=1e6, eps=1e-5),
+    "qwen2":       dict(norms=PRE, qk=None, gemma=False, kv=32, hd=None, theta=1e4, eps=1e-6),
+    "qwen3":       dict(norms=PRE, qk="head", gemma=False, kv=32, hd=128, theta=1e4, eps=1e-6),
+    "gemma":       dict(norms=PRE, qk=None, gemma=True, kv=16, hd=256, theta=1e4, eps=1e-6),
+    "gemma2":      dict(norms=SANDWICH, qk=None, gemma=True, kv=4, hd=256, theta=1e4, eps=1e-6),
+    "gemma3_text": dict(norms=SANDWICH, qk="head", gemma=True, kv=4, hd=256, theta=1e6, eps=1e-6),
+    "olmo2":       dict(norms=POST, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
+    "olmoe":       dict(norms=PRE, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
+    "qwen3_moe":   dict(norms=PRE, qk="head", gemma=False, kv=4, hd=None, theta=1e4, eps=1e-6),
+}
+# Mixtures of experts (transformers 4.57 MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
+# Qwen3MoeSparseMoeBlock): the sparse block's prefix, the expert count's key and default, top_k's
+# default, whether the top-k weights are renormalised (None: norm_topk_prob, default False), and
+# each expert's gate, up and down projections.
+MOE = {"mixtral": ("block_sparse_moe.", "num_local_experts", 8, 2, True, ("w1", "w3", "w2")),
+       "olmoe": ("mlp.", "num_experts", 64, 8, None, ("gate_proj", "up_proj", "down_proj")),
+       "qwen3_moe": ("mlp.", "num_experts", 128, 8, None, ("gate_proj", "up_proj", "down_proj"))}
+
+
+class Model:
+    """config.json fields mapped once, and the checkpoint's weights as float arrays."""
+
+    def __init__(self, model_dir, dtype=np.float64, hf_rounding=False):
+        with open(os.path.join(model_dir, "config.json")) as f:
+            top = json.load(f)
+        if top["model_type"] == "gpt_neox":
+            self._init_neox(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "phi3":
+            self._init_phi3(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "phi":
+            self._init_phi(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] == "gpt2":
+            self._init_gpt2(top, model_dir, dtype, hf_rounding)
+            return
+        multimodal = top["model_type"] == "gemma3"
+        cfg = top["text_config"] if multimodal else top
+        self.cfg, self.top_cfg = cfg, top
+        self.model_type = "gemma3_text" if multimodal else top["model_type"]
+        fam = FAMILIES[self.model_type]
+        self.prefix = "language_model." if multimodal else ""
+        self.norm_names = fam["norms"]
+        self.qk_norm = fam["qk"]
+        self.hidden = cfg["hidden_size"]
+        self.layers = cfg["num_hidden_layers"]
+        self.heads = cfg["num_attention_heads"]
+        gemma = fam["gemma"]
+        self.kv_heads = cfg.get("num_key_value_heads") or fam["kv"] or self.heads
+        self.head_dim = cfg.get("head_dim") or fam["hd"] or self.hidden // self.heads
+        assert self.heads % self.kv_heads == 0, (self.heads, self.kv_heads)
+        self.eps = cfg.get("rms_norm_eps", fam["eps"])
+        self.vocab = cfg["vocab_size"]
+        self.bos = cfg.get("bos_token_id", 2 if gemma else 1)
+        self.tied = top.get("tie_word_embeddings", gemma)
+        self.norm_offset = 1.0 if gemma else 0.0          # GemmaRMSNorm: * (1 + w)
+        self.embed_scale = self.hidden ** 0.5 if gemma else 1.0
+        act = cfg.get("hidden_activation") or "gelu_pytorch_tanh" if gemma else cfg.get("hidden_act", "silu")
+        assert act in ("silu", "gelu_pytorch_tanh"), act
+        self.act = silu if act == "silu" else gelu_tanh
+        # Biases: Qwen2 has q/k/v biases always (o_proj none); the others follow attention_bias
+        # on q, k, v and o (Mistral has no biases).
+        bias = cfg.get("attention_bias", False) and self.model_type not in ("mistral", "qwen2")
+        self.qkv_bias = bias or self.model_type == "qwen2"
+        self.o_bias = bias
+        # Score scale and soft-caps (Gemma-2/3: query_pre_attn_scalar; caps default 50 / 30 in Gemma-2).
+        if self.model_type in ("gemma2", "gemma3_text"):
+            self.scale = cfg.get("query_pre_attn_scalar", 256) ** -0.5
+            caps = (50.0, 30.0) if self.model_type == "gemma2" else (None, None)
+            self.attn_cap = cfg.get("attn_logit_softcapping", caps[0])
+            self.final_cap = cfg.get("final_logit_softcapping", caps[1])
+        else:
+            self.scale = self.head_dim ** -0.5
+            self.attn_cap = self.final_cap = None
+        self.layer_window = [self._window(cfg, i) for i in range(self.layers)]
+        self.layer_rope = [self._rope(cfg, fam, i) for i in range(self.layers)]
+        # The old single-setting attributes, for families with one window and one RoPE.
+        self.window = self.layer_window[0] if len(set(self.layer_window)) == 1 else "per-layer"
+        self.theta = self.layer_rope[0]["theta"]
+        # Mixtures of experts: `experts` per sparse layer, top_k of them per token. Qwen3MoeDecoderLayer:
+        # layer i is sparse iff i not in mlp_only_layers and num_experts > 0 and
+        # (i + 1) % decoder_sparse_step == 0 (Mixtral, OLMoE: every layer); a dense one has the
+        # plain MLP of intermediate_size. Qwen3MoeConfig in 5.x writes num_experts as num_local_experts.
+        moe = MOE.get(self.model_type)
+        self.experts = 0 if moe is None else cfg.get(moe[1], cfg.get("num_local_experts", moe[2]))
+        self.top_k = cfg.get("num_experts_per_tok", moe[3] if moe else 0)
+        self.renormalize = moe is not None and (moe[4] if moe[4] is not None else cfg.get("norm_topk_prob", False))
+        self.moe_names = moe and (moe[0], moe[5])
+        dense = cfg.get("mlp_only_layers") or []
+        step = cfg.get("decoder_sparse_step", 1) if self.model_type == "qwen3_moe" else 1
+        self.sparse = [self.experts > 0 and i not in dense and (i + 1) % step == 0 for i in range(self.layers)]
+        assert not cfg.get("clip_qkv"), "clip_qkv"
+        self.expert_load = []  # [sparse layers] x [experts] tokens routed, filled by forward
+        self.route_gap = []    # [layers] the smallest router-logit gap between a chosen and an unchosen expert
+        self.dtype, self.hf_rounding = dtype, hf_rounding
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
+
+    def _init_layernorm_family(self, cfg, model_type, hidden, layers, heads, eps, bos, tied, dtype, hf_rounding):
+        """The fields GPT-NeoX and GPT-2 set alike: MHA, head_dim = hidden / heads, no window."""
+        self.cfg = self.top_cfg = cfg
+        self.model_type, self.prefix = model_type, ""
+        self.hidden, self.layers, self.heads = hidden, layers, heads
+        self.kv_heads, self.head_dim = heads, hidden // heads
+        self.eps, self.bos, self.tied = eps, bos, tied
+        self.vocab = cfg["vocab_size"]
+        self.scale = self.head_dim ** -0.5
+        self.layer_window, self.window = [None] * layers, None
+        self.dtype, self.hf_rounding = dtype, hf_rounding
+
+    def _init_neox(self, cfg, model_dir, dtype, hf_rounding):
+        """GPTNeoXConfig: 4.x keys (rotary_pct, rotary_emb_base, partial_rotary_factor, rope_theta)
+        or 5.x rope_parameters; defaults as the config class's."""
+        self._init_layernorm_family(cfg, "gpt_neox", cfg["hidden_size"], cfg["num_hidden_layers"],
+                                    cfg["num_attention_heads"], cfg.get("layer_norm_eps", 1e-5),
+                                    cfg.get("bos_token_id", 0), cfg.get("tie_word_embeddings", False), dtype,
+                                    hf_rounding)
+        self.parallel = cfg.get("use_parallel_residual", True)
+        params = cfg.get("rope_parameters") or {}
+        fraction = params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)))
+        self.theta = params.get("rope_theta", cfg.get("rope_theta", cfg.get("rotary_emb_base", 10000)))
+        self.rotary_dim = int(self.head_dim * fraction)
+        assert cfg.get("hidden_act", "gelu") == "gelu", cfg.get("hidden_act")
+        self.act = gelu_erf
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
+    def _init_phi(self, cfg, model_dir, dtype, hf_rounding):
+        """PhiConfig: layer_norm_eps, partial_rotary_factor (default 0.5; 5.x: in rope_parameters),
+        rope_theta, gelu_new, untied; GQA allowed by num_key_value_heads."""
+        self._init_layernorm_family(cfg, "phi", cfg["hidden_size"], cfg["num_hidden_layers"],
+                                    cfg["num_attention_heads"], cfg.get("layer_norm_eps", 1e-5),
+                                    cfg.get("bos_token_id", 1), cfg.get("tie_word_embeddings", False), dtype,
+                                    hf_rounding)
+        self.kv_heads = cfg.get("num_key_value_heads") or self.heads
+        params = cfg.get("rope_parameters") or {}
+        self.theta = params.get("rope_theta", cfg.get("rope_theta", 10000.0))
+        self.rotary_dim = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 0.5)))
+        assert cfg.get("hidden_act", "gelu_new") in ("gelu_new", "silu") and not cfg.get("qk_layernorm")
+        self.act = gelu_tanh
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
+    def _init_phi3(self, cfg, model_dir, dtype, hf_rounding):
+        """Phi3Config: RMSNorm (rms_norm_eps), silu, sliding_window on every layer (null: none),
+        partial_rotary_factor, RoPE default or longrope (rope_scaling, 5.x rope_parameters)."""
+        self._init_phi(cfg, model_dir, dtype, hf_rounding)
+        self.model_type = "phi3"
+        self.eps = cfg.get("rms_norm_eps", 1e-5)
+        self.act = silu
+        params = cfg.get("rope_parameters") or {}
+        self.rotary_dim = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0)))
+        self.window = cfg.get("sliding_window")
+        self.layer_window = [self.window] * self.layers
+        self.rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        self.max_positions = cfg.get("max_position_embeddings", 4096)
+        self.original = self.rope.get("original_max_position_embeddings",
+                                      cfg.get("original_max_position_embeddings", self.max_positions))
+
+    def _init_gpt2(self, cfg, model_dir, dtype, hf_rounding):
+        """GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner, layer_norm_epsilon, gelu_new; tied
+        by default; tensors under transformer. (or bare, as GPT2Model saves them)."""
+        self._init_layernorm_family(cfg, "gpt2", cfg["n_embd"], cfg["n_layer"], cfg["n_head"],
+                                    cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 50256),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert cfg.get("activation_function", "gelu_new") == "gelu_new"
+        self.act = gelu_tanh  # gelu_new: the tanh approximation
+        w = load_weights(model_dir)
+        bare = "transformer.wte.weight" not in w
+        self.w = {("transformer." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
+
+    def _sliding(self, cfg, i):
+        """True where layer i is a sliding-attention layer type."""
+        if self.model_type in ("gemma2", "gemma3_text"):
+            if cfg.get("layer_types"):
+                return cfg["layer_types"][i] == "sliding_attention"
+            # Gemma2: even layers slide; Gemma3: every sliding_window_pattern-th layer is global.
+            pattern = 2 if self.model_type == "gemma2" else cfg.get("sliding_window_pattern", 6)
+            return (i + 1) % pattern != 0
+        if self.model_type in ("qwen2", "qwen3"):
+            if not cfg.get("use_sliding_window", False):
+                return False
+            if cfg.get("layer_types"):
+                return cfg["layer_types"][i] == "sliding_attention"
+            return i >= cfg.get("max_window_layers", 28)
+        assert not (self.model_type == "qwen3_moe" and cfg.get("use_sliding_window")), "use_sliding_window"
+        return self.model_type in ("mistral", "mixtral")
+
+    def _window(self, cfg, i):
+        if not self._sliding(cfg, i):
+            return None  # LlamaModel has no window whatever the config says
+        return cfg.get("sliding_window", 4096)  # MistralConfig etc. default 4096; null: none
+
+    def _rope(self, cfg, fam, i):
+        """{theta, scaling} of layer i: Gemma-3 sliding layers use rope_local_base_freq, plain."""
+        if self.model_type == "gemma3_text" and self._sliding(cfg, i):
+            return {"theta": cfg.get("rope_local_base_freq", 10000.0), "scaling": None}
+        params = cfg.get("rope_parameters")  # transformers 5.x: rope_theta and the scaling in one object
+        if params:
+            return {"theta": params.get("rope_theta", fam["theta"]),
+                    "scaling": None if params.get("rope_type", "default") == "default" else params}
+        return {"theta": cfg.get("rope_theta", fam["theta"]), "scaling": cfg.get("rope_scaling")}
+
+    def weight(self, name):
+        return self.w[self.prefix + name]
+
+    def has(self, name):
+        return self.prefix + name in self.w
+
+    def lm_head(self):
+        if self.model_type == "gpt_neox":
+            return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
+        if self.model_type == "gpt2":
+            return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
+        if self.model_type == "phi":
+            return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
+        return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
+
+
+def load_weights(model_dir):
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    files = ["model.safetensors"]
+    if os.path.exists(index):
+        with open(index) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+    out = {}
+    for name in files:
+        out.update(st_reader.read(os.path.join(model_dir, name))[0])
+    return out
+
