@@ -19,6 +19,7 @@
 #include "ops/cpu_backend.h"
 #include "ops/cublas_library.h"
 #include "ops/gemm.h"
+#include "random_values.h"
 #include "util/error.h"
 #include "util/half.h"
 
@@ -26,16 +27,10 @@ namespace attngeom {
 namespace {
 
 using testing::gpu_visible;
+using testing::random_vector;
 
 constexpr double kEps = std::numeric_limits<float>::epsilon();
 constexpr double kBf16Eps = 1.0 / 256;  // bf16's unit roundoff 2^-8 (8 significand bits)
-
-std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 std::vector<std::uint16_t> to_bf16(const std::vector<float>& v) {
   std::vector<std::uint16_t> out(v.size());

@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "ops/attention.h"
+#include "random_values.h"
 
 namespace attngeom {
 namespace {
+
+using testing::random_vector;
 
 constexpr double kEps = std::numeric_limits<float>::epsilon();
 
@@ -117,13 +120,6 @@ Naive naive_attention_top_n(const AttentionShape& s, const std::vector<float>& q
     }
   }
   return r;
-}
-
-std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
 }
 
 class TopNAttentionTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
