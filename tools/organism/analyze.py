@@ -6,7 +6,8 @@ Usage: analyze.py MODEL_DIR [CTX]"""
 import json, os, struct, sys
 import numpy as np, torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import train as tr
+from data import windows
+from model import Llama
 
 
 def load_st(path):
@@ -23,7 +24,7 @@ c = json.load(open(os.path.join(d, "config.json")))
 W = {k: torch.from_numpy(v.copy()) for k, v in load_st(os.path.join(d, "model.safetensors")).items()}
 held = load_st(os.path.join(d, "heldout_tokens.safetensors"))["tokens"].astype(np.int64)
 T = int(sys.argv[2]) if len(sys.argv) > 2 else c["max_position_embeddings"]
-m = tr.Llama(c)
+m = Llama(c)
 with torch.no_grad():
     m.embed_tokens.weight.copy_(W["model.embed_tokens.weight"])
     m.norm.weight.copy_(W["model.norm.weight"]); m.lm_head.weight.copy_(W["lm_head.weight"])
@@ -36,7 +37,7 @@ with torch.no_grad():
         L.gate_up.weight.copy_(torch.cat([W[p + "mlp.gate_proj.weight"], W[p + "mlp.up_proj.weight"]]))
         L.down_proj.weight.copy_(W[p + "mlp.down_proj.weight"])
 m.eval()
-wins = [w for w in tr.windows(held, T) if len(w) == T]
+wins = [w for w in windows(held, T) if len(w) == T]
 acc = {k: 0 for k in ("bos", "self", "prev", "rest")}
 with torch.no_grad():
     for w in wins:

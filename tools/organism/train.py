@@ -6,218 +6,21 @@ rotate_half convention, SwiGLU MLP, no biases) trained with torch on packed
 documents (see prep.py), on the CPU (the default) or a CUDA GPU (--device cuda).
 Every training window starts with BOS at position 0.
 
-Run prep.py first. See MODEL_CARD.md for the exact command, README.md for the GPU.
+Run prep.py first. See MODEL_CARD.md for the exact command, README.md for the GPU. The network
+is in model.py, the data and evaluation in data.py, the export in export.py.
 """
-import argparse, csv, json, math, os, random, re, struct, subprocess, sys, time
+import argparse, os, re, sys, time
 import numpy as np
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
+from data import Data, bits_per_byte, evaluate
+from export import export, write_csv
+from model import Llama
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-BOS, EOS = 1, 2
 
 
-# ----------------------------------------------------------------------------- model
-class RMSNorm(nn.Module):
-    def __init__(self, d, eps):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(d))
-        self.eps = eps
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
-def rope_tables(T, hd, theta):
-    inv = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd))
-    t = torch.arange(T, dtype=torch.float32)
-    f = torch.outer(t, inv)
-    emb = torch.cat([f, f], dim=-1)  # HF convention
-    return emb.cos(), emb.sin()
-
-
-def rotate_half(x):
-    h = x.shape[-1] // 2
-    return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
-
-
-class Block(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        d, H, hd, ff = c["hidden_size"], c["num_attention_heads"], c["head_dim"], c["intermediate_size"]
-        self.H, self.hd = H, hd
-        self.input_layernorm = RMSNorm(d, c["rms_norm_eps"])
-        self.qkv = nn.Linear(d, 3 * H * hd, bias=False)  # fused q,k,v (split on export)
-        self.o_proj = nn.Linear(H * hd, d, bias=False)
-        self.post_attention_layernorm = RMSNorm(d, c["rms_norm_eps"])
-        self.gate_up = nn.Linear(d, 2 * ff, bias=False)  # fused gate,up (split on export)
-        self.down_proj = nn.Linear(ff, d, bias=False)
-        self.ff = ff
-
-    def forward(self, x, cos, sin, mask, want_attn=False, sdpa=False):
-        B, T, D = x.shape
-        h = self.input_layernorm(x)
-        q, k, v = self.qkv(h).view(B, T, 3, self.H, self.hd).permute(2, 0, 3, 1, 4)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        if sdpa and not want_attn:  # the same causal softmax attention in one fused kernel (torch >= 2.0);
-            # under autocast v is bf16 and q, k are F32 after RoPE, as they are for the explicit product
-            a, y = None, F.scaled_dot_product_attention(q.to(v.dtype), k.to(v.dtype), v, is_causal=True)
-        else:
-            s = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(self.hd)) + mask
-            a = torch.softmax(s, dim=-1)
-            y = torch.matmul(a, v)
-        y = y.transpose(1, 2).reshape(B, T, self.H * self.hd)
-        x = x + self.o_proj(y)
-        g, u = self.gate_up(self.post_attention_layernorm(x)).split(self.ff, dim=-1)
-        x = x + self.down_proj(F.silu(g) * u)
-        return x, (a if want_attn else None)
-
-
-class Llama(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.c = c
-        self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
-        self.layers = nn.ModuleList([Block(c) for _ in range(c["num_hidden_layers"])])
-        self.norm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
-        self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
-        cos, sin = rope_tables(c["max_position_embeddings"], c["head_dim"], c["rope_theta"])
-        self.register_buffer("cos", cos, persistent=False)
-        self.register_buffer("sin", sin, persistent=False)
-        self._masks = {}
-        self.sdpa = False  # training forward through F.scaled_dot_product_attention (probes never use it)
-        std = 0.02
-        for n, p in self.named_parameters():
-            if p.dim() == 2:
-                s = std / math.sqrt(2 * c["num_hidden_layers"]) if n.endswith(("o_proj.weight", "down_proj.weight")) else std
-                nn.init.normal_(p, 0.0, s)
-
-    def mask(self, T):
-        dev = self.cos.device
-        if (T, dev) not in self._masks:
-            self._masks[(T, dev)] = torch.full((T, T), float("-inf"), device=dev).triu(1)
-        return self._masks[(T, dev)]
-
-    def forward(self, idx, want_attn=False):
-        B, T = idx.shape
-        x = self.embed_tokens(idx)
-        cos, sin, m = self.cos[:T], self.sin[:T], self.mask(T)
-        attns = []
-        for L in self.layers:
-            x, a = L(x, cos, sin, m, want_attn, self.sdpa)
-            attns.append(a)
-        return self.lm_head(self.norm(x)), attns
-
-
-# ----------------------------------------------------------------------------- data
-class Data:
-    """Token streams from prep.py: documents back to back, no separators; BOS only at position 0
-    of every window."""
-
-    def __init__(self, work):
-        self.train = np.load(os.path.join(work, "train_ids.npy")).astype(np.int64)
-        self.held = np.load(os.path.join(work, "heldout_ids.npy")).astype(np.int64)
-        self.vocab = [l.split("\t")[0] for l in open(os.path.join(work, "spm.vocab"), encoding="utf-8")]
-        self.unseen = np.load(os.path.join(work, "unseen_ids.npy")).astype(np.int64)
-        self.unseen_bytes = os.path.getsize(os.path.join(work, "unseen.txt"))
-
-    def batch(self, rng, B, T, device=None):
-        """B windows [BOS] + T random consecutive training tokens: inputs [B, T], targets [B, T]."""
-        starts = rng.integers(0, len(self.train) - T, size=B)
-        x = np.empty((B, T + 1), dtype=np.int64)
-        x[:, 0] = BOS
-        x[:, 1:] = self.train[starts[:, None] + np.arange(T)]
-        x = torch.from_numpy(x)
-        if device is not None and device.type == "cuda":
-            x = x.pin_memory().to(device, non_blocking=True)
-        return x[:, :-1], x[:, 1:]
-
-
-def windows(stream, T):
-    """Non-overlapping windows [BOS] + stream[k*(T-1):(k+1)*(T-1)] (the last one may be shorter)."""
-    n = T - 1
-    return [np.concatenate([[BOS], stream[i:i + n]]).astype(np.int64) for i in range(0, len(stream), n)]
-
-
-# ----------------------------------------------------------------------------- eval
-@torch.no_grad()
-def evaluate(model, stream, T, max_windows=None):
-    """Total NLL (nats) and count of the non-BOS tokens, and the per-head BOS attention of the full
-    windows: mean of A[t, 0] over queries t >= 1 ([L, H]) and A[T-1, 0] at the last query ([L, H])."""
-    model.eval()
-    dev = model.cos.device
-    wins = windows(stream, T)[:max_windows]
-    tot, cnt, mean_sum, last_sum, full = 0.0, 0, 0, 0, 0
-    for w in wins:
-        x = torch.from_numpy(w)[None].to(dev)
-        logits, attns = model(x, want_attn=True)
-        tot += F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="sum").item()
-        cnt += x.shape[1] - 1
-        if len(w) == T:
-            a = torch.stack([at[0, :, 1:, 0] for at in attns])  # [L, H, T-1]
-            mean_sum, last_sum, full = mean_sum + a.mean(-1), last_sum + a[..., -1], full + 1
-    model.train()
-    return tot, cnt, (mean_sum / full if full else None), (last_sum / full if full else None), full
-
-
-def unigram_nll(data, T):
-    counts = np.bincount(data.train, minlength=len(data.vocab)).astype(np.float64) + 1.0
-    p = counts / counts.sum()
-    tot, cnt = 0.0, 0
-    for w in windows(data.held, T):
-        tot += -np.log(p[w[1:]]).sum()
-        cnt += len(w) - 1
-    return tot / cnt
-
-
-def bits_per_byte(model, data, T):
-    tot, _, _, _, _ = evaluate(model, data.unseen, T)
-    return tot / math.log(2) / data.unseen_bytes
-
-
-# ----------------------------------------------------------------------------- export
-def save_safetensors(path, tensors, meta=None):
-    hdr, off, blobs = {}, 0, []
-    for name, t in tensors.items():
-        arr = np.ascontiguousarray(t)
-        dt = {np.dtype("float32"): "F32", np.dtype("int32"): "I32"}[arr.dtype]
-        b = arr.tobytes()
-        hdr[name] = {"dtype": dt, "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
-        off += len(b)
-        blobs.append(b)
-    if meta:
-        hdr["__metadata__"] = meta
-    h = json.dumps(hdr, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-
-
-def hf_state(model):
-    c = model.c
-    H, hd, ff = c["num_attention_heads"], c["head_dim"], c["intermediate_size"]
-    out = {"model.embed_tokens.weight": model.embed_tokens.weight}
-    for i, L in enumerate(model.layers):
-        p = "model.layers.%d." % i
-        q, k, v = L.qkv.weight.split(H * hd, dim=0)
-        g, u = L.gate_up.weight.split(ff, dim=0)
-        out.update({p + "input_layernorm.weight": L.input_layernorm.weight,
-                    p + "self_attn.q_proj.weight": q, p + "self_attn.k_proj.weight": k,
-                    p + "self_attn.v_proj.weight": v, p + "self_attn.o_proj.weight": L.o_proj.weight,
-                    p + "post_attention_layernorm.weight": L.post_attention_layernorm.weight,
-                    p + "mlp.gate_proj.weight": g, p + "mlp.up_proj.weight": u,
-                    p + "mlp.down_proj.weight": L.down_proj.weight})
-    out["model.norm.weight"] = model.norm.weight
-    out["lm_head.weight"] = model.lm_head.weight
-    return {k: v.detach().float().cpu().contiguous().numpy() for k, v in out.items()}
-
-
-# ----------------------------------------------------------------------------- main
 def lr_at(step, a):
     """Warmup, constant, then a linear decay over the last decay_frac of the steps to min_lr_frac."""
     if step < a.warmup:
@@ -242,13 +45,6 @@ def probe(model, data, a, step, tokens, seconds, ema):
         " ".join("%.3f" % v for v in mean_bos.max(1).values.tolist())), flush=True)
     return row
 
-
-def write_csv(path, rows):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[-1].keys()))
-        w.writeheader()
-        w.writerows(rows)
 
 
 def config_of(a, vocab):
@@ -483,63 +279,6 @@ def main():
     if a.out:
         export(model, data, a, c, rows, tokens, train_seconds, nparam, hardware(dev, a), step)
 
-
-def export(model, data, a, c, rows, tokens, train_seconds, nparam, hw=None, stopped_at=None):
-    """Everything on the CPU in F32 with the explicit attention, whichever device trained the model."""
-    import shutil
-    os.makedirs(a.out, exist_ok=True)
-    model.to("cpu")
-    model.sdpa = False
-    tot, cnt, mean_bos, last_bos, full = evaluate(model, data.held, a.ctx)
-    bpb = bits_per_byte(model, data, a.ctx)
-    ug = unigram_nll(data, a.ctx)
-    save_safetensors(os.path.join(a.out, "model.safetensors"), hf_state(model), {"format": "pt"})
-    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-           **{k: c[k] for k in ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-                                "num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta",
-                                "max_position_embeddings", "vocab_size")},
-           "bos_token_id": BOS, "eos_token_id": EOS, "tie_word_embeddings": False, "hidden_act": "silu",
-           "attention_bias": False, "mlp_bias": False, "initializer_range": 0.02, "torch_dtype": "float32"}
-    with open(os.path.join(a.out, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=2)
-        f.write("\n")
-    write_csv(os.path.join(a.out, "loss.csv"), rows)
-    shutil.copy(os.path.join(a.work, "spm.model"), os.path.join(a.out, "tokenizer.model"))
-    shutil.copy(os.path.join(a.work, "heldout.txt"), os.path.join(a.out, "heldout.txt"))
-    g = windows(data.held, a.golden_len)[0]
-    model.eval()
-    with torch.no_grad():
-        x = torch.from_numpy(g)[None]
-        logits, _ = model(x)
-        nll = F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="none")
-    save_safetensors(os.path.join(a.out, "golden.safetensors"),
-                     {"tokens": g.astype(np.int32), "logits": logits[0].float().numpy(), "nll": nll.float().numpy()},
-                     {"protocol": "tokens = [BOS] + first %d tokens of the held-out stream; logits[t] predicts tokens[t+1]; nll[t] = -log softmax(logits[t])[tokens[t+1]]" % (a.golden_len - 1)})
-    save_safetensors(os.path.join(a.out, "heldout_tokens.safetensors"), {"tokens": data.held.astype(np.int32)},
-                     {"protocol": "held-out stream: the spm_encode ids of the lines of heldout.txt, back to back; no BOS, no EOS"})
-    hl = tot / cnt
-    ev = {"heldout_nll": hl, "heldout_ppl": math.exp(hl), "heldout_predicted_tokens": cnt,
-          "heldout_stream_tokens": int(len(data.held)), "unigram_nll": ug, "unigram_ppl": math.exp(ug),
-          "unseen_bits_per_byte": bpb, "unseen_tokens": int(len(data.unseen)), "unseen_bytes": data.unseen_bytes,
-          "protocol": {"stream": "the spm_encode ids of the lines of heldout.txt, back to back (no EOS, no BOS)",
-                       "windows": "non-overlapping: window k = [BOS] + stream[k*(C-1):(k+1)*(C-1)] with C = %d (last window shorter)" % a.ctx,
-                       "context": a.ctx, "stride": a.ctx - 1, "bos": "BOS (id 1) at position 0 of every window, never predicted",
-                       "scored": "every non-BOS token of every window, predicted from its window prefix; ppl = exp(total nll / count)",
-                       "unseen": "GPL-3 from its Preamble to the end of its terms, whitespace collapsed (prep.py unseen_text), windowed the same way; bits per byte = total NLL / ln 2 / UTF-8 bytes",
-                       "unigram": "add-one smoothed unigram frequencies of the training stream, scored on the held-out tokens"},
-          "bos_attention": {"definition": "per head, attention on position 0 (BOS) averaged over the full held-out windows: mean_over_queries averages queries t >= 1, last_query takes t = C-1",
-                            "windows": full, "mean_over_queries": mean_bos.tolist(), "last_query": last_bos.tolist()},
-          "train": {"tokens_seen": tokens, "seconds": round(train_seconds, 1), "threads": a.threads,
-                    "final_train_loss_ema": rows[-1]["train_loss"], "params": nparam,
-                    "args": {k: v for k, v in vars(a).items() if k not in ("work", "out", "ckpt_every", "export_from", "name")}}}
-    if hw:
-        ev["train"]["hardware"] = hw
-    if stopped_at is not None and stopped_at < a.steps:
-        ev["train"]["stopped_at_step"] = stopped_at  # --minutes ran out before the planned steps
-    with open(os.path.join(a.out, "eval.json"), "w") as f:
-        json.dump(ev, f, indent=2)
-        f.write("\n")
-    print(json.dumps({k: ev[k] for k in ("heldout_nll", "heldout_ppl", "unigram_ppl", "unseen_bits_per_byte")}))
 
 
 if __name__ == "__main__":
