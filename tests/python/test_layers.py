@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The folders of src/ include each other as README.md's layer diagram says.
+"""The folders of src/ include each other as docs/architecture.md's layer diagram says.
 
   test_layers.py --source DIR
 
@@ -87,24 +87,24 @@ def find_cycle(graph):
 
 
 def check(source):
-    readme = os.path.join(source, "README.md")
+    readme = os.path.join(source, "docs", "architecture.md")
     allowed = read_diagram(readme)
     used = read_includes(os.path.join(source, "src"))
     problems = []
     for folder in sorted(set(used) - set(allowed)):
-        problems.append(f"src/{folder}/ has no line in README.md's layer diagram")
+        problems.append(f"src/{folder}/ has no line in docs/architecture.md's layer diagram")
     for folder in sorted(set(allowed) - set(used)):
-        problems.append(f"README.md's layer diagram names {folder}, which is no folder of src/")
+        problems.append(f"docs/architecture.md's layer diagram names {folder}, which is no folder of src/")
     for folder in sorted(set(used) & set(allowed)):
         for target, where in sorted(used[folder].items()):
             if target not in allowed[folder]:
                 problems.append(f"{where}: {folder} includes {target}/, which the layer diagram does not allow "
                                 f"({folder} -> {', '.join(sorted(allowed[folder])) or 'nothing'})")
         for target in sorted(allowed[folder] - set(used[folder])):
-            problems.append(f"README.md's layer diagram allows {folder} -> {target}, which no file of src/{folder}/ uses")
+            problems.append(f"docs/architecture.md's layer diagram allows {folder} -> {target}, which no file of src/{folder}/ uses")
     cycle = find_cycle(allowed)
     if cycle:
-        problems.append("README.md's layer diagram has a cycle: " + " -> ".join(cycle))
+        problems.append("docs/architecture.md's layer diagram has a cycle: " + " -> ".join(cycle))
     return problems, used
 
 
@@ -117,7 +117,7 @@ def main():
         print(p, file=sys.stderr)
     if problems:
         sys.exit(1)
-    print(f"layers: {len(used)} folders, {sum(len(e) for e in used.values())} include edges, as README.md's diagram says")
+    print(f"layers: {len(used)} folders, {sum(len(e) for e in used.values())} include edges, as docs/architecture.md's diagram says")
 
 
 if __name__ == "__main__":
