@@ -13,10 +13,6 @@ namespace attngeom::geometry {
 
 namespace {
 
-const PairProducts& pair_products_of(const RowAnalysisOptions& options) {
-  return options.pair_products ? *options.pair_products : fp32_pair_products();
-}
-
 ValueGeometry values_of(const UnitRows& units, const RowAnalysisOptions& options) {
   ValueGeometry v =
       value_geometry(units.keys(), norm_stats(units), sink_similarity(units), lag_curve(units, options.lag));
@@ -115,6 +111,10 @@ ValueGeometry value_geometry(std::size_t keys, const NormStats& norms, double rh
 }
 
 bool reads_value_deviation(const RowAnalysisOptions& options) { return options.bounds && !options.every_n; }
+
+const PairProducts& pair_products_of(const RowAnalysisOptions& options) {
+  return options.pair_products ? *options.pair_products : fp32_pair_products();
+}
 
 CosineDeviation value_deviation(const UnitRows& units, const CosineModel& model, const RowAnalysisOptions& options) {
   return screened_cosine_deviation(units, model, pair_products_of(options));

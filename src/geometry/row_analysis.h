@@ -83,6 +83,8 @@ ValueGeometry analyze_values(const HeadRowView& row, const RowAnalysisOptions& o
 // holds where reads_value_deviation(options), from the row's units and that model.
 ValueGeometry value_geometry(std::size_t keys, const NormStats& norms, double rho_0, LagCurve lag);
 bool reads_value_deviation(const RowAnalysisOptions& options);
+// The deviation screen's kernel: options.pair_products, or fp32 where none is given.
+const PairProducts& pair_products_of(const RowAnalysisOptions& options);
 CosineDeviation value_deviation(const UnitRows& units, const CosineModel& model, const RowAnalysisOptions& options);
 // The same with its pairs and sigma2 given (deviation_spread of these units and model).
 CosineDeviation value_deviation(const UnitRows& units, const CosineModel& model, const RowAnalysisOptions& options,

@@ -37,11 +37,11 @@ std::vector<std::size_t> max_lags_of(std::span<const std::size_t> keys, const La
   return out;
 }
 
-// Whether the rows' own screens would visit many more pairs than the shared maxima, which take
-// each pair's cosine in double, at many times a screened pair's cost (bench/geometry_row_bench.cc,
-// BM_DeviationsOfStridedRows, finds where the two meet).
+// Whether the rows' own screens would visit more pairs than the shared maxima, whose walk by lag
+// costs a few times a screened pair (bench/geometry_row_bench.cc, BM_DeviationsOfStridedRows,
+// finds where the two meet).
 bool shares_maxima(std::span<const std::size_t> keys) {
-  constexpr double kPairCostRatio = 20.0;
+  constexpr double kPairCostRatio = 2.0;
   double own = 0.0;
   for (const std::size_t m : keys) own += static_cast<double>(m) * static_cast<double>(m);
   const auto longest = static_cast<double>(keys.back());
@@ -60,7 +60,7 @@ ValueRows::ValueRows(const HeadRowView& longest, std::span<const std::size_t> ke
       band_(units_, largest_max_lag(max_lags_)) {
   if (reads_value_deviation(options) &&
       (method == DeviationMethod::kSharedMaxima || (method == DeviationMethod::kAutomatic && shares_maxima(keys_)))) {
-    maxima_.emplace(units_, keys_);
+    maxima_.emplace(units_, keys_, pair_products_of(options));
   }
   if (reads_value_deviation(options)) square_sums_.emplace(units_, keys_);
 }

@@ -4,16 +4,20 @@
 // tau_max beyond a row's lags), zero vectors (the sink's too), and a head dimension that is
 // not a multiple of the kernel's lanes; the band's and the deviations' parts may run in any
 // order, and the maximum deviations come the same from each row's screen or the shared maxima
-// (beside which sigma2's sums share the rows' full blocks of keys).
+// (beside which sigma2's sums share the rows' full blocks of keys), also through a screen whose
+// every product is off by up to its stated bound.
 #include "geometry/value_rows.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "geometry/pair_products.h"
 #include "random_rows.h"
 #include "util/error.h"
 
@@ -60,6 +64,47 @@ ValueGeometry alone(const testing::OwnedRow& longest, std::size_t keys, const Ro
   return analyze_values(row, options);
 }
 
+// Products off by as much as `bound` allows (and their rounding): the exact product of the
+// rounded units moved by -bound or +bound, picked by a hash of the pair, so that true extrema
+// are screened as far inward, and their rivals as far outward, as the bound allows.
+class SkewedUnits final : public LoadedUnits {
+ public:
+  SkewedUnits(std::span<const float> units, std::size_t count, std::size_t dim, double bound)
+      : units_(units.begin(), units.end()), count_(count), dim_(dim), bound_(bound) {}
+  void tile(std::size_t i0, std::size_t j0, float* out) override {
+    for (std::size_t a = 0; a < kTile; ++a) {
+      for (std::size_t b = 0; b < kTile; ++b) {
+        const std::size_t i = i0 + a;
+        const std::size_t l = j0 + b;
+        double dot = 0.0;
+        for (std::size_t t = 0; i < count_ && l < count_ && t < dim_; ++t) {
+          dot += static_cast<double>(units_[i * dim_ + t]) * units_[l * dim_ + t];
+        }
+        const std::uint64_t hash = (i * 0x9E3779B97F4A7C15ull) ^ (l * 0xC2B2AE3D27D4EB4Full);
+        out[a * kTile + b] = static_cast<float>((hash >> 40) % 2 == 0 ? dot - bound_ : dot + bound_);
+      }
+    }
+  }
+  double error_bound() const override { return bound_ + fp32_product_error_bound(dim_); }
+
+ private:
+  std::vector<float> units_;
+  std::size_t count_;
+  std::size_t dim_;
+  double bound_;
+};
+
+class SkewedProducts final : public PairProducts {
+ public:
+  explicit SkewedProducts(double bound) : bound_(bound) {}
+  std::unique_ptr<LoadedUnits> load(std::span<const float> units, std::size_t count, std::size_t dim) const override {
+    return std::make_unique<SkewedUnits>(units, count, dim, bound_);
+  }
+
+ private:
+  double bound_;
+};
+
 // Parts 0..count-1, last first.
 std::vector<std::size_t> backwards(std::size_t count) {
   std::vector<std::size_t> parts(count);
@@ -104,6 +149,31 @@ TEST(ValueRows, EachRowEqualsItsValueGeometryAlone) {
                                       ", max_lag = " + std::to_string(max_lag) + (bounds ? ", bounds" : ""));
         }
       }
+    }
+  }
+}
+
+// The shared maxima through a screen whose products stray as far as it says they may: every
+// row's max_abs still equals its own fp32 screen's.
+TEST(ValueRows, SharedMaximaAreExactThroughACoarseScreen) {
+  std::mt19937_64 rng(53);
+  std::vector<std::size_t> keys = {2, 5, 255, 256, 257};  // and every 8th length up to 1025
+  for (std::size_t m = 262; m <= 1025; m += 8) keys.push_back(m);
+  const testing::OwnedRow longest = drifting_values(rng, keys.back(), 16, false);
+  for (const double bound : {0.002, 0.05, 0.3}) {
+    const SkewedProducts skewed(bound);
+    RowAnalysisOptions options;
+    options.pair_products = &skewed;
+    ValueRows rows(longest.view(), keys, options, DeviationMethod::kSharedMaxima);
+    for (const std::size_t p : backwards(rows.band_parts())) rows.compute_band(p);
+    rows.finish_band();
+    std::vector<ValueGeometry> geometry;  // [rows]
+    for (std::size_t r = 0; r < keys.size(); ++r) geometry.push_back(rows.row(r));
+    for (const std::size_t p : backwards(rows.deviation_parts())) rows.compute_deviations(p, geometry);
+    rows.finish_deviations(geometry);
+    for (std::size_t r = 0; r < keys.size(); ++r) {
+      EXPECT_EQ(geometry[r].deviation.max_abs, alone(longest, keys[r], {}).deviation.max_abs)
+          << "bound " << bound << ", M = " << keys[r];
     }
   }
 }
