@@ -129,25 +129,44 @@ class PartWalk {
 DeviationMaxima::DeviationMaxima(const UnitRows& units, std::span<const std::size_t> keys, const PairProducts& products)
     : units_(units),
       keys_(keys.begin(), keys.end()),
-      loaded_(products.load(units.rounded, units.keys(), units.dim)),
-      // A screened cosine is within the bound of unit_pair_cosine's (to a few ulps); 2^-22
-      // more covers the float threshold's rounding.
-      margin_(static_cast<float>(2.0 * (loaded_->error_bound() + 0x1p-22))),
+      products_(products),
       blocks_((units.keys() + kTile - 1) / kTile),
       parts_(std::clamp<std::size_t>((blocks_ + 1) / 2, 1, kMaxParts)),
       key_mask_(units.keys()),
       partial_(parts_ * keys.size(), 0.0) {
   ATTNGEOM_CHECK(!keys_.empty() && std::is_sorted(keys_.begin(), keys_.end()) && keys_.front() >= 1 &&
                  keys_.back() == units.keys());
+  idle_.push_back(products.load(units.rounded, units.keys(), units.dim));
+  // A screened cosine is within the bound of unit_pair_cosine's (to a few ulps); 2^-22 more
+  // covers the float threshold's rounding.
+  margin_ = static_cast<float>(2.0 * (idle_.back()->error_bound() + 0x1p-22));
   for (std::size_t k = 0; k < units.keys(); ++k) {
     key_mask_[k] = units.defined[k] ? 0.0f : std::numeric_limits<float>::quiet_NaN();
   }
+}
+
+std::unique_ptr<LoadedUnits> DeviationMaxima::take_loaded() {
+  {
+    const std::lock_guard<std::mutex> lock(idle_mutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<LoadedUnits> loaded = std::move(idle_.back());
+      idle_.pop_back();
+      return loaded;
+    }
+  }
+  return products_.load(units_.rounded, units_.keys(), units_.dim);
+}
+
+void DeviationMaxima::put_back(std::unique_ptr<LoadedUnits> loaded) {
+  const std::lock_guard<std::mutex> lock(idle_mutex_);
+  idle_.push_back(std::move(loaded));
 }
 
 void DeviationMaxima::compute(std::size_t part, std::span<const CosineModel> models) {
   ATTNGEOM_CHECK(part < parts_ && models.size() == keys_.size());
   const std::size_t keys = units_.keys();
   const std::vector<std::size_t> diagonals = diagonals_of(part, parts_, blocks_);
+  std::unique_ptr<LoadedUnits> loaded = take_loaded();
   PartWalk walk(units_, key_mask_, margin_, diagonals);
   std::vector<float> tiles(diagonals.size() * kTile * kTile);  // [diagonals, kTile, kTile] of one block of l
   std::vector<std::size_t> tile_rows;                          // their i0, ascending
@@ -159,7 +178,7 @@ void DeviationMaxima::compute(std::size_t part, std::span<const CosineModel> mod
     for (auto k = diagonals.rbegin(); k != diagonals.rend(); ++k) {
       if (*k > b) continue;
       const std::size_t i0 = (b - *k) * kTile;
-      loaded_->tile(i0, j0, tiles.data() + tile_rows.size() * kTile * kTile);
+      loaded->tile(i0, j0, tiles.data() + tile_rows.size() * kTile * kTile);
       tile_rows.push_back(i0);
     }
     const std::size_t end = std::min(j0 + kTile, keys);
@@ -173,6 +192,7 @@ void DeviationMaxima::compute(std::size_t part, std::span<const CosineModel> mod
       c0 = c1;
     }
   }
+  put_back(std::move(loaded));
 }
 
 std::vector<double> DeviationMaxima::maxima() const {

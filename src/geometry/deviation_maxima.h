@@ -15,6 +15,7 @@
 // own running extrema, which only admits more pairs), so parts are independent.
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -26,7 +27,8 @@ namespace attngeom::geometry {
 class DeviationMaxima {
  public:
   // units: the longest row's (kept by reference); keys: each row's M, ascending, the last
-  // units.keys(); products: the screen's kernel (loaded here, its tiles read concurrently).
+  // units.keys(); products: the screen's kernel (kept by reference). A loaded row's tiles may
+  // hold scratch of their own, so parts that run at once each load the units.
   DeviationMaxima(const UnitRows& units, std::span<const std::size_t> keys, const PairProducts& products);
 
   // Independent parts (part p takes the diagonals of tiles p and blocks - 1 - p, p + parts and
@@ -38,9 +40,15 @@ class DeviationMaxima {
   std::vector<double> maxima() const;
 
  private:
+  // The units loaded for a part, from those no running part holds, or loaded anew; and back.
+  std::unique_ptr<LoadedUnits> take_loaded();
+  void put_back(std::unique_ptr<LoadedUnits> loaded);
+
   const UnitRows& units_;
   std::vector<std::size_t> keys_;  // [rows]
-  std::unique_ptr<LoadedUnits> loaded_;
+  const PairProducts& products_;
+  std::mutex idle_mutex_;
+  std::vector<std::unique_ptr<LoadedUnits>> idle_;  // loaded units that no part holds
   float margin_;        // twice the screen's error bound, with the float threshold's rounding
   std::size_t blocks_;  // tiles along a side
   std::size_t parts_;

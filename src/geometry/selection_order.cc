@@ -1,19 +1,53 @@
 #include "geometry/selection_order.h"
 
-#include <algorithm>
-#include <numeric>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace attngeom::geometry {
+namespace {
+
+// An unsigned key that ascends as x descends: the IEEE-754 pattern with negative patterns
+// flipped and the sign bit set on the rest orders like the value; its complement reverses
+// that. -0 is read as +0, which compares equal to it.
+std::uint32_t descending_key(float x) {
+  const auto bits = std::bit_cast<std::uint32_t>(x + 0.0f);
+  const std::uint32_t ascending = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+  return ~ascending;
+}
+
+}  // namespace
 
 SelectionOrder selection_order(std::span<const float> alpha) {
+  const std::size_t keys = alpha.size();
+  // A least-significant-digit radix sort, a byte per pass: each pass is stable, so equal
+  // weights keep the lower index first, as the ascending index list starts.
+  std::vector<std::uint32_t> key(keys), key_scratch(keys);    // [M]
+  std::vector<std::size_t> order(keys), order_scratch(keys);  // [M]
+  for (std::size_t k = 0; k < keys; ++k) {
+    key[k] = descending_key(alpha[k]);
+    order[k] = k;
+  }
+  for (int shift = 0; shift < 32; shift += 8) {
+    std::array<std::size_t, 257> start{};  // [257] where each digit's keys begin
+    for (const std::uint32_t x : key) ++start[((x >> shift) & 0xFFu) + 1];
+    // A digit that every key shares moves nothing.
+    if (keys == 0 || start[((key[0] >> shift) & 0xFFu) + 1] == keys) continue;
+    for (std::size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
+    for (std::size_t p = 0; p < keys; ++p) {
+      const std::size_t to = start[(key[p] >> shift) & 0xFFu]++;
+      key_scratch[to] = key[p];
+      order_scratch[to] = order[p];
+    }
+    key.swap(key_scratch);
+    order.swap(order_scratch);
+  }
   SelectionOrder result;
-  result.order.resize(alpha.size());
-  std::iota(result.order.begin(), result.order.end(), std::size_t{0});
-  // Stable on an ascending index list: equal weights keep the lower index first.
-  std::stable_sort(result.order.begin(), result.order.end(),
-                   [&](std::size_t a, std::size_t b) { return alpha[a] > alpha[b]; });
-  result.rank.resize(alpha.size());
-  for (std::size_t p = 0; p < result.order.size(); ++p) result.rank[result.order[p]] = p;
+  result.order = std::move(order);
+  result.rank.resize(keys);
+  for (std::size_t p = 0; p < keys; ++p) result.rank[result.order[p]] = p;
   return result;
 }
 

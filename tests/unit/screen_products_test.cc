@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "geometry/cosine_model.h"
+#include "geometry/value_rows.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -152,6 +153,38 @@ TEST_P(ScreenProducts, ConcurrentRowsMatchSequentialTiles) {
         ASSERT_EQ(together[off], alone[off]) << "row " << r << " (" << i << "," << kTile + j << ")";
       }
     }
+  }
+}
+
+// The shared maxima of many rows (geometry/deviation_maxima.h) read tiles on many threads at
+// once: each row's max_abs must equal its own screen's, run after run.
+TEST_P(ScreenProducts, SharedMaximaOnManyThreadsEqualEachRowsOwnScreen) {
+  constexpr std::size_t kDim = 64, kKeys = 4096;
+  const auto products = make(kDim);
+  if (!products) GTEST_SKIP() << "no " << GetParam().name << " kernel on this CPU";
+  std::mt19937_64 rng(11);
+  const Row row = make_row(rng, kKeys, kDim, true, 0.0f);
+  std::vector<std::size_t> keys;  // [rows] every 512th length
+  for (std::size_t m = 512; m <= kKeys; m += 512) keys.push_back(m);
+  geometry::RowAnalysisOptions options;
+  options.pair_products = products.get();
+  const auto maxima_of = [&](geometry::DeviationMethod method, bool threads) {
+    geometry::ValueRows rows(row.view(), keys, options, method);
+    for (std::size_t p = 0; p < rows.band_parts(); ++p) rows.compute_band(p);
+    rows.finish_band();
+    std::vector<geometry::ValueGeometry> geometry;  // [rows]
+    for (std::size_t r = 0; r < keys.size(); ++r) geometry.push_back(rows.row(r));
+    const auto parts = static_cast<std::ptrdiff_t>(rows.deviation_parts());
+#pragma omp parallel for num_threads(8) schedule(dynamic, 1) if (threads)
+    for (std::ptrdiff_t p = 0; p < parts; ++p) rows.compute_deviations(static_cast<std::size_t>(p), geometry);
+    if (parts > 0) rows.finish_deviations(geometry);
+    std::vector<double> out;
+    for (const geometry::ValueGeometry& v : geometry) out.push_back(v.deviation.max_abs);
+    return out;
+  };
+  const std::vector<double> own = maxima_of(geometry::DeviationMethod::kPerRow, false);
+  for (int run = 0; run < 3; ++run) {
+    EXPECT_EQ(maxima_of(geometry::DeviationMethod::kSharedMaxima, true), own) << "run " << run;
   }
 }
 
