@@ -35,16 +35,16 @@ LengthPlan plan_length(const AnalysisSettings& s, const RunInputs& in, const fs:
       seq_options);
   const std::size_t made = plan.sequences.sequences.size();
   if (made < static_cast<std::size_t>(s.num_seqs) && control.warn) {
-    control.warn({setting("num_seqs"),
-                  " " + std::to_string(s.num_seqs) + ", but the corpus gives " + count_of(made, "sequence") + " of " +
+    control.warn({setting("num_seqs"), " ",
+                  std::to_string(s.num_seqs) + ", but the corpus gives " + count_of(made, "sequence") + " of " +
                       std::to_string(seq_len) + " tokens (" + count_of(plan.sequences.candidates, "window") + ", ",
-                  setting("skip"),
-                  " " + std::to_string(s.skip) + "; " + count_of(plan.sequences.short_documents, "document") +
+                  setting("skip"), " ",
+                  std::to_string(s.skip) + "; " + count_of(plan.sequences.short_documents, "document") +
                       " shorter than one window)"});
   }
-  const SettingMessage subject = main_length ? SettingMessage{setting("queries")}
-                                             : SettingMessage{setting("queries"), " (at ", setting("lengths"),
-                                                              " " + std::to_string(seq_len) + ")"};
+  const SettingMessage subject =
+      main_length ? SettingMessage{setting("queries")}
+                  : SettingMessage{setting("queries"), " (at ", setting("lengths"), " ", std::to_string(seq_len) + ")"};
   plan.rows = resolve_query_rows(s.queries, seq_len, subject);
   plan.schema = make_record_schema(static_cast<std::size_t>(seq_len), s.row.every_n);
   for (std::size_t i = 0; i < plan.sequences.sequences.size(); ++i) {

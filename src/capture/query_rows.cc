@@ -57,7 +57,10 @@ QuerySelection parse_query_selection(const std::string& text) {
     throw bad("position 0 sees one key (BOS), where no metric is defined; expected at least one position >= 1");
   }
   selection.text.clear();
-  for (const int p : selection.positions) selection.text += (selection.text.empty() ? "" : ",") + std::to_string(p);
+  for (const int p : selection.positions) {
+    if (!selection.text.empty()) selection.text += ',';
+    selection.text += std::to_string(p);
+  }
   return selection;
 }
 

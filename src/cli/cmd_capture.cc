@@ -44,10 +44,10 @@ std::vector<int> input_tokens(const CaptureOptions& o, const Checkpoint& checkpo
   if (!o.text_file.empty()) {
     const Tokenizer tokenizer = Tokenizer::for_model(o.model_dir, c.vocab, c.bos_token_id);
     const std::string text = read_text_file(o.text_file);
-    if (!o.no_bos && tokenizer.bos_id()) tokens.push_back(*tokenizer.bos_id());
-    *position0 = tokens.empty() ? "text" : "bos";
-    const auto ids = tokenizer.encode(text, o.text_file);
-    tokens.insert(tokens.end(), ids.begin(), ids.end());
+    tokens = tokenizer.encode(text, o.text_file);
+    const bool bos = !o.no_bos && tokenizer.bos_id();
+    if (bos) tokens.insert(tokens.begin(), *tokenizer.bos_id());
+    *position0 = bos ? "bos" : "text";
   } else {
     tokens = read_token_file(o.tokens_file, c.vocab);  // used verbatim
   }

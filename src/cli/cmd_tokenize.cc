@@ -35,7 +35,10 @@ void run_tokenize(const TokenizeOptions& o) {
         tokenizer.encode_document(d.text, corpus.files[d.file].path.string() + ":" + std::to_string(d.line));
     ids.insert(ids.end(), text_ids.begin(), text_ids.end());
     line.clear();
-    for (std::size_t i = 0; i < ids.size(); ++i) line += (i ? " " : "") + std::to_string(ids[i]);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (i) line += ' ';
+      line += std::to_string(ids[i]);
+    }
     line += '\n';
     if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size()) throw InputError("stdout: write failed");
   }

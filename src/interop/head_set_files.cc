@@ -255,7 +255,8 @@ void write_duo_tsv(const fs::path& path, const FileGrid& grid, const std::vector
       double gate = 0.0;
       for (int j = 0; j < group; ++j)
         gate = std::max(gate, per_head[static_cast<std::size_t>(l) * grid.heads + k * group + j]);
-      text += (k ? "\t" : "") + format_real(gate, CsvReals::kRoundTrip);
+      if (k) text += '\t';
+      text += format_real(gate, CsvReals::kRoundTrip);
     }
     text += "\n";
   }

@@ -159,7 +159,7 @@ void check_settings(const PruneSettings& s, const ModelConfig& c) {
   if (!s.dump_logits.empty()) {
     std::vector<fs::path> inputs = prune_inputs(s);
     if (!s.scores_dir.empty()) inputs.push_back(s.scores_dir / "heads.csv");
-    check_output_path(s.dump_logits, {setting("dump_logits"), " " + s.dump_logits.string()}, "an .npy file path",
+    check_output_path(s.dump_logits, {setting("dump_logits"), " ", s.dump_logits.string()}, "an .npy file path",
                       inputs);
   }
   if (!s.out.empty()) check_out_dir(s);
