@@ -59,7 +59,9 @@ void compare(const SelectionMetrics& fast, const SelectionMetrics& naive, double
   EXPECT_NEAR(fw.min_selected_cross_projection, nw.min_selected_cross_projection, kRelativeTolerance * product_scale);
   // At N = 1, s_N = p_1 and <p_1, s_N - p_1> is exactly 0; a rounded negative value would
   // refuse R3's certificate where it holds.
-  if (n == 1) EXPECT_EQ(fw.min_selected_cross_projection, 0.0);
+  if (n == 1) {
+    EXPECT_EQ(fw.min_selected_cross_projection, 0.0);
+  }
   ASSERT_EQ(fast.at_normalised_radius.size(), naive.at_normalised_radius.size());
   for (std::size_t g = 0; g < naive.at_normalised_radius.size(); ++g) {
     const BallScores& fb = fast.at_normalised_radius[g];

@@ -204,8 +204,12 @@ TEST(ConfigJson, ReadsPhi3LongRopeIn4xAnd5xLayouts) {
       R"("partial_rotary_factor":0.75,"sliding_window":null,"rope_theta":10000.0)";
   std::string shorts, longs;
   for (int i = 0; i < 48; ++i) {
-    shorts += (i ? "," : "") + std::to_string(1.0 + i * 0.01);
-    longs += (i ? "," : "") + std::to_string(1.0 + i * 0.5);
+    if (i) {
+      shorts += ',';
+      longs += ',';
+    }
+    shorts += std::to_string(1.0 + i * 0.01);
+    longs += std::to_string(1.0 + i * 0.5);
   }
   const std::string lists = R"("short_factor":[)" + shorts + R"(],"long_factor":[)" + longs + "]";
   const ModelConfig v4 = parse_model_config(

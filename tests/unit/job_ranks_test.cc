@@ -98,17 +98,20 @@ class JobRanksTest : public TempDir {
     Board board;
     fs::create_directories(dir_ / "staging");
     ThreadRanks rank0(board, 0, dir_ / "unused"), rank1(board, 1, dir_ / "staging");
+    RunControl control0, control1;
+    control0.ranks = &rank0;
+    control1.ranks = &rank1;
     std::exception_ptr error1;
     std::thread other([&] {
       omp_set_num_threads(1);
       try {
-        run_analysis(settings(dir_ / "rank1-out", mode), {nullptr, nullptr, nullptr, &rank1});
+        run_analysis(settings(dir_ / "rank1-out", mode), control1);
       } catch (...) {
         error1 = std::current_exception();
       }
     });
     omp_set_num_threads(1);
-    const AnalysisOutcome outcome = run_analysis(settings(out, mode), {nullptr, nullptr, nullptr, &rank0});
+    const AnalysisOutcome outcome = run_analysis(settings(out, mode), control0);
     other.join();
     if (error1) std::rethrow_exception(error1);
     EXPECT_TRUE(outcome.complete);

@@ -34,7 +34,10 @@ std::string slot_of(const ModelConfig& c, int layer, TensorRole role, int expert
   for (const WeightSlot& slot : weight_slots(c)) {
     if (slot.layer != layer || slot.role != role || slot.expert != expert) continue;
     std::string text = slot.name + " ";
-    for (std::size_t d = 0; d < slot.shape.size(); ++d) text += (d ? "x" : "") + std::to_string(slot.shape[d]);
+    for (std::size_t d = 0; d < slot.shape.size(); ++d) {
+      if (d) text += 'x';
+      text += std::to_string(slot.shape[d]);
+    }
     return text;
   }
   return "";

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,10 +18,9 @@ namespace attngeom {
 namespace {
 
 std::vector<std::uint8_t> make_file(const std::string& header, std::size_t data_bytes, std::uint64_t declared_len) {
-  std::vector<std::uint8_t> bytes(8);
+  std::vector<std::uint8_t> bytes(8 + header.size() + data_bytes, 0);
   for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::uint8_t>(declared_len >> (8 * i));
-  bytes.insert(bytes.end(), header.begin(), header.end());
-  bytes.resize(bytes.size() + data_bytes, 0);
+  std::copy(header.begin(), header.end(), bytes.begin() + 8);
   return bytes;
 }
 
