@@ -112,19 +112,25 @@ std::vector<std::size_t> backwards(std::size_t count) {
   return parts;
 }
 
+// Every row's geometry from ValueRows, its parts run last first.
+std::vector<ValueGeometry> geometry_of(ValueRows& rows, std::size_t count) {
+  for (const std::size_t p : backwards(rows.band_parts())) rows.compute_band(p);
+  rows.finish_band();
+  std::vector<ValueGeometry> geometry;  // [rows]
+  for (std::size_t r = 0; r < count; ++r) geometry.push_back(rows.row(r));
+  if (rows.deviation_parts() > 0) {
+    for (const std::size_t p : backwards(rows.deviation_parts())) rows.compute_deviations(p, geometry);
+    rows.finish_deviations(geometry);
+  }
+  return geometry;
+}
+
 void expect_rows_match_alone(const testing::OwnedRow& longest, const std::vector<std::size_t>& keys,
                              const RowAnalysisOptions& options, const std::string& where) {
   for (const DeviationMethod method : {DeviationMethod::kPerRow, DeviationMethod::kSharedMaxima}) {
     ValueRows rows(longest.view(), keys, options, method);
-    for (const std::size_t p : backwards(rows.band_parts())) rows.compute_band(p);
-    rows.finish_band();
-    std::vector<ValueGeometry> geometry;  // [rows]
-    for (std::size_t r = 0; r < keys.size(); ++r) geometry.push_back(rows.row(r));
     EXPECT_EQ(rows.deviation_parts() > 0, method == DeviationMethod::kSharedMaxima && options.bounds) << where;
-    if (rows.deviation_parts() > 0) {
-      for (const std::size_t p : backwards(rows.deviation_parts())) rows.compute_deviations(p, geometry);
-      rows.finish_deviations(geometry);
-    }
+    const std::vector<ValueGeometry> geometry = geometry_of(rows, keys.size());
     for (std::size_t r = 0; r < keys.size(); ++r) {
       expect_same_values(geometry[r], alone(longest, keys[r], options),
                          where + (method == DeviationMethod::kPerRow ? ", per row" : ", shared maxima") +
@@ -165,12 +171,8 @@ TEST(ValueRows, SharedMaximaAreExactThroughACoarseScreen) {
     RowAnalysisOptions options;
     options.pair_products = &skewed;
     ValueRows rows(longest.view(), keys, options, DeviationMethod::kSharedMaxima);
-    for (const std::size_t p : backwards(rows.band_parts())) rows.compute_band(p);
-    rows.finish_band();
-    std::vector<ValueGeometry> geometry;  // [rows]
-    for (std::size_t r = 0; r < keys.size(); ++r) geometry.push_back(rows.row(r));
-    for (const std::size_t p : backwards(rows.deviation_parts())) rows.compute_deviations(p, geometry);
-    rows.finish_deviations(geometry);
+    ASSERT_GT(rows.deviation_parts(), 0u);
+    const std::vector<ValueGeometry> geometry = geometry_of(rows, keys.size());
     for (std::size_t r = 0; r < keys.size(); ++r) {
       EXPECT_EQ(geometry[r].deviation.max_abs, alone(longest, keys[r], {}).deviation.max_abs)
           << "bound " << bound << ", M = " << keys[r];
