@@ -5,7 +5,9 @@
 // the row's model, so one walk per lag tau over the pairs (l - tau, l) in order of l, kept as
 // running moments, gives a row its terms at that lag once l reaches the row's last key:
 // O(T^2) per kv head for every row and O(T) per row, against O(M^2) per row for the rows' own
-// passes. The sink's pairs (0, l) walk as lag 0, against rho_0.
+// passes. The sink's pairs (0, l) walk as lag 0, against rho_0. A walk reads only column l of
+// the Gram at step l, so it goes on from one strip of columns to the next: the Gram is never
+// whole, and its memory is linear in T.
 //
 // A lag's largest |delta| is met at its largest or smallest cosine (a rounded difference is
 // monotone in its first operand), so max |delta| equals a pass over the pairs bit for bit.
@@ -19,12 +21,14 @@
 
 namespace attngeom::geometry {
 
-// A kv head's Gram matrix of values: G(i, l) for i <= l at gram[l * size + i] (the upper
-// triangle, column-major); norms[k] = sqrt(G(k, k)).
+// Columns [first, first + width) of a kv head's Gram matrix of values: G(i, l) for i <= l at
+// gram[(l - first) * ld + i] (the upper triangle, column-major), ld >= first + width; norms[k]
+// = ||v_k||. The whole matrix is first = 0, ld = size.
 struct UpperGram {
-  const double* gram = nullptr;   // [size, size]
+  const double* gram = nullptr;   // [width, ld]
   const double* norms = nullptr;  // [size]
-  int size = 0;
+  int ld = 0;
+  int first = 0;
 };
 
 // delta's terms over some pairs.
@@ -70,10 +74,11 @@ ATTNGEOM_HD inline LagWalk start_lag_walk(int tau) {
 
 // The cosine of the pair (i, l), i < l, both vectors non-zero, as the rows' own pass takes it.
 ATTNGEOM_HD inline double gram_cosine(const UpperGram& g, int i, int l) {
-  return g.gram[static_cast<std::int64_t>(l) * g.size + i] / (g.norms[i] * g.norms[l]);
+  return g.gram[static_cast<std::int64_t>(l - g.first) * g.ld + i] / (g.norms[i] * g.norms[l]);
 }
 
-// Takes the walk's pairs whose later key is at most `last`.
+// Takes the walk's pairs whose later key is at most `last`, all of them columns that g holds
+// once the pairs before g.first are taken.
 ATTNGEOM_HD inline void walk_to(LagWalk& walk, const UpperGram& g, int last) {
   for (; walk.next <= last; ++walk.next) {
     const int l = walk.next;

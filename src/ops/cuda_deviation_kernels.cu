@@ -1,6 +1,7 @@
-// The pair-deviation kernels (ops/cuda_deviation_kernels.h): a first pass in which each block
-// takes either one row's pairs (i, l) of a strip of kStrip Gram rows i, or every row's terms at
-// kLagsPerBlock lags, one walk per thread; and a second that combines a row's parts in order.
+// The pair-deviation kernels (ops/cuda_deviation_kernels.h): for each strip of Gram columns, a
+// pass in which each block takes either one row's pairs (i, l) of a chunk of kChunk columns l,
+// or every row's terms at kLagsPerBlock lags, one walk per thread; then a pass that combines a
+// row's parts in order.
 #include "geometry/lag_walk_step.h"
 #include "ops/cuda_block_reduce.cuh"
 #include "ops/cuda_deviation_kernels.h"
@@ -9,11 +10,12 @@ namespace attngeom::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kStrip = 16;         // Gram rows per block of the first pass
+constexpr int kChunk = 16;  // Gram columns per block of each row's own pass
+static_assert(kDeviationStripAlign % kChunk == 0, "a chunk lies in one strip");
 constexpr int kLagsPerBlock = 64;  // walks per block: short rows still fill the GPU with blocks
 constexpr int kTotals = 3;         // max |delta|, sum delta^2, pairs
 
-__host__ __device__ int strips_of(int size) { return (size + kStrip - 1) / kStrip; }
+__host__ __device__ int chunks_of(int size) { return (size + kChunk - 1) / kChunk; }
 __host__ __device__ int lag_blocks_of(int size) { return (size + kLagsPerBlock - 1) / kLagsPerBlock; }
 
 struct MaxOf {
@@ -26,39 +28,41 @@ __global__ void widen_double_kernel(const float* src, double* dst, std::int64_t 
     dst[i] = static_cast<double>(src[i]);
 }
 
-__global__ void norms_kernel(DeviationRows b) {
-  const std::int64_t count = static_cast<std::int64_t>(b.matrices) * b.size;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t k = i % b.size;
-    b.norms[i] = sqrt(b.gram[i * b.size + k]);  // (i / size) * size^2 + k * size + k
+__global__ void norms_kernel(const double* values, std::int64_t count, int dim, double* norms) {
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < count;
+       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const double* v = values + k * dim;
+    double sum = 0.0;  // products of floats are exact in double
+    for (int t = 0; t < dim; ++t) sum += v[t] * v[t];
+    norms[k] = sqrt(sum);
   }
 }
 
-// Block (row r, strip s, matrix m): the pairs (i, l), i in strip s, i < l < keys[r].
-__global__ void partial_kernel(DeviationRows b) {
+// Block (row r, chunk c of the strip's columns, matrix m): the pairs (i, l), l in the chunk,
+// i < l < keys[r], a thread per i so that a column is read in order.
+__global__ void each_row_kernel(DeviationRows b) {
   const int r = blockIdx.x;
-  const int strip = blockIdx.y;
   const int m = blockIdx.z;
   const int keys = b.keys[r];
   const std::int64_t at = static_cast<std::int64_t>(m) * b.rows + r;
   const double beta = b.beta[at];
   const double rho_0 = b.rho_0[at];
-  const double* gram = b.gram + static_cast<std::int64_t>(m) * b.size * b.size;
+  const double* gram = b.gram + m * b.gram_stride;
   const double* norms = b.norms + static_cast<std::int64_t>(m) * b.size;
   double max_abs = 0.0;
   double sum_sq = 0.0;
   double pairs = 0.0;  // exact up to 2^53
-  const int end = min((strip + 1) * kStrip, keys);
-  for (int i = strip * kStrip; i < end; ++i) {
-    const double norm_i = norms[i];
-    if (norm_i == 0.0) continue;  // a zero vector has no direction
-    const double* column = gram + static_cast<std::int64_t>(i) * b.size;
-    for (int l = i + 1 + static_cast<int>(threadIdx.x); l < keys; l += blockDim.x) {
-      const double norm_l = norms[l];
-      if (norm_l == 0.0) continue;
+  const int from = b.first + static_cast<int>(blockIdx.y) * kChunk;
+  const int to = min(min(from + kChunk, b.end), keys);
+  for (int l = from; l < to; ++l) {
+    const double norm_l = norms[l];
+    if (norm_l == 0.0) continue;  // a zero vector has no direction
+    const double* column = gram + static_cast<std::int64_t>(l - b.first) * b.end;
+    for (int i = static_cast<int>(threadIdx.x); i < l; i += blockDim.x) {
+      const double norm_i = norms[i];
+      if (norm_i == 0.0) continue;
       const double model = i == 0 ? rho_0 : exp(-beta * static_cast<double>(l - i));
-      const double delta = column[l] / (norm_i * norm_l) - model;
+      const double delta = column[i] / (norm_i * norm_l) - model;
       max_abs = fmax(max_abs, fabs(delta));
       sum_sq += delta * delta;
       pairs += 1.0;
@@ -69,30 +73,32 @@ __global__ void partial_kernel(DeviationRows b) {
   sum_sq = block_reduce(sum_sq, Sum{}, shared);
   pairs = block_reduce(pairs, Sum{}, shared);
   if (threadIdx.x == 0) {
-    double* out = b.partial + (at * gridDim.y + strip) * kTotals;
+    double* out = b.partial + (at * chunks_of(b.size) + b.first / kChunk + blockIdx.y) * kTotals;
     out[0] = max_abs;
     out[1] = sum_sq;
     out[2] = pairs;
   }
 }
 
-// Block (lags [kLagsPerBlock x, kLagsPerBlock (x + 1)), matrix m), a lag per thread: each row's terms at
-// these lags, the rows in order of their keys so that each walk only goes on. A block whose
-// first lag has no pair in a row (tau > L) skips the row together.
+// Block (lags [kLagsPerBlock x, kLagsPerBlock (x + 1)), matrix m), a lag per thread: its walk
+// goes on through the strip, giving their terms at these lags to the rows whose last key lies
+// in it, in order of their keys. A block whose first lag has no pair in a row (tau > L) skips
+// the row together.
 __global__ void lag_walk_kernel(DeviationRows b) {
   const int m = blockIdx.y;
-  const int first = static_cast<int>(blockIdx.x) * kLagsPerBlock;
-  const int tau = first + static_cast<int>(threadIdx.x);
-  const geometry::UpperGram gram{b.gram + static_cast<std::int64_t>(m) * b.size * b.size,
-                                 b.norms + static_cast<std::int64_t>(m) * b.size, b.size};
-  geometry::LagWalk walk = geometry::start_lag_walk(tau);
+  const int first_lag = static_cast<int>(blockIdx.x) * kLagsPerBlock;
+  const int tau = first_lag + static_cast<int>(threadIdx.x);
+  const geometry::UpperGram gram{b.gram + m * b.gram_stride, b.norms + static_cast<std::int64_t>(m) * b.size, b.end,
+                                 b.first};
+  geometry::LagWalk* stored = b.walks + static_cast<std::int64_t>(m) * b.size + tau;
+  geometry::LagWalk walk = b.first == 0 || tau >= b.size ? geometry::start_lag_walk(tau) : *stored;
   __shared__ double shared[kMaxWarps];
-  for (int r = 0; r < b.rows; ++r) {
-    const std::int64_t at = static_cast<std::int64_t>(m) * b.rows + r;
-    double* out = b.partial + (at * gridDim.x + blockIdx.x) * kTotals;
+  for (int r = 0; r < b.rows && b.keys[r] <= b.end; ++r) {
     const int last = b.keys[r] - 1;
+    if (last < b.first) continue;  // its terms came with an earlier strip
+    const std::int64_t at = static_cast<std::int64_t>(m) * b.rows + r;
     geometry::DeviationTerms terms;
-    if (first <= last) {
+    if (first_lag <= last) {
       if (tau < b.size) {
         geometry::walk_to(walk, gram, last);
         terms = geometry::lag_terms(walk, geometry::lag_model_cosine(tau, b.beta[at], b.rho_0[at]));
@@ -102,10 +108,15 @@ __global__ void lag_walk_kernel(DeviationRows b) {
       terms.pairs = block_reduce(terms.pairs, Sum{}, shared);
     }
     if (threadIdx.x == 0) {
+      double* out = b.partial + (at * gridDim.x + blockIdx.x) * kTotals;
       out[0] = terms.max_abs;
       out[1] = terms.sum_sq;
       out[2] = terms.pairs;
     }
+  }
+  if (tau < b.size) {
+    geometry::walk_to(walk, gram, b.end - 1);
+    *stored = walk;
   }
 }
 
@@ -141,24 +152,34 @@ cudaError_t widen_to_double(const float* src, double* dst, std::int64_t count, c
   return cudaGetLastError();
 }
 
-std::int64_t deviation_partial_count(int size, int rows) {
-  return static_cast<std::int64_t>(rows) * strips_of(size) * kTotals;
+cudaError_t value_norms(const double* values, std::int64_t count, int dim, double* norms, cudaStream_t stream) {
+  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
+  norms_kernel<<<static_cast<int>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535), kThreads, 0, stream>>>(
+      values, count, dim, norms);
+  return cudaGetLastError();
 }
 
-cudaError_t cosine_deviation_totals(const DeviationRows& batch, DeviationPass pass, double* totals,
-                                    cudaStream_t stream) {
-  const int strips = strips_of(batch.size);
-  if (batch.rows < 1 || batch.matrices < 1 || batch.matrices > 65535 || strips > 65535) return cudaErrorInvalidValue;
-  const std::int64_t count = static_cast<std::int64_t>(batch.matrices) * batch.size;
-  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
-  norms_kernel<<<static_cast<int>(blocks < 65535 ? blocks : 65535), kThreads, 0, stream>>>(batch);
-  int parts = strips;
+std::int64_t deviation_partial_count(int size, int rows) {
+  return static_cast<std::int64_t>(rows) * chunks_of(size) * kTotals;  // lag blocks are fewer than chunks
+}
+
+cudaError_t add_strip_deviations(const DeviationRows& strip, DeviationPass pass, cudaStream_t stream) {
+  if (strip.rows < 1 || strip.matrices < 1 || strip.matrices > 65535 || strip.first < 0 ||
+      strip.first % kDeviationStripAlign != 0 || strip.end <= strip.first || strip.end > strip.size)
+    return cudaErrorInvalidValue;
   if (pass == DeviationPass::kLagWalk) {
-    parts = lag_blocks_of(batch.size);
-    lag_walk_kernel<<<dim3(parts, batch.matrices), kLagsPerBlock, 0, stream>>>(batch);
+    lag_walk_kernel<<<dim3(lag_blocks_of(strip.size), strip.matrices), kLagsPerBlock, 0, stream>>>(strip);
   } else {
-    partial_kernel<<<dim3(batch.rows, strips, batch.matrices), kThreads, 0, stream>>>(batch);
+    const int chunks = chunks_of(strip.end - strip.first);
+    if (chunks > 65535) return cudaErrorInvalidValue;
+    each_row_kernel<<<dim3(strip.rows, chunks, strip.matrices), kThreads, 0, stream>>>(strip);
   }
+  return cudaGetLastError();
+}
+
+cudaError_t deviation_totals(const DeviationRows& batch, DeviationPass pass, double* totals, cudaStream_t stream) {
+  if (batch.rows < 1 || batch.matrices < 1 || batch.matrices > 65535) return cudaErrorInvalidValue;
+  const int parts = pass == DeviationPass::kLagWalk ? lag_blocks_of(batch.size) : chunks_of(batch.size);
   totals_kernel<<<dim3(batch.rows, batch.matrices), kThreads, 0, stream>>>(batch, parts, totals);
   return cudaGetLastError();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "geometry/lag_walk_step.h"
 #include "ops/cuda_deviation_kernels.h"
 #include "ops/cuda_memory.h"
 
@@ -11,34 +12,72 @@ namespace {
 
 using cuda::check;
 
-// The Gram matrices of one batch of heads stay within this (always at least one head's).
-constexpr std::uint64_t kGramBudget = std::uint64_t{1} << 30;
+// How a call's kv heads take their Gram matrices: `heads` at a time, each in strips of `width`
+// columns (a multiple of the kernels' alignment, or all of them). All heads at once where
+// strips of the aligned width fit the budget, since a strip's kernels then fill the GPU.
+struct StripPlan {
+  int heads = 1;
+  int width = 1;
+};
 
-int heads_per_batch(int heads, int keys) {
-  const std::uint64_t gram = static_cast<std::uint64_t>(keys) * static_cast<std::uint64_t>(keys) * sizeof(double);
-  return static_cast<int>(std::clamp<std::uint64_t>(kGramBudget / gram, 1, static_cast<std::uint64_t>(heads)));
+StripPlan plan_strips(int heads, int size, std::uint64_t budget) {
+  const std::uint64_t column = static_cast<std::uint64_t>(size) * sizeof(double);  // one kv head's
+  const std::uint64_t align = cuda::kDeviationStripAlign;
+  const std::uint64_t width = budget / (column * static_cast<std::uint64_t>(heads));
+  if (width >= static_cast<std::uint64_t>(size)) return {heads, size};
+  if (width >= align) return {heads, static_cast<int>(width / align * align)};
+  const auto fitting = static_cast<int>(std::clamp<std::uint64_t>(budget / (column * align), 1, heads));
+  return {fitting, std::min(size, cuda::kDeviationStripAlign)};
+}
+
+// Strip [first, end) of each Gram matrix of a batch into `gram` (strip.gram, writable), from
+// the values `wide` [matrices, size, dim].
+void add_gram_strip(cublasHandle_t blas, const double* wide, double* gram, const cuda::DeviationRows& strip, int dim) {
+  const double one = 1.0;
+  const double zero = 0.0;
+  const int width = strip.end - strip.first;
+  const auto area = static_cast<std::size_t>(strip.size) * static_cast<std::size_t>(dim);
+  for (int h = 0; h < strip.matrices; ++h) {
+    // Column-major, a head's values are V^T [dim, size]. The strip holds G(i, l) = <v_i, v_l> for
+    // l in [first, end) at (l - first) * end + i: the rows i < first are the product of V^T's
+    // first columns with the strip's, the rows from first one triangle of the strip's own Gram.
+    const double* values = wide + h * area;
+    const double* columns = values + static_cast<std::size_t>(strip.first) * dim;
+    double* head_gram = gram + h * strip.gram_stride;
+    if (strip.first > 0) {
+      check(cublas_library().dgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, strip.first, width, dim, &one, values, dim, columns,
+                                   dim, &zero, head_gram, strip.end),
+            "cublasDgemm (value Gram)");
+    }
+    check(cublas_library().dsyrk(blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, width, dim, &one, columns, dim, &zero,
+                                 head_gram + strip.first, strip.end),
+          "cublasDsyrk (value Gram)");
+  }
 }
 
 }  // namespace
 
 struct CudaPairDeviations::State {
   int device = 0;
+  std::uint64_t strip_bytes = 0;
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
-  cuda::Scratch<float> values;        // [batch, size, dim]
-  cuda::Scratch<double> wide;         // [batch, size, dim]
-  cuda::Scratch<double> gram;         // [batch, size, size]
-  cuda::Scratch<double> norms;        // [batch, size]
-  cuda::Scratch<double> partial;      // [batch, rows, strips, 3]
-  cuda::Scratch<double> totals;       // [batch, rows, 3]
-  cuda::Scratch<double> beta, rho_0;  // [batch, rows]
-  cuda::Scratch<int> keys;            // [rows]
+  cuda::Scratch<float> values;             // [batch, size, dim]
+  cuda::Scratch<double> wide;              // [batch, size, dim]
+  cuda::Scratch<double> gram;              // [batch, width, size]: one strip of each head
+  cuda::Scratch<double> norms;             // [batch, size]
+  cuda::Scratch<geometry::LagWalk> walks;  // [batch, size]
+  cuda::Scratch<double> partial;           // [batch, rows, parts, 3]
+  cuda::Scratch<double> totals;            // [batch, rows, 3]
+  cuda::Scratch<double> beta, rho_0;       // [batch, rows]
+  cuda::Scratch<int> keys;                 // [rows]
 
   void use_device() const { check(cudaSetDevice(device), "cudaSetDevice"); }
 };
 
-CudaPairDeviations::CudaPairDeviations(int device) : state_(std::make_unique<State>()) {
+CudaPairDeviations::CudaPairDeviations(int device, std::uint64_t strip_bytes) : state_(std::make_unique<State>()) {
   state_->device = device;
+  state_->strip_bytes = strip_bytes;
   state_->use_device();
   check(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check(cublas_library().create(&state_->blas), "cublasCreate");
@@ -61,15 +100,16 @@ bool CudaPairDeviations::walks_lags(std::span<const int> keys) {
   return own_pairs > size * size + 2.0 * rows * size;  // the walk's pairs, and each row's terms at each lag
 }
 
-std::uint64_t CudaPairDeviations::bytes(int heads, int keys, int dim, int rows) {
-  const auto batch = static_cast<std::uint64_t>(heads_per_batch(heads, keys));
+std::uint64_t CudaPairDeviations::bytes(int heads, int keys, int dim, int rows, std::uint64_t strip_bytes) {
+  const StripPlan plan = plan_strips(heads, keys, strip_bytes);
   const auto m = static_cast<std::uint64_t>(keys);
   const auto r = static_cast<std::uint64_t>(rows);
   const std::uint64_t per_head =
-      m * m * sizeof(double) + m * static_cast<std::uint64_t>(dim) * (sizeof(float) + sizeof(double)) +
-      m * sizeof(double) + static_cast<std::uint64_t>(cuda::deviation_partial_count(keys, rows)) * sizeof(double) +
-      r * 5 * sizeof(double);
-  return batch * per_head + r * sizeof(int);
+      static_cast<std::uint64_t>(plan.width) * m * sizeof(double) +
+      m * static_cast<std::uint64_t>(dim) * (sizeof(float) + sizeof(double)) +
+      m * (sizeof(double) + sizeof(geometry::LagWalk)) +
+      static_cast<std::uint64_t>(cuda::deviation_partial_count(keys, rows)) * sizeof(double) + r * 5 * sizeof(double);
+  return static_cast<std::uint64_t>(plan.heads) * per_head + r * sizeof(int);
 }
 
 void CudaPairDeviations::compute(const float* values, int heads, int seq, int dim, std::span<const int> keys,
@@ -82,14 +122,16 @@ void CudaPairDeviations::compute(const float* values, int heads, int seq, int di
   State& s = *state_;
   s.use_device();
   const cuda::DeviationPass pass = walks_lags(keys) ? cuda::DeviationPass::kLagWalk : cuda::DeviationPass::kEachRow;
-  const int batch = heads_per_batch(heads, size);
-  const auto area = static_cast<std::size_t>(size) * static_cast<std::size_t>(dim);     // one head's values
-  const auto square = static_cast<std::size_t>(size) * static_cast<std::size_t>(size);  // one head's Gram
+  const StripPlan plan = plan_strips(heads, size, s.strip_bytes);
+  const int batch = plan.heads;
+  const auto area = static_cast<std::size_t>(size) * static_cast<std::size_t>(dim);          // one head's values
+  const auto strip = static_cast<std::size_t>(plan.width) * static_cast<std::size_t>(size);  // one head's strip
   const auto partials = static_cast<std::size_t>(cuda::deviation_partial_count(size, rows));
   s.values.at_least(batch * area);
   s.wide.at_least(batch * area);
-  s.gram.at_least(batch * square);
+  s.gram.at_least(batch * strip);
   s.norms.at_least(static_cast<std::size_t>(batch) * static_cast<std::size_t>(size));
+  s.walks.at_least(static_cast<std::size_t>(batch) * static_cast<std::size_t>(size));
   s.partial.at_least(batch * partials);
   s.totals.at_least(static_cast<std::size_t>(batch) * keys.size() * 3);
   const int* device_keys = s.keys.upload(keys, s.stream);
@@ -107,32 +149,30 @@ void CudaPairDeviations::compute(const float* values, int heads, int seq, int di
           "copy the values to the GPU");
     check(cuda::widen_to_double(s.values.data(), s.wide.data(), static_cast<std::int64_t>(n * area), s.stream),
           "widen the values");
-    // Column-major, each head's values are V^T [dim, size]; their Gram V V^T [size, size] is
-    // symmetric, so one triangle, the one the pass reads.
-    const double one = 1.0;
-    const double zero = 0.0;
-    const cublasFillMode_t triangle =
-        pass == cuda::DeviationPass::kLagWalk ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-    for (int h = 0; h < n; ++h) {
-      check(cublas_library().dsyrk(s.blas, triangle, CUBLAS_OP_T, size, dim, &one, s.wide.data() + h * area, dim, &zero,
-                                   s.gram.data() + h * square, size),
-            "cublasDsyrk (value Gram)");
-    }
-    const std::size_t first = static_cast<std::size_t>(h0) * keys.size();
+    check(cuda::value_norms(s.wide.data(), static_cast<std::int64_t>(n) * size, dim, s.norms.data(), s.stream),
+          "the values' norms");
+    const std::size_t first_model = static_cast<std::size_t>(h0) * keys.size();
     const std::size_t count = static_cast<std::size_t>(n) * keys.size();
-    const std::span<const double> batch_beta(beta.data() + first, count);
-    const std::span<const double> batch_rho(rho_0.data() + first, count);
-    cuda::DeviationRows rows_of{s.gram.data(),
-                                n,
-                                size,
-                                rows,
-                                device_keys,
-                                s.beta.upload(batch_beta, s.stream),
-                                s.rho_0.upload(batch_rho, s.stream),
-                                s.norms.data(),
-                                s.partial.data()};
-    check(cuda::cosine_deviation_totals(rows_of, pass, s.totals.data(), s.stream), "cosine deviations");
-    check(cudaMemcpyAsync(host_totals.data() + first * 3, s.totals.data(), count * 3 * sizeof(double),
+    cuda::DeviationRows rows_of{};
+    rows_of.gram = s.gram.data();
+    rows_of.gram_stride = static_cast<std::int64_t>(strip);
+    rows_of.matrices = n;
+    rows_of.size = size;
+    rows_of.rows = rows;
+    rows_of.keys = device_keys;
+    rows_of.beta = s.beta.upload(std::span<const double>(beta.data() + first_model, count), s.stream);
+    rows_of.rho_0 = s.rho_0.upload(std::span<const double>(rho_0.data() + first_model, count), s.stream);
+    rows_of.norms = s.norms.data();
+    rows_of.partial = s.partial.data();
+    rows_of.walks = s.walks.data();
+    for (int first = 0; first < size; first += plan.width) {
+      rows_of.first = first;
+      rows_of.end = std::min(size, first + plan.width);
+      add_gram_strip(s.blas, s.wide.data(), s.gram.data(), rows_of, dim);
+      check(cuda::add_strip_deviations(rows_of, pass, s.stream), "cosine deviations");
+    }
+    check(cuda::deviation_totals(rows_of, pass, s.totals.data(), s.stream), "cosine deviations");
+    check(cudaMemcpyAsync(host_totals.data() + first_model * 3, s.totals.data(), count * 3 * sizeof(double),
                           cudaMemcpyDeviceToHost, s.stream),
           "copy the deviations to the host");
   }

@@ -1,11 +1,13 @@
 #pragma once
 // The O(M^2 d) part of a row's value geometry on a GPU: how far every pairwise cosine of a
 // row's value vectors strays from its cosine model (docs/geometry.md, "Cosine deviations"),
-// for the captured rows of a layer's kv heads at once. Each kv head's Gram matrix is one
-// double product (cuBLAS DGEMM: products of floats are exact in double, so each cosine is as
-// accurate as geometry's cosine_deviation from a double Gram, which it follows term by term).
-// Rows ending at ascending keys, where they are many, take their pairs together, one walk per
-// lag (geometry/lag_walk_step.h): O(T^2) per kv head instead of O(M^2) per row.
+// for the captured rows of a layer's kv heads at once. Each kv head's Gram matrix comes in
+// strips of its columns, each strip's upper triangle from double products (cuBLAS DGEMM and
+// DSYRK: products of floats are exact in double, so each cosine is as accurate as geometry's
+// cosine_deviation from a double Gram, which it follows term by term); the strips of a batch
+// of kv heads take at most a fixed budget, so that memory stays linear in T. Rows ending at
+// ascending keys, where they are many, take their pairs together, one walk per lag
+// (geometry/lag_walk_step.h): O(T^2) per kv head instead of O(M^2) per row.
 // Built only with CUDA; no CUDA type appears here.
 #include <cstdint>
 #include <memory>
@@ -26,10 +28,14 @@ struct PairDeviationTotals {
   std::uint64_t pairs = 0;
 };
 
+// The GPU memory that a batch's strips of Gram columns take, unless one strip of the fewest
+// columns of one kv head needs more.
+constexpr std::uint64_t kGramStripBytes = std::uint64_t{1} << 30;
+
 class CudaPairDeviations {
  public:
   // Opens GPU `device` on the calling thread; every call selects it again on its own thread.
-  explicit CudaPairDeviations(int device);
+  explicit CudaPairDeviations(int device, std::uint64_t strip_bytes = kGramStripBytes);
   ~CudaPairDeviations();
   CudaPairDeviations(const CudaPairDeviations&) = delete;
   CudaPairDeviations& operator=(const CudaPairDeviations&) = delete;
@@ -44,7 +50,7 @@ class CudaPairDeviations {
   static bool walks_lags(std::span<const int> keys);
 
   // GPU memory compute() takes at most for rows of up to `keys` keys.
-  static std::uint64_t bytes(int heads, int keys, int dim, int rows);
+  static std::uint64_t bytes(int heads, int keys, int dim, int rows, std::uint64_t strip_bytes = kGramStripBytes);
 
  private:
   struct State;

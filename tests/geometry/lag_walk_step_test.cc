@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -27,7 +28,7 @@ struct Head {
   std::vector<float> values;  // [size, dim]
   std::vector<double> gram;   // [size, size] upper triangle, column-major
   std::vector<double> norms;  // [size]
-  UpperGram view() const { return {gram.data(), norms.data(), size}; }
+  UpperGram view() const { return {gram.data(), norms.data(), size, 0}; }
 };
 
 Head make_head(int size, int dim, double noise, std::uint64_t seed) {
@@ -67,6 +68,37 @@ std::vector<DeviationTerms> walked(const Head& h, const std::vector<int>& keys,
       walk_to(walk, h.view(), keys[r] - 1);
       add_terms(out[r], lag_terms(walk, lag_model_cosine(tau, models[r].beta, models[r].rho_0)));
     }
+  }
+  return out;
+}
+
+// The same walks over strips of `width` columns, as the kernel takes them where the Gram does
+// not fit whole: each strip [first, end) holds the rows 0..end-1 of its columns (ld = end), the
+// lower triangle NaN; a row's terms are taken in the strip of its last key.
+std::vector<DeviationTerms> walked_in_strips(const Head& h, const std::vector<int>& keys,
+                                             const std::vector<CosineModel>& models, int width) {
+  std::vector<DeviationTerms> out(keys.size());
+  std::vector<LagWalk> walks;
+  for (int tau = 0; tau < h.size; ++tau) walks.push_back(start_lag_walk(tau));
+  std::size_t row = 0;
+  for (int first = 0; first < h.size; first += width) {
+    const int end = std::min(first + width, h.size);
+    std::vector<double> strip(static_cast<std::size_t>(end - first) * end, std::numeric_limits<double>::quiet_NaN());
+    for (int l = first; l < end; ++l) {
+      std::copy_n(h.gram.begin() + static_cast<std::ptrdiff_t>(l) * h.size, l + 1,
+                  strip.begin() + static_cast<std::ptrdiff_t>(l - first) * end);
+    }
+    const UpperGram g{strip.data(), h.norms.data(), end, first};
+    std::size_t rows_end = row;  // the rows whose last key lies in this strip
+    while (rows_end < keys.size() && keys[rows_end] <= end) ++rows_end;
+    for (LagWalk& walk : walks) {
+      for (std::size_t r = row; r < rows_end; ++r) {
+        walk_to(walk, g, keys[r] - 1);
+        add_terms(out[r], lag_terms(walk, lag_model_cosine(walk.tau, models[r].beta, models[r].rho_0)));
+      }
+      walk_to(walk, g, end - 1);
+    }
+    row = rows_end;
   }
   return out;
 }
@@ -150,6 +182,28 @@ TEST(LagWalkStep, AFittingModelKeepsItsSmallDeviations) {
   const std::vector<DeviationTerms> got = walked(h, keys, models);
   EXPECT_GT(got[1].sum_sq, 0.0);
   EXPECT_LT(got[1].sum_sq, 1e-6 * got[1].pairs);
+}
+
+// A walk goes on from strip to strip: the strips' terms equal the whole Gram's bit for bit,
+// with strips narrower than a lag, rows ending inside a strip and at its last column, and
+// several rows in one strip.
+TEST(LagWalkStep, StripsOfColumnsWalkAsTheWholeGram) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<CosineModel> kinds = {{0.3, 0.2}, {inf, 0.0}, {0.0, -0.5}, {0.05, 0.9}};
+  const Head h = make_head(150, 16, 1.0, 11);
+  const std::vector<int> keys = {1, 2, 16, 17, 40, 41, 41, 100, 149, 150};
+  std::vector<CosineModel> models;
+  for (std::size_t r = 0; r < keys.size(); ++r) models.push_back(kinds[r % kinds.size()]);
+  const std::vector<DeviationTerms> whole = walked(h, keys, models);
+  for (const int width : {1, 16, 41, 64, 150}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    const std::vector<DeviationTerms> strips = walked_in_strips(h, keys, models, width);
+    for (std::size_t r = 0; r < keys.size(); ++r) {
+      EXPECT_EQ(strips[r].max_abs, whole[r].max_abs);
+      EXPECT_EQ(strips[r].sum_sq, whole[r].sum_sq);
+      EXPECT_EQ(strips[r].pairs, whole[r].pairs);
+    }
+  }
 }
 
 }  // namespace

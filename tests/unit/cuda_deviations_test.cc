@@ -57,10 +57,10 @@ Case make_case(int heads, int seq, int dim, std::vector<int> keys) {
   return c;
 }
 
-void expect_matches_double_gram(const Case& c) {
+void expect_matches_double_gram(const Case& c, std::uint64_t strip_bytes = kGramStripBytes) {
   const std::size_t rows = c.keys.size();
   std::vector<PairDeviationTotals> totals(c.models.size());
-  CudaPairDeviations gpu(0);
+  CudaPairDeviations gpu(0, strip_bytes);
   gpu.compute(c.values.data(), c.heads, c.seq, c.dim, c.keys, c.models, totals);
   const double e = 2.0 * (c.dim + 6) * kUnit;
   for (int h = 0; h < c.heads; ++h) {
@@ -109,10 +109,29 @@ TEST(CudaPairDeviations, WalkTheLagsWhereTheRowsOwnPassesWouldVisitMorePairs) {
   EXPECT_FALSE(CudaPairDeviations::walks_lags(std::vector<int>{1, 2, 3, 4, 5, 6, 7, 70}));
 }
 
-TEST(CudaPairDeviations, MatchAcrossBatchesOfHeads) {
+TEST(CudaPairDeviations, MatchAcrossStripsOfTheGram) {
   if (!gpu_visible()) GTEST_SKIP() << "no GPU visible";
-  // 12000^2 doubles exceed the 1 GiB a batch's Gram matrices take: one head per batch.
+  // Two heads' 12000^2 doubles exceed the 1 GiB that a batch's strips take: strips of 5568 columns.
   expect_matches_double_gram(make_case(2, 12000, 8, {700, 12000}));
+  // Budgets of a few columns: strips of 64 columns with all three heads in a batch, with one
+  // head per batch, and of 128; rows ending in the first strip, inside others and at their ends.
+  const std::uint64_t column = 300 * sizeof(double);
+  for (const std::vector<int>& keys : {std::vector<int>{1, 2, 41, 64, 65, 200, 299, 300}, std::vector<int>{300},
+                                       std::vector<int>{300, 41, 1, 128, 2}}) {
+    for (const std::uint64_t budget : {3 * 64 * column, 64 * column, 3 * 130 * column}) {
+      SCOPED_TRACE(std::to_string(keys.size()) + " rows, " + std::to_string(budget / column) + " columns");
+      expect_matches_double_gram(make_case(3, 300, 64, keys), budget);
+    }
+  }
+}
+
+// Beside the weights, memory is linear in T: the strips take a fixed budget.
+TEST(CudaPairDeviations, MemoryIsLinearInTheKeys) {
+  for (const int keys : {16384, 32768, 65536}) {
+    EXPECT_LE(CudaPairDeviations::bytes(8, 2 * keys, 128, 128), 2 * CudaPairDeviations::bytes(8, keys, 128, 128))
+        << keys;
+  }
+  EXPECT_LT(CudaPairDeviations::bytes(8, 32768, 128, 128), 3 * kGramStripBytes / 2);
 }
 
 // analyze's observer with its deviations on the GPU against analyze_row head by head, whose
