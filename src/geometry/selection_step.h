@@ -91,31 +91,20 @@ ATTNGEOM_HD inline double projection_of(const float* v, const double* s, std::si
   return acc;
 }
 
-// sort_from for fill_best_f without memory of its own (a GPU thread's): a heap sort that stops
-// once positions [first, count) hold the largest values ascending, as RadixSorter::sort_from.
-struct HeapSortFrom {
-  ATTNGEOM_HD static void sift_down(double* v, std::size_t root, std::size_t end) {
-    for (;;) {
-      std::size_t child = 2 * root + 1;
-      if (child >= end) return;
-      if (child + 1 < end && v[child] < v[child + 1]) ++child;
-      if (!(v[root] < v[child])) return;
-      const double t = v[root];
-      v[root] = v[child];
-      v[child] = t;
-      root = child;
-    }
+// One compare-exchange of a bitonic network that sorts a power of two of values ascending:
+// stage k (2, 4, ..., width), step j (k / 2, ..., 1), element i paired with i ^ j. The pairs of
+// one step are disjoint, so the GPU runs each step's at once (the tail padded with +inf);
+// sorting all the selected offsets leaves the candidates as fill_best_f's sort_from does.
+ATTNGEOM_HD inline void bitonic_exchange(double* v, std::size_t i, std::size_t j, std::size_t k) {
+  const std::size_t partner = i ^ j;
+  if (partner <= i) return;
+  const double x = v[i];
+  const double y = v[partner];
+  if ((i & k) == 0 ? y < x : x < y) {
+    v[i] = y;
+    v[partner] = x;
   }
-  ATTNGEOM_HD void operator()(double* v, std::size_t count, std::size_t first) const {
-    for (std::size_t i = count / 2; i-- > 0;) sift_down(v, i, count);
-    for (std::size_t end = count; end > first; --end) {
-      const double t = v[0];
-      v[0] = v[end - 1];
-      v[end - 1] = t;
-      sift_down(v, 0, end - 1);
-    }
-  }
-};
+}
 
 namespace selection_step {
 
@@ -160,26 +149,57 @@ ATTNGEOM_HD inline std::size_t lower_bound_index(const double* sorted, std::size
   return first + (n == 1 && sorted[first] < x);
 }
 
+// ||s||^2 in the order of the coordinates.
+ATTNGEOM_HD inline double squared_norm_of(const double* s, std::size_t dim) {
+  double sum = 0.0;
+  for (std::size_t t = 0; t < dim; ++t) sum += s[t] * s[t];
+  return sum;
+}
+
+// e_p expanded from the weight a, ||v_p||^2 and <v_p, s_N>.
+ATTNGEOM_HD inline double expanded_offset(double a, double sq_norm, double dot) {
+  return a * (a * sq_norm - 2.0 * dot);
+}
+
+// Whether the expanded e_p has cancelled so far that it is recomputed from the vectors.
+ATTNGEOM_HD inline bool cancels(double s_norm2, double offset, double a, double sq_norm) {
+  return s_norm2 + offset < kCancellationRatio * (s_norm2 + a * a * sq_norm);
+}
+
+// ||a v - s||^2 from the vectors, in the order of the coordinates.
+ATTNGEOM_HD inline double direct_squared_distance(const float* v, double a, const double* s, std::size_t dim) {
+  double sum = 0.0;
+  for (std::size_t t = 0; t < dim; ++t) {
+    const double diff = a * v[t] - s[t];
+    sum += diff * diff;
+  }
+  return sum;
+}
+
+// <p_i, s_N - p_i> of a selected key with weight a: from the vectors where its D was recomputed
+// (`exact`), expanded otherwise.
+ATTNGEOM_HD inline double cross_projection(const float* v, double a, const double* s, std::size_t dim, double dot,
+                                           double sq_norm, bool exact) {
+  if (!exact) return a * (dot - a * sq_norm);
+  double cross = 0.0;
+  for (std::size_t t = 0; t < dim; ++t) cross += a * v[t] * (s[t] - a * v[t]);
+  return cross;
+}
+
 template <class Index>
 ATTNGEOM_HD void compute_offsets(const PositionedView<Index>& row, double s_norm2, const double* dots, const double* s,
                                  SelectionScratch& scratch) {
   std::size_t cancelling = 0;
   for (std::size_t p = 0; p < row.keys; ++p) {
-    const double a = row.alpha[p];
-    const double e = a * (a * row.sq_norms[p] - 2.0 * dots[p]);
+    const double e = expanded_offset(row.alpha[p], row.sq_norms[p], dots[p]);
     scratch.offset[p] = e;
-    cancelling += s_norm2 + e < kCancellationRatio * (s_norm2 + a * a * row.sq_norms[p]);
+    cancelling += cancels(s_norm2, e, row.alpha[p], row.sq_norms[p]);
   }
   scratch.recomputed_count = 0;
   for (std::size_t p = 0; cancelling > 0 && p < row.keys; ++p) {
     const double a = row.alpha[p];
-    if (s_norm2 + scratch.offset[p] >= kCancellationRatio * (s_norm2 + a * a * row.sq_norms[p])) continue;
-    const float* v = row.value(p);
-    double sum = 0.0;
-    for (std::size_t t = 0; t < row.dim; ++t) {
-      const double diff = a * v[t] - s[t];
-      sum += diff * diff;
-    }
+    if (!cancels(s_norm2, scratch.offset[p], a, row.sq_norms[p])) continue;
+    const double sum = direct_squared_distance(row.value(p), a, s, row.dim);
     scratch.offset[p] = sum - s_norm2;  // rounding is monotone: the order of the D^2 is kept
     scratch.recomputed[scratch.recomputed_count] = p;
     scratch.recomputed_d2[scratch.recomputed_count] = sum;
@@ -207,14 +227,47 @@ ATTNGEOM_HD inline double radius_of(const SelectionScratch& scratch, double offs
 // it is tallied at the first such candidate (a binary search) rather than sorted.
 // sort_from(values, count, first): afterwards values[first..count) hold the largest values
 // ascending, and those before are no larger.
+// The fewest selected points a radius with at least fp unselected ones inside needs to reach
+// the F at r_max, where c unselected points are inside.
+ATTNGEOM_HD inline std::size_t min_candidate_tp(std::size_t n, std::size_t c, std::size_t fp) {
+  return (n * (n + fp) + (n + c) - 1) / (n + c);
+}
+
+// The best F over the candidate radii (count of them, ascending, from sorted index `first` of
+// the selected offsets), tally[i] the unselected points whose first candidate at or above
+// them is i, fp_below those below them all: m.f_best, and the offset of its smallest radius
+// into best_offset (left as it is unless some radius beats m.f_best).
+template <class Tally>
+ATTNGEOM_HD void scan_candidates(const double* candidates, std::size_t count, const Tally* tally, std::size_t first,
+                                 std::size_t fp_below, std::size_t n, SelectionPoint& m, double& best_offset) {
+  // Candidates before this one cannot reach the maximum; their tallies still count further out.
+  const std::size_t tp_bound = min_candidate_tp(n, m.unselected_inside_r_max, fp_below);
+  const std::size_t scored_from = (tp_bound < n ? tp_bound : n) - 1;
+  const std::size_t first_scored = (first < scored_from ? scored_from : first) - first;
+
+  std::size_t fp = fp_below;
+  for (std::size_t i = 0; i < count;) {
+    const double r = candidates[i];
+    do {  // ties: all of them are inside (and each step moves on, a NaN too)
+      fp += static_cast<std::size_t>(tally[i]);
+      ++i;
+    } while (i < count && candidates[i] == r);
+    if (i <= first_scored) continue;
+    const std::size_t tp = first + i;
+    const double f = 2.0 * static_cast<double>(tp) / static_cast<double>(n + tp + fp);
+    if (f > m.f_best) {
+      m.f_best = f;
+      best_offset = r;
+    }
+  }
+}
+
 template <class Index, class SortFrom>
 ATTNGEOM_HD void fill_best_f(const PositionedView<Index>& row, std::size_t n, double s_norm2, SelectionScratch& scratch,
                              SortFrom& sort_from, SelectionPoint& m) {
-  const std::size_t c = m.unselected_inside_r_max;
-  const auto min_candidate_tp = [n, c](std::size_t fp) { return (n * (n + fp) + (n + c) - 1) / (n + c); };
   double* selected = scratch.selected_sorted;
   for (std::size_t p = 0; p < n; ++p) selected[p] = scratch.offset[p];
-  const std::size_t first = min_candidate_tp(0) - 1;  // index of the smallest candidate, >= 0
+  const std::size_t first = min_candidate_tp(n, m.unselected_inside_r_max, 0) - 1;  // the smallest candidate, >= 0
   sort_from(selected, n, first);
   const double* candidates = selected + first;  // ascending, the last is r_max
   const std::size_t count = n - first;
@@ -229,29 +282,52 @@ ATTNGEOM_HD void fill_best_f(const PositionedView<Index>& row, std::size_t n, do
       ++scratch.tally[lower_bound_index(candidates, count, d)];
     }
   }
-  // Candidates before this one cannot reach the maximum; their tallies still count further out.
-  const std::size_t tp_bound = min_candidate_tp(fp_below);
-  const std::size_t scored_from = (tp_bound < n ? tp_bound : n) - 1;
-  const std::size_t first_scored = (first < scored_from ? scored_from : first) - first;
-
-  std::size_t fp = fp_below;
-  for (std::size_t i = 0; i < count;) {
-    const double r = candidates[i];
-    do {  // ties: all of them are inside (and each step moves on, a NaN too)
-      fp += scratch.tally[i];
-      ++i;
-    } while (i < count && candidates[i] == r);
-    if (i <= first_scored) continue;
-    const std::size_t tp = first + i;
-    const double f = 2.0 * static_cast<double>(tp) / static_cast<double>(n + tp + fp);
-    if (f > m.f_best) {
-      m.f_best = f;
-      m.f_best_radius = radius_of(scratch, r, s_norm2);
-    }
-  }
+  const double f_before = m.f_best;
+  double best_offset = 0.0;
+  scan_candidates(candidates, count, scratch.tally, first, fp_below, n, m, best_offset);
+  if (m.f_best > f_before) m.f_best_radius = radius_of(scratch, best_offset, s_norm2);
 }
 
 }  // namespace selection_step
+
+// What the passes over a row's offsets at one N find, from which fill_point sets the rest.
+struct SelectionPasses {
+  double e_max = 0.0;                          // max over I_N of e_p: r_max^2 - ||s_N||^2
+  double e_min = 0.0;                          // min over J_N of e_p: r_min^2 - ||s_N||^2
+  std::size_t unselected_inside_r_max = 0;     // J_N with e_p <= e_max
+  std::size_t selected_inside_r_min = 0;       // I_N with e_p <= e_min
+  double min_selected_cross_projection = 0.0;  // the first minimum in position order
+  double max_unselected_projection = 0.0;
+};
+
+// The offset of a normalised radius: D <= rho ||s_N||  <=>  D^2 - ||s_N||^2 <= (rho^2 - 1)
+// ||s_N||^2, exactly 0 at rho = 1; ascending in rho.
+ATTNGEOM_HD inline double radius_offset(double rho, double s_norm2) { return (rho * rho - 1.0) * s_norm2; }
+
+// Every field of m but F_best from the passes (f_best and its radius start at 0).
+template <class Index>
+ATTNGEOM_HD void fill_point(const PositionedView<Index>& row, std::size_t n, double s_norm2, const double* dots,
+                            const SelectionScratch& scratch, const SelectionPasses& passes, SelectionPoint& m) {
+  using namespace selection_step;
+  m = SelectionPoint{};
+  m.n = n;
+  m.s_norm = sqrt(s_norm2);
+  m.r_max = radius_of(scratch, passes.e_max, s_norm2);
+  m.r_min = radius_of(scratch, passes.e_min, s_norm2);
+  m.margin = m.r_min - m.r_max;
+  m.a_in_min = row.alpha[n - 1];
+  m.a_out_max = row.alpha[n];
+  m.unselected_inside_r_max = passes.unselected_inside_r_max;
+  m.selected_inside_r_min = passes.selected_inside_r_min;
+  m.precision = static_cast<double>(n) / static_cast<double>(n + m.unselected_inside_r_max);
+  m.recall = static_cast<double>(m.selected_inside_r_min) / static_cast<double>(n);
+  m.f_score = f_score(m.precision, m.recall);
+  m.witness.min_selected_weighted_norm = row.weighted_norm_min[n - 1];
+  m.witness.min_selected_cross_projection = passes.min_selected_cross_projection;
+  m.witness.max_unselected_projection = passes.max_unselected_projection;
+  m.cos_sink = cosine(dots[row.sink_position], row.sq_norms[row.sink_position], s_norm2);
+  m.cos_last = cosine(dots[row.last_position], row.sq_norms[row.last_position], s_norm2);
+}
 
 // The metrics at n (1 <= n < M) from dots [M] <v_p, s_N> by position and s [d] = s_N, with the
 // curve [radius_count] at the normalised radii (ascending, >= 0). sort_from as fill_best_f's.
@@ -264,55 +340,32 @@ ATTNGEOM_HD void evaluate_selection(const PositionedView<Index>& row, std::size_
   const std::size_t keys = row.keys;
   // ||s_N||^2 straight from s (O(d)): it keeps the relative accuracy that an incrementally
   // grown norm loses when the terms of s_N cancel.
-  double s_norm2 = 0.0;
-  for (std::size_t t = 0; t < row.dim; ++t) s_norm2 += s[t] * s[t];
+  const double s_norm2 = squared_norm_of(s, row.dim);
   compute_offsets(row, s_norm2, dots, s, scratch);
   const double* selected = scratch.offset;
   const double* unselected = scratch.offset + n;
 
-  m = SelectionPoint{};
-  m.n = n;
-  m.s_norm = sqrt(s_norm2);
-  const double e_max = max_of(selected, n);           // r_max^2 - ||s_N||^2
-  const double e_min = min_of(unselected, keys - n);  // r_min^2 - ||s_N||^2
-  m.r_max = radius_of(scratch, e_max, s_norm2);
-  m.r_min = radius_of(scratch, e_min, s_norm2);
-  m.margin = m.r_min - m.r_max;
-  m.a_in_min = row.alpha[n - 1];
-  m.a_out_max = row.alpha[n];
-  m.unselected_inside_r_max = count_at_most(unselected, keys - n, e_max);
-  m.selected_inside_r_min = count_at_most(selected, n, e_min);
-  m.precision = static_cast<double>(n) / static_cast<double>(n + m.unselected_inside_r_max);
-  m.recall = static_cast<double>(m.selected_inside_r_min) / static_cast<double>(n);
-  m.f_score = f_score(m.precision, m.recall);
-
-  SeparationWitness& w = m.witness;
-  w.min_selected_weighted_norm = row.weighted_norm_min[n - 1];
-  w.min_selected_cross_projection = HUGE_VAL;
+  SelectionPasses passes;
+  passes.e_max = max_of(selected, n);
+  passes.e_min = min_of(unselected, keys - n);
+  passes.unselected_inside_r_max = count_at_most(unselected, keys - n, passes.e_max);
+  passes.selected_inside_r_min = count_at_most(selected, n, passes.e_min);
   // <p_i, s_N - p_i> cancels exactly where D_i does: there it comes from the vectors, in
   // place of the expanded value (whose rounding can flip its sign, e.g. at N = 1 where it is 0).
+  passes.min_selected_cross_projection = HUGE_VAL;
   std::size_t exact = 0;
   for (std::size_t p = 0; p < n; ++p) {
-    const double a = row.alpha[p];
-    double cross = 0.0;
-    if (exact < scratch.recomputed_count && scratch.recomputed[exact] == p) {
-      const float* v = row.value(p);
-      for (std::size_t t = 0; t < row.dim; ++t) cross += a * v[t] * (s[t] - a * v[t]);
-      ++exact;
-    } else {
-      cross = a * (dots[p] - a * row.sq_norms[p]);
-    }
-    w.min_selected_cross_projection = cross < w.min_selected_cross_projection ? cross : w.min_selected_cross_projection;
+    const bool recomputed = exact < scratch.recomputed_count && scratch.recomputed[exact] == p;
+    exact += recomputed;
+    const double cross = cross_projection(row.value(p), row.alpha[p], s, row.dim, dots[p], row.sq_norms[p], recomputed);
+    passes.min_selected_cross_projection =
+        cross < passes.min_selected_cross_projection ? cross : passes.min_selected_cross_projection;
   }
-  w.max_unselected_projection = max_of(dots + n, keys - n);
-
-  m.cos_sink = cosine(dots[row.sink_position], row.sq_norms[row.sink_position], s_norm2);
-  m.cos_last = cosine(dots[row.last_position], row.sq_norms[row.last_position], s_norm2);
+  passes.max_unselected_projection = max_of(dots + n, keys - n);
+  fill_point(row, n, s_norm2, dots, scratch, passes, m);
   fill_best_f(row, n, s_norm2, scratch, sort_from, m);
   for (std::size_t g = 0; g < radius_count; ++g) {
-    // D <= rho ||s_N||  <=>  D^2 - ||s_N||^2 <= (rho^2 - 1) ||s_N||^2, exactly 0 at rho = 1.
-    const double rho = normalised_radii[g];
-    const double e = (rho * rho - 1.0) * s_norm2;
+    const double e = radius_offset(normalised_radii[g], s_norm2);
     curve[g] = ball_scores(count_at_most(selected, n, e), count_at_most(unselected, keys - n, e), n);
   }
 }

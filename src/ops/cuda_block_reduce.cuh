@@ -18,9 +18,28 @@ __device__ T block_reduce(T value, Combine combine, T* shared) {
   return value;
 }
 
+// How many threads before this one in the block have `flag` set, and in `total` how many in
+// all. blockDim.x must be a multiple of 32; `shared` holds one count per warp.
+__device__ inline int block_exclusive_count(bool flag, int* shared, int& total) {
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned ballot = __ballot_sync(0xffffffffu, flag);
+  __syncthreads();  // a previous count's readers are done with `shared`
+  if (lane == 0) shared[threadIdx.x / 32] = __popc(ballot);
+  __syncthreads();
+  int before = __popc(ballot & ((1u << lane) - 1u));
+  total = 0;
+  for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) {
+    if (w < static_cast<int>(threadIdx.x / 32)) before += shared[w];
+    total += shared[w];
+  }
+  return before;
+}
+
 struct Sum {
   template <class T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct Max {
   __device__ float operator()(float a, float b) const { return a > b ? a : b; }

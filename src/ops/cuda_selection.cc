@@ -225,7 +225,8 @@ void CudaSelection::compute(const SelectionInputs& in, std::span<geometry::Selec
                  points.size() == static_cast<std::size_t>(rows) * grid &&
                  curves.size() == points.size() * static_cast<std::size_t>(radii));
   const int size = *std::max_element(in.keys.begin(), in.keys.end());
-  ATTNGEOM_CHECK(size <= in.seq && *std::min_element(in.keys.begin(), in.keys.end()) >= 2);
+  ATTNGEOM_CHECK(size <= in.seq && *std::min_element(in.keys.begin(), in.keys.end()) >= 2 &&
+                 in.n_values.back() <= static_cast<std::size_t>(cuda::kMaxSelected));
   ATTNGEOM_CHECK(!envelopes || (envelopes->beta.size() == in.keys.size() && envelopes->rho_0.size() == in.keys.size() &&
                                 envelopes->eta.size() == in.keys.size() && envelopes->sigma2.size() == in.keys.size() &&
                                 envelopes->r1.size() == points.size() && envelopes->r2.size() == points.size() &&

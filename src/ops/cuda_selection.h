@@ -28,7 +28,7 @@ struct SelectionInputs {
   const float* alpha = nullptr;              // [rows, seq]: row r over keys 0..keys[r]-1
   std::span<const int> keys;                 // [rows] M of each row, in 2..seq
   std::span<const int> value_head;           // [rows] the value head each row reads
-  std::span<const std::size_t> n_values;     // ascending; row r takes those below keys[r]
+  std::span<const std::size_t> n_values;     // ascending, at most 512; row r takes those below keys[r]
   std::span<const double> normalised_radii;  // ascending, >= 0
 };
 
@@ -55,7 +55,7 @@ struct MassRequest {
 class CudaSelection {
  public:
   // The rows' working memory of one chunk stays within chunk_bytes (always one row's): the more
-  // rows a chunk holds, the more of them the GPU evaluates at once (a thread per row and N),
+  // rows a chunk holds, the more of them the GPU evaluates at once (a thread block per row and N),
   // and the fewer chunks follow one another.
   static constexpr std::uint64_t kDefaultChunkBytes = std::uint64_t{4} << 30;
 

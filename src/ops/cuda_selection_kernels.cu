@@ -5,6 +5,7 @@
 
 #include "geometry/mass_step.h"
 #include "geometry/selection_step.h"
+#include "ops/cuda_block_reduce.cuh"
 #include "ops/cuda_selection_kernels.h"
 
 namespace attngeom::cuda {
@@ -12,6 +13,9 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 65535;
+// The dynamic shared memory of evaluate_kernel stays within the 48 KiB a launch may take
+// without asking, beside its static arrays.
+constexpr std::size_t kMaxRadiusSharedBytes = 32 * 1024;
 
 int blocks_for(std::int64_t count) {
   const std::int64_t blocks = (count + kThreads - 1) / kThreads;
@@ -23,9 +27,8 @@ int blocks_for(std::int64_t count) {
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (count); \
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
-// Five [size] arrays of eight bytes per evaluation: offset, recomputed, recomputed_d2,
-// selected_sorted, tally.
-__host__ __device__ std::size_t scratch_bytes_of(int size) { return 5 * static_cast<std::size_t>(size) * 8; }
+// Three [size] arrays of eight bytes per evaluation: offset, recomputed, recomputed_d2.
+__host__ __device__ std::size_t scratch_bytes_of(int size) { return 3 * static_cast<std::size_t>(size) * 8; }
 
 __global__ void squared_norms_kernel(const float* values, std::int64_t count, int dim, double* out) {
   FOR_EACH_INDEX(i, count) out[i] = geometry::squared_norm_in_lanes(values + i * dim, static_cast<std::size_t>(dim));
@@ -101,35 +104,190 @@ __global__ void dots_kernel(SelectionRows b) {
   }
 }
 
+struct MaxOf {
+  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
+};
+struct MinOf {
+  template <class T>
+  __device__ T operator()(T a, T b) const {
+    return a < b ? a : b;
+  }
+};
+
+// The block's share of one pass over positions [begin, end): position p to thread p mod
+// blockDim.x, in ascending order within each thread.
+#define FOR_EACH_POSITION(p, begin, end) \
+  for (int p = (begin) + static_cast<int>(threadIdx.x); p < (end); p += static_cast<int>(blockDim.x))
+
+// Block (row r, N = n_values[g]) at blockIdx.x = r * grid + g: evaluate_selection's metrics with
+// the keys shared among the threads, three passes over them. The offsets (recomputed where they
+// cancel, their positions listed in order a block of positions at a time), the extrema and
+// the counts are the CPU's, whatever the order of the threads: max and min are exact, counts
+// are integers, and the cross projections' minimum is the first in position order, as the
+// CPU's loop keeps it. The selected offsets are sorted in shared memory (N <= kMaxSelected),
+// which leaves the candidates as fill_best_f's partial sort does; thread 0 scores them.
 __global__ void evaluate_kernel(SelectionRows b) {
-  FOR_EACH_INDEX(rg, static_cast<std::int64_t>(b.rows) * b.grid) {
-    const int g = static_cast<int>(rg % b.grid);
-    const int r = static_cast<int>(rg / b.grid);
-    const int n = b.n_values[g];
-    if (n >= b.keys[r]) continue;
-    const std::int64_t at = static_cast<std::int64_t>(r) * b.size;
-    geometry::PositionedView<int> view;
-    view.keys = static_cast<std::size_t>(b.keys[r]);
-    view.dim = static_cast<std::size_t>(b.dim);
-    view.alpha = b.alpha + at;
-    view.sq_norms = b.sq_norms + at;
-    view.weighted_norm_min = b.weighted_norm_min + at;
-    view.order = b.order + at;
-    view.values = values_of(b, r);
-    view.sink_position = static_cast<std::size_t>(b.ends[2 * r]);
-    view.last_position = static_cast<std::size_t>(b.ends[2 * r + 1]);
-    char* memory = static_cast<char*>(b.scratch) + rg * static_cast<std::int64_t>(scratch_bytes_of(b.size));
-    const std::size_t column = static_cast<std::size_t>(b.size) * 8;
-    geometry::SelectionScratch scratch;
-    scratch.offset = reinterpret_cast<double*>(memory);
-    scratch.recomputed = reinterpret_cast<std::size_t*>(memory + column);
-    scratch.recomputed_d2 = reinterpret_cast<double*>(memory + 2 * column);
-    scratch.selected_sorted = reinterpret_cast<double*>(memory + 3 * column);
-    scratch.tally = reinterpret_cast<std::size_t*>(memory + 4 * column);
-    geometry::HeapSortFrom sort_from;
-    geometry::evaluate_selection(view, static_cast<std::size_t>(n), b.dots + rg * b.size, b.sums + rg * b.dim,
-                                 b.normalised_radii, static_cast<std::size_t>(b.radius_count), scratch, sort_from,
-                                 b.points[rg], b.curves + rg * b.radius_count);
+  namespace step = geometry::selection_step;
+  const std::int64_t rg = blockIdx.x;
+  const int g = static_cast<int>(rg % b.grid);
+  const int r = static_cast<int>(rg / b.grid);
+  const int n = b.n_values[g];
+  const int keys = b.keys[r];
+  if (n >= keys) return;
+  const std::int64_t at = static_cast<std::int64_t>(r) * b.size;
+  geometry::PositionedView<int> view;
+  view.keys = static_cast<std::size_t>(keys);
+  view.dim = static_cast<std::size_t>(b.dim);
+  view.alpha = b.alpha + at;
+  view.sq_norms = b.sq_norms + at;
+  view.weighted_norm_min = b.weighted_norm_min + at;
+  view.order = b.order + at;
+  view.values = values_of(b, r);
+  view.sink_position = static_cast<std::size_t>(b.ends[2 * r]);
+  view.last_position = static_cast<std::size_t>(b.ends[2 * r + 1]);
+  char* memory = static_cast<char*>(b.scratch) + rg * static_cast<std::int64_t>(scratch_bytes_of(b.size));
+  const std::size_t column = static_cast<std::size_t>(b.size) * 8;
+  geometry::SelectionScratch scratch;
+  scratch.offset = reinterpret_cast<double*>(memory);
+  scratch.recomputed = reinterpret_cast<std::size_t*>(memory + column);
+  scratch.recomputed_d2 = reinterpret_cast<double*>(memory + 2 * column);
+  const double* dots = b.dots + rg * b.size;
+  const double* s = b.sums + rg * b.dim;
+  const auto dim = static_cast<std::size_t>(b.dim);
+  const double s_norm2 = step::squared_norm_of(s, dim);  // every thread the same bits
+
+  __shared__ double shared[kMaxWarps];
+  __shared__ int shared_counts[kMaxWarps];
+  // Pass 1: the offsets, the recomputed positions in order, the extrema and the cross projections.
+  geometry::SelectionPasses passes;
+  double e_max = -HUGE_VAL;
+  double e_min = HUGE_VAL;
+  double projection_max = -HUGE_VAL;
+  double cross_min = HUGE_VAL;
+  int cross_at = keys;  // the position of this thread's first minimum
+  int recomputed = 0;
+  for (int base = 0; base < keys; base += static_cast<int>(blockDim.x)) {
+    const int p = base + static_cast<int>(threadIdx.x);
+    bool exact = false;
+    double d2 = 0.0;
+    if (p < keys) {
+      const double a = view.alpha[p];
+      double e = step::expanded_offset(a, view.sq_norms[p], dots[p]);
+      exact = step::cancels(s_norm2, e, a, view.sq_norms[p]);
+      if (exact) {
+        d2 = step::direct_squared_distance(view.value(static_cast<std::size_t>(p)), a, s, dim);
+        e = d2 - s_norm2;
+      }
+      scratch.offset[p] = e;
+      if (p < n) {
+        e_max = fmax(e_max, e);
+        const double cross = step::cross_projection(view.value(static_cast<std::size_t>(p)), a, s, dim, dots[p],
+                                                    view.sq_norms[p], exact);
+        if (cross < cross_min) cross_min = cross, cross_at = p;
+      } else {
+        e_min = fmin(e_min, e);
+        projection_max = fmax(projection_max, dots[p]);
+      }
+    }
+    int total = 0;
+    const int before = block_exclusive_count(exact, shared_counts, total);
+    if (exact) {
+      scratch.recomputed[recomputed + before] = static_cast<std::size_t>(p);
+      scratch.recomputed_d2[recomputed + before] = d2;
+    }
+    recomputed += total;
+  }
+  scratch.recomputed_count = static_cast<std::size_t>(recomputed);
+  passes.e_max = block_reduce(e_max, MaxOf{}, shared);
+  passes.e_min = block_reduce(e_min, MinOf{}, shared);
+  passes.max_unselected_projection = block_reduce(projection_max, MaxOf{}, shared);
+  const double cross_lowest = block_reduce(cross_min, MinOf{}, shared);
+  const int first_lowest = block_reduce(cross_min == cross_lowest ? cross_at : keys, MinOf{}, shared_counts);
+  __shared__ double cross_first;
+  if (cross_at == first_lowest && cross_min == cross_lowest) cross_first = cross_min;
+
+  // Pass 2: the counts at r_max and r_min, and each side's points by the first normalised radius
+  // whose ball holds them (the radii ascending, so a point is inside from that radius on).
+  extern __shared__ __align__(8) unsigned char radius_memory[];  // radius_shared_bytes
+  const int radii = b.radius_count;
+  double* radius_offsets = reinterpret_cast<double*>(radius_memory);   // [radii]
+  int* first_radius = reinterpret_cast<int*>(radius_offsets + radii);  // [2, radii + 1] selected, unselected
+  for (int i = static_cast<int>(threadIdx.x); i < radii; i += static_cast<int>(blockDim.x)) {
+    radius_offsets[i] = geometry::radius_offset(b.normalised_radii[i], s_norm2);
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < 2 * (radii + 1); i += static_cast<int>(blockDim.x)) {
+    first_radius[i] = 0;
+  }
+  __syncthreads();
+  int unselected_inside = 0;
+  int selected_inside = 0;
+  FOR_EACH_POSITION(p, 0, keys) {
+    const double e = scratch.offset[p];
+    const bool is_selected = p < n;
+    if (is_selected) {
+      selected_inside += e <= passes.e_min;
+    } else {
+      unselected_inside += e <= passes.e_max;
+    }
+    int first = 0;  // the first radius whose offset is at least e (radii: none)
+    while (first < radii && !(e <= radius_offsets[first])) ++first;
+    atomicAdd(&first_radius[(is_selected ? 0 : radii + 1) + first], 1);
+  }
+  passes.unselected_inside_r_max = static_cast<std::size_t>(block_reduce(unselected_inside, Sum{}, shared_counts));
+  passes.selected_inside_r_min = static_cast<std::size_t>(block_reduce(selected_inside, Sum{}, shared_counts));
+  passes.min_selected_cross_projection = cross_first;  // written before the reductions' barriers
+
+  // The selected offsets sorted ascending in a bitonic network, padded with +inf.
+  __shared__ double sorted[kMaxSelected];
+  int width = 1;
+  while (width < n) width <<= 1;
+  for (int i = static_cast<int>(threadIdx.x); i < width; i += static_cast<int>(blockDim.x)) {
+    sorted[i] = i < n ? scratch.offset[i] : HUGE_VAL;
+  }
+  __syncthreads();
+  for (int k = 2; k <= width; k <<= 1) {
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      for (int i = static_cast<int>(threadIdx.x); i < width; i += static_cast<int>(blockDim.x)) {
+        geometry::bitonic_exchange(sorted, static_cast<std::size_t>(i), static_cast<std::size_t>(j),
+                                   static_cast<std::size_t>(k));
+      }
+      __syncthreads();
+    }
+  }
+  const auto first =
+      static_cast<int>(step::min_candidate_tp(static_cast<std::size_t>(n), passes.unselected_inside_r_max, 0)) - 1;
+  const double* candidates = sorted + first;  // ascending, the last is r_max
+  const int count = n - first;
+
+  // Pass 3: each unselected point within r_max tallied at its first candidate.
+  __shared__ int tally[kMaxSelected];
+  for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) tally[i] = 0;
+  __syncthreads();
+  int fp_below = 0;
+  FOR_EACH_POSITION(p, n, keys) {
+    const double d = scratch.offset[p];
+    if (d < candidates[0]) {
+      ++fp_below;
+    } else if (d <= candidates[count - 1]) {
+      atomicAdd(&tally[step::lower_bound_index(candidates, static_cast<std::size_t>(count), d)], 1);
+    }
+  }
+  fp_below = block_reduce(fp_below, Sum{}, shared_counts);  // its barriers order the tallies too
+
+  if (threadIdx.x != 0) return;
+  geometry::SelectionPoint& m = b.points[rg];
+  geometry::fill_point(view, static_cast<std::size_t>(n), s_norm2, dots, scratch, passes, m);
+  const double f_before = m.f_best;
+  double best_offset = 0.0;
+  step::scan_candidates(candidates, static_cast<std::size_t>(count), tally, static_cast<std::size_t>(first),
+                        static_cast<std::size_t>(fp_below), static_cast<std::size_t>(n), m, best_offset);
+  if (m.f_best > f_before) m.f_best_radius = step::radius_of(scratch, best_offset, s_norm2);
+  int inside[2] = {0, 0};
+  for (int i = 0; i < radii; ++i) {
+    inside[0] += first_radius[i];
+    inside[1] += first_radius[radii + 1 + i];
+    b.curves[rg * radii + i] = geometry::ball_scores(static_cast<std::size_t>(inside[0]),
+                                                     static_cast<std::size_t>(inside[1]), static_cast<std::size_t>(n));
   }
 }
 
@@ -201,7 +359,11 @@ cudaError_t mass_rows(const SelectionRows& b, const float* alpha_by_key, const f
 }
 
 cudaError_t evaluate_rows(const SelectionRows& b, cudaStream_t stream) {
-  evaluate_kernel<<<blocks_for(static_cast<std::int64_t>(b.rows) * b.grid), kThreads, 0, stream>>>(b);
+  // Each radius's offset and two counts by first radius in shared memory, beside the sort's.
+  const std::size_t radius_shared_bytes =
+      static_cast<std::size_t>(b.radius_count) * sizeof(double) + 2 * (b.radius_count + 1) * sizeof(int);
+  if (radius_shared_bytes > kMaxRadiusSharedBytes) return cudaErrorInvalidValue;
+  evaluate_kernel<<<b.rows * b.grid, kThreads, radius_shared_bytes, stream>>>(b);
   return cudaGetLastError();
 }
 

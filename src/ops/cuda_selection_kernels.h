@@ -72,7 +72,11 @@ cudaError_t mass_rows(const SelectionRows& b, const float* alpha_by_key, const f
                       const geometry::MassOptions& options, double* rest, geometry::MassStats* mass,
                       geometry::HeadMagnitudes* magnitudes, cudaStream_t stream);
 
-// points and curves at every (row, N < keys[r]).
+// The largest N that evaluate_rows takes: the default grid's (docs/method.md section 2).
+constexpr int kMaxSelected = 512;
+
+// points and curves at every (row, N < keys[r]), a thread block each; n_values at most
+// kMaxSelected, normalised_radii ascending (at most some two thousand of them).
 cudaError_t evaluate_rows(const SelectionRows& b, cudaStream_t stream);
 
 }  // namespace attngeom::cuda

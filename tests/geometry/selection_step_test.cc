@@ -1,13 +1,16 @@
 // The GPU's selection (ops/cuda_selection_kernels.cu) run step by step on the CPU: the shared
-// functions of geometry/selection_step.h in the GPU's arrangement (the heap sort in place of
-// the radix sort, s_N one coordinate at a time, each projection one fused sum over d, the
-// norms in fixed lanes) against selection_metrics's direct method, bit for bit. What the GPU
-// adds to this is which thread takes which index (tests/unit/cuda_selection_test.cc).
+// functions of geometry/selection_step.h in the GPU's arrangement (the selected offsets sorted
+// whole by the bitonic network in place of the partial radix sort, s_N one coordinate at a
+// time, each projection one fused sum over d, the norms in fixed lanes) against
+// selection_metrics's direct method, bit for bit. What the GPU adds to this is which thread
+// takes which index, and its passes shared among a block's threads
+// (tests/unit/cuda_selection_test.cc).
 #include "geometry/selection_step.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <string>
@@ -23,6 +26,19 @@ namespace {
 using testing::OwnedRow;
 using testing::random_row;
 using testing::RandomRowTraits;
+
+// The GPU's sort of the selected offsets: every exchange of the bitonic network in order, over
+// the values padded with +inf to a power of two (values holds that many).
+void bitonic_sort(double* values, std::size_t count) {
+  std::size_t width = 1;
+  while (width < count) width <<= 1;
+  std::fill(values + count, values + width, HUGE_VAL);
+  for (std::size_t k = 2; k <= width; k <<= 1) {
+    for (std::size_t j = k >> 1; j > 0; j >>= 1) {
+      for (std::size_t i = 0; i < width; ++i) bitonic_exchange(values, i, j, k);
+    }
+  }
+}
 
 struct Emulated {
   std::vector<SelectionPoint> points;  // [G]
@@ -62,10 +78,10 @@ Emulated emulate_gpu(const HeadRowView& row, const std::vector<std::size_t>& n_g
                                  row.values.data(),
                                  order.rank.front(),
                                  order.rank.back()};
-  std::vector<double> offset(keys), recomputed_d2(keys), selected(keys);
+  std::vector<double> offset(keys), recomputed_d2(keys), selected(2 * keys);
   std::vector<std::size_t> recomputed(keys), tally(keys);
   Emulated out{std::vector<SelectionPoint>(grid), std::vector<BallScores>(grid * radii.size())};
-  HeapSortFrom sort_from;
+  const auto sort_from = [](double* values, std::size_t count, std::size_t) { bitonic_sort(values, count); };
   for (std::size_t g = 0; g < grid; ++g) {
     SelectionScratch scratch{offset.data(), recomputed.data(), recomputed_d2.data(), 0, selected.data(), tally.data()};
     evaluate_selection(view, n_grid[g], dots.data() + g * keys, sums.data() + g * dim, radii.data(), radii.size(),
@@ -127,19 +143,16 @@ TEST(SelectionStep, ANanWeightEndsEveryEvaluation) {
   EXPECT_EQ(got.points.size(), default_n_grid(row.alpha.size()).size());
 }
 
-TEST(SelectionStep, HeapSortLeavesTheLargestAscendingFromFirst) {
+TEST(SelectionStep, BitonicNetworkSortsAscending) {
   std::mt19937_64 rng(94);
   std::uniform_int_distribution<int> pick(-5, 5);
-  for (const std::size_t count : {1u, 2u, 7u, 64u, 513u}) {
-    for (const std::size_t first : {std::size_t{0}, count / 2, count - 1}) {
-      std::vector<double> v(count);
-      for (double& x : v) x = pick(rng) == 0 ? -0.0 : 0.25 * pick(rng);  // ties and signed zeros
-      std::vector<double> want = v;
-      std::sort(want.begin(), want.end());
-      HeapSortFrom{}(v.data(), count, first);
-      for (std::size_t i = first; i < count; ++i) EXPECT_EQ(v[i], want[i]) << "count " << count << ", index " << i;
-      for (std::size_t i = 0; i < first; ++i) EXPECT_LE(v[i], want[first]);
-    }
+  for (const std::size_t count : {1u, 2u, 3u, 7u, 64u, 300u, 512u}) {
+    std::vector<double> v(2 * count);
+    for (std::size_t i = 0; i < count; ++i) v[i] = pick(rng) == 0 ? -0.0 : 0.25 * pick(rng);  // ties, signed zeros
+    std::vector<double> want(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(count));
+    std::sort(want.begin(), want.end());
+    bitonic_sort(v.data(), count);
+    for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(v[i], want[i]) << "count " << count << ", index " << i;
   }
 }
 

@@ -125,7 +125,7 @@ TEST(CudaSelection, MatchesTheCpuBitForBit) {
 
 TEST(CudaSelection, MatchesTheCpuAcrossChunksOfRows) {
   if (!gpu_visible()) GTEST_SKIP() << "no GPU visible";
-  // About 25 MB of working memory per row of 12000 keys: chunks of 256 MiB hold about ten rows.
+  // About 22 MB of working memory per row of 12000 keys: chunks of 256 MiB hold about twelve rows.
   std::vector<int> keys(130);
   for (std::size_t r = 0; r < keys.size(); ++r) keys[r] = 12000 - static_cast<int>(r) * 37;
   expect_gpu_matches_cpu(2, 12000, 16, keys, std::uint64_t{256} << 20);
