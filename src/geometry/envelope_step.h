@@ -64,10 +64,9 @@ struct ModelState {
   double* rounding = nullptr;         // allowance for rounding (kRoundingAllowance)
 };
 
-// Grows I_N to n (n never decreasing, n < M) and refreshes mu, spread, support and rounding.
+// Grows I_N to n (n never decreasing, n < M): its sums, and a_k of its keys.
 template <class Index>
-ATTNGEOM_HD void advance_model(const ModelRow<Index>& row, std::size_t n, ModelState& s) {
-  const std::size_t keys = row.keys;
+ATTNGEOM_HD void add_selected(const ModelRow<Index>& row, std::size_t n, ModelState& s) {
   for (; s.n < n; ++s.n) {
     const double y = row.alpha[s.n] * row.norms[s.n];
     s.weighted_by_key[row.order[s.n]] = y;
@@ -75,10 +74,13 @@ ATTNGEOM_HD void advance_model(const ModelRow<Index>& row, std::size_t n, ModelS
     s.weighted_sq_sum += y * y;
     s.nonzero += row.alpha[s.n] != 0.0;
   }
-  // projection[k] = sum_i a_i c_ik: the sink row and column carry rho_0, content pairs r^|i-k|
-  // (beta = +inf gives r = 0: only the diagonal term a_k remains).
-  const double r = row.decay;
-  const double* a = s.weighted_by_key;
+}
+
+// The content part of projection[k] = sum_i a_i c_ik, r^|i-k| over the keys i >= 1 (beta = +inf
+// gives r = 0: only the diagonal term a_k remains), as the forward and the backward recursion
+// into forward[k] and backward[k], k >= 1; returns sum_{k >= 1} a_k.
+ATTNGEOM_HD inline double content_recursions(const double* a, std::size_t keys, double r, double* forward_out,
+                                             double* backward_out) {
   // Both recursions in one loop: each step waits on the previous one's result, so two
   // independent chains run in the time of one; fma halves each step's latency.
   double forward = 0.0;
@@ -86,13 +88,61 @@ ATTNGEOM_HD void advance_model(const ModelRow<Index>& row, std::size_t n, ModelS
   double content_sum = 0.0;
   for (std::size_t step = 1; step < keys; ++step) {
     forward = fma(r, forward, a[step]);
-    s.forward[step] = forward;  // k = step
+    forward_out[step] = forward;  // k = step
     backward = fma(r, backward, a[keys - step]);
-    s.backward[keys - step] = backward;  // k = keys - step
+    backward_out[keys - step] = backward;  // k = keys - step
     content_sum += a[step];
   }
-  for (std::size_t k = 1; k < keys; ++k) s.projection[k] = s.forward[k] + s.backward[k] - a[k] + a[0] * row.rho_0;
-  s.projection[0] = a[0] + row.rho_0 * content_sum;
+  return content_sum;
+}
+
+// projection[k] for k >= 1: both recursions (each holding a_k once too) and the sink's pair.
+ATTNGEOM_HD inline double content_projection(const double* forward, const double* backward, const double* a,
+                                             double rho_0, std::size_t k) {
+  return forward[k] + backward[k] - a[k] + a[0] * rho_0;
+}
+
+// projection[0]: the sink's own term, and rho_0 with every content key.
+ATTNGEOM_HD inline double sink_projection(const double* a, double rho_0, double content_sum) {
+  return a[0] + rho_0 * content_sum;
+}
+
+// The model at key p given <x_p, s_N> (`dot`): mu, T_k, n_k and the rounding allowance.
+struct KeyModel {
+  double mu = 0.0;
+  double spread = 0.0;
+  double rounding = 0.0;
+  std::size_t support = 0;
+};
+
+// w drops key p from I_N (`selected`), or adds -alpha_p for p in J_N.
+ATTNGEOM_HD inline KeyModel key_model(double alpha, double norm, double sq_norm, double dot, double norm2,
+                                      double weighted_sum, double weighted_sq_sum, std::size_t nonzero, bool selected) {
+  const double sign = selected ? -1.0 : 1.0;
+  const std::size_t weighted_support = selected ? nonzero - 1 : nonzero + 1;
+  KeyModel k;
+  k.mu = squared_distance(alpha, sq_norm, norm2, dot);
+  const double y = alpha * norm;
+  const double sum = weighted_sum + sign * y;
+  const double sq_sum = weighted_sq_sum + sign * y * y;
+  k.support = alpha != 0.0 ? weighted_support : nonzero;
+  // Support 0: p_k is s_N itself (N = 1, say), so D^2 = 0 exactly, with nothing to round.
+  k.rounding = k.support == 0 ? 0.0 : kRoundingAllowance * (weighted_sum + y) * (weighted_sum + y);
+  if (k.support == 0) k.mu = 0.0;
+  // With fewer than two weights there is no off-diagonal pair: exactly 0, not a rounding residue.
+  k.spread = k.support < 2 ? 0.0 : at_least_zero(sum * sum - sq_sum);
+  return k;
+}
+
+// Grows I_N to n (n never decreasing, n < M) and refreshes mu, spread, support and rounding.
+template <class Index>
+ATTNGEOM_HD void advance_model(const ModelRow<Index>& row, std::size_t n, ModelState& s) {
+  const std::size_t keys = row.keys;
+  add_selected(row, n, s);
+  const double* a = s.weighted_by_key;
+  const double content_sum = content_recursions(a, keys, row.decay, s.forward, s.backward);
+  for (std::size_t k = 1; k < keys; ++k) s.projection[k] = content_projection(s.forward, s.backward, a, row.rho_0, k);
+  s.projection[0] = sink_projection(a, row.rho_0, content_sum);
   double norm2 = 0.0;  // ||s_N||^2 = sum_k a_k projection_k
   for (std::size_t k = 0; k < keys; ++k) norm2 += a[k] * s.projection[k];
 
@@ -111,31 +161,49 @@ ATTNGEOM_HD void advance_model(const ModelRow<Index>& row, std::size_t n, ModelS
   const double weighted_sum = s.weighted_sum;
   const double weighted_sq_sum = s.weighted_sq_sum;
   const std::size_t nonzero = s.nonzero;
-  // w drops key p from I_N (sign -1), or adds -alpha_p for p in J_N (sign +1).
-  for (int side = 0; side < 2; ++side) {
-    const std::size_t begin = side == 0 ? 0 : n;
-    const std::size_t end = side == 0 ? n : keys;
-    const double sign = side == 0 ? -1.0 : 1.0;
-    const std::size_t weighted_support = side == 0 ? nonzero - 1 : nonzero + 1;
-    for (std::size_t p = begin; p < end; ++p) {
-      mu[p] = squared_distance(alpha[p], sq_norms[p], norm2, mu[p]);
-      const double y = alpha[p] * norms[p];
-      const double sum = weighted_sum + sign * y;
-      const double sq_sum = weighted_sq_sum + sign * y * y;
-      support[p] = alpha[p] != 0.0 ? weighted_support : nonzero;
-      // Support 0: p_k is s_N itself (N = 1, say), so D^2 = 0 exactly, with nothing to round.
-      rounding[p] = support[p] == 0 ? 0.0 : kRoundingAllowance * (weighted_sum + y) * (weighted_sum + y);
-      if (support[p] == 0) mu[p] = 0.0;
-      // With fewer than two weights there is no off-diagonal pair: exactly 0, not a rounding residue.
-      spread[p] = support[p] < 2 ? 0.0 : at_least_zero(sum * sum - sq_sum);
-    }
+  for (std::size_t p = 0; p < keys; ++p) {
+    const KeyModel k =
+        key_model(alpha[p], norms[p], sq_norms[p], mu[p], norm2, weighted_sum, weighted_sq_sum, nonzero, p < n);
+    mu[p] = k.mu;
+    spread[p] = k.spread;
+    rounding[p] = k.rounding;
+    support[p] = k.support;
   }
+}
+
+// What envelope_from_intervals takes from the intervals: the squared radii's brackets, and the
+// keys surely and possibly inside each ball.
+struct IntervalCounts {
+  double rmax_lo = 0.0;  // max over I_N of lo, hi
+  double rmax_hi = 0.0;
+  double rmin_lo = HUGE_VAL;  // min over J_N of lo, hi
+  double rmin_hi = HUGE_VAL;
+  std::size_t fp_sure = 0;      // J_N with hi <= rmax_lo
+  std::size_t fp_possible = 0;  // J_N with lo <= rmax_hi
+  std::size_t tp_sure = 0;      // I_N with hi <= rmin_lo
+  std::size_t tp_possible = 0;  // I_N with lo <= rmin_hi
+};
+
+// The envelope from the counts (1 <= n < keys).
+ATTNGEOM_HD inline EnvelopePoint envelope_from_counts(std::size_t n, std::size_t keys, const IntervalCounts& c) {
+  const double nd = static_cast<double>(n);
+  EnvelopePoint e;
+  e.n = n;
+  e.precision = {nd / (nd + static_cast<double>(c.fp_possible)), nd / (nd + static_cast<double>(c.fp_sure))};
+  e.recall = {static_cast<double>(c.tp_sure) / nd, static_cast<double>(c.tp_possible) / nd};
+  e.f_score = {f_score(e.precision.lower, e.recall.lower), f_score(e.precision.upper, e.recall.upper)};
+  e.guarantees_separation = c.rmax_hi < c.rmin_lo;
+  const double trivial_precision = nd / static_cast<double>(keys);
+  e.vacuous = e.precision.lower <= trivial_precision && e.precision.upper >= 1.0 && e.recall.lower <= 0.0 &&
+              e.recall.upper >= 1.0 && e.f_score.lower <= 0.0 && e.f_score.upper >= 1.0;
+  return e;
 }
 
 // Envelope of P, R, F from intervals [lo_p, hi_p] of every D_p^2 (by position; I_N = [0, n), 1 <= n < keys).
 ATTNGEOM_HD inline EnvelopePoint envelope_from_intervals(std::size_t n, const double* lo, const double* hi,
                                                          std::size_t keys) {
   // Maxima and minima are exact in any order: reductions in lanes.
+  IntervalCounts c;
   double rmax_lo = 0.0;
   double rmax_hi = 0.0;
   ATTNGEOM_SIMD(reduction(max : rmax_lo, rmax_hi))
@@ -150,41 +218,34 @@ ATTNGEOM_HD inline EnvelopePoint envelope_from_intervals(std::size_t n, const do
     rmin_lo = lo[p] < rmin_lo ? lo[p] : rmin_lo;
     rmin_hi = hi[p] < rmin_hi ? hi[p] : rmin_hi;
   }
+  c.rmax_lo = rmax_lo;
+  c.rmax_hi = rmax_hi;
+  c.rmin_lo = rmin_lo;
+  c.rmin_hi = rmin_hi;
   // Squared radii bracket the true r_max^2 and r_min^2; a key surely inside a ball has
   // hi <= (lower end of its radius^2), one possibly inside has lo <= (upper end).
-  std::size_t fp_sure = 0;
-  std::size_t fp_possible = 0;
   for (std::size_t p = n; p < keys; ++p) {
-    fp_sure += hi[p] <= rmax_lo;
-    fp_possible += lo[p] <= rmax_hi;
+    c.fp_sure += hi[p] <= rmax_lo;
+    c.fp_possible += lo[p] <= rmax_hi;
   }
-  std::size_t tp_sure = 0;
-  std::size_t tp_possible = 0;
   for (std::size_t p = 0; p < n; ++p) {
-    tp_sure += hi[p] <= rmin_lo;
-    tp_possible += lo[p] <= rmin_hi;
+    c.tp_sure += hi[p] <= rmin_lo;
+    c.tp_possible += lo[p] <= rmin_hi;
   }
-  const double nd = static_cast<double>(n);
-  EnvelopePoint e;
-  e.n = n;
-  e.precision = {nd / (nd + static_cast<double>(fp_possible)), nd / (nd + static_cast<double>(fp_sure))};
-  e.recall = {static_cast<double>(tp_sure) / nd, static_cast<double>(tp_possible) / nd};
-  e.f_score = {f_score(e.precision.lower, e.recall.lower), f_score(e.precision.upper, e.recall.upper)};
-  e.guarantees_separation = rmax_hi < rmin_lo;
-  const double trivial_precision = nd / static_cast<double>(keys);
-  e.vacuous = e.precision.lower <= trivial_precision && e.precision.upper >= 1.0 && e.recall.lower <= 0.0 &&
-              e.recall.upper >= 1.0 && e.f_score.lower <= 0.0 && e.f_score.upper >= 1.0;
-  return e;
+  return envelope_from_counts(n, keys, c);
+}
+
+// R1's interval of key p: D^2 in [mu - T eta - rounding, mu + T eta + rounding].
+ATTNGEOM_HD inline void deterministic_interval(const ModelState& s, std::size_t p, double eta, double& lo, double& hi) {
+  const double margin = s.spread[p] * eta + s.rounding[p];
+  lo = at_least_zero(s.mu[p] - margin);
+  hi = s.mu[p] + margin;
 }
 
 // R1 at the state's N: D^2 in [mu - T eta - rounding, mu + T eta + rounding].
 ATTNGEOM_HD inline EnvelopePoint deterministic_point(const ModelState& s, std::size_t keys, double eta, double* lo,
                                                      double* hi) {
-  for (std::size_t p = 0; p < keys; ++p) {
-    const double margin = s.spread[p] * eta + s.rounding[p];
-    lo[p] = at_least_zero(s.mu[p] - margin);
-    hi[p] = s.mu[p] + margin;
-  }
+  for (std::size_t p = 0; p < keys; ++p) deterministic_interval(s, p, eta, lo[p], hi[p]);
   return envelope_from_intervals(s.n, lo, hi, keys);
 }
 
@@ -237,15 +298,18 @@ ATTNGEOM_HD inline void support_range(const std::size_t* support, std::size_t ke
 
 // R2's intervals at the state's N: each key within its margin at tail delta / M, roots[k] the
 // margin root of support least + k (unused below support 2).
+ATTNGEOM_HD inline void probabilistic_interval(const ModelState& s, std::size_t p, std::size_t least,
+                                               const double* roots, double& lo, double& hi) {
+  const std::size_t support = s.support[p];
+  const double root = support == least ? roots[0] : support == least + 1 ? roots[1] : roots[2];
+  const double margin = (deterministic_key(s.spread[p], support) ? 0.0 : s.spread[p] * root) + s.rounding[p];
+  lo = at_least_zero(s.mu[p] - margin);
+  hi = s.mu[p] + margin;
+}
+
 ATTNGEOM_HD inline EnvelopePoint probabilistic_point(const ModelState& s, std::size_t keys, std::size_t least,
                                                      const double* roots, double* lo, double* hi) {
-  for (std::size_t p = 0; p < keys; ++p) {
-    const std::size_t support = s.support[p];
-    const double root = support == least ? roots[0] : support == least + 1 ? roots[1] : roots[2];
-    const double margin = (deterministic_key(s.spread[p], support) ? 0.0 : s.spread[p] * root) + s.rounding[p];
-    lo[p] = at_least_zero(s.mu[p] - margin);
-    hi[p] = s.mu[p] + margin;
-  }
+  for (std::size_t p = 0; p < keys; ++p) probabilistic_interval(s, p, least, roots, lo[p], hi[p]);
   return envelope_from_intervals(s.n, lo, hi, keys);
 }
 
@@ -274,6 +338,32 @@ ATTNGEOM_HD inline double balanced_threshold(const ModelState& s, std::size_t p_
 // Delta_N > 0 whenever every selected D^2 <= t < every unselected D^2, so
 // Pr(Delta_N <= 0) <= sum_I Pr(D_i^2 > t) + sum_J Pr(D_j^2 <= t) = N (1 - E[R] bound) + E[FP] bound.
 // tail(margin, spread, support): support_tail with that support's terms.
+// Pr(D_p^2 > t) of a selected key, Pr(D_p^2 <= t) of an unselected one.
+template <class Tail>
+ATTNGEOM_HD double missed_term(const ModelState& s, std::size_t p, double t, Tail& tail) {
+  const bool fixed = deterministic_key(s.spread[p], s.support[p]);
+  return fixed ? (s.mu[p] > t ? 1.0 : 0.0) : (t > s.mu[p] ? tail(t - s.mu[p], s.spread[p], s.support[p]) : 1.0);
+}
+template <class Tail>
+ATTNGEOM_HD double false_positive_term(const ModelState& s, std::size_t p, double t, Tail& tail) {
+  const bool fixed = deterministic_key(s.spread[p], s.support[p]);
+  return fixed ? (s.mu[p] <= t ? 1.0 : 0.0) : (s.mu[p] > t ? tail(s.mu[p] - t, s.spread[p], s.support[p]) : 1.0);
+}
+
+// The bound from the first largest mu of I_N (`inside`), the first smallest of J_N (`outside`),
+// and the sums of missed_term over I_N and false_positive_term over J_N, each in position order.
+ATTNGEOM_HD inline SeparationBound separation_from(const ModelState& s, std::size_t inside, std::size_t outside,
+                                                   double missed, double false_positives) {
+  SeparationBound b;
+  b.n = s.n;
+  b.model_margin = sqrt(s.mu[outside]) - sqrt(s.mu[inside]);
+  b.threshold_radius = sqrt(at_least_zero(envelope_step::balanced_threshold(s, inside, outside)));
+  b.expected_false_positives = false_positives;
+  b.expected_recall = 1.0 - missed / static_cast<double>(s.n);
+  b.separation_probability = b.model_margin > 0.0 ? at_least_zero(1.0 - missed - false_positives) : 0.0;
+  return b;
+}
+
 template <class Tail>
 ATTNGEOM_HD SeparationBound separation_bound(const ModelState& s, std::size_t keys, Tail& tail) {
   const std::size_t n = s.n;
@@ -282,24 +372,12 @@ ATTNGEOM_HD SeparationBound separation_bound(const ModelState& s, std::size_t ke
   for (std::size_t p = 1; p < n; ++p) inside = mu[p] > mu[inside] ? p : inside;
   std::size_t outside = n;
   for (std::size_t p = n + 1; p < keys; ++p) outside = mu[p] < mu[outside] ? p : outside;
-  SeparationBound b;
-  b.n = n;
-  b.model_margin = sqrt(mu[outside]) - sqrt(mu[inside]);
   const double t = envelope_step::balanced_threshold(s, inside, outside);
-  b.threshold_radius = sqrt(at_least_zero(t));
-  double missed = 0.0;  // Pr(D^2 > t) over I_N
-  for (std::size_t p = 0; p < n; ++p) {
-    const bool fixed = deterministic_key(s.spread[p], s.support[p]);
-    missed += fixed ? (mu[p] > t ? 1.0 : 0.0) : (t > mu[p] ? tail(t - mu[p], s.spread[p], s.support[p]) : 1.0);
-  }
-  for (std::size_t p = n; p < keys; ++p) {  // Pr(D^2 <= t) over J_N
-    const bool fixed = deterministic_key(s.spread[p], s.support[p]);
-    b.expected_false_positives +=
-        fixed ? (mu[p] <= t ? 1.0 : 0.0) : (mu[p] > t ? tail(mu[p] - t, s.spread[p], s.support[p]) : 1.0);
-  }
-  b.expected_recall = 1.0 - missed / static_cast<double>(n);
-  b.separation_probability = b.model_margin > 0.0 ? at_least_zero(1.0 - missed - b.expected_false_positives) : 0.0;
-  return b;
+  double missed = 0.0;
+  for (std::size_t p = 0; p < n; ++p) missed += missed_term(s, p, t, tail);
+  double false_positives = 0.0;
+  for (std::size_t p = n; p < keys; ++p) false_positives += false_positive_term(s, p, t, tail);
+  return separation_from(s, inside, outside, missed, false_positives);
 }
 
 }  // namespace attngeom::geometry

@@ -44,6 +44,23 @@ struct Sum {
 struct Max {
   __device__ float operator()(float a, float b) const { return a > b ? a : b; }
 };
+struct MaxOf {
+  template <class T>
+  __device__ T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
+};
+struct MinOf {
+  template <class T>
+  __device__ T operator()(T a, T b) const {
+    return a < b ? a : b;
+  }
+};
+
+// The block's share of one pass over [begin, end): index p to thread p mod blockDim.x, in
+// ascending order within each thread, so that neighbouring threads read neighbouring words.
+#define ATTNGEOM_FOR_EACH_IN_BLOCK(p, begin, end) \
+  for (int p = (begin) + static_cast<int>(threadIdx.x); p < (end); p += static_cast<int>(blockDim.x))
 
 __device__ inline std::uint16_t bf16_bits(float value) {  // round to nearest even; NaN stays NaN
   std::uint32_t bits = __float_as_uint(value);

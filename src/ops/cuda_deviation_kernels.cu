@@ -18,10 +18,6 @@ constexpr int kTotals = 3;         // max |delta|, sum delta^2, pairs
 __host__ __device__ int chunks_of(int size) { return (size + kChunk - 1) / kChunk; }
 __host__ __device__ int lag_blocks_of(int size) { return (size + kLagsPerBlock - 1) / kLagsPerBlock; }
 
-struct MaxOf {
-  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
-};
-
 __global__ void widen_double_kernel(const float* src, double* dst, std::int64_t count) {
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)

@@ -1,8 +1,9 @@
 #pragma once
 // The reconstructed envelopes R1 and R2 on a GPU (docs/method.md section 4) for the rows of a
-// selection batch (cuda_selection_kernels.h), once position_rows has run: one thread per
-// (row, N) runs geometry/envelope_step.h as the CPU's reconstructed_envelopes does. Plain
-// C++17 interface; nvcc compiles the definitions (cuda_envelope_kernels.cu).
+// selection batch (cuda_selection_kernels.h), once position_rows has run: a thread block per
+// (row, N) runs geometry/envelope_step.h as the CPU's reconstructed_envelopes does, in the
+// CPU's order wherever that order makes the bits. Plain C++17 interface; nvcc compiles the
+// definitions (cuda_envelope_kernels.cu).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

@@ -104,21 +104,6 @@ __global__ void dots_kernel(SelectionRows b) {
   }
 }
 
-struct MaxOf {
-  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
-};
-struct MinOf {
-  template <class T>
-  __device__ T operator()(T a, T b) const {
-    return a < b ? a : b;
-  }
-};
-
-// The block's share of one pass over positions [begin, end): position p to thread p mod
-// blockDim.x, in ascending order within each thread.
-#define FOR_EACH_POSITION(p, begin, end) \
-  for (int p = (begin) + static_cast<int>(threadIdx.x); p < (end); p += static_cast<int>(blockDim.x))
-
 // Block (row r, N = n_values[g]) at blockIdx.x = r * grid + g: evaluate_selection's metrics with
 // the keys shared among the threads, three passes over them. The offsets (recomputed where they
 // cancel, their positions listed in order a block of positions at a time), the extrema and
@@ -129,10 +114,7 @@ struct MinOf {
 __global__ void evaluate_kernel(SelectionRows b) {
   namespace step = geometry::selection_step;
   const std::int64_t rg = blockIdx.x;
-  const int g = static_cast<int>(rg % b.grid);
-  const int r = static_cast<int>(rg / b.grid);
-  const int n = b.n_values[g];
-  const int keys = b.keys[r];
+  const auto [r, n, keys] = evaluation_of(b, rg);
   if (n >= keys) return;
   const std::int64_t at = static_cast<std::int64_t>(r) * b.size;
   geometry::PositionedView<int> view;
@@ -212,16 +194,14 @@ __global__ void evaluate_kernel(SelectionRows b) {
   const int radii = b.radius_count;
   double* radius_offsets = reinterpret_cast<double*>(radius_memory);   // [radii]
   int* first_radius = reinterpret_cast<int*>(radius_offsets + radii);  // [2, radii + 1] selected, unselected
-  for (int i = static_cast<int>(threadIdx.x); i < radii; i += static_cast<int>(blockDim.x)) {
+  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, radii) {
     radius_offsets[i] = geometry::radius_offset(b.normalised_radii[i], s_norm2);
   }
-  for (int i = static_cast<int>(threadIdx.x); i < 2 * (radii + 1); i += static_cast<int>(blockDim.x)) {
-    first_radius[i] = 0;
-  }
+  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, 2 * (radii + 1)) { first_radius[i] = 0; }
   __syncthreads();
   int unselected_inside = 0;
   int selected_inside = 0;
-  FOR_EACH_POSITION(p, 0, keys) {
+  ATTNGEOM_FOR_EACH_IN_BLOCK(p, 0, keys) {
     const double e = scratch.offset[p];
     const bool is_selected = p < n;
     if (is_selected) {
@@ -241,13 +221,11 @@ __global__ void evaluate_kernel(SelectionRows b) {
   __shared__ double sorted[kMaxSelected];
   int width = 1;
   while (width < n) width <<= 1;
-  for (int i = static_cast<int>(threadIdx.x); i < width; i += static_cast<int>(blockDim.x)) {
-    sorted[i] = i < n ? scratch.offset[i] : HUGE_VAL;
-  }
+  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) { sorted[i] = i < n ? scratch.offset[i] : HUGE_VAL; }
   __syncthreads();
   for (int k = 2; k <= width; k <<= 1) {
     for (int j = k >> 1; j > 0; j >>= 1) {
-      for (int i = static_cast<int>(threadIdx.x); i < width; i += static_cast<int>(blockDim.x)) {
+      ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) {
         geometry::bitonic_exchange(sorted, static_cast<std::size_t>(i), static_cast<std::size_t>(j),
                                    static_cast<std::size_t>(k));
       }
@@ -261,10 +239,10 @@ __global__ void evaluate_kernel(SelectionRows b) {
 
   // Pass 3: each unselected point within r_max tallied at its first candidate.
   __shared__ int tally[kMaxSelected];
-  for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) tally[i] = 0;
+  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, count) tally[i] = 0;
   __syncthreads();
   int fp_below = 0;
-  FOR_EACH_POSITION(p, n, keys) {
+  ATTNGEOM_FOR_EACH_IN_BLOCK(p, n, keys) {
     const double d = scratch.offset[p];
     if (d < candidates[0]) {
       ++fp_below;

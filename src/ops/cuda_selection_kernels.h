@@ -12,6 +12,7 @@
 
 #include "geometry/mass_step.h"
 #include "geometry/selection_point.h"
+#include "util/host_device.h"
 
 namespace attngeom::cuda {
 
@@ -44,6 +45,21 @@ struct SelectionRows {
   geometry::SelectionPoint* points = nullptr;  // [rows, grid]
   geometry::BallScores* curves = nullptr;      // [rows, grid, radius_count]
 };
+
+// The (row, N) that thread block `block` of a launch over every (row, N) takes: row `row` at
+// N = n_values[block % grid], with M = keys[row] (nothing to evaluate where N >= M).
+struct Evaluation {
+  int row = 0;
+  int n = 0;
+  int keys = 0;
+};
+ATTNGEOM_HD inline Evaluation evaluation_of(const SelectionRows& b, std::int64_t block) {
+  Evaluation e;
+  e.row = static_cast<int>(block / b.grid);
+  e.n = b.n_values[block % b.grid];
+  e.keys = b.keys[e.row];
+  return e;
+}
 
 // Bytes of working memory one (row, N) evaluation takes for rows of up to `size` keys.
 std::size_t selection_scratch_bytes(int size);
