@@ -104,13 +104,88 @@ __global__ void dots_kernel(SelectionRows b) {
   }
 }
 
+// Pass 1 of evaluate_kernel: every key's offset (recomputed from the vectors where it cancels,
+// the positions listed in order a block of positions at a time), the extrema, and the first
+// minimum of the cross projections in position order, as the CPU's loop keeps it.
+__device__ geometry::SelectionPasses offsets_pass(const geometry::PositionedView<int>& view, int n, const double* dots,
+                                                  const double* s, double s_norm2, geometry::SelectionScratch& scratch,
+                                                  double* shared, int* shared_counts) {
+  namespace step = geometry::selection_step;
+  const auto keys = static_cast<int>(view.keys);
+  geometry::SelectionPasses passes;
+  double e_max = -HUGE_VAL;
+  double e_min = HUGE_VAL;
+  double projection_max = -HUGE_VAL;
+  double cross_min = HUGE_VAL;
+  int cross_at = keys;  // the position of this thread's first minimum
+  int recomputed = 0;
+  for (int base = 0; base < keys; base += static_cast<int>(blockDim.x)) {
+    const int p = base + static_cast<int>(threadIdx.x);
+    bool exact = false;
+    double d2 = 0.0;
+    if (p < keys) {
+      const double a = view.alpha[p];
+      double e = step::expanded_offset(a, view.sq_norms[p], dots[p]);
+      exact = step::cancels(s_norm2, e, a, view.sq_norms[p]);
+      if (exact) {
+        d2 = step::direct_squared_distance(view.value(static_cast<std::size_t>(p)), a, s, view.dim);
+        e = d2 - s_norm2;
+      }
+      scratch.offset[p] = e;
+      if (p < n) {
+        e_max = fmax(e_max, e);
+        const double cross = step::cross_projection(view.value(static_cast<std::size_t>(p)), a, s, view.dim, dots[p],
+                                                    view.sq_norms[p], exact);
+        if (cross < cross_min) cross_min = cross, cross_at = p;
+      } else {
+        e_min = fmin(e_min, e);
+        projection_max = fmax(projection_max, dots[p]);
+      }
+    }
+    int total = 0;
+    const int before = block_exclusive_count(exact, shared_counts, total);
+    if (exact) {
+      scratch.recomputed[recomputed + before] = static_cast<std::size_t>(p);
+      scratch.recomputed_d2[recomputed + before] = d2;
+    }
+    recomputed += total;
+  }
+  scratch.recomputed_count = static_cast<std::size_t>(recomputed);
+  passes.e_max = block_reduce(e_max, MaxOf{}, shared);
+  passes.e_min = block_reduce(e_min, MinOf{}, shared);
+  passes.max_unselected_projection = block_reduce(projection_max, MaxOf{}, shared);
+  const double cross_lowest = block_reduce(cross_min, MinOf{}, shared);
+  const int first_lowest = block_reduce(cross_min == cross_lowest ? cross_at : keys, MinOf{}, shared_counts);
+  __shared__ double cross_first;
+  if (cross_at == first_lowest && cross_min == cross_lowest) cross_first = cross_min;
+  __syncthreads();
+  passes.min_selected_cross_projection = cross_first;
+  return passes;
+}
+
+// The first n offsets sorted ascending into sorted [kMaxSelected] by the bitonic network,
+// padded with +inf to a power of two.
+__device__ void sort_selected(const double* offset, int n, double* sorted) {
+  int width = 1;
+  while (width < n) width <<= 1;
+  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) { sorted[i] = i < n ? offset[i] : HUGE_VAL; }
+  __syncthreads();
+  for (int k = 2; k <= width; k <<= 1) {
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) {
+        geometry::bitonic_exchange(sorted, static_cast<std::size_t>(i), static_cast<std::size_t>(j),
+                                   static_cast<std::size_t>(k));
+      }
+      __syncthreads();
+    }
+  }
+}
+
 // Block (row r, N = n_values[g]) at blockIdx.x = r * grid + g: evaluate_selection's metrics with
-// the keys shared among the threads, three passes over them. The offsets (recomputed where they
-// cancel, their positions listed in order a block of positions at a time), the extrema and
-// the counts are the CPU's, whatever the order of the threads: max and min are exact, counts
-// are integers, and the cross projections' minimum is the first in position order, as the
-// CPU's loop keeps it. The selected offsets are sorted in shared memory (N <= kMaxSelected),
-// which leaves the candidates as fill_best_f's partial sort does; thread 0 scores them.
+// the keys shared among the threads, three passes over them, each giving the CPU's values
+// whatever the order of the threads (max and min are exact, counts are integers). The selected
+// offsets are sorted in shared memory (N <= kMaxSelected), which leaves the candidates as
+// fill_best_f's partial sort does; thread 0 scores them.
 __global__ void evaluate_kernel(SelectionRows b) {
   namespace step = geometry::selection_step;
   const std::int64_t rg = blockIdx.x;
@@ -135,58 +210,11 @@ __global__ void evaluate_kernel(SelectionRows b) {
   scratch.recomputed_d2 = reinterpret_cast<double*>(memory + 2 * column);
   const double* dots = b.dots + rg * b.size;
   const double* s = b.sums + rg * b.dim;
-  const auto dim = static_cast<std::size_t>(b.dim);
-  const double s_norm2 = step::squared_norm_of(s, dim);  // every thread the same bits
+  const double s_norm2 = step::squared_norm_of(s, view.dim);  // every thread the same bits
 
   __shared__ double shared[kMaxWarps];
   __shared__ int shared_counts[kMaxWarps];
-  // Pass 1: the offsets, the recomputed positions in order, the extrema and the cross projections.
-  geometry::SelectionPasses passes;
-  double e_max = -HUGE_VAL;
-  double e_min = HUGE_VAL;
-  double projection_max = -HUGE_VAL;
-  double cross_min = HUGE_VAL;
-  int cross_at = keys;  // the position of this thread's first minimum
-  int recomputed = 0;
-  for (int base = 0; base < keys; base += static_cast<int>(blockDim.x)) {
-    const int p = base + static_cast<int>(threadIdx.x);
-    bool exact = false;
-    double d2 = 0.0;
-    if (p < keys) {
-      const double a = view.alpha[p];
-      double e = step::expanded_offset(a, view.sq_norms[p], dots[p]);
-      exact = step::cancels(s_norm2, e, a, view.sq_norms[p]);
-      if (exact) {
-        d2 = step::direct_squared_distance(view.value(static_cast<std::size_t>(p)), a, s, dim);
-        e = d2 - s_norm2;
-      }
-      scratch.offset[p] = e;
-      if (p < n) {
-        e_max = fmax(e_max, e);
-        const double cross = step::cross_projection(view.value(static_cast<std::size_t>(p)), a, s, dim, dots[p],
-                                                    view.sq_norms[p], exact);
-        if (cross < cross_min) cross_min = cross, cross_at = p;
-      } else {
-        e_min = fmin(e_min, e);
-        projection_max = fmax(projection_max, dots[p]);
-      }
-    }
-    int total = 0;
-    const int before = block_exclusive_count(exact, shared_counts, total);
-    if (exact) {
-      scratch.recomputed[recomputed + before] = static_cast<std::size_t>(p);
-      scratch.recomputed_d2[recomputed + before] = d2;
-    }
-    recomputed += total;
-  }
-  scratch.recomputed_count = static_cast<std::size_t>(recomputed);
-  passes.e_max = block_reduce(e_max, MaxOf{}, shared);
-  passes.e_min = block_reduce(e_min, MinOf{}, shared);
-  passes.max_unselected_projection = block_reduce(projection_max, MaxOf{}, shared);
-  const double cross_lowest = block_reduce(cross_min, MinOf{}, shared);
-  const int first_lowest = block_reduce(cross_min == cross_lowest ? cross_at : keys, MinOf{}, shared_counts);
-  __shared__ double cross_first;
-  if (cross_at == first_lowest && cross_min == cross_lowest) cross_first = cross_min;
+  geometry::SelectionPasses passes = offsets_pass(view, n, dots, s, s_norm2, scratch, shared, shared_counts);
 
   // Pass 2: the counts at r_max and r_min, and each side's points by the first normalised radius
   // whose ball holds them (the radii ascending, so a point is inside from that radius on).
@@ -215,23 +243,9 @@ __global__ void evaluate_kernel(SelectionRows b) {
   }
   passes.unselected_inside_r_max = static_cast<std::size_t>(block_reduce(unselected_inside, Sum{}, shared_counts));
   passes.selected_inside_r_min = static_cast<std::size_t>(block_reduce(selected_inside, Sum{}, shared_counts));
-  passes.min_selected_cross_projection = cross_first;  // written before the reductions' barriers
 
-  // The selected offsets sorted ascending in a bitonic network, padded with +inf.
   __shared__ double sorted[kMaxSelected];
-  int width = 1;
-  while (width < n) width <<= 1;
-  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) { sorted[i] = i < n ? scratch.offset[i] : HUGE_VAL; }
-  __syncthreads();
-  for (int k = 2; k <= width; k <<= 1) {
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) {
-        geometry::bitonic_exchange(sorted, static_cast<std::size_t>(i), static_cast<std::size_t>(j),
-                                   static_cast<std::size_t>(k));
-      }
-      __syncthreads();
-    }
-  }
+  sort_selected(scratch.offset, n, sorted);
   const auto first =
       static_cast<int>(step::min_candidate_tp(static_cast<std::size_t>(n), passes.unselected_inside_r_max, 0)) - 1;
   const double* candidates = sorted + first;  // ascending, the last is r_max
