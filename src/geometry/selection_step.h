@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "geometry/bitonic_network.h"
 #include "geometry/lane_sums.h"
 #include "geometry/selection_point.h"
 #include "util/host_device.h"
@@ -89,21 +90,6 @@ ATTNGEOM_HD inline double projection_of(const float* v, const double* s, std::si
   double acc = 0.0;
   for (std::size_t t = 0; t < dim; ++t) acc = fma(static_cast<double>(v[t]), s[t], acc);
   return acc;
-}
-
-// One compare-exchange of a bitonic network that sorts a power of two of values ascending:
-// stage k (2, 4, ..., width), step j (k / 2, ..., 1), element i paired with i ^ j. The pairs of
-// one step are disjoint, so the GPU runs each step's at once (the tail padded with +inf);
-// sorting all the selected offsets leaves the candidates as fill_best_f's sort_from does.
-ATTNGEOM_HD inline void bitonic_exchange(double* v, std::size_t i, std::size_t j, std::size_t k) {
-  const std::size_t partner = i ^ j;
-  if (partner <= i) return;
-  const double x = v[i];
-  const double y = v[partner];
-  if ((i & k) == 0 ? y < x : x < y) {
-    v[i] = y;
-    v[partner] = x;
-  }
 }
 
 namespace selection_step {

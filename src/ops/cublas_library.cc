@@ -31,8 +31,7 @@ CublasLibrary open_cublas() {
   bind(library, "cublasGetStatusString", api.status_string);
   bind(library, "cublasSgemm_v2", api.sgemm);
   bind(library, "cublasSgemmStridedBatched", api.sgemm_strided_batched);
-  bind(library, "cublasDgemm_v2", api.dgemm);
-  bind(library, "cublasDsyrk_v2", api.dsyrk);
+  bind(library, "cublasDgemmStridedBatched", api.dgemm_strided_batched);
   bind(library, "cublasGemmEx", api.gemm_ex);
   bind(library, "cublasGemmStridedBatchedEx", api.gemm_strided_batched_ex);
   return api;  // the library stays open for the process's life

@@ -27,8 +27,7 @@ struct CublasLibrary {
   decltype(&cublasGetStatusString) status_string;
   decltype(&cublasSgemm) sgemm;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
-  decltype(&cublasDgemm) dgemm;
-  decltype(&cublasDsyrk) dsyrk;
+  decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
   CublasGemmEx gemm_ex;
   CublasGemmStridedBatchedEx gemm_strided_batched_ex;
 };

@@ -1,7 +1,10 @@
 #pragma once
 // Reductions over a thread block, shared by the CUDA kernels: every thread gets the result.
 // blockDim.x must be a multiple of 32; `shared` holds one value per warp.
+#include <cmath>
 #include <cstdint>
+
+#include "geometry/bitonic_network.h"
 
 namespace attngeom::cuda {
 
@@ -67,6 +70,24 @@ __device__ inline std::uint16_t bf16_bits(float value) {  // round to nearest ev
   if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
   bits += 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<std::uint16_t>(bits >> 16);
+}
+
+// values[0..count) sorted ascending in place by the block, through the bitonic network over the
+// next power of two of them, the tail padded with +inf (values holds that many).
+__device__ inline void block_sort_ascending(double* values, int count) {
+  int width = 1;
+  while (width < count) width <<= 1;
+  ATTNGEOM_FOR_EACH_IN_BLOCK(i, count, width) values[i] = HUGE_VAL;
+  __syncthreads();
+  for (int k = 2; k <= width; k <<= 1) {
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) {
+        geometry::bitonic_exchange(values, static_cast<std::size_t>(i), static_cast<std::size_t>(j),
+                                   static_cast<std::size_t>(k));
+      }
+      __syncthreads();
+    }
+  }
 }
 
 }  // namespace attngeom::cuda

@@ -6,8 +6,8 @@
 namespace attngeom::cuda {
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int kArrays = 10;  // the model state's eight [M] arrays, and lo and hi
+constexpr int kThreads = 64;  // few: thread 0's chains set a block's time, so more blocks run at once
+constexpr int kArrays = 10;   // the model state's eight [M] arrays, and lo and hi
 
 __host__ __device__ std::size_t scratch_bytes_of(int size) { return kArrays * static_cast<std::size_t>(size) * 8; }
 
@@ -144,10 +144,17 @@ __global__ void envelope_kernel(SelectionRows b, EnvelopeRows e) {
     s.projection[k] = geometry::content_projection(s.forward, s.backward, a, row.rho_0, static_cast<std::size_t>(k));
   }
   if (threadIdx.x == 0) s.projection[0] = geometry::sink_projection(a, row.rho_0, sums[2]);
-  __syncthreads();
+  // ||s_N||^2 = sum_k a_k projection_k in the order of the keys, over I_N's alone: the other
+  // terms are zeros, which leave a sum that starts at +0 as it is.
+  __shared__ double selected_keys[kMaxSelected];
+  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, n) selected_keys[i] = static_cast<double>(row.order[i]);
+  block_sort_ascending(selected_keys, n);
   if (threadIdx.x == 0) {
-    double norm2 = 0.0;  // ||s_N||^2 = sum_k a_k projection_k
-    for (int k = 0; k < keys; ++k) norm2 += a[k] * s.projection[k];
+    double norm2 = 0.0;
+    for (int i = 0; i < n; ++i) {
+      const auto k = static_cast<int>(selected_keys[i]);
+      norm2 += a[k] * s.projection[k];
+    }
     sums[3] = norm2;
   }
   __syncthreads();

@@ -31,28 +31,18 @@ StripPlan plan_strips(int heads, int size, std::uint64_t budget) {
 }
 
 // Strip [first, end) of each Gram matrix of a batch into `gram` (strip.gram, writable), from
-// the values `wide` [matrices, size, dim].
+// the values `wide` [matrices, size, dim]: one product for all of them.
 void add_gram_strip(cublasHandle_t blas, const double* wide, double* gram, const cuda::DeviationRows& strip, int dim) {
   const double one = 1.0;
   const double zero = 0.0;
-  const int width = strip.end - strip.first;
-  const auto area = static_cast<std::size_t>(strip.size) * static_cast<std::size_t>(dim);
-  for (int h = 0; h < strip.matrices; ++h) {
-    // Column-major, a head's values are V^T [dim, size]. The strip holds G(i, l) = <v_i, v_l> for
-    // l in [first, end) at (l - first) * end + i: the rows i < first are the product of V^T's
-    // first columns with the strip's, the rows from first one triangle of the strip's own Gram.
-    const double* values = wide + h * area;
-    const double* columns = values + static_cast<std::size_t>(strip.first) * dim;
-    double* head_gram = gram + h * strip.gram_stride;
-    if (strip.first > 0) {
-      check(cublas_library().dgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, strip.first, width, dim, &one, values, dim, columns,
-                                   dim, &zero, head_gram, strip.end),
-            "cublasDgemm (value Gram)");
-    }
-    check(cublas_library().dsyrk(blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, width, dim, &one, columns, dim, &zero,
-                                 head_gram + strip.first, strip.end),
-          "cublasDsyrk (value Gram)");
-  }
+  const long long area = static_cast<long long>(strip.size) * dim;
+  // Column-major, a head's values are V^T [dim, size]; the strip holds G(i, l) = <v_i, v_l> for
+  // i < end and l in [first, end) at (l - first) * end + i: V^T's first `end` columns times the
+  // strip's (the lower triangle of the strip's own square comes along unread).
+  check(cublas_library().dgemm_strided_batched(blas, CUBLAS_OP_T, CUBLAS_OP_N, strip.end, strip.end - strip.first, dim,
+                                               &one, wide, dim, area, wide + static_cast<long long>(strip.first) * dim,
+                                               dim, area, &zero, gram, strip.end, strip.gram_stride, strip.matrices),
+        "cublasDgemmStridedBatched (value Gram)");
 }
 
 }  // namespace

@@ -2,11 +2,11 @@
 // The O(M^2 d) part of a row's value geometry on a GPU: how far every pairwise cosine of a
 // row's value vectors strays from its cosine model (docs/geometry.md, "Cosine deviations"),
 // for the captured rows of a layer's kv heads at once. Each kv head's Gram matrix comes in
-// strips of its columns, each strip's upper triangle from double products (cuBLAS DGEMM and
-// DSYRK: products of floats are exact in double, so each cosine is as accurate as geometry's
-// cosine_deviation from a double Gram, which it follows term by term); the strips of a batch
-// of kv heads take at most a fixed budget, so that memory stays linear in T. Rows ending at
-// ascending keys, where they are many, take their pairs together, one walk per lag
+// strips of its columns, each strip one double product for a batch of kv heads (cuBLAS's
+// strided-batched DGEMM: products of floats are exact in double, so each cosine is as
+// accurate as geometry's cosine_deviation from a double Gram, which it follows term by term);
+// the strips of a batch take at most a fixed budget, so that memory stays linear in T. Rows
+// ending at ascending keys, where they are many, take their pairs together, one walk per lag
 // (geometry/lag_walk_step.h): O(T^2) per kv head instead of O(M^2) per row.
 // Built only with CUDA; no CUDA type appears here.
 #include <cstdint>

@@ -163,24 +163,6 @@ __device__ geometry::SelectionPasses offsets_pass(const geometry::PositionedView
   return passes;
 }
 
-// The first n offsets sorted ascending into sorted [kMaxSelected] by the bitonic network,
-// padded with +inf to a power of two.
-__device__ void sort_selected(const double* offset, int n, double* sorted) {
-  int width = 1;
-  while (width < n) width <<= 1;
-  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) { sorted[i] = i < n ? offset[i] : HUGE_VAL; }
-  __syncthreads();
-  for (int k = 2; k <= width; k <<= 1) {
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, width) {
-        geometry::bitonic_exchange(sorted, static_cast<std::size_t>(i), static_cast<std::size_t>(j),
-                                   static_cast<std::size_t>(k));
-      }
-      __syncthreads();
-    }
-  }
-}
-
 // Block (row r, N = n_values[g]) at blockIdx.x = r * grid + g: evaluate_selection's metrics with
 // the keys shared among the threads, three passes over them, each giving the CPU's values
 // whatever the order of the threads (max and min are exact, counts are integers). The selected
@@ -245,7 +227,8 @@ __global__ void evaluate_kernel(SelectionRows b) {
   passes.selected_inside_r_min = static_cast<std::size_t>(block_reduce(selected_inside, Sum{}, shared_counts));
 
   __shared__ double sorted[kMaxSelected];
-  sort_selected(scratch.offset, n, sorted);
+  ATTNGEOM_FOR_EACH_IN_BLOCK(i, 0, n) sorted[i] = scratch.offset[i];
+  block_sort_ascending(sorted, n);
   const auto first =
       static_cast<int>(step::min_candidate_tp(static_cast<std::size_t>(n), passes.unselected_inside_r_max, 0)) - 1;
   const double* candidates = sorted + first;  // ascending, the last is r_max
