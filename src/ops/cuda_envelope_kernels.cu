@@ -66,8 +66,8 @@ __device__ geometry::IntervalCounts interval_counts(int n, int keys, Interval in
   return c;
 }
 
-// The first position of the largest (`largest`) or smallest value over [begin, end), as a loop
-// in position order keeps it.
+// The first position in [begin, end) of the value that `better` prefers to every other (the
+// largest or the smallest), as a loop in position order keeps it.
 template <class Better>
 __device__ int first_extreme(const double* values, int begin, int end, Better better, double* shared,
                              int* shared_counts) {
