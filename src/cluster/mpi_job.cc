@@ -64,25 +64,22 @@ MpiJob::MpiJob(int launched_ranks) : transfers_(std::make_unique<Transfers>()) {
     }
     test_failure_.kill = std::strcmp(how, "kill") == 0;
   }
-  staging_ = make_staging_dir();
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);  // OpenMP threads never call MPI
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   if (size_ != launched_ranks) {
     const int size = size_;
-    std::error_code ec;
-    fs::remove_all(staging_, ec);
     MPI_Finalize();
     throw InputError("MPI launch: the launcher started " + std::to_string(launched_ranks) + " ranks, but MPI sees " +
                      std::to_string(size) + " (is mpirun from the MPI attngeom was built with, Open MPI?)");
   }
+  if (rank_ != 0) staging_ = make_staging_dir();
 }
 
 MpiJob::~MpiJob() {
   for (Transfers::Transfer& send : transfers_->sends) MPI_Wait(&send.request, MPI_STATUS_IGNORE);
-  std::error_code ec;
-  fs::remove_all(staging_, ec);
+  remove_staging_dir();
   MPI_Finalize();
 }
 
@@ -172,9 +169,14 @@ std::size_t MpiJob::receive_records(const fs::path& records_dir, bool wait) {
   }
 }
 
-void MpiJob::abort(int exit_code) {
+void MpiJob::remove_staging_dir() {
+  if (staging_.empty()) return;
   std::error_code ec;
   fs::remove_all(staging_, ec);
+}
+
+void MpiJob::abort(int exit_code) {
+  remove_staging_dir();
   MPI_Abort(MPI_COMM_WORLD, exit_code);
   std::_Exit(exit_code);  // MPI_Abort does not return
 }

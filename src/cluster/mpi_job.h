@@ -42,10 +42,11 @@ class MpiJob final : public JobRanks {
     bool kill = false;
   };
   void maybe_fail_for_test();
+  void remove_staging_dir();
 
   int rank_ = 0;
   int size_ = 1;
-  std::filesystem::path staging_;  // made on every rank (before MPI says which), used by ranks other than 0
+  std::filesystem::path staging_;  // made by ranks other than 0 (rank 0 writes its records in place)
   std::unique_ptr<Transfers> transfers_;
   TestFailure test_failure_;
   std::size_t sent_ = 0;

@@ -50,7 +50,7 @@ def run(cmd, env=None):
 
 
 def mpi(ranks, cmd, env, exported=()):
-    flags = [f for name in exported for f in ("-x", name)]
+    flags = [f for name in ("TMPDIR", *exported) for f in ("-x", name)]
     return run(["mpirun", *MPIRUN, *flags, "-n", str(ranks), *cmd], env)
 
 
@@ -113,6 +113,9 @@ def main():
         env.pop(name, None)
     failures = []
     with tempfile.TemporaryDirectory(prefix="attngeom-mpi-") as tmp:
+        # The ranks' temporary folders: those of a rank killed mid-job go with this one.
+        env["TMPDIR"] = os.path.join(tmp, "ranks-tmp")
+        os.mkdir(env["TMPDIR"])
         reference = os.path.join(tmp, "single")
         step, single_s = run(analyze_args(args.bin, reference), env)
         if step.returncode != 0:
@@ -127,6 +130,9 @@ def main():
         else:
             files = compare_runs(reference, out, f"mpirun -n {ranks}", failures)
             print(f"mpirun -n {ranks}: {files} files equal one process's ({mpi_s:.1f} s; one process {single_s:.1f} s)")
+            left = [name for name in os.listdir(env["TMPDIR"]) if name.startswith("attngeom-")]
+            if left:
+                failures.append(f"mpirun -n {ranks}: the ranks left {left} in their temporary folder")
             with open(os.path.join(out, "run.json")) as f:
                 device = json.load(f).get("device")
             if device != ("cpu" if harness.DEVICE == "cpu" else "cuda"):

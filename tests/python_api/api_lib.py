@@ -1,6 +1,8 @@
 """Shared by the python.api_* tests: arguments, the fixtures, and `attngeom metrics` records."""
 import argparse
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,8 +30,15 @@ def parse_args(cli):
                             "are compared to a tolerance (same_as_cli) and analyze's tables are not compared")
     p.add_argument("--fixtures", required=True)
     args = p.parse_args()
-    args.scratch = tempfile.mkdtemp(prefix="attngeom-api-")
+    args.scratch = scratch_dir("attngeom-api-")
     return args
+
+
+def scratch_dir(prefix):
+    """A temporary folder removed when the test ends, whether it passes or fails."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def run(*cmd):

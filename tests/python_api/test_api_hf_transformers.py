@@ -41,7 +41,7 @@ p.add_argument("--device", default=os.environ.get("ATTNGEOM_HF_DEVICE") or
                ("cuda" if torch.cuda.is_available() else "cpu"))
 p.add_argument("--other-build", action="store_true", help="accepted for the python.api_* harness; unused")
 args = p.parse_args()
-scratch = api_lib.tempfile.mkdtemp(prefix="attngeom-hf-transformers-")
+scratch = api_lib.scratch_dir("attngeom-hf-transformers-")
 failures = []
 check = api_lib.checker(failures)
 same_tables = api_lib.table_checker(check)

@@ -123,11 +123,13 @@ class Browser:
             time.sleep(0.2)
         return None
 
-    def screenshot(self, path, max_height=16000):
+    def screenshot(self, path, max_height=16000, timeout=180):
+        """A full-page PNG; painting a tall page in software takes long on a loaded machine."""
         height = min(max_height, int(self.evaluate("document.documentElement.scrollHeight")))
         self.resize(height)
         time.sleep(0.3)
-        data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]
+        data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
+                         timeout=timeout)["data"]
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
         return height
