@@ -10,8 +10,8 @@ TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "gemma": "GemmaForCausalLM",
                  "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
                  "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
-                 "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "gpt_neox": "GPTNeoXForCausalLM",
-                 "gpt2": "GPT2LMHeadModel", "phi": "PhiForCausalLM",
+                 "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "olmo3": "Olmo3ForCausalLM",
+                 "gpt_neox": "GPTNeoXForCausalLM", "gpt2": "GPT2LMHeadModel", "phi": "PhiForCausalLM",
                  "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM",
                  "qwen3_moe": "Qwen3MoeForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
@@ -94,10 +94,15 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
             cfg.pop(key, None)
         cfg.update(hidden_act="gelu", layer_norm_eps=rms_norm_eps, rotary_pct=0.25, rotary_emb_base=rope_theta,
                    use_parallel_residual=True, attention_bias=True, rope_scaling=None)
-    elif model_type in ("llama", "olmo2"):
+    elif model_type in ("llama", "olmo2", "olmo3"):
         cfg.update(hidden_act="silu", rope_scaling=None)
         if model_type == "llama":
             cfg.update(pretraining_tp=1, mlp_bias=False)
+        if model_type == "olmo3":
+            # Olmo3Config (transformers 4.57): OLMo-2's layer, sliding_window (default 4096) on the
+            # sliding layers; layer_types, when `extra` does not write it, defaults to every fourth
+            # layer full attention and the others sliding.
+            cfg.update(sliding_window=sliding_window or 4096)
     elif model_type == "mistral":
         cfg.update(hidden_act="silu", sliding_window=sliding_window)
     elif model_type == "mixtral":
@@ -243,7 +248,8 @@ def tensor_shapes(cfg, fused_experts=False):
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh
-    norms = LAYER_NORMS["sandwich" if mt in ("gemma2", "gemma3_text") else "post" if mt == "olmo2" else "pre"]
+    norms = LAYER_NORMS["sandwich" if mt in ("gemma2", "gemma3_text") else "post" if mt in ("olmo2", "olmo3")
+                        else "pre"]
     attention_bias = text.get("attention_bias", False) and mt not in ("mistral", "qwen2")
     qkv_bias = attention_bias or mt == "qwen2"
     out = [(prefix + "model.embed_tokens.weight", (text["vocab_size"], h))]
@@ -260,7 +266,7 @@ def tensor_shapes(cfg, fused_experts=False):
             out.append((p + "self_attn.o_proj.bias", (h,)))
         if mt in ("qwen3", "qwen3_moe", "gemma3_text"):
             out += [(p + "self_attn.q_norm.weight", (hd,)), (p + "self_attn.k_norm.weight", (hd,))]
-        elif mt in ("olmo2", "olmoe"):
+        elif mt in ("olmo2", "olmo3", "olmoe"):
             out += [(p + "self_attn.q_norm.weight", (nh * hd,)), (p + "self_attn.k_norm.weight", (nkv * hd,))]
         out += norm(1) + norm(2)
         if sparse_layer(text, mt, i):

@@ -16,6 +16,12 @@ is active, sized to bite at the prompt's length (~300 tokens):
   llama3   GQA 4/2, BF16, rope_scaling llama3 with original_max_position_embeddings 64 (every
            band of frequencies in use: kept, blended, slowed), rope_theta 500000
   llama-linear  the llama3 weights with rope_scaling linear, factor 4
+  llama-yarn  the llama3 weights with rope_scaling yarn: factor 8 (explicit; max_position_embeddings
+           / original would give 2), original 2048, DeepSeek's attention factor from mscale 1 /
+           mscale_all_dim 0.5 (1.094, not 0.1 ln 8 + 1), beta_fast 16 / beta_slow 2 and truncate
+           false: the ramp runs over the unrounded pair indices 1.84 .. 3.11, so pairs 2 and 3 blend
+           by 0.13 and 0.92 (truncated: 1 .. 4, 1/3 and 2/3), 0 and 1 keep their frequencies, 4 .. 7
+           are slowed 8x
   qwen2    GQA 4/2, BF16, q/k/v biases (o_proj none), tied, use_sliding_window with window 48
            on layers >= max_window_layers 1
   qwen3    GQA 4/2, F16, head_dim 32 (4 * 32 != hidden 64), per-head q/k RMSNorm,
@@ -28,6 +34,12 @@ is active, sized to bite at the prompt's length (~300 tokens):
            sliding_window_pattern 3 over 4 layers, and vision tensors (holding NaN) that must
            never be read
   olmo2    GQA 4/2, F32, post-norms only, q/k RMSNorm over the whole projection
+  olmo3    OLMo-2's layer, GQA 4/2, BF16, 4 layers with layer_types not written (layers 0-2 slide
+           with window 40, layer 3 is full), rope_scaling yarn on the full layer only: factor 4
+           (explicit; max_position_embeddings / original would give 2), original 2048, so pairs 0
+           and 1 keep their frequencies, 2 and 3 blend by 1/3 and 2/3, 4 .. 7 are slowed 4x, and
+           cos and sin are times 0.1 ln 4 + 1 = 1.139; plain RoPE at rope_theta 500000 on the
+           sliding layers; variant olmo3-v5 (rope_parameters per layer type, layer_types written)
   pythia   GPT-NeoX, F16, LayerNorms with biases, fused per-head query_key_value with biases,
            rotary_pct 0.5 (8 of head_dim 16 rotated), gelu MLP with biases, parallel residual;
            variants pythia-sequential (use_parallel_residual false), pythia-v5 and phi3-v5 (rope_parameters)
@@ -195,12 +207,20 @@ FIXTURES = {
                     kv_heads=2, head_dim=32, rope_theta=1000000.0, rms_norm_eps=1e-6,
                     max_positions=4096, bos_token_id=1, eos_token_id=2, experts=8, experts_per_tok=2,
                     extra={"decoder_sparse_step": 2, "mlp_only_layers": [3], "norm_topk_prob": True})),
+    "olmo3": dict(
+        tokenizer="llama-bpe", dtype="BF16", shards=1, seed=1818,
+        config=dict(model_type="olmo3", hidden=64, intermediate=160, layers=4, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=500000.0, rms_norm_eps=1e-6,
+                    max_positions=4096, sliding_window=40, bos_token_id=1, eos_token_id=2,
+                    extra={"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                            "original_max_position_embeddings": 2048}})),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
-# pythia-sequential: use_parallel_residual false; pythia-v5, llama3-v5 and phi3-v5: the same
-# models in transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base,
-# of rope_theta / rope_scaling, or of Phi-3's longrope rope_scaling and partial_rotary_factor),
-# which must load and agree.
+# pythia-sequential: use_parallel_residual false; pythia-v5, llama3-v5, phi3-v5 and olmo3-v5: the
+# same models in transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base,
+# of rope_theta / rope_scaling, of Phi-3's longrope rope_scaling and partial_rotary_factor, or per
+# layer type in place of OLMo-3's rope_theta / rope_scaling, with layer_types written), which must
+# load and agree.
 VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
             "pythia-sequential": ("pythia", {"use_parallel_residual": False}),
             "llama3-v5": ("llama3", {"rope_scaling": None, "rope_theta": None, "transformers_version": "5.0.0",
@@ -218,6 +238,16 @@ VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
                                                      "short_factor": [1.0, 1.1, 1.3, 1.8, 2.5, 3.0],
                                                      "long_factor": [1.0, 1.5, 2.5, 4.0, 8.0, 16.0]}}),
             "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}}),
+            "llama-yarn": ("llama3", {"rope_scaling": {"rope_type": "yarn", "factor": 8.0,
+                                                       "original_max_position_embeddings": 2048, "beta_fast": 16,
+                                                       "beta_slow": 2, "mscale": 1.0, "mscale_all_dim": 0.5,
+                                                       "truncate": False}}),
+            "olmo3-v5": ("olmo3", {"rope_scaling": None, "rope_theta": None, "transformers_version": "5.0.0",
+                                   "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
+                                   "rope_parameters": {
+                                       "sliding_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                                       "full_attention": {"rope_type": "yarn", "rope_theta": 500000.0, "factor": 4.0,
+                                                          "original_max_position_embeddings": 2048}}}),
             "mixtral-v5": ("mixtral", {"rope_theta": None, "transformers_version": "5.0.0",
                                        "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
             "qwen3-moe-v5": ("qwen3-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",

@@ -2,7 +2,7 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2, GPT-NeoX, GPT-2, Phi, Phi-3, Mixtral, OLMoE, Qwen3-MoE) and any
+Gemma-3, Qwen2, Qwen3, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, Phi, Phi-3, Mixtral, OLMoE, Qwen3-MoE) and any
 shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
@@ -161,7 +161,8 @@ def main(argv=None):
     ap.add_argument("--model-type", choices=sorted(ARCHITECTURES))
     for flag in ["hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim", "vocab"]:
         ap.add_argument("--" + flag, type=int)
-    ap.add_argument("--sliding-window", type=int, help="mistral, qwen2/3 (unused there), gemma2/3; omit for null")
+    ap.add_argument("--sliding-window", type=int,
+                    help="mistral, qwen2/3 (unused there), gemma2/3, olmo3; omit for null (gemma2/3, olmo3: 4096)")
     ap.add_argument("--experts", type=int, help="mixtral, olmoe, qwen3_moe: experts per sparse layer")
     ap.add_argument("--experts-per-tok", type=int, help="mixtral, olmoe, qwen3_moe: experts each token uses")
     ap.add_argument("--moe-intermediate", type=int, help="qwen3_moe: each expert's width (default --intermediate)")

@@ -221,10 +221,53 @@ RopeSpec parse_rope_spec(const FieldReader& r, double theta) {
     spec.original_max_positions = present(r, "original_max_position_embeddings")
                                       ? static_cast<double>(r.int_or("original_max_position_embeddings", 0, 1))
                                       : 0;  // 0: the top level's
+  } else if (type == "yarn") {
+    // _compute_yarn_parameters: factor (absent: from the context extension, as transformers 5.x),
+    // the pretrained length (absent: max_position_embeddings), the attention factor (absent:
+    // from mscale), all three completed by finish_yarn; beta_fast and beta_slow (null or 0: 32
+    // and 1, as HF's `or`), truncate.
+    spec.type = RopeType::kYarn;
+    spec.factor = present(r, "factor") ? factor("factor") : 0;
+    spec.original_max_positions = present(r, "original_max_position_embeddings")
+                                      ? static_cast<double>(r.int_or("original_max_position_embeddings", 0, 1))
+                                      : 0;
+    spec.attention_factor = present(r, "attention_factor") ? factor("attention_factor") : 0;
+    const auto nonzero_or = [&](const char* key, double fallback) {
+      const json* v = r.find(key);
+      return v != nullptr && v->is_number() && v->get<double>() == 0
+                 ? fallback
+                 : static_cast<double>(r.positive_float_or(key, fallback));
+    };
+    spec.beta_fast = nonzero_or("beta_fast", 32.0);
+    spec.beta_slow = nonzero_or("beta_slow", 1.0);
+    spec.mscale = nonzero_or("mscale", 0.0);
+    spec.mscale_all_dim = nonzero_or("mscale_all_dim", 0.0);
+    spec.truncate = r.bool_or("truncate", true);
   } else {
-    throw r.error(type_key, "'" + type + "' is not supported (supported: default, linear, llama3, longrope)");
+    throw r.error(type_key, "'" + type + "' is not supported (supported: default, linear, llama3, longrope, yarn)");
   }
   return spec;
+}
+
+// yarn's pretrained length, factor and attention factor, as _compute_yarn_parameters takes
+// them: the length nested, else max_position_embeddings; the factor given, else
+// max_position_embeddings / original; without attention_factor, m(factor, mscale) /
+// m(factor, mscale_all_dim) where both are given, else m(factor, 1), m(s, k) = 0.1 k ln(s) + 1
+// for s > 1, else 1.
+void finish_yarn(const FieldReader& f, int max_positions, RopeSpec& spec) {
+  if (spec.original_max_positions == 0 || spec.factor == 0) {
+    if (!present(f, "max_position_embeddings")) {
+      throw f.error("max_position_embeddings",
+                    "is missing (rope_type 'yarn' without " +
+                        std::string(spec.factor == 0 ? "factor" : "original_max_position_embeddings") + " needs it)");
+    }
+    if (spec.original_max_positions == 0) spec.original_max_positions = max_positions;
+    if (spec.factor == 0) spec.factor = max_positions / spec.original_max_positions;
+  }
+  if (spec.attention_factor == 0) {
+    const auto m = [&](double k) { return spec.factor <= 1 ? 1.0 : 0.1 * k * std::log(spec.factor) + 1.0; };
+    spec.attention_factor = spec.mscale > 0 && spec.mscale_all_dim > 0 ? m(spec.mscale) / m(spec.mscale_all_dim) : m(1);
+  }
 }
 
 // longrope's pretrained length and attention factor, as _compute_longrope_parameters takes them:
@@ -232,7 +275,6 @@ RopeSpec parse_rope_spec(const FieldReader& r, double theta) {
 // without attention_factor, sqrt(1 + ln(s) / ln(original)) for s = max_position_embeddings /
 // original > 1, else 1. Each factor list must have one entry per rotary frequency.
 void finish_longrope(const FieldReader& f, int max_positions, int rotary_dim, RopeSpec& spec) {
-  if (spec.type != RopeType::kLongRope) return;
   if (spec.original_max_positions == 0) {
     spec.original_max_positions = f.int_or("original_max_position_embeddings", max_positions, 1);
   }
@@ -261,7 +303,8 @@ void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
     in.global_rope = parse_rope_spec(f.nested(*scaling, "rope_scaling."), theta);
   }
   in.local_rope = {};
-  in.local_rope.theta = f.positive_float_or("rope_local_base_freq", 10000.0f);
+  in.local_rope.theta =
+      family.local_rope == LocalRope::kLocalBase ? f.positive_float_or("rope_local_base_freq", 10000.0f) : theta;
   const json* params = f.find("rope_parameters");
   if (params == nullptr || params->is_null()) return;
   if (!params->is_object()) throw f.error("rope_parameters", "must be an object");
@@ -277,17 +320,19 @@ void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
   for (const auto& [key, value] : params->items()) {
     if (!value.is_object()) continue;
     per_layer_type = true;
-    if (!family.local_rope || (key != "full_attention" && key != "sliding_attention")) {
+    if (family.local_rope == LocalRope::kNone || (key != "full_attention" && key != "sliding_attention")) {
       throw f.error("rope_parameters",
                     "has a per-layer-type entry '" + key + "'; not supported for " + family.model_type);
     }
   }
   if (!per_layer_type) {
     in.global_rope = read(f.nested(*params, "rope_parameters."), theta, true);
+    if (family.local_rope == LocalRope::kUnscaledBase) in.local_rope.theta = in.global_rope.theta;
     return;
   }
   if (const auto it = params->find("full_attention"); it != params->end()) {
     in.global_rope = read(f.nested(*it, "rope_parameters.full_attention."), theta, true);
+    if (family.local_rope == LocalRope::kUnscaledBase) in.local_rope.theta = in.global_rope.theta;
   }
   if (const auto it = params->find("sliding_attention"); it != params->end()) {
     in.local_rope = read(f.nested(*it, "rope_parameters.sliding_attention."), in.local_rope.theta, false);
@@ -354,7 +399,10 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
                                             " (which layers it windows differs between transformers versions)");
   }
   parse_rope(f, family, in);
-  finish_longrope(f, c.max_positions, rotary_dim, in.global_rope);
+  for (RopeSpec* spec : {&in.global_rope, &in.local_rope}) {
+    if (spec->type == RopeType::kLongRope) finish_longrope(f, c.max_positions, rotary_dim, *spec);
+    if (spec->type == RopeType::kYarn) finish_yarn(f, c.max_positions, *spec);
+  }
   return in;
 }
 

@@ -80,6 +80,7 @@ constexpr MoeTraits kQwen3MoeMoe{"num_experts",    "num_local_experts",     128,
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
                      kTypes = WindowRule::kLayerTypes;
+constexpr LocalRope kNoLocal = LocalRope::kNone, kOwnBase = LocalRope::kLocalBase, kUnscaled = LocalRope::kUnscaledBase;
 
 // Every supported family side by side. Columns: norms, q/k norm, qkv bias always, reads
 // attention_bias, norm (offset + w), embeddings * sqrt(hidden), query_pre_attn_scalar,
@@ -91,62 +92,66 @@ constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer
 // gemma3 (multimodal) is read as gemma3_text from text_config (config_json.cc).
 const Family kFamilies[] = {
     // clang-format off
-    {"llama",       kPreNorm,  kNoQk,    false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "silu",
+    {"llama",       kPreNorm,  kNoQk,    false, true,  0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act", "silu",
      {0,  0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0}},
-    {"mistral",     kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act", "silu",
+    {"mistral",     kPreNorm,  kNoQk,    false, false, 0, false, false, false, kNoLocal, kEvery, 0, false, "hidden_act", "silu",
      {8,  0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0}},
-    {"qwen2",       kPreNorm,  kNoQk,    true,  false, 0, false, false, false, false, kQwen,  0, false, "hidden_act", "silu",
+    {"qwen2",       kPreNorm,  kNoQk,    true,  false, 0, false, false, false, kNoLocal, kQwen,  0, false, "hidden_act", "silu",
      {32, 0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0}},
-    {"qwen3",       kPreNorm,  kPerHead, false, true,  0, false, false, false, false, kQwen,  0, false, "hidden_act", "silu",
+    {"qwen3",       kPreNorm,  kPerHead, false, true,  0, false, false, false, kNoLocal, kQwen,  0, false, "hidden_act", "silu",
      {32, 128, 1, false, 10000.0,   1e-6, 4096, 256, 0, 0}},
-    {"gemma",       kPreNorm,  kNoQk,    false, true,  1, true,  false, false, false, kFull,  0, false, "hidden_activation",
+    {"gemma",       kPreNorm,  kNoQk,    false, true,  1, true,  false, false, kNoLocal, kFull,  0, false, "hidden_activation",
      "gelu_pytorch_tanh", {16, 256, 2, true, 10000.0, 1e-6, 4096, 256, 0, 0}},
-    {"gemma2",      kSandwich, kNoQk,    false, true,  1, true,  true,  true,  false, kTypes, 2, false, "hidden_activation",
+    {"gemma2",      kSandwich, kNoQk,    false, true,  1, true,  true,  true,  kNoLocal, kTypes, 2, false, "hidden_activation",
      "gelu_pytorch_tanh", {4,  256, 2, true, 10000.0, 1e-6, 4096, 256, 50.0, 30.0}},
-    {"gemma3_text", kSandwich, kPerHead, false, true,  1, true,  true,  true,  true,  kTypes, 6, true,  "hidden_activation",
+    {"gemma3_text", kSandwich, kPerHead, false, true,  1, true,  true,  true,  kOwnBase, kTypes, 6, true,  "hidden_activation",
      "gelu_pytorch_tanh", {4,  256, 2, true, 1000000.0, 1e-6, 4096, 256, 0, 0, 262208, 2304, 9216, 26, 8}},
-    {"olmo2",       kPostNorm, kWhole,   false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "silu",
+    {"olmo2",       kPostNorm, kWhole,   false, true,  0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act", "silu",
      {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0}},
+    // Olmo3Config: OLMo-2's layer; layer_types, by default three sliding layers (window 4096)
+    // to one full; rope_scaling (YaRN in the released models) on full layers only.
+    {"olmo3",       kPostNorm, kWhole,   false, true,  0, false, false, false, kUnscaled, kTypes, 4, false, "hidden_act",
+     "silu", {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0}},
     // GPTNeoXConfig: LayerNorms with biases (layer_norm_eps), attention_bias default true, MLP
     // biases, use_parallel_residual, rotary_pct 0.25 of each head, rotary_emb_base 10000, bos 0.
-    {"gpt_neox",    kPreNorm,  kNoQk,    false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act", "gelu",
+    {"gpt_neox",    kPreNorm,  kNoQk,    false, true,  0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act", "gelu",
      {0,  0,   0, false, 10000.0,   1e-5, 4096, 256, 0, 0},
      &kNeoXNames, NormKind::kLayer, "layer_norm_eps", true, true, true, 0.25, "rotary_pct", "rotary_emb_base"},
     // GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner (null: 4 * n_embd), layer_norm_epsilon,
     // activation_function gelu_new, biases everywhere, no RoPE, tied, bos 50256.
-    {"gpt2",        kGpt2Norms, kNoQk,   true,  false, 0, false, false, false, false, kFull,  0, false, "activation_function",
+    {"gpt2",        kGpt2Norms, kNoQk,   true,  false, 0, false, false, false, kNoLocal, kFull,  0, false, "activation_function",
      "gelu_new", {0,  0, 50256, true, 10000.0,  1e-5, 4096, 256, 0, 0},
      &kGpt2Names, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", false, true, "transformer.",
      kGpt2Aliases, true, true},
     // PhiConfig: one input LayerNorm feeding attention and MLP in parallel (x = attn + mlp + x),
     // q/k/v/dense/fc1/fc2 and lm_head biases, partial_rotary_factor 0.5, gelu_new, untied.
-    {"phi",         kPhiNorms, kNoQk,    true,  false, 0, false, false, false, false, kFull,  0, false, "hidden_act",
+    {"phi",         kPhiNorms, kNoQk,    true,  false, 0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
      "gelu_new", {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0},
      &kPhiNames, NormKind::kLayer, "layer_norm_eps", true, false, false, 0.5, "", "", true, false, "", nullptr, false,
      true, true, true},
     // Phi3Config: RMSNorm, no biases, silu, sliding_window (null: none) on every layer, RoPE
     // default or longrope, partial_rotary_factor (Phi-4-mini 0.75), untied.
-    {"phi3",        kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act",
+    {"phi3",        kPreNorm,  kNoQk,    false, false, 0, false, false, false, kNoLocal, kEvery, 0, false, "hidden_act",
      "silu", {0,  0,   1, false, 10000.0,   1e-5, 0, 256, 0, 0},
      &kPhi3Names, NormKind::kRms, "rms_norm_eps", false, false, false, 1.0, "", ""},
     // MixtralConfig: Mistral's attention (sliding_window on every layer, default null), rope_theta
     // 1e6, rms_norm_eps 1e-5, num_local_experts 8 and num_experts_per_tok 2, the top-2 weights
     // renormalised; every layer sparse.
-    {"mixtral",     kPreNorm,  kNoQk,    false, false, 0, false, false, false, false, kEvery, 0, false, "hidden_act",
+    {"mixtral",     kPreNorm,  kNoQk,    false, false, 0, false, false, false, kNoLocal, kEvery, 0, false, "hidden_act",
      "silu", {8,  0,   1, false, 1000000.0, 1e-5, 0, 256, 0, 0},
      &kMixtralNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
      false, false, false, &kMixtralMoe},
     // OlmoeConfig: LLaMA's pre-norm layer with OLMo-2's q/k RMSNorm over the whole projection
     // (after the biases of attention_bias, before RoPE), rms_norm_eps 1e-5, no window; every
     // layer sparse, the top-k weights renormalised only with norm_topk_prob; clip_qkv refused.
-    {"olmoe",       kPreNorm,  kWhole,   false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act",
+    {"olmoe",       kPreNorm,  kWhole,   false, true,  0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
      "silu", {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0},
      &kOlmoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
      false, false, false, &kOlmoeMoe},
     // Qwen3MoeConfig: Qwen3's attention (per-head q/k RMSNorm, head_dim explicit, else hidden /
     // heads), kv_heads 4, rms_norm_eps 1e-6; sparse and dense layers by decoder_sparse_step and
     // mlp_only_layers; use_sliding_window true refused.
-    {"qwen3_moe",   kPreNorm,  kPerHead, false, true,  0, false, false, false, false, kFull,  0, false, "hidden_act",
+    {"qwen3_moe",   kPreNorm,  kPerHead, false, true,  0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
      "silu", {4,  0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0},
      &kQwen3MoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
      false, false, false, &kQwen3MoeMoe, true},
@@ -171,6 +176,35 @@ bool is_sliding(const Family& family, const RecipeInputs& in, int layer) {
   }
   return false;
 }
+
+// _compute_yarn_parameters: the frequency indices whose wavelengths fit between beta_fast and
+// beta_slow rotations in the pretrained length; below the band frequencies are kept, above
+// it divided by the factor, and blended linearly within it.
+class YarnBand {
+ public:
+  YarnBand(const RopeSpec& spec, int dim) {
+    // The index whose frequency turns `rotations` times over original_max_positions.
+    const auto index_of = [&](double rotations) {
+      return dim * std::log(spec.original_max_positions / (rotations * 2 * std::numbers::pi)) /
+             (2 * std::log(spec.theta));
+    };
+    low_ = index_of(spec.beta_fast);
+    high_ = index_of(spec.beta_slow);
+    if (spec.truncate) {
+      low_ = std::floor(low_);
+      high_ = std::ceil(high_);
+    }
+    low_ = std::max(low_, 0.0);
+    high_ = std::min(high_, static_cast<double>(dim - 1));
+    if (low_ == high_) high_ += 0.001;  // as HF: a step instead of a division by zero
+  }
+  // The share of frequency i divided by the factor: 0 below the band, 1 above it.
+  double ramp(double i) const { return std::clamp((i - low_) / (high_ - low_), 0.0, 1.0); }
+
+ private:
+  double low_ = 0;
+  double high_ = 0;
+};
 
 int rope_index(std::vector<RopeSpec>& ropes, const RopeSpec& spec) {
   for (std::size_t i = 0; i < ropes.size(); ++i) {
@@ -219,6 +253,10 @@ std::vector<double> rope_inv_freq(const RopeSpec& spec, int head_dim, int seq) {
         f = (1 - smooth) * f / spec.factor + smooth * f;
       }
     }
+    if (spec.type == RopeType::kYarn) {
+      const double ramp = YarnBand(spec, head_dim).ramp(static_cast<double>(i));
+      f = f / spec.factor * ramp + f * (1 - ramp);
+    }
     inv_freq[i] = f;
   }
   return inv_freq;
@@ -258,9 +296,12 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
     // (layer_idx + 1) % decoder_sparse_step == 0 (sparse_step 1 and no dense layers elsewhere).
     layer.sparse_mlp = in.experts > 0 && (l + 1) % in.sparse_step == 0 &&
                        std::find(in.dense_layers.begin(), in.dense_layers.end(), l) == in.dense_layers.end();
-    // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers.
-    if (family.rope)
-      layer.rope_table = rope_index(r.ropes, family.local_rope && sliding ? in.local_rope : in.global_rope);
+    // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers;
+    // Olmo3Model: rotary_embs["sliding_attention"] (rope_theta, default rope).
+    if (family.rope) {
+      const bool local = family.local_rope != LocalRope::kNone && sliding;
+      layer.rope_table = rope_index(r.ropes, local ? in.local_rope : in.global_rope);
+    }
   }
   return r;
 }

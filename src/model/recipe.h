@@ -2,10 +2,10 @@
 // What each model family does differently, and the per-layer recipe the forward pass
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
-// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_gpt_neox.py, modeling_gpt2.py, modeling_phi.py,
-// modeling_phi3.py, modeling_mixtral.py, modeling_olmoe.py, modeling_qwen3_moe.py and modeling_rope_utils.py). The
-// family table in recipe.cc shows every family side by side; the forward pass reads only the resolved ModelRecipe and
-// never a family name. Adding a family is adding a row.
+// modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_olmo3.py, modeling_gpt_neox.py, modeling_gpt2.py,
+// modeling_phi.py, modeling_phi3.py, modeling_mixtral.py, modeling_olmoe.py, modeling_qwen3_moe.py and
+// modeling_rope_utils.py). The family table in recipe.cc shows every family side by side; the forward pass reads only
+// the resolved ModelRecipe and never a family name. Adding a family is adding a row.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,27 +29,43 @@ enum class WindowRule {
   kLayerTypes,  // Gemma-2/3: layer_types, else the family's pattern
 };
 
+// Where sliding layers take their RoPE from.
+enum class LocalRope {
+  kNone,          // every layer the configured RoPE
+  kLocalBase,     // Gemma-3: plain RoPE at rope_local_base_freq
+  kUnscaledBase,  // OLMo-3: plain RoPE at rope_theta, rope_scaling on full layers only
+};
+
 // modeling_rope_utils.py rope types we implement.
-enum class RopeType { kDefault, kLinear, kLlama3, kLongRope };
+enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn };
 
 struct RopeSpec {
   RopeType type = RopeType::kDefault;
   double theta = 10000.0;
-  double factor = 1.0;                     // linear and llama3
+  double factor = 1.0;                     // linear, llama3 and yarn
   double low_freq_factor = 1.0;            // llama3
   double high_freq_factor = 4.0;           // llama3
-  double original_max_positions = 8192.0;  // llama3, longrope: original_max_position_embeddings
+  double original_max_positions = 8192.0;  // llama3, longrope, yarn: original_max_position_embeddings
   // longrope (Phi-3.5, Phi-4-mini): per-frequency divisors [rotary_dim / 2], the long ones for
   // sequences longer than original_max_positions; cos and sin times attention_factor.
   std::vector<double> short_factor;
   std::vector<double> long_factor;
-  double attention_factor = 1.0;
+  // yarn (OLMo-3, Qwen long-context, DeepSeek): frequencies blended from kept to divided by
+  // `factor` over the band between beta_fast and beta_slow rotations in the pretrained length,
+  // its edges rounded outwards unless truncate is false; cos and sin times attention_factor.
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+  bool truncate = true;
+  double mscale = 0;  // with mscale_all_dim (DeepSeek): the attention factor's ratio; 0: absent
+  double mscale_all_dim = 0;
+  double attention_factor = 1.0;  // longrope and yarn
   bool operator==(const RopeSpec&) const = default;
 };
 
 // RoPE inverse frequencies [rotary_dim / 2] of `spec` for a sequence of `seq` tokens, in double
 // (HF: _compute_default_rope_parameters, _compute_linear_scaling_rope_parameters,
-// _compute_llama3_parameters, _compute_longrope_parameters with its seq_len rule).
+// _compute_llama3_parameters, _compute_longrope_parameters with its seq_len rule,
+// _compute_yarn_parameters).
 std::vector<double> rope_inv_freq(const RopeSpec& spec, int rotary_dim, int seq);
 
 // The kind of every norm of a family: HF LlamaRMSNorm-style, or nn.LayerNorm with a bias.
@@ -154,7 +170,7 @@ struct Family {
   bool scale_embeddings;       // the Gemmas: embeddings * sqrt(hidden)
   bool query_pre_attn_scalar;  // scores scaled by query_pre_attn_scalar^-0.5, not head_dim^-0.5
   bool softcaps;               // reads attn_logit_softcapping and final_logit_softcapping
-  bool local_rope;             // Gemma-3: sliding layers use plain RoPE at rope_local_base_freq
+  LocalRope local_rope;        // the RoPE of sliding layers
   WindowRule window;
   int global_every;            // kLayerTypes without layer_types: layer i is global iff (i + 1) % n == 0
   bool reads_window_pattern;   // Gemma-3: sliding_window_pattern overrides global_every
@@ -267,7 +283,7 @@ struct RecipeInputs {
   bool parallel_residual = false;
   double rotary_fraction = 1;     // partial_rotary_factor / rotary_pct
   RopeSpec global_rope;           // rope_theta with rope_scaling
-  RopeSpec local_rope;            // Gemma-3's sliding layers
+  RopeSpec local_rope;            // sliding layers' (Family::local_rope)
   bool multimodal = false;        // weights under language_model.
   int experts = 0;                // MoeTraits::experts_key
   int top_k = 0;                  // num_experts_per_tok

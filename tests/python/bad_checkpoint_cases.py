@@ -206,9 +206,15 @@ def out_is_directory(ctx):
 # --- model families: what is refused, and by which field ---
 
 @case()
-def config_rope_type_yarn(ctx):
-    edit_json(ctx.path("config.json"), lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 4.0}))
-    return ["rope_scaling.rope_type", "yarn"], ["not supported"]
+def config_rope_type_dynamic(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c.update(rope_scaling={"rope_type": "dynamic", "factor": 4.0}))
+    return ["rope_scaling.rope_type", "dynamic"], ["not supported"]
+
+
+@case("llama-yarn")
+def config_yarn_negative_beta_fast(ctx):
+    edit_json(ctx.path("config.json"), lambda c: c["rope_scaling"].update(beta_fast=-4))
+    return ["rope_scaling.beta_fast"], ["positive"]
 
 
 @case("llama3")

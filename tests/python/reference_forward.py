@@ -2,12 +2,12 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3, modeling_mixtral,
-modeling_olmoe, modeling_qwen3_moe and modeling_rope_utils), not from the C++ engine. Computes in float64
-(or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it
-stands in for HF's fp32 eager forward: RoPE frequencies and angles in float32 as
-LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens,
-H query heads, Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the
+modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3,
+modeling_mixtral, modeling_olmoe, modeling_qwen3_moe and modeling_rope_utils), not from the C++
+engine. Computes in float64 (or `dtype`) from the stored weights, widened. With dtype float32 and
+hf_rounding=True it stands in for HF's fp32 eager forward: RoPE frequencies, angles and attention
+factor in float32 as LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes:
+T tokens, H query heads, Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the
 operations are in reference_ops.py.
 """
 import json
@@ -66,7 +66,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         rope = m.layer_rope[layer]
         key = (rope["theta"], json.dumps(rope["scaling"], sort_keys=True))
         if key not in tables:
-            tables[key] = rope_cos_sin(np.arange(T), D, rope["theta"], dt, rope["scaling"], m.hf_rounding)
+            tables[key] = rope_cos_sin(np.arange(T), D, rope["theta"], dt, rope["scaling"], m.hf_rounding,
+                                       m.max_positions)
         cos, sin = tables[key]                                             # [T, D]
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         scores = soft_cap((q @ k[kv_of_head].transpose(0, 2, 1)) * dt(m.scale), m.attn_cap)  # [H, T, T]

@@ -28,6 +28,7 @@ FAMILIES = {
     "gemma2":      dict(norms=SANDWICH, qk=None, gemma=True, kv=4, hd=256, theta=1e4, eps=1e-6),
     "gemma3_text": dict(norms=SANDWICH, qk="head", gemma=True, kv=4, hd=256, theta=1e6, eps=1e-6),
     "olmo2":       dict(norms=POST, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
+    "olmo3":       dict(norms=POST, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
     "olmoe":       dict(norms=PRE, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
     "qwen3_moe":   dict(norms=PRE, qk="head", gemma=False, kv=4, hd=None, theta=1e4, eps=1e-6),
 }
@@ -75,6 +76,7 @@ class Model:
         assert self.heads % self.kv_heads == 0, (self.heads, self.kv_heads)
         self.eps = cfg.get("rms_norm_eps", fam["eps"])
         self.vocab = cfg["vocab_size"]
+        self.max_positions = cfg.get("max_position_embeddings")  # YaRN's fallback original length
         self.bos = cfg.get("bos_token_id", 2 if gemma else 1)
         self.tied = top.get("tie_word_embeddings", gemma)
         self.norm_offset = 1.0 if gemma else 0.0          # GemmaRMSNorm: * (1 + w)
@@ -204,6 +206,10 @@ class Model:
             if cfg.get("layer_types"):
                 return cfg["layer_types"][i] == "sliding_attention"
             return i >= cfg.get("max_window_layers", 28)
+        if self.model_type == "olmo3":
+            if cfg.get("layer_types"):
+                return cfg["layer_types"][i] == "sliding_attention"
+            return (i + 1) % 4 != 0  # Olmo3Config: every fourth layer is full attention
         assert not (self.model_type == "qwen3_moe" and cfg.get("use_sliding_window")), "use_sliding_window"
         return self.model_type in ("mistral", "mixtral")
 
@@ -213,14 +219,23 @@ class Model:
         return cfg.get("sliding_window", 4096)  # MistralConfig etc. default 4096; null: none
 
     def _rope(self, cfg, fam, i):
-        """{theta, scaling} of layer i: Gemma-3 sliding layers use rope_local_base_freq, plain."""
-        if self.model_type == "gemma3_text" and self._sliding(cfg, i):
-            return {"theta": cfg.get("rope_local_base_freq", 10000.0), "scaling": None}
+        """{theta, scaling} of layer i: Gemma-3 sliding layers use rope_local_base_freq, plain;
+        OLMo-3 sliding layers rope_theta, plain (Olmo3Model's rotary_embs["sliding_attention"] is
+        rope_type "default"), its full layers the configured scaling."""
+        layer_type = "sliding_attention" if self._sliding(cfg, i) else "full_attention"
         params = cfg.get("rope_parameters")  # transformers 5.x: rope_theta and the scaling in one object
+        if params and set(params) <= {"sliding_attention", "full_attention"}:
+            params = params.get(layer_type)  # 5.x per layer type: {layer type: parameters}
+        elif self.model_type == "gemma3_text" and layer_type == "sliding_attention":
+            return {"theta": cfg.get("rope_local_base_freq", 10000.0), "scaling": None}
         if params:
-            return {"theta": params.get("rope_theta", fam["theta"]),
+            rope = {"theta": params.get("rope_theta", fam["theta"]),
                     "scaling": None if params.get("rope_type", "default") == "default" else params}
-        return {"theta": cfg.get("rope_theta", fam["theta"]), "scaling": cfg.get("rope_scaling")}
+        else:
+            rope = {"theta": cfg.get("rope_theta", fam["theta"]), "scaling": cfg.get("rope_scaling")}
+        if self.model_type == "olmo3" and layer_type == "sliding_attention":
+            rope["scaling"] = None
+        return rope
 
     def weight(self, name):
         return self.w[self.prefix + name]

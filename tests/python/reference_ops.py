@@ -1,6 +1,7 @@
 """The operations of the independent numpy forward (reference_forward.py), from transformers
-4.57's eager code: activations, LayerNorm and RMSNorm, soft-caps, RoPE tables (modeling_rope_utils)
-and rotation, the causal and sliding-window mask, the masked softmax and prune's top-N keys.
+4.57's eager code: activations, LayerNorm and RMSNorm, soft-caps, RoPE tables (modeling_rope_utils:
+default, linear, llama3, yarn) and rotation, the causal and sliding-window mask, the masked softmax
+and prune's top-N keys.
 """
 import math
 
@@ -41,13 +42,21 @@ def soft_cap(x, cap):
     return x if cap is None else cap * np.tanh(x / cap)
 
 
-def rope_inv_freq(head_dim, theta, scaling=None, ftype=np.float64):
-    """modeling_rope_utils: default, linear and llama3 inverse frequencies [D/2], in ftype."""
+def rope_kind(scaling):
+    """rope_scaling's type ("rope_type", or the older "type"); "default" for none."""
+    return (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+
+
+def rope_inv_freq(head_dim, theta, scaling=None, ftype=np.float64, max_positions=None):
+    """modeling_rope_utils: default, linear, llama3 and yarn inverse frequencies [D/2], in ftype.
+    max_positions: config.max_position_embeddings (YaRN's fallback for the original length)."""
     exps = np.arange(0, head_dim, 2, dtype=np.int64).astype(ftype) / ftype(head_dim)
     inv_freq = ftype(1.0) / np.power(ftype(theta), exps)
-    kind = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+    kind = rope_kind(scaling)
     if kind == "default":
         return inv_freq
+    if kind == "yarn":
+        return yarn_inv_freq(head_dim, theta, scaling, ftype, max_positions)
     factor = ftype(scaling["factor"])
     if kind == "linear":
         return inv_freq / factor
@@ -63,14 +72,62 @@ def rope_inv_freq(head_dim, theta, scaling=None, ftype=np.float64):
     return np.where(medium, smoothed, inv_freq_llama).astype(ftype)
 
 
-def rope_cos_sin(positions, head_dim, theta, dtype, scaling=None, hf_rounding=False):
-    """LlamaRotaryEmbedding: emb = cat(freqs, freqs); returns cos, sin [T, D]. Exact (float64)
-    angles, or with hf_rounding the float32 frequencies and angles HF computes."""
+def yarn_params(dim, theta, scaling, max_positions):
+    """_compute_yarn_parameters' scalars (float64, as Python computes them): (factor, attention
+    factor, low, high) for rotary dim `dim`. The factor is the explicit one, as 4.57 and 5.x take it,
+    max_position_embeddings / original only where it is absent (some earlier 4.x releases always
+    took that ratio when original_max_position_embeddings was given)."""
+    original = scaling.get("original_max_position_embeddings") or max_positions
+    assert original, "yarn: no original_max_position_embeddings and no max_position_embeddings"
+    factor = scaling.get("factor")
+    if factor is None:
+        factor = max_positions / original
+    mscale = lambda s, m=1.0: 1.0 if s <= 1 else 0.1 * m * math.log(s) + 1.0
+    attention = scaling.get("attention_factor")
+    if attention is None:
+        m, m_all = scaling.get("mscale"), scaling.get("mscale_all_dim")
+        attention = mscale(factor, m) / mscale(factor, m_all) if m and m_all else mscale(factor)
+    beta_fast, beta_slow = scaling.get("beta_fast") or 32, scaling.get("beta_slow") or 1
+    # the (fractional) pair index whose frequency turns `rotations` times over the original length
+    correction_dim = lambda rotations: dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if scaling.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    return factor, attention, max(low, 0), min(high, dim - 1)
+
+
+def yarn_inv_freq(dim, theta, scaling, ftype=np.float64, max_positions=None):
+    """YaRN: each frequency blends the original (extrapolated) and the factor-slowed (interpolated)
+    one by a ramp over the pair index i, 0 (kept) at i <= low to 1 (slowed) at i >= high; HF
+    computes the frequencies, the ramp and the blend in float32."""
+    factor, _, low, high = yarn_params(dim, theta, scaling, max_positions)
+    if low == high:
+        high += 0.001  # HF's guard against a zero-width ramp
+    pos_freqs = np.power(ftype(theta), np.arange(0, dim, 2).astype(ftype) / ftype(dim))
+    extrapolation = ftype(1.0) / pos_freqs
+    interpolation = ftype(1.0) / (ftype(factor) * pos_freqs)
+    ramp = np.clip((np.arange(dim // 2).astype(ftype) - ftype(low)) / ftype(high - low), 0, 1)
+    keep = ftype(1.0) - ramp  # inv_freq_extrapolation_factor
+    return (interpolation * (ftype(1.0) - keep) + extrapolation * keep).astype(ftype)
+
+
+def rope_attention_factor(scaling, head_dim, theta, max_positions=None):
+    """The factor HF multiplies cos and sin by: YaRN's (yarn_params), 1 for the others here."""
+    if rope_kind(scaling) != "yarn":
+        return 1.0
+    return yarn_params(head_dim, theta, scaling, max_positions)[1]
+
+
+def rope_cos_sin(positions, head_dim, theta, dtype, scaling=None, hf_rounding=False, max_positions=None):
+    """LlamaRotaryEmbedding: emb = cat(freqs, freqs); returns cos, sin [T, D], each times the
+    attention factor (YaRN's; else 1). Exact (float64) angles, or with hf_rounding the float32
+    frequencies, angles and products HF computes."""
     ftype = np.float32 if hf_rounding else np.float64
-    inv_freq = rope_inv_freq(head_dim, theta, scaling, ftype)
+    inv_freq = rope_inv_freq(head_dim, theta, scaling, ftype, max_positions)
     freqs = np.outer(np.asarray(positions, dtype=ftype), inv_freq).astype(ftype)
     emb = np.concatenate([freqs, freqs], axis=-1)
-    return np.cos(emb).astype(dtype), np.sin(emb).astype(dtype)
+    factor = ftype(rope_attention_factor(scaling, head_dim, theta, max_positions))
+    return (np.cos(emb) * factor).astype(dtype), (np.sin(emb) * factor).astype(dtype)
 
 
 def rotate_half(x):

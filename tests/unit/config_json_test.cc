@@ -101,7 +101,7 @@ TEST(ConfigJson, ReadsRopeFromRopeScalingOrRopeParametersAndRefusesTheRest) {
   };
   refused(R"(,"rope_parameters":{"rope_type":"llama3","rope_theta":500000.0,"factor":8.0})",
           "rope_parameters.low_freq_factor");
-  refused(R"(,"rope_scaling":{"rope_type":"yarn","factor":4.0})", "rope_scaling.rope_type");
+  refused(R"(,"rope_scaling":{"rope_type":"proportional","factor":4.0})", "rope_scaling.rope_type");
   refused(R"(,"rope_scaling":{"type":"dynamic","factor":4.0})", "rope_scaling.type");
   refused(R"(,"rope_scaling":{"rope_type":"linear"})", "rope_scaling.factor");
   refused(R"(,"rope_scaling":[1])", "rope_scaling");
