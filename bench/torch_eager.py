@@ -10,8 +10,10 @@ where the family does, as their sparse MoE blocks loop over them; OLMoE's q/k no
 whole projection; Qwen3-MoE's dense layers), Phi-3 (fused qkv_proj and
 gate_up_proj, longrope, partial rotary), GPT-NeoX (Pythia: fused per-head query_key_value,
 partial rotary, parallel or sequential residual), Phi (Phi-2: one LayerNorm feeding attention
-and MLP in parallel) and GPT-2 (learned positions, Conv1D). For benchmarking; its fp32 logits
-are checked against the float64 reference (tests/python/test_torch_eager.py).
+and MLP in parallel), GPT-J (Phi's parallel layer without attention biases, RoPE in interleaved
+pairs on rotary_dim channels, lm_head's bias) and GPT-2 (learned positions, Conv1D). For
+benchmarking; its fp32 logits are checked against the float64 reference
+(tests/python/test_torch_eager.py).
 
   torch_eager.py --model DIR --seq-len T [--threads 2] [--dtype bf16|fp32]
 
@@ -141,9 +143,14 @@ def rope_inv_freq(m, t, theta, scaling):
 
 
 def rope_tables(m, t, theta, scaling):
-    """cos, sin [T, rotary dims] in fp32 as HF's rotary embedding computes them, then cast."""
+    """cos, sin [T, rotary dims] in fp32 as HF's rotary embedding computes them, then cast;
+    GPT-J's create_sinusoidal_positions: each angle twice in a row (repeat_interleave), kept in
+    fp32 (its table is no parameter or buffer, so a half-precision model keeps it fp32)."""
     inv_freq, scale = rope_inv_freq(m, t, theta, scaling)
     freqs = torch.outer(torch.arange(t).float(), inv_freq)
+    if m.fam["interleaved"]:
+        emb = freqs.repeat_interleave(2, dim=-1)
+        return emb.cos(), emb.sin()
     emb = torch.cat((freqs, freqs), dim=-1)
     return (emb.cos() * scale).to(m.dtype), (emb.sin() * scale).to(m.dtype)
 
@@ -153,14 +160,20 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def apply_rope(x, cos, sin):
-    """x [heads, T, D]; partial rotary (GPT-NeoX, Phi, Phi-3) rotates the first cos.shape[-1]
-    dims of each head and passes the rest through."""
+def rotate_every_two(x):
+    """GPT-J: out[2i] = -x[2i + 1], out[2i + 1] = x[2i]."""
+    return torch.stack((-x[..., 1::2], x[..., ::2]), dim=-1).flatten(-2)
+
+
+def apply_rope(x, cos, sin, interleaved=False):
+    """x [heads, T, D]; partial rotary (GPT-NeoX, Phi, Phi-3, GPT-J) rotates the first cos.shape[-1]
+    dims of each head and passes the rest through; GPT-J turns the pairs (2i, 2i + 1)."""
     r = cos.shape[-1]
+    rotate = rotate_every_two if interleaved else rotate_half
     if r == x.shape[-1]:
-        return x * cos + rotate_half(x) * sin
+        return x * cos + rotate(x) * sin
     rot = x[..., :r]
-    return torch.cat((rot * cos + rotate_half(rot) * sin, x[..., r:]), dim=-1)
+    return torch.cat((rot * cos + rotate(rot) * sin, x[..., r:].to(cos.dtype)), dim=-1)
 
 
 # --- attention: q, k, v [heads, T, D] per family layout ---
@@ -170,8 +183,9 @@ def split_heads(m, a, n):
 
 
 def qkv_separate(m, p, h):
-    """q_proj, k_proj, v_proj, with the biases the checkpoint has (Qwen2's; Phi's; attention_bias)."""
-    names = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")
+    """q_proj, k_proj, v_proj (GPT-J's under attn.), with the biases the checkpoint has (Qwen2's;
+    Phi's; attention_bias)."""
+    names = [m.fam["attn_prefix"] + name for name in ("q_proj", "k_proj", "v_proj")]
     return [split_heads(m, m.project(h, p + name), n) for name, n in zip(names, (m.heads, m.kv_heads, m.kv_heads))]
 
 
@@ -206,10 +220,14 @@ def attention(m, p, h, cos, sin, mask, attentions):
     if m.fam["qk_norm"]:
         q, k = qk_norm(m, p, q, "self_attn.q_norm"), qk_norm(m, p, k, "self_attn.k_norm")
     if cos is not None:
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        q, k = apply_rope(q, cos, sin, m.fam["interleaved"]), apply_rope(k, cos, sin, m.fam["interleaved"])
     k = k.repeat_interleave(m.heads // m.kv_heads, dim=0)  # HF repeat_kv
     v = v.repeat_interleave(m.heads // m.kv_heads, dim=0)
-    if m.fam["gpt2_attention"]:
+    if m.fam["interleaved"]:
+        # GPT-J's _attn: q and k in fp32, scores / sqrt(D) (an fp32 scalar), softmax in fp32, cast back
+        scores = q.float() @ k.float().transpose(1, 2) / torch.sqrt(torch.tensor(m.head_dim, dtype=torch.float32))
+        probs = torch.softmax(scores + mask.float(), dim=-1).to(m.dtype)
+    elif m.fam["gpt2_attention"]:
         # GPT-2's eager attention: scores / sqrt(D), softmax in the working dtype
         scores = q @ k.transpose(1, 2) / torch.full([], m.head_dim ** 0.5, dtype=m.dtype) + mask
         probs = torch.softmax(scores, dim=-1)
@@ -278,9 +296,9 @@ def mlp_sparse_moe(m, p, h):
 LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", positions=None, head="lm_head.weight",
              head_bias=False, final_norm="model.norm", norms=("input_layernorm", "post_attention_layernorm"),
              post_norms=(None, None), norm=rms_norm, norm_offset=False, scale_embeddings=False, qkv=qkv_separate,
-             o_name="self_attn.o_proj", gpt2_attention=False, mlp=mlp_gated, conv1d=False, parallel=False,
-             eps=("rms_norm_eps", 1e-6), act=("hidden_act", "silu"), theta=10000.0, rotary=1.0, tied=False,
-             window=None, qk_norm=None, caps=None, local_rope=False)
+             attn_prefix="self_attn.", o_name="self_attn.o_proj", gpt2_attention=False, mlp=mlp_gated, conv1d=False,
+             parallel=False, eps=("rms_norm_eps", 1e-6), act=("hidden_act", "silu"), theta=10000.0, rotary=1.0,
+             interleaved=False, tied=False, window=None, qk_norm=None, caps=None, local_rope=False)
 # Mixtures of experts: (block prefix, router, the experts' gate, up and down) and the config
 # class's defaults (experts, experts per token, norm_topk_prob).
 MOE_NAMES = ("mlp.", "gate", ("gate_proj", "up_proj", "down_proj"))
@@ -318,6 +336,11 @@ FAMILIES = {
                  final_norm="transformer.ln_f", norms=("ln_1", "ln_2"), qkv=qkv_concat, qkv_name="attn.c_attn",
                  o_name="attn.c_proj", gpt2_attention=True, mlp_names=("mlp.c_fc", "mlp.c_proj"), conv1d=True,
                  eps=("layer_norm_epsilon", 1e-5), act=("activation_function", "gelu_new"), rotary=0.0, tied=True),
+    # GPT-J: rotary_dim counts channels (not a fraction of the head), at the fixed base 10000
+    "gptj": dict(LAYER_NORMED, layers="transformer.h.", embed="transformer.wte.weight", head_bias=True,
+                 final_norm="transformer.ln_f", norms=("ln_1", "ln_1"), attn_prefix="attn.", o_name="attn.out_proj",
+                 mlp_names=("mlp.fc_in", "mlp.fc_out"), eps=("layer_norm_epsilon", 1e-5),
+                 act=("activation_function", "gelu_new"), interleaved=True, parallel=True),
 }
 # GPT2Config's attribute_map: the standard key, and the one a GPT-2 config.json writes.
 GPT2_KEYS = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
@@ -357,7 +380,9 @@ class Model:
         self.rope_scaling = params or cfg.get("rope_scaling") or {}
         fraction = first(params.get("partial_rotary_factor"), cfg.get("partial_rotary_factor"), cfg.get("rotary_pct"),
                          fam["rotary"])
-        self.rotary_dim = int(self.head_dim * fraction)
+        self.rotary_dim = cfg.get("rotary_dim", 64) if fam["interleaved"] else int(self.head_dim * fraction)
+        if fam["interleaved"]:  # GPTJConfig has no RoPE base or scaling
+            self.rope_theta, self.rope_scaling = fam["theta"], {}
         if fam["caps"]:  # Gemma-2 and -3
             self.score_scale = cfg.get("query_pre_attn_scalar", 256) ** -0.5
             self.attn_cap = cfg.get("attn_logit_softcapping", fam["caps"][0])

@@ -11,9 +11,9 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
                  "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
                  "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "olmo3": "Olmo3ForCausalLM",
-                 "gpt_neox": "GPTNeoXForCausalLM", "gpt2": "GPT2LMHeadModel", "phi": "PhiForCausalLM",
-                 "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM",
-                 "qwen3_moe": "Qwen3MoeForCausalLM"}
+                 "gpt_neox": "GPTNeoXForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
+                 "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM",
+                 "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 
 
@@ -69,6 +69,22 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         cfg.update(n_embd=hidden, n_inner=intermediate, n_layer=layers, n_head=heads, n_positions=max_positions,
                    activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps, scale_attn_weights=True,
                    scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
+        return cfg
+    if model_type == "gptj":
+        # GPTJConfig (transformers 4.57): GPT-2's key names; rotary_dim, the leading channels of each
+        # head that RoPE turns (base fixed at 10000), by default GPT-J-6B's quarter of the head (64 of
+        # 256); n_inner null where it is 4 * n_embd, as GPT-J-6B writes it.
+        if kv_heads != heads or head_dim * heads != hidden:
+            raise ValueError("gptj: kv_heads == heads and head_dim == hidden / heads")
+        for key in ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias",
+                    "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                    "max_position_embeddings", "attention_dropout"):
+            cfg.pop(key, None)
+        cfg.update(n_embd=hidden, n_inner=None if intermediate == 4 * hidden else intermediate, n_layer=layers,
+                   n_head=heads, n_positions=max_positions, rotary_dim=max(2, head_dim // 8 * 2),
+                   activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps, resid_pdrop=0.0,
+                   embd_pdrop=0.0, attn_pdrop=0.0)
+        cfg.update(extra or {})
         return cfg
     if model_type == "phi3":
         # Phi3Config (transformers 4.57): original_max_position_embeddings beside max_position_embeddings
@@ -241,6 +257,8 @@ def tensor_shapes(cfg, fused_experts=False):
         return neox_tensor_shapes(cfg)
     if mt == "gpt2":
         return gpt2_tensor_shapes(cfg)
+    if mt == "gptj":
+        return gptj_tensor_shapes(cfg)
     if mt == "phi":
         return phi_tensor_shapes(cfg)
     if mt == "phi3":
@@ -355,3 +373,23 @@ def gpt2_tensor_shapes(cfg):
         out.append(("lm_head.weight", (v, h)))
     return out
 
+
+
+def gptj_tensor_shapes(cfg):
+    """GPTJForCausalLM's tensors (transformer.*): nn.Linear weights [out, in], q/k/v/out_proj
+    without biases, LayerNorms and fc_in / fc_out with them, no position table; lm_head with a
+    bias (its weight only when untied)."""
+    h, v = cfg["n_embd"], cfg["vocab_size"]
+    inter = cfg.get("n_inner") or 4 * h
+    out = [("transformer.wte.weight", (v, h))]
+    for i in range(cfg["n_layer"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
+        out += [(p + f"attn.{name}.weight", (h, h)) for name in ("k_proj", "v_proj", "q_proj", "out_proj")]
+        out += [(p + "mlp.fc_in.weight", (inter, h)), (p + "mlp.fc_in.bias", (inter,)),
+                (p + "mlp.fc_out.weight", (h, inter)), (p + "mlp.fc_out.bias", (h,))]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    out.append(("lm_head.bias", (v,)))
+    return out

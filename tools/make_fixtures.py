@@ -51,6 +51,11 @@ is active, sized to bite at the prompt's length (~300 tokens):
            ones), sliding_window 200
   phi      Phi-2's layout, F32: one input LayerNorm feeding attention and MLP in parallel,
            partial_rotary_factor 0.4 (8 of head_dim 20), biases everywhere incl. lm_head, gelu_new
+  gptj     GPT-J, F16: one LayerNorm feeding attention and MLP in parallel, q/k/v/out_proj without
+           biases, rotary_dim 8 of head_dim 16 turned in GPT-J's interleaved pairs (0, 1), (2, 3), ..
+           (rotate_every_two, not rotate_half's (i, i + 4)) at the fixed base 10000 (head 0's content
+           row, channel 7, in the slowest pair (6, 7)), fc_in / fc_out with biases, gelu_new, n_inner
+           null (4 * 64), untied lm_head with a bias
   mixtral  GQA 4/2, BF16, sliding_window 80, 8 experts per layer and top-2 routing with the weights
            renormalised; the router scaled so that its choices are decisive (every expert gets
            tokens, and no near-tie that fp32 and float64 could break differently)
@@ -214,6 +219,11 @@ FIXTURES = {
                     max_positions=4096, sliding_window=40, bos_token_id=1, eos_token_id=2,
                     extra={"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
                                             "original_max_position_embeddings": 2048}})),
+    "gptj": dict(
+        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=1919,
+        config=dict(model_type="gptj", hidden=64, intermediate=256, layers=3, heads=4,
+                    kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=2048,
+                    bos_token_id=1, eos_token_id=2, extra={"rotary_dim": 8})),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; pythia-v5, llama3-v5, phi3-v5 and olmo3-v5: the
@@ -313,8 +323,9 @@ def random_weights(cfg, seed):
             a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
             a[text["bos_token_id"]] *= BOS_EMBED_SCALE
         else:
-            # Conv1D weights [in, out] scale by their input width, shape[0].
-            a = rng.normal(0.0, 1.0 / np.sqrt(shape[0 if name.startswith("transformer.h.") else 1]), size=shape)
+            # GPT-2's Conv1D weights [in, out] scale by their input width, shape[0].
+            conv1d = model_type == "gpt2" and name.startswith("transformer.h.")
+            a = rng.normal(0.0, 1.0 / np.sqrt(shape[0 if conv1d else 1]), size=shape)
             if name.endswith("q_proj.weight"):
                 a = a.reshape(H, D, h) * np.array(Q_SCALES[:H])[:, None, None]
                 a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
@@ -333,7 +344,7 @@ def random_weights(cfg, seed):
 
 def content_dir(hidden, name, seed):
     """A unit direction per layer, shared by that layer's q and k content rows."""
-    layer = int(name.split("layers.")[1].split(".")[0])
+    layer = int(name.split("layers." if "layers." in name else "transformer.h.")[1].split(".")[0])
     v = np.random.default_rng([seed, 7, layer]).normal(size=hidden)
     return v / np.linalg.norm(v)
 

@@ -193,7 +193,7 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
   if (config_.tie_embeddings) {
     weights_.lm_head = weights_.embed;
   }
-  split_fused_weights(config_, weights_);
+  arrange_weights(config_, weights_);
 }
 
 std::size_t Checkpoint::weight_bytes() const {

@@ -152,6 +152,19 @@ void parse_moe(const FieldReader& f, const MoeTraits& moe, const ModelConfig& c,
   }
 }
 
+// GPT-J: the count of each head's channels that RoPE rotates (GPTJConfig.rotary_dim). Null
+// rotates the whole hidden size in HF, a table that fits a head only with one head: refused.
+int parse_rotary_dims(const FieldReader& f, const Family& family, int head_dim) {
+  const char* key = family.rotary_dims_key;
+  const json* v = f.find(key);
+  if (v != nullptr && v->is_null())
+    throw f.error(key, "must be a number (null, RoPE over the whole hidden size, is not supported)");
+  const int dims = f.int_or(key, family.rotary_dims, 0);
+  if (dims > head_dim)
+    throw f.error(key, "(" + std::to_string(dims) + ") exceeds head_dim (" + std::to_string(head_dim) + ")");
+  return dims;
+}
+
 // The fraction of each head that RoPE rotates: transformers 5.x rope_parameters.partial_rotary_factor,
 // else 4.x partial_rotary_factor or the family's own key (GPT-NeoX rotary_pct), else the
 // family's default. Families without partial rotary refuse a fraction below 1.
@@ -373,12 +386,16 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.multimodal = multimodal;
   in.attention_bias = f.bool_or("attention_bias", family.attention_bias_default);
   in.parallel_residual = f.bool_or("use_parallel_residual", true);
-  in.rotary_fraction = parse_rotary_fraction(f, family);
-  const auto rotary_dim = static_cast<int>(c.head_dim * in.rotary_fraction);
+  // HF _compute_default_rope_parameters: dim = int(head_dim * partial_rotary_factor).
+  in.rotary_dim = *family.rotary_dims_key != '\0' ? parse_rotary_dims(f, family, c.head_dim)
+                                                  : static_cast<int>(c.head_dim * parse_rotary_fraction(f, family));
+  const int rotary_dim = in.rotary_dim;
   if (family.rope && (rotary_dim < 2 || rotary_dim % 2 != 0)) {
-    throw f.error(*family.rotary_key != '\0' ? family.rotary_key : "partial_rotary_factor",
-                  "gives " + std::to_string(rotary_dim) + " rotary dimensions of head_dim " +
-                      std::to_string(c.head_dim) + "; expected an even number of at least 2");
+    const char* key = *family.rotary_dims_key != '\0' ? family.rotary_dims_key
+                      : *family.rotary_key != '\0'    ? family.rotary_key
+                                                      : "partial_rotary_factor";
+    throw f.error(key, "gives " + std::to_string(rotary_dim) + " rotary dimensions of head_dim " +
+                           std::to_string(c.head_dim) + "; expected an even number of at least 2");
   }
   in.activation = parse_activation(f, family);
   in.query_pre_attn_scalar = f.positive_float_or("query_pre_attn_scalar", static_cast<float>(d.query_pre_attn_scalar));

@@ -38,6 +38,15 @@ constexpr const char* kGpt2Aliases[][2] = {
     {"num_attention_heads", "n_head"}, {"max_position_embeddings", "n_positions"},
     {"intermediate_size", "n_inner"},  {nullptr, nullptr}};
 constexpr NormNames kGpt2Norms{"ln_1.weight", "", "ln_2.weight", ""};
+// GPT-J, transformers 4.57 modeling_gptj.py: GPTJForCausalLM's transformer.* (body_prefix), q/k/v
+// and out_proj without biases, mlp.fc_in / fc_out with them, one LayerNorm ln_1 feeding attention
+// and MLP in parallel.
+// clang-format off
+constexpr TensorNames kGptjNames{.embed = "wte.weight", .final_norm = "ln_f", .lm_head = "lm_head.weight",
+    .layers = "h.", .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .o = "attn.out_proj", .gate = "",
+    .up = "mlp.fc_in", .down = "mlp.fc_out"};
+// clang-format on
+constexpr NormNames kGptjNorms{"ln_1.weight", "", "ln_1.weight", ""};
 // Phi, transformers 4.57 modeling_phi.py: the MLP reads the attention's input norm (one
 // LayerNorm per layer), self_attn.dense, mlp.fc1 / fc2, model.final_layernorm.
 // Phi-3, transformers 4.57 modeling_phi3.py: fused qkv_proj [q | k | v] and gate_up_proj [gate | up].
@@ -123,6 +132,13 @@ const Family kFamilies[] = {
      "gelu_new", {0,  0, 50256, true, 10000.0,  1e-5, 4096, 256, 0, 0},
      &kGpt2Names, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", false, true, "transformer.",
      kGpt2Aliases, true, true},
+    // GPTJConfig: GPT-2's keys (n_embd, n_inner null: 4 * n_embd, layer_norm_epsilon), gelu_new, one
+    // LayerNorm feeding attention and MLP in parallel, lm_head's bias, RoPE (base 10000) on the
+    // first rotary_dim (default 64) channels of each head in adjacent pairs, untied, bos 50256.
+    {"gptj",        kGptjNorms, kNoQk,   false, false, 0, false, false, false, kNoLocal, kFull,  0, false, "activation_function",
+     "gelu_new", {0,  0, 50256, false, 10000.0, 1e-5, 4096, 256, 0, 0},
+     &kGptjNames, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", true, false, "transformer.",
+     kGpt2Aliases, true, false, true, true, nullptr, false, "rotary_dim", 64, true},
     // PhiConfig: one input LayerNorm feeding attention and MLP in parallel (x = attn + mlp + x),
     // q/k/v/dense/fc1/fc2 and lm_head biases, partial_rotary_factor 0.5, gelu_new, untied.
     {"phi",         kPhiNorms, kNoQk,    true,  false, 0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
@@ -273,8 +289,8 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   r.norm_kind = family.norm_kind;
   r.mlp_bias = family.mlp_bias;
   r.parallel_residual = family.parallel_residual_always || (family.reads_parallel_residual && in.parallel_residual);
-  // HF _compute_default_rope_parameters: dim = int(head_dim * partial_rotary_factor).
-  r.rotary_dim = family.rope ? static_cast<int>(in.head_dim * in.rotary_fraction) : 0;
+  r.rotary_dim = family.rope ? in.rotary_dim : 0;
+  r.interleaved_rope = family.interleaved_rope;
   r.qk_norm = family.qk_norm;
   r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias);
   r.o_bias = (family.reads_attention_bias && in.attention_bias) || family.o_bias_always;

@@ -208,6 +208,11 @@ struct Family {
   // Qwen3-MoE: use_sliding_window true is refused (transformers versions disagree on which
   // layers it windows; docs/model-families.md).
   bool refuses_sliding_window = false;
+  // GPT-J: the rotated channels of each head as a count under this key (rotary_dim, default
+  // rotary_dims), rotated in adjacent pairs (2i, 2i + 1) rather than halves (i, i + rotary / 2).
+  const char* rotary_dims_key = "";
+  int rotary_dims = 0;
+  bool interleaved_rope = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -248,6 +253,11 @@ struct ModelRecipe {
   bool parallel_residual = false;
   bool lm_head_bias = false;  // Phi: logits = lm_head(x) + bias
   int rotary_dim = 0;         // the first rotary_dim elements of each head are rotated (head_dim: all; 0: no RoPE)
+  // GPT-J's rotate_every_two: q and k channels (2i, 2i + 1) of each head's rotated part are
+  // one RoPE pair. q_proj's and k_proj's rows are reordered at load to (i, i + rotary_dim / 2),
+  // rotate_half's pairs: each score q.k is the same sum, reordered, so the forward pass keeps
+  // one RoPE.
+  bool interleaved_rope = false;
   QkNorm qk_norm = QkNorm::kNone;
   bool qkv_bias = false;
   bool o_bias = false;
@@ -281,7 +291,7 @@ struct RecipeInputs {
   std::vector<bool> sliding_layers;  // layer_types when given ([layers], true: sliding_attention)
   int window_pattern = 0;            // sliding_window_pattern when read; 0: the family's
   bool parallel_residual = false;
-  double rotary_fraction = 1;     // partial_rotary_factor / rotary_pct
+  int rotary_dim = 0;             // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)
   RopeSpec global_rope;           // rope_theta with rope_scaling
   RopeSpec local_rope;            // sliding layers' (Family::local_rope)
   bool multimodal = false;        // weights under language_model.

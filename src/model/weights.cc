@@ -259,9 +259,33 @@ TensorView transposed(const TensorView& stored, std::vector<std::shared_ptr<cons
   return view;
 }
 
+// q_proj or k_proj [heads * head_dim, hidden] with each head's first `rotary` rows, RoPE pairs
+// (2i, 2i + 1), moved to rows i and i + rotary / 2 (rotate_half's pairs), copied into memory
+// appended to `derived`.
+TensorView rope_pairs_as_halves(const TensorView& stored, std::int64_t heads, std::int64_t head_dim,
+                                std::int64_t rotary,
+                                std::vector<std::shared_ptr<const std::vector<std::byte>>>& derived) {
+  ATTNGEOM_CHECK(stored.rows == heads * head_dim && rotary % 2 == 0 && rotary <= head_dim);
+  const std::size_t row_bytes = static_cast<std::size_t>(stored.cols) * dtype_size(stored.dtype);
+  auto memory = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(stored.rows) * row_bytes);
+  for (std::int64_t h = 0; h < heads; ++h) {
+    for (std::int64_t i = 0; i < head_dim; ++i) {
+      // Row i of the head takes the stored row holding that channel of a pair, or itself.
+      const std::int64_t from = i >= rotary ? i : i < rotary / 2 ? 2 * i : 2 * (i - rotary / 2) + 1;
+      std::memcpy(memory->data() + static_cast<std::size_t>(h * head_dim + i) * row_bytes,
+                  stored.row(h * head_dim + from), row_bytes);
+    }
+  }
+  TensorView view = stored;
+  view.name = stored.name + " [RoPE pairs as halves]";
+  view.data = memory->data();
+  derived.push_back(std::move(memory));
+  return view;
+}
+
 }  // namespace
 
-void split_fused_weights(const ModelConfig& c, Weights& weights) {
+void arrange_weights(const ModelConfig& c, Weights& weights) {
   const TensorNames& n = c.recipe.names;
   for (LayerTensors<TensorView>& l : weights.layers) {
     // HF Conv1D: y = x @ W + b with W [in, out]; nn.Linear's layout is W^T.
@@ -290,6 +314,12 @@ void split_fused_weights(const ModelConfig& c, Weights& weights) {
         l.experts[e].down_proj =
             row_block(l.experts_down, static_cast<std::int64_t>(e) * hidden, hidden, l.experts_down.name + which);
       }
+    }
+    if (c.recipe.interleaved_rope) {
+      ATTNGEOM_CHECK(!present(l.qkv_proj) && !present(l.q_bias) && c.recipe.qk_norm == QkNorm::kNone);
+      const std::int64_t rotary = c.recipe.rotary_dim;
+      l.q_proj = rope_pairs_as_halves(l.q_proj, c.heads, c.head_dim, rotary, weights.derived);
+      l.k_proj = rope_pairs_as_halves(l.k_proj, c.kv_heads, c.head_dim, rotary, weights.derived);
     }
     if (!present(l.qkv_proj)) continue;
     const std::int64_t d = c.head_dim;
@@ -325,7 +355,7 @@ BackendWeights upload_weights(const ModelConfig& c, const Weights& stored, Backe
   out.layers.resize(static_cast<std::size_t>(c.layers));
   out.derived = stored.derived;  // a backend's weights may be views of them (the CPU's are)
   for (const WeightSlot& slot : weight_slots(c)) {
-    // A fused tensor is uploaded as the parts split_fused_weights made, not whole.
+    // A fused tensor is uploaded as the parts arrange_weights made, not whole.
     std::vector<WeightSlot> parts;
     const auto part = [&](TensorRole role, int expert) {
       parts.push_back(slot);

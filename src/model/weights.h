@@ -5,7 +5,8 @@
 // in two places. Which optional tensors exist (norm slots, q/k norms, biases) is the recipe's
 // choice; an absent one is empty. A fused checkpoint tensor (GPT-NeoX's query_key_value) is
 // split on the host at bind time into the separate tensors the forward pass reads
-// (split_fused_weights), held by ModelTensors::derived.
+// (arrange_weights, which also reorders rows where the forward pass needs another layout), held
+// by ModelTensors::derived.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -143,8 +144,9 @@ Tensor& tensor_at(ModelTensors<Tensor>& tensors, const WeightSlot& slot);
 // q/k/v_bias): GPT-NeoX's per-head [q, k, v] blocks, GPT-2's and Phi-3's consecutive [q | k | v];
 // Phi-3's gate_up_proj into gate_proj and up_proj; fused experts (transformers 5.x's
 // gate_up_proj and down_proj) into each expert's gate_proj, up_proj and down_proj, as views into
-// the stored tensors (each expert's rows are contiguous there; nothing is copied).
-void split_fused_weights(const ModelConfig& config, Weights& weights);
+// the stored tensors (each expert's rows are contiguous there; nothing is copied); GPT-J's q_proj
+// and k_proj rows reordered from interleaved RoPE pairs to halves (ModelRecipe::interleaved_rope).
+void arrange_weights(const ModelConfig& config, Weights& weights);
 
 // The checkpoint's tensors as `backend` reads them, uploaded slot by slot (tied: one copy);
 // a fused tensor is uploaded as its split parts, not whole.

@@ -14,11 +14,11 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "llama-linear", "llama-yarn", "qwen2",
                     "qwen3", "gemma2", "gemma3-text", "gemma3", "olmo2", "olmo3", "olmo3-v5", "pythia",
-                    "pythia-sequential", "pythia-v5", "gpt2", "phi", "phi3", "phi3-v5", "llama3-v5", "mixtral", "olmoe",
-                    "qwen3-moe", "mixtral-v5", "qwen3-moe-v5"]
+                    "pythia-sequential", "pythia-v5", "gpt2", "gptj", "phi", "phi3", "phi3-v5", "llama3-v5", "mixtral",
+                    "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
-                   "olmo2", "olmo3", "pythia", "gpt2", "phi", "phi3", "mixtral", "olmoe", "qwen3-moe"]
+                   "olmo2", "olmo3", "pythia", "gpt2", "gptj", "phi", "phi3", "mixtral", "olmoe", "qwen3-moe"]
 
 
 def spm_ids(tokenizer, text_path):

@@ -2,9 +2,9 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_phi, modeling_phi3,
-modeling_mixtral, modeling_olmoe, modeling_qwen3_moe and modeling_rope_utils), not from the C++
-engine. Computes in float64 (or `dtype`) from the stored weights, widened. With dtype float32 and
+modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_phi,
+modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe and modeling_rope_utils), not
+from the C++ engine. Computes in float64 (or `dtype`) from the stored weights, widened. With dtype float32 and
 hf_rounding=True it stands in for HF's fp32 eager forward: RoPE frequencies, angles and attention
 factor in float32 as LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes:
 T tokens, H query heads, Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the
@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from reference_ops import (apply_rope, attention_mask, keep_top_n, layer_norm, rms_norm, rope_cos_sin, soft_cap,
-                           softmax_masked)
+from reference_ops import (apply_rope, apply_rope_interleaved, attention_mask, gptj_cos_sin, keep_top_n, layer_norm,
+                           rms_norm, rope_cos_sin, soft_cap, softmax_masked)
 
 
 def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
@@ -30,6 +30,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         return forward_neox(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "gpt2":
         return forward_gpt2(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "gptj":
+        return forward_gptj(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi3":
         return forward_phi3(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi":
@@ -212,6 +214,35 @@ def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
     return out
 
 
+def forward_gptj(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """GPTJForCausalLM (transformers 4.57 modeling_gptj): the same outputs as forward()."""
+    dt = m.dtype
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, D, R = len(tokens), m.heads, m.head_dim, m.rotary_dim
+    assert T <= m.max_positions, f"{T} tokens: GPT-J's sin/cos table has n_positions {m.max_positions} rows"
+    x = m.weight("transformer.wte.weight")[tokens]                      # no position table
+    cos, sin = gptj_cos_sin(np.arange(T), R, dt, m.hf_rounding)         # [T, R]
+    allowed = attention_mask(T, None)
+    # Partial rotary: GPT-J's interleaved pairs over the first R channels of each head, the rest passed through.
+    rotate = lambda a: np.concatenate([apply_rope_interleaved(a[..., :R], cos, sin), a[..., R:]], axis=-1)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"transformer.h.{layer}."
+        W = lambda n: m.weight(p + n)
+        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
+        h = layer_norm(x, W("ln_1.weight"), W("ln_1.bias"), m.eps)       # one norm, both branches
+        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
+        q, k, v = (heads(h @ W(f"attn.{n}_proj.weight").T) for n in "qkv")  # no biases
+        out["values"].append(v.copy())
+        attn = attend(m, rotate(q), rotate(k), v, allowed, layer, out, head_gates, topn) @ W("attn.out_proj.weight").T
+        ff = linear(m.act(linear(h, "mlp.fc_in")), "mlp.fc_out")
+        x = attn + ff + x
+    if want_logits:
+        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T + m.weight("lm_head.bias")  # lm_head has a bias, tied or not
+    return out
+
+
 def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
     """PhiForCausalLM (transformers 4.57 modeling_phi): the same outputs as forward()."""
     dt = m.dtype
@@ -306,6 +337,11 @@ def layer0_value_input(m, tokens):
         x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
         h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
         return h, m.weight(p + "attn.c_attn.weight")[:, 2 * hidden:].T, m.weight(p + "attn.c_attn.bias")[2 * hidden:]
+    if m.model_type == "gptj":
+        p = "transformer.h.0."
+        x = m.weight("transformer.wte.weight")[tokens]
+        h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
+        return h, m.weight(p + "attn.v_proj.weight"), None
     if m.model_type == "phi3":
         p, q_rows, kv_rows = "model.layers.0.", m.heads * m.head_dim, m.kv_heads * m.head_dim
         h = rms_norm(m.weight("model.embed_tokens.weight")[tokens], m.weight(p + "input_layernorm.weight"), m.eps, 0.0)

@@ -59,6 +59,9 @@ class Model:
         if top["model_type"] == "gpt2":
             self._init_gpt2(top, model_dir, dtype, hf_rounding)
             return
+        if top["model_type"] == "gptj":
+            self._init_gptj(top, model_dir, dtype, hf_rounding)
+            return
         multimodal = top["model_type"] == "gemma3"
         cfg = top["text_config"] if multimodal else top
         self.cfg, self.top_cfg = cfg, top
@@ -192,6 +195,23 @@ class Model:
         bare = "transformer.wte.weight" not in w
         self.w = {("transformer." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
 
+    def _init_gptj(self, cfg, model_dir, dtype, hf_rounding):
+        """GPTJConfig: GPT-2's key names (n_embd, n_layer, n_head, n_positions, n_inner,
+        layer_norm_epsilon), gelu_new, untied by default; rotary_dim (default 64) leading channels of
+        each head turned at the fixed base 10000."""
+        self._init_layernorm_family(cfg, "gptj", cfg["n_embd"], cfg["n_layer"], cfg["n_head"],
+                                    cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 50256),
+                                    cfg.get("tie_word_embeddings", False), dtype, hf_rounding)
+        self.theta = 10000.0
+        self.rotary_dim = cfg.get("rotary_dim", 64)
+        # GPTJAttention builds its sin/cos table over rotary_dim or, null, over n_embd (not head_dim):
+        # only an even rotary_dim within the head broadcasts against the rotated channels.
+        assert self.rotary_dim and self.rotary_dim % 2 == 0 and self.rotary_dim <= self.head_dim, self.rotary_dim
+        self.max_positions = cfg.get("n_positions", 2048)  # the sin/cos table's rows
+        assert cfg.get("activation_function", "gelu_new") == "gelu_new"
+        self.act = gelu_tanh  # gelu_new: the tanh approximation
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
         if self.model_type in ("gemma2", "gemma3_text"):
@@ -246,7 +266,7 @@ class Model:
     def lm_head(self):
         if self.model_type == "gpt_neox":
             return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
-        if self.model_type == "gpt2":
+        if self.model_type in ("gpt2", "gptj"):
             return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
         if self.model_type == "phi":
             return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")

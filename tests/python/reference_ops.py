@@ -1,7 +1,7 @@
 """The operations of the independent numpy forward (reference_forward.py), from transformers
 4.57's eager code: activations, LayerNorm and RMSNorm, soft-caps, RoPE tables (modeling_rope_utils:
-default, linear, llama3, yarn) and rotation, the causal and sliding-window mask, the masked softmax
-and prune's top-N keys.
+default, linear, llama3, yarn) and rotation (rotate_half; GPT-J's interleaved rotate_every_two), the
+causal and sliding-window mask, the masked softmax and prune's top-N keys.
 """
 import math
 
@@ -138,6 +138,29 @@ def rotate_half(x):
 def apply_rope(x, cos, sin):
     """x: [heads, T, D]; q_embed = q * cos + rotate_half(q) * sin."""
     return x * cos + rotate_half(x) * sin
+
+
+def gptj_cos_sin(positions, rotary_dim, dtype, hf_rounding=False):
+    """GPT-J's create_sinusoidal_positions and apply_rotary_pos_emb: inv_freq = 1 / 10000^(2i / R)
+    (no configurable base), angle(t, i) = t * inv_freq[i], sin and cos repeat_interleave'd by 2, so
+    channels 2i and 2i + 1 share angle i; returns cos, sin [T, R]. Exact (float64) angles, or with
+    hf_rounding the float32 frequencies and angles HF computes."""
+    ftype = np.float32 if hf_rounding else np.float64
+    inv_freq = rope_inv_freq(rotary_dim, 10000.0, None, ftype)
+    freqs = np.outer(np.asarray(positions, dtype=ftype), inv_freq).astype(ftype)  # [T, R/2]
+    emb = np.repeat(freqs, 2, axis=-1)                                             # [T, R]: i, i, ...
+    return np.cos(emb).astype(dtype), np.sin(emb).astype(dtype)
+
+
+def rotate_every_two(x):
+    """GPT-J: stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2): out[2i] = -x[2i + 1],
+    out[2i + 1] = x[2i]."""
+    return np.stack([-x[..., 1::2], x[..., ::2]], axis=-1).reshape(x.shape)
+
+
+def apply_rope_interleaved(x, cos, sin):
+    """x: [heads, T, R]; GPT-J's x * cos + rotate_every_two(x) * sin, with gptj_cos_sin's tables."""
+    return x * cos + rotate_every_two(x) * sin
 
 
 def attention_mask(T, window):

@@ -6,7 +6,8 @@
 1. Hand-computed values: RMSNorm, SiLU, tanh-GELU, RoPE, masks, bf16 rounding.
 2. A second, structurally different forward (token by token with a KV cache, scalar
    loops over heads and keys, RoPE as explicit pair rotations) must agree with the
-   batched reference on every fixture to 1e-10.
+   batched reference on every fixture to 1e-10; GPT-J's too, with its interleaved pairs
+   (2i, 2i + 1), and with pairs (i, i + R/2) once its q/k rows are de-interleaved.
 3. The fixtures are useful: some heads are peaky, everything is finite, and a float32
    run of the reference stays well inside the engine's tolerances.
 """
@@ -69,6 +70,12 @@ def hand_computed():
         ck, sk = ops.rope_cos_sin([n], 16, 500.0, np.float64)
         return float(np.sum(ops.apply_rope(q, cq, sq) * ops.apply_rope(k, ck, sk)))
     check(abs(dot_at(7, 3) - dot_at(107, 103)) < 1e-12, "rope scores depend on relative position only")
+    check(close(ops.rotate_every_two(np.array([1.0, 2.0, 3.0, 4.0])), [-2.0, 1.0, -4.0, 3.0], 0), "rotate_every_two")
+    # GPT-J, rotary_dim 4: inv_freq = [1, 0.01]; pairs are (0, 1) and (2, 3)
+    cos, sin = ops.gptj_cos_sin([3], 4, np.float64)
+    v = ops.apply_rope_interleaved(np.array([[[1.0, 0.0, 1.0, 0.0]]]), cos, sin)
+    check(close(v, [[[math.cos(3), math.sin(3), math.cos(0.03), math.sin(0.03)]]], 1e-15),
+          "gptj rope pairs (2i, 2i + 1)")
     mask = ops.attention_mask(5, 2).astype(int)
     check((mask == np.array([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0],
                             [0, 0, 1, 1, 0], [0, 0, 0, 1, 1]])).all(), "sliding window 2 mask")
@@ -152,6 +159,108 @@ def forward_incremental(m, tokens):
         logits[t] = m.lm_head() @ norm(x, m.weight("model.norm.weight"))
     values = [np.array([[cache_v[l][g][t] for t in range(T)] for g in range(Hkv)]) for l in range(m.layers)]
     return attn, values, logits
+
+
+def forward_incremental_gptj(m, tokens, interleaved=True):
+    """GPT-J token by token with a KV cache, scalar loops: LayerNorm by hand, each rotary pair of
+    the first rotary_dim R channels turned by pos * 10000^(-2i / R), the pairs (2i, 2i + 1)
+    (interleaved) or (i, i + R/2); attention and MLP from one norm; lm_head's bias."""
+    T, H, D, R = len(tokens), m.heads, m.head_dim, m.rotary_dim
+    cache_k = [[[] for _ in range(H)] for _ in range(m.layers)]  # [L][H][pos] -> D vector
+    cache_v = [[[] for _ in range(H)] for _ in range(m.layers)]
+    attn = np.zeros((m.layers, H, T, T))
+    logits = np.zeros((T, m.vocab))
+
+    def norm(vec, w, b):
+        mean = sum(float(u) for u in vec) / len(vec)
+        var = sum((float(u) - mean) ** 2 for u in vec) / len(vec)
+        return np.array([(u - mean) / math.sqrt(var + m.eps) for u in vec]) * w + b
+
+    def rotate(vec, pos):
+        out = np.array(vec, dtype=np.float64)
+        for i in range(R // 2):
+            angle = pos * 10000.0 ** (-2.0 * i / R)
+            ia, ib = (2 * i, 2 * i + 1) if interleaved else (i, i + R // 2)
+            a, b = vec[ia], vec[ib]
+            out[ia] = a * math.cos(angle) - b * math.sin(angle)
+            out[ib] = b * math.cos(angle) + a * math.sin(angle)
+        return out
+
+    for t, tok in enumerate(tokens):
+        x = m.weight("transformer.wte.weight")[tok]
+        for layer in range(m.layers):
+            W = lambda n: m.weight(f"transformer.h.{layer}.{n}")
+            h = norm(x, W("ln_1.weight"), W("ln_1.bias"))
+            q, k, v = (W(f"attn.{n}_proj.weight") @ h for n in "qkv")
+            ctx = np.zeros(H * D)
+            for head in range(H):
+                s = slice(head * D, (head + 1) * D)
+                cache_k[layer][head].append(rotate(k[s], t))
+                cache_v[layer][head].append(v[s])
+                qh = rotate(q[s], t)
+                scores = [float(np.dot(qh, kj)) / math.sqrt(D) for kj in cache_k[layer][head]]
+                top = max(scores)
+                e = [math.exp(sc - top) for sc in scores]
+                z = sum(e)
+                for j, ej in enumerate(e):
+                    attn[layer, head, t, j] = ej / z
+                    ctx[s] += (ej / z) * cache_v[layer][head][j]
+            up = W("mlp.fc_in.weight") @ h + W("mlp.fc_in.bias")
+            act = np.array([m.act(np.array(u)) for u in up])
+            x = x + W("attn.out_proj.weight") @ ctx + (W("mlp.fc_out.weight") @ act + W("mlp.fc_out.bias"))
+        h = norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"))
+        logits[t] = m.lm_head() @ h + m.weight("lm_head.bias")
+    values = [np.array([[cache_v[l][g][t] for t in range(T)] for g in range(H)]) for l in range(m.layers)]
+    return attn, values, logits
+
+
+def gptj_checks(fixture_dir, n_loop):
+    """The loop forward against the batched reference on the gptj fixture: with GPT-J's
+    interleaved pairs; with pairs (i, i + R/2) on q/k rows de-interleaved (rotary channels 2i to i,
+    2i + 1 to i + R/2), the same model; and with pairs (i, i + R/2) on the weights as stored, which
+    the fixture must tell apart. Then finiteness, a peaky and a diffuse head in every layer, and a
+    float32 run within half the engine's tolerances."""
+    name, d = "gptj", os.path.join(fixture_dir, "gptj")
+    m = Model(d)
+    tokens = prompt_tokens(d, m)
+    ref = rf.forward(m, tokens)
+    ref_p = rf.forward(m, tokens[:n_loop])
+
+    def err(run):
+        attn, values, logits = run
+        return (max(np.abs(attn[l] - ref_p["attn"][l]).max() for l in range(m.layers)),
+                max(np.abs(values[l] - ref_p["values"][l]).max() for l in range(m.layers)),
+                np.abs(logits - ref_p["logits"]).max())
+
+    e = err(forward_incremental_gptj(m, tokens[:n_loop]))
+    check(max(e) < 1e-10, f"{name}: loop forward (pairs (2i, 2i + 1)) == batched reference on {n_loop} tokens "
+                          f"(attn {e[0]:.1e}, values {e[1]:.1e}, logits {e[2]:.1e})")
+    H, D, R = m.heads, m.head_dim, m.rotary_dim
+    split = Model(d)
+    perm = np.concatenate([np.arange(0, R, 2), np.arange(1, R, 2), np.arange(R, D)])
+    for key in [k for k in split.w if k.endswith(("attn.q_proj.weight", "attn.k_proj.weight"))]:
+        split.w[key] = split.w[key].reshape(H, D, -1)[:, perm].reshape(H * D, -1)
+    e = err(forward_incremental_gptj(split, tokens[:n_loop], interleaved=False))
+    check(max(e) < 1e-10, f"{name}: pairs (i, i + R/2) on de-interleaved q/k rows == batched reference "
+                          f"(attn {e[0]:.1e}, values {e[1]:.1e}, logits {e[2]:.1e})")
+    e = err(forward_incremental_gptj(m, tokens[:n_loop], interleaved=False))
+    check(e[0] > 0.1, f"{name}: pairs (i, i + R/2) on the stored rows change attention by {e[0]:.2f} (> 0.1)")
+    finite = all(np.isfinite(a).all() for a in ref["attn"] + ref["values"]) and np.isfinite(ref["logits"]).all()
+    check(finite, f"{name}: finite outputs")
+    # the deeper layers of a parallel block on random weights are diffuse; one head in each still peaks
+    peaky = [float((a.max(-1) > 0.5).mean(-1).max()) for a in ref["attn"]]
+    diffuse = [float((a.max(-1) < 0.1).mean(-1).max()) for a in ref["attn"]]
+    check(min(peaky) > 0.05 and min(diffuse) > 0.05,
+          f"{name}: every layer has a peaky and a diffuse head (rows max p > 0.5: {min(peaky):.2f}, "
+          f"< 0.1: {min(diffuse):.2f})")
+    f32 = rf.forward(Model(d, np.float32), tokens)
+    e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(m.layers))
+    e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max()
+              for l in range(m.layers))
+    e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
+    check(e_a < 0.5e-5 and e_v < 0.5e-5 and e_l < 0.5e-4,
+          f"{name}: float32 reference within half the tolerances (attn {e_a:.1e}, values rel {e_v:.1e}, "
+          f"logits rel {e_l:.1e})")
 
 
 def prompt_tokens(model_dir, model):
@@ -249,6 +358,7 @@ def main():
     st_roundtrip()
     for name in FIXTURES:
         fixture_checks(args.fixtures, name, args.loop_tokens)
+    gptj_checks(args.fixtures, args.loop_tokens)
     moe_checks(args.fixtures, "mixtral", "mixtral-v5")
     moe_checks(args.fixtures, "olmoe")
     moe_checks(args.fixtures, "qwen3-moe", "qwen3-moe-v5")

@@ -303,7 +303,7 @@ TEST(Recipe, FusedExpertsAreTwoTensorsPerLayerSplitIntoViews) {
   w.layers.resize(1);
   w.layers[0].experts_gate_up = {"gate_up_proj", DType::kF32, 12, 4, gate_up.data()};
   w.layers[0].experts_down = {"down_proj", DType::kF32, 12, 2, down.data()};
-  split_fused_weights(small, w);
+  arrange_weights(small, w);
   ASSERT_EQ(w.layers[0].experts.size(), 3u);
   const ExpertTensors<TensorView>& e1 = w.layers[0].experts[1];
   EXPECT_EQ(e1.gate_proj.data, gate_up.data() + 4 * 4);  // expert 1's rows 4, 5 (gate), then 6, 7 (up)

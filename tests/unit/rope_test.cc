@@ -3,6 +3,7 @@
 // families whose sliding layers take another RoPE than their full ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "io/config_json.h"
 #include "model/recipe.h"
+#include "model/weights.h"
 #include "util/error.h"
 
 namespace attngeom {
@@ -201,6 +203,91 @@ TEST(Rope, Olmo3ScalesTheRopeOfItsFullLayersOnly) {
     EXPECT_EQ(rope_of_layer(v5, 1).original_max_positions, 8192.0) << params;
     EXPECT_EQ(v5.recipe.layers[0].window, 4096);
     EXPECT_EQ(v5.recipe.layers[1].window, 0);
+  }
+}
+
+// GPTJConfig as GPT-J-6B's config.json writes it: GPT-2's keys, rotary_dim 64 of head_dim 256.
+TEST(Rope, GptjRotatesAdjacentPairsOfItsFirstRotaryDimChannels) {
+  const std::string gptj =
+      R"({"model_type":"gptj","n_embd":4096,"n_head":16,"n_layer":28,"n_positions":2048,"vocab_size":50400,)"
+      R"("n_inner":null,"activation_function":"gelu_new","layer_norm_epsilon":1e-05,"tie_word_embeddings":false)";
+  const ModelConfig c = parse_model_config(gptj + R"(,"rotary_dim":64})", "config.json");
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.intermediate, 4 * 4096);
+  EXPECT_EQ(c.recipe.rotary_dim, 64);
+  EXPECT_TRUE(c.recipe.interleaved_rope);
+  EXPECT_TRUE(c.recipe.parallel_residual);
+  EXPECT_TRUE(c.recipe.lm_head_bias && c.recipe.mlp_bias);
+  EXPECT_FALSE(c.recipe.qkv_bias || c.recipe.o_bias);
+  EXPECT_EQ(c.recipe.norm_kind, NormKind::kLayer);
+  EXPECT_EQ(c.recipe.ropes.at(0).theta, 10000.0);
+  EXPECT_FALSE(c.tie_embeddings);
+  EXPECT_EQ(c.bos_token_id, 50256);
+  std::vector<std::string> names;
+  for (const WeightSlot& slot : weight_slots(c)) {
+    if (slot.layer <= 0) names.push_back(slot.name);
+  }
+  for (const char* name : {"transformer.wte.weight", "transformer.h.0.ln_1.bias", "transformer.h.0.attn.q_proj.weight",
+                           "transformer.h.0.attn.out_proj.weight", "transformer.h.0.mlp.fc_in.bias",
+                           "transformer.h.0.mlp.fc_out.weight", "transformer.ln_f.weight", "lm_head.bias"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+  EXPECT_EQ(parse_model_config(gptj + "}", "config.json").recipe.rotary_dim, 64);  // GPTJConfig's default
+  for (const std::string& bad : {R"(,"rotary_dim":null})", R"(,"rotary_dim":300})", R"(,"rotary_dim":7})"}) {
+    try {
+      parse_model_config(gptj + bad, "config.json");
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("field 'rotary_dim'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// HF GPT-J's rotate_every_two rotates channels (2i, 2i + 1) by angle i; arrange_weights moves
+// them to rows i and i + R / 2, where rotate_half's pairs are: every score q.k is then the same.
+TEST(Rope, InterleavedPairsReorderedAsHalvesGiveTheSameScores) {
+  constexpr int kDim = 6, kRotary = 4;
+  ModelConfig c = parse("llama", 1, "");
+  c.heads = c.kv_heads = 1;
+  c.head_dim = kDim;
+  c.recipe.rotary_dim = kRotary;
+  c.recipe.interleaved_rope = true;
+  const std::vector<float> q = {0.3f, -1.2f, 0.7f, 2.0f, -0.4f, 0.9f};  // q_proj [6, 1]: q = W * 1
+  const std::vector<float> k = {1.1f, 0.5f, -0.8f, 0.2f, 1.7f, -0.6f};
+  Weights w;
+  w.layers.resize(1);
+  w.layers[0].q_proj = {"q_proj", DType::kF32, kDim, 1, q.data()};
+  w.layers[0].k_proj = {"k_proj", DType::kF32, kDim, 1, k.data()};
+  arrange_weights(c, w);
+  const auto rows = [](const TensorView& v) {
+    const auto* p = static_cast<const float*>(v.data);
+    return std::vector<double>(p, p + v.rows);
+  };
+  const std::vector<double> q2 = rows(w.layers[0].q_proj), k2 = rows(w.layers[0].k_proj);
+  EXPECT_EQ(q2, (std::vector<double>{q[0], q[2], q[1], q[3], q[4], q[5]}));
+  const std::vector<double> inv_freq = plain_inv_freq(10000.0, kRotary);
+  for (const int position : {0, 1, 7, 300}) {
+    // rotate_every_two: (x[2i], x[2i+1]) -> (x[2i] cos - x[2i+1] sin, x[2i+1] cos + x[2i] sin)
+    // rotate_half:      (x[i], x[i+R/2]) -> the same, with the pair at i and i + R / 2.
+    const auto rotated = [&](std::vector<double> x, bool interleaved) {
+      for (int i = 0; i < kRotary / 2; ++i) {
+        const double a = position * inv_freq[static_cast<std::size_t>(i)];
+        const auto first = static_cast<std::size_t>(interleaved ? 2 * i : i);
+        const auto second = static_cast<std::size_t>(interleaved ? 2 * i + 1 : i + kRotary / 2);
+        const double u = x[first], v = x[second];
+        x[first] = u * std::cos(a) - v * std::sin(a);
+        x[second] = v * std::cos(a) + u * std::sin(a);
+      }
+      return x;
+    };
+    const auto dot = [](const std::vector<double>& a, const std::vector<double>& b) {
+      double sum = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
+      return sum;
+    };
+    const std::vector<double> q1(q.begin(), q.end()), k1(k.begin(), k.end());
+    EXPECT_NEAR(dot(rotated(q2, false), rotated(k2, false)), dot(rotated(q1, true), rotated(k1, true)), 1e-12)
+        << position;
   }
 }
 
