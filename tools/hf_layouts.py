@@ -15,6 +15,10 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM",
                  "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
+# The LLaMA-style keys that GPT-2 and GPT-J configs spell their own way (n_embd, n_layer, ...) or lack.
+LLAMA_STYLE_KEYS = ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias", "hidden_size",
+                    "intermediate_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
+                    "attention_dropout")
 
 
 def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_dim, vocab,
@@ -62,9 +66,7 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         # GPT2Config (transformers 4.57) writes n_embd, n_layer, n_head, n_positions, n_inner.
         if kv_heads != heads or head_dim * heads != hidden:
             raise ValueError("gpt2: kv_heads == heads and head_dim == hidden / heads")
-        for key in ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias",
-                    "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-                    "max_position_embeddings", "attention_dropout"):
+        for key in LLAMA_STYLE_KEYS:
             cfg.pop(key, None)
         cfg.update(n_embd=hidden, n_inner=intermediate, n_layer=layers, n_head=heads, n_positions=max_positions,
                    activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps, scale_attn_weights=True,
@@ -76,9 +78,7 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         # 256); n_inner null where it is 4 * n_embd, as GPT-J-6B writes it.
         if kv_heads != heads or head_dim * heads != hidden:
             raise ValueError("gptj: kv_heads == heads and head_dim == hidden / heads")
-        for key in ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias",
-                    "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-                    "max_position_embeddings", "attention_dropout"):
+        for key in LLAMA_STYLE_KEYS:
             cfg.pop(key, None)
         cfg.update(n_embd=hidden, n_inner=None if intermediate == 4 * hidden else intermediate, n_layer=layers,
                    n_head=heads, n_positions=max_positions, rotary_dim=max(2, head_dim // 8 * 2),
