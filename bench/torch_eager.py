@@ -11,7 +11,8 @@ whole projection; Qwen3-MoE's dense layers), Phi-3 (fused qkv_proj and
 gate_up_proj, longrope, partial rotary), GPT-NeoX (Pythia: fused per-head query_key_value,
 partial rotary, parallel or sequential residual), Phi (Phi-2: one LayerNorm feeding attention
 and MLP in parallel), GPT-J (Phi's parallel layer without attention biases, RoPE in interleaved
-pairs on rotary_dim channels, lm_head's bias) and GPT-2 (learned positions, Conv1D). For
+pairs on rotary_dim channels, lm_head's bias), SmolLM3 (LLaMA's layer, NoPE layers, windows on
+them with use_sliding_window) and GPT-2 (learned positions, Conv1D). For
 benchmarking; its fp32 logits are checked against the float64 reference
 (tests/python/test_torch_eager.py).
 
@@ -298,7 +299,7 @@ LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", position
              post_norms=(None, None), norm=rms_norm, norm_offset=False, scale_embeddings=False, qkv=qkv_separate,
              attn_prefix="self_attn.", o_name="self_attn.o_proj", gpt2_attention=False, mlp=mlp_gated, conv1d=False,
              parallel=False, eps=("rms_norm_eps", 1e-6), act=("hidden_act", "silu"), theta=10000.0, rotary=1.0,
-             interleaved=False, tied=False, window=None, qk_norm=None, caps=None, local_rope=False)
+             interleaved=False, tied=False, window=None, qk_norm=None, caps=None, local_rope=False, nope=False)
 # Mixtures of experts: (block prefix, router, the experts' gate, up and down) and the config
 # class's defaults (experts, experts per token, norm_topk_prob).
 MOE_NAMES = ("mlp.", "gate", ("gate_proj", "up_proj", "down_proj"))
@@ -341,6 +342,7 @@ FAMILIES = {
                  final_norm="transformer.ln_f", norms=("ln_1", "ln_1"), attn_prefix="attn.", o_name="attn.out_proj",
                  mlp_names=("mlp.fc_in", "mlp.fc_out"), eps=("layer_norm_epsilon", 1e-5),
                  act=("activation_function", "gelu_new"), interleaved=True, parallel=True),
+    "smollm3": dict(LLAMA, window=("smollm3", None), theta=2000000.0, tied=True, nope=True),
 }
 # GPT2Config's attribute_map: the standard key, and the one a GPT-2 config.json writes.
 GPT2_KEYS = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
@@ -394,6 +396,10 @@ class Model:
         self.top_k, self.norm_topk = cfg.get("num_experts_per_tok", top_k), cfg.get("norm_topk_prob", norm_topk)
         step, dense = cfg.get("decoder_sparse_step", 1), set(cfg.get("mlp_only_layers") or [])
         self.sparse_layers = {f"{fam['layers']}{l}." for l in range(self.layers) if l not in dense and (l + 1) % step == 0}
+        # SmolLM3Config.no_rope_layers (0: NoPE), by default every no_rope_layer_interval-th layer NoPE
+        interval = cfg.get("no_rope_layer_interval", 4)
+        self.use_rope = (cfg.get("no_rope_layers") or [int((l + 1) % interval != 0) for l in range(self.layers)]
+                         if fam["nope"] else [1] * self.layers)
 
     def project(self, x, name):
         """nn.Linear (or Conv1D) `name`, with its bias where the checkpoint has one."""
@@ -420,10 +426,17 @@ class Model:
             sliding = types[layer] == "sliding_attention" if types else layer >= self.cfg.get("max_window_layers", 28)
             if not sliding:
                 return None
+        if rule == "smollm3":  # SmolLM3Config: only with use_sliding_window, on layer_types' sliding layers
+            sliding = types[layer] == "sliding_attention" if types else not self.use_rope[layer]  # else NoPE ones
+            if not (self.cfg.get("use_sliding_window") and sliding):
+                return None
         return self.cfg.get("sliding_window", default)
 
     def rope(self, layer):
-        """(theta, scaling) of layer `layer`: Gemma-3's sliding layers use rope_local_base_freq, unscaled."""
+        """(theta, scaling) of layer `layer`: Gemma-3's sliding layers use rope_local_base_freq, unscaled;
+        (None, None) on SmolLM3's NoPE layers."""
+        if not self.use_rope[layer]:
+            return None, None
         if self.fam["local_rope"] and self.window(layer):
             return self.cfg.get("rope_local_base_freq", 10000.0), {}
         return self.rope_theta, self.rope_scaling
@@ -459,9 +472,9 @@ def forward(cfg, w, tokens, dtype, linear):
         if window not in masks:
             masks[window] = causal_mask(t, window, dtype)
         theta, scaling = m.rope(layer)
-        if m.rotary_dim and theta not in tables:
+        if m.rotary_dim and theta and theta not in tables:
             tables[theta] = rope_tables(m, t, theta, scaling)
-        cos, sin = tables[theta] if m.rotary_dim else (None, None)
+        cos, sin = tables[theta] if m.rotary_dim and theta else (None, None)
         attn_norm, mlp_norm, attn_post, mlp_post = (
             p + name if name else None for name in m.fam["norms"] + m.fam["post_norms"])
         h = m.norm(x, attn_norm) if attn_norm else x

@@ -101,6 +101,8 @@ def config_seeds():
         "gptj.json": json.dumps({"model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 2, "n_positions": 128,
                                  "vocab_size": 100, "n_inner": None, "rotary_dim": 8,
                                  "activation_function": "gelu_new"}).encode(),
+        "smollm3_nope.json": config(model_type="smollm3", num_hidden_layers=4, no_rope_layers=[1, 0, 1, 0],
+                                    use_sliding_window=True, sliding_window=16),
         "olmo3_yarn.json": config(model_type="olmo3", num_hidden_layers=4, sliding_window=16, max_position_embeddings=65536,
                                   rope_scaling={"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 8192,
                                                 "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0,

@@ -13,7 +13,7 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "olmo3": "Olmo3ForCausalLM",
                  "gpt_neox": "GPTNeoXForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
                  "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM",
-                 "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM"}
+                 "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "smollm3": "SmolLM3ForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 # The LLaMA-style keys that GPT-2 and GPT-J configs spell their own way (n_embd, n_layer, ...) or lack.
 LLAMA_STYLE_KEYS = ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias", "hidden_size",
@@ -32,7 +32,7 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
     (Qwen3-MoE's experts; else `intermediate`). A
     gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
     if tie_word_embeddings is None:
-        tie_word_embeddings = model_type in GEMMAS
+        tie_word_embeddings = model_type in GEMMAS or model_type == "smollm3"
     text_type = "gemma3_text" if model_type == "gemma3" else model_type
     cfg = {
         "architectures": [ARCHITECTURES[model_type]],
@@ -146,6 +146,13 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
                    norm_topk_prob=True, moe_intermediate_size=moe_intermediate or intermediate,
                    decoder_sparse_step=1, mlp_only_layers=[], router_aux_loss_coef=0.001,
                    output_router_logits=False)
+    elif model_type == "smollm3":
+        # SmolLM3Config (transformers 4.57): LLaMA's layer (attention_bias on q, k, v and o), tied by
+        # default; no_rope_layers (1: RoPE, 0: NoPE), when `extra` does not write it, makes every
+        # no_rope_layer_interval-th layer NoPE; use_sliding_window windows the NoPE layers by
+        # sliding_window when layer_types is not written.
+        cfg.update(hidden_act="silu", rope_scaling=None, mlp_bias=False, use_sliding_window=False,
+                   sliding_window=sliding_window, no_rope_layer_interval=4)
     elif model_type in ("qwen2", "qwen3"):
         cfg.update(hidden_act="silu", rope_scaling=None, use_sliding_window=False,
                    sliding_window=sliding_window, max_window_layers=layers)

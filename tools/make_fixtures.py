@@ -56,6 +56,10 @@ is active, sized to bite at the prompt's length (~300 tokens):
            (rotate_every_two, not rotate_half's (i, i + 4)) at the fixed base 10000 (head 0's content
            row, channel 7, in the slowest pair (6, 7)), fc_in / fc_out with biases, gelu_new, n_inner
            null (4 * 64), untied lm_head with a bias
+  smollm3  SmolLM3, BF16: LLaMA's layer, GQA 4/2, tied, rope_theta 2000000 (written), 4 layers with
+           no_rope_layers not written, so no_rope_layer_interval 4 makes layer 3 NoPE (q and k not
+           rotated); variant smollm3-windowed (no_rope_layers [1, 0, 1, 0], use_sliding_window true,
+           sliding_window 48, layer_types not written: the NoPE layers 1 and 3 slide, 0 and 2 are full)
   mixtral  GQA 4/2, BF16, sliding_window 80, 8 experts per layer and top-2 routing with the weights
            renormalised; the router scaled so that its choices are decisive (every expert gets
            tokens, and no near-tie that fp32 and float64 could break differently)
@@ -224,15 +228,23 @@ FIXTURES = {
         config=dict(model_type="gptj", hidden=64, intermediate=256, layers=3, heads=4,
                     kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=2048,
                     bos_token_id=1, eos_token_id=2, extra={"rotary_dim": 8})),
+    "smollm3": dict(
+        tokenizer="llama-bpe", dtype="BF16", shards=1, seed=2020,
+        config=dict(model_type="smollm3", hidden=64, intermediate=160, layers=4, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=2000000.0, rms_norm_eps=1e-6,
+                    max_positions=4096, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
-# pythia-sequential: use_parallel_residual false; pythia-v5, llama3-v5, phi3-v5 and olmo3-v5: the
+# pythia-sequential: use_parallel_residual false; smollm3-windowed: NoPE layers 1 and 3, windowed;
+# pythia-v5, llama3-v5, phi3-v5 and olmo3-v5: the
 # same models in transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base,
 # of rope_theta / rope_scaling, of Phi-3's longrope rope_scaling and partial_rotary_factor, or per
 # layer type in place of OLMo-3's rope_theta / rope_scaling, with layer_types written), which must
 # load and agree.
 VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
             "pythia-sequential": ("pythia", {"use_parallel_residual": False}),
+            "smollm3-windowed": ("smollm3", {"no_rope_layers": [1, 0, 1, 0], "use_sliding_window": True,
+                                             "sliding_window": 48}),
             "llama3-v5": ("llama3", {"rope_scaling": None, "rope_theta": None, "transformers_version": "5.0.0",
                                      "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
                                                          "low_freq_factor": 1.0, "high_freq_factor": 4.0,

@@ -1,5 +1,6 @@
 #include "io/config_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -370,6 +371,30 @@ std::vector<bool> parse_layer_types(const FieldReader& f, int layers) {
   return sliding;
 }
 
+// SmolLM3Config: no_rope_layers, 1 where a layer has RoPE and 0 where not, one entry per layer
+// or more (the first ones count); null or absent: NoPE on every no_rope_layer_interval-th layer.
+std::vector<bool> parse_rope_layers(const FieldReader& f, int layers) {
+  std::vector<bool> rope;
+  const json* v = f.find("no_rope_layers");
+  if (v == nullptr || v->is_null()) {
+    const int interval = f.int_or("no_rope_layer_interval", 4, 1);
+    for (int l = 0; l < layers; ++l) rope.push_back((l + 1) % interval != 0);
+    return rope;
+  }
+  if (!v->is_array() || v->size() < static_cast<std::size_t>(layers)) {
+    throw f.error("no_rope_layers",
+                  "must be an array of at least num_hidden_layers (" + std::to_string(layers) + ") entries 0 or 1");
+  }
+  for (int l = 0; l < layers; ++l) {
+    const json& e = (*v)[static_cast<std::size_t>(l)];
+    if (!e.is_number_integer() || (e.get<std::int64_t>() != 0 && e.get<std::int64_t>() != 1)) {
+      throw f.error("no_rope_layers", "has " + e.dump() + " at layer " + std::to_string(l) + "; expected 0 or 1");
+    }
+    rope.push_back(e.get<std::int64_t>() == 1);
+  }
+  return rope;
+}
+
 // Positive float, null (0: none), or the family default when absent.
 float optional_cap(const FieldReader& f, const char* key, double fallback) {
   const json* v = f.find(key);
@@ -404,8 +429,18 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.sliding_window = f.find("sliding_window") == nullptr ? d.sliding_window : f.int_or("sliding_window", 0, 1);
   in.use_sliding_window = f.bool_or("use_sliding_window", false);
   in.max_window_layers = f.int_or("max_window_layers", d.max_window_layers, 0);
-  if (family.window == WindowRule::kQwen || family.window == WindowRule::kLayerTypes) {
+  if (family.window == WindowRule::kQwen || family.window == WindowRule::kLayerTypes ||
+      family.window == WindowRule::kNoPe) {
     in.sliding_layers = parse_layer_types(f, c.layers);
+  }
+  if (family.reads_no_rope_layers) in.rope_layers = parse_rope_layers(f, c.layers);
+  // SmolLM3 (transformers 4.57): a sliding_attention layer type without use_sliding_window gets
+  // the sliding mask in eager and sdpa attention but none in flash attention.
+  if (family.window == WindowRule::kNoPe && !in.use_sliding_window &&
+      std::find(in.sliding_layers.begin(), in.sliding_layers.end(), true) != in.sliding_layers.end()) {
+    throw f.error("layer_types",
+                  "has sliding_attention layers while use_sliding_window is false (transformers' "
+                  "attention implementations disagree on whether they slide)");
   }
   if (family.reads_window_pattern) in.window_pattern = f.int_or("sliding_window_pattern", 0, 1);
   if (family.moe != nullptr) parse_moe(f, *family.moe, c, in);

@@ -131,7 +131,9 @@ void Transformer::attention_input(int l) {
   // HF: q, k = apply_rotary_pos_emb(q, k, cos, sin), with this layer's table; GPT-NeoX rotates the
   // first rotary_dim of each head only (the table's width)
   if (r.rotary_dim == 0) return;  // GPT-2: positions came with the embeddings
-  const Buffer& rope = b.ropes[static_cast<std::size_t>(r.layers[static_cast<std::size_t>(l)].rope_table)];
+  const int table = r.layers[static_cast<std::size_t>(l)].rope_table;
+  if (table < 0) return;  // SmolLM3's NoPE layers
+  const Buffer& rope = b.ropes[static_cast<std::size_t>(table)];
   backend_.rope(b.q, c.heads, c.head_dim, rope);
   backend_.rope(b.k, c.kv_heads, c.head_dim, rope);
 }

@@ -88,7 +88,7 @@ constexpr MoeTraits kQwen3MoeMoe{"num_experts",    "num_local_experts",     128,
 
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
-                     kTypes = WindowRule::kLayerTypes;
+                     kTypes = WindowRule::kLayerTypes, kNoPe = WindowRule::kNoPe;
 constexpr LocalRope kNoLocal = LocalRope::kNone, kOwnBase = LocalRope::kLocalBase, kUnscaled = LocalRope::kUnscaledBase;
 
 // Every supported family side by side. Columns: norms, q/k norm, qkv bias always, reads
@@ -171,6 +171,12 @@ const Family kFamilies[] = {
      "silu", {4,  0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0},
      &kQwen3MoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
      false, false, false, &kQwen3MoeMoe, true},
+    // SmolLM3Config: LLaMA's layer, GQA 4 kv heads, rope_theta 2e6, tied, bos 128000; NoPE on every
+    // fourth layer (no_rope_layers); windows only with use_sliding_window, on the NoPE layers.
+    {"smollm3",     kPreNorm,  kNoQk,    false, true,  0, false, false, false, kNoLocal, kNoPe,  0, false, "hidden_act",
+     "silu", {4,  0, 128000, true, 2000000.0, 1e-6, 0, 256, 0, 0},
+     nullptr, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false, false,
+     false, false, nullptr, false, "", 0, false, true},
     // clang-format on
 };
 
@@ -185,6 +191,12 @@ bool is_sliding(const Family& family, const RecipeInputs& in, int layer) {
       // layer_types default: sliding iff sliding_window is not None and i >= max_window_layers.
       if (!in.use_sliding_window || in.sliding_window == 0) return false;
       return in.sliding_layers.empty() ? layer >= in.max_window_layers : in.sliding_layers[layer];
+    case WindowRule::kNoPe:
+      // SmolLM3Config: layer_types default: sliding iff use_sliding_window, sliding_window is not
+      // None and the layer has no RoPE; SmolLM3Attention windows only with use_sliding_window.
+      if (!in.use_sliding_window || in.sliding_window == 0) return false;
+      return in.sliding_layers.empty() ? !in.rope_layers[static_cast<std::size_t>(layer)]
+                                       : in.sliding_layers[static_cast<std::size_t>(layer)];
     case WindowRule::kLayerTypes:
       // Gemma2Config / Gemma3TextConfig: layer_types default: sliding iff (i + 1) % pattern != 0.
       if (!in.sliding_layers.empty()) return in.sliding_layers[layer];
@@ -314,10 +326,12 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
                        std::find(in.dense_layers.begin(), in.dense_layers.end(), l) == in.dense_layers.end();
     // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers;
     // Olmo3Model: rotary_embs["sliding_attention"] (rope_theta, default rope).
-    if (family.rope) {
+    const bool nope = !in.rope_layers.empty() && !in.rope_layers[static_cast<std::size_t>(l)];
+    if (family.rope && !nope) {
       const bool local = family.local_rope != LocalRope::kNone && sliding;
       layer.rope_table = rope_index(r.ropes, local ? in.local_rope : in.global_rope);
     }
+    if (nope) layer.rope_table = -1;
   }
   return r;
 }

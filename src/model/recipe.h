@@ -27,6 +27,7 @@ enum class WindowRule {
   kEveryLayer,  // Mistral: sliding_window on every layer (null: none)
   kQwen,        // Qwen2/3: only with use_sliding_window, layers >= max_window_layers (or layer_types)
   kLayerTypes,  // Gemma-2/3: layer_types, else the family's pattern
+  kNoPe,        // SmolLM3: only with use_sliding_window: layer_types, else the layers without RoPE
 };
 
 // Where sliding layers take their RoPE from.
@@ -213,6 +214,9 @@ struct Family {
   const char* rotary_dims_key = "";
   int rotary_dims = 0;
   bool interleaved_rope = false;
+  // SmolLM3: RoPE on the layers no_rope_layers marks 1, else all but every
+  // no_rope_layer_interval-th (default 4); the others see no position at all (NoPE).
+  bool reads_no_rope_layers = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -224,7 +228,7 @@ std::string supported_model_types();
 // Per-layer choices the forward pass follows.
 struct LayerRecipe {
   int window = 0;           // 0: full causal; else query i sees keys j with 0 <= i - j < window
-  int rope_table = 0;       // index into ModelRecipe::ropes
+  int rope_table = 0;       // index into ModelRecipe::ropes; -1: no RoPE (SmolLM3's NoPE layers)
   bool sparse_mlp = false;  // a mixture of experts (ModelRecipe::moe) in place of the dense MLP
 };
 
@@ -289,6 +293,7 @@ struct RecipeInputs {
   bool use_sliding_window = false;   // Qwen
   int max_window_layers = 0;         // Qwen
   std::vector<bool> sliding_layers;  // layer_types when given ([layers], true: sliding_attention)
+  std::vector<bool> rope_layers;     // [layers] false: no RoPE (SmolLM3's no_rope_layers); empty: RoPE everywhere
   int window_pattern = 0;            // sliding_window_pattern when read; 0: the family's
   bool parallel_residual = false;
   int rotary_dim = 0;             // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)

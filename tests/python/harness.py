@@ -15,10 +15,11 @@ PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "llama-linear", "llama-yarn", "qwen2",
                     "qwen3", "gemma2", "gemma3-text", "gemma3", "olmo2", "olmo3", "olmo3-v5", "pythia",
                     "pythia-sequential", "pythia-v5", "gpt2", "gptj", "phi", "phi3", "phi3-v5", "llama3-v5", "mixtral",
-                    "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5"]
+                    "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
-                   "olmo2", "olmo3", "pythia", "gpt2", "gptj", "phi", "phi3", "mixtral", "olmoe", "qwen3-moe"]
+                   "olmo2", "olmo3", "pythia", "gpt2", "gptj", "phi", "phi3", "mixtral", "olmoe", "qwen3-moe",
+                   "smollm3"]
 
 
 def spm_ids(tokenizer, text_path):

@@ -3,12 +3,12 @@
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
 modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_phi,
-modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe and modeling_rope_utils), not
-from the C++ engine. Computes in float64 (or `dtype`) from the stored weights, widened. With dtype float32 and
-hf_rounding=True it stands in for HF's fp32 eager forward: RoPE frequencies, angles and attention
-factor in float32 as LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes:
-T tokens, H query heads, Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the
-operations are in reference_ops.py.
+modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_smollm3 and
+modeling_rope_utils), not from the C++ engine. Computes in float64 (or `dtype`) from the stored
+weights, widened. With dtype float32 and hf_rounding=True it stands in for HF's fp32 eager forward:
+RoPE frequencies, angles and attention factor in float32 as LlamaRotaryEmbedding computes them,
+sqrt(hidden) rounded to float32. Shapes: T tokens, H query heads, Hkv kv heads, D head_dim. The
+checkpoint is a reference_model.Model; the operations are in reference_ops.py.
 """
 import json
 import math
@@ -66,12 +66,13 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
             q = rms_norm(q, W("self_attn.q_norm.weight"), m.eps, m.norm_offset)
             k = rms_norm(k, W("self_attn.k_norm.weight"), m.eps, m.norm_offset)
         rope = m.layer_rope[layer]
-        key = (rope["theta"], json.dumps(rope["scaling"], sort_keys=True))
-        if key not in tables:
-            tables[key] = rope_cos_sin(np.arange(T), D, rope["theta"], dt, rope["scaling"], m.hf_rounding,
-                                       m.max_positions)
-        cos, sin = tables[key]                                             # [T, D]
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if rope is not None:                                               # None: SmolLM3's NoPE layers
+            key = (rope["theta"], json.dumps(rope["scaling"], sort_keys=True))
+            if key not in tables:
+                tables[key] = rope_cos_sin(np.arange(T), D, rope["theta"], dt, rope["scaling"], m.hf_rounding,
+                                           m.max_positions)
+            cos, sin = tables[key]                                         # [T, D]
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         scores = soft_cap((q @ k[kv_of_head].transpose(0, 2, 1)) * dt(m.scale), m.attn_cap)  # [H, T, T]
         probs = softmax_masked(scores, attention_mask(T, m.layer_window[layer]))
         if topn is not None:

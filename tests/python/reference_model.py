@@ -31,6 +31,7 @@ FAMILIES = {
     "olmo3":       dict(norms=POST, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
     "olmoe":       dict(norms=PRE, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
     "qwen3_moe":   dict(norms=PRE, qk="head", gemma=False, kv=4, hd=None, theta=1e4, eps=1e-6),
+    "smollm3":     dict(norms=PRE, qk=None, gemma=False, kv=4, hd=None, theta=2e6, eps=1e-6),
 }
 # Mixtures of experts (transformers 4.57 MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
 # Qwen3MoeSparseMoeBlock): the sparse block's prefix, the expert count's key and default, top_k's
@@ -81,7 +82,7 @@ class Model:
         self.vocab = cfg["vocab_size"]
         self.max_positions = cfg.get("max_position_embeddings")  # YaRN's fallback original length
         self.bos = cfg.get("bos_token_id", 2 if gemma else 1)
-        self.tied = top.get("tie_word_embeddings", gemma)
+        self.tied = top.get("tie_word_embeddings", gemma or self.model_type == "smollm3")  # SmolLM3Config ties too
         self.norm_offset = 1.0 if gemma else 0.0          # GemmaRMSNorm: * (1 + w)
         self.embed_scale = self.hidden ** 0.5 if gemma else 1.0
         act = cfg.get("hidden_activation") or "gelu_pytorch_tanh" if gemma else cfg.get("hidden_act", "silu")
@@ -103,9 +104,10 @@ class Model:
             self.attn_cap = self.final_cap = None
         self.layer_window = [self._window(cfg, i) for i in range(self.layers)]
         self.layer_rope = [self._rope(cfg, fam, i) for i in range(self.layers)]
-        # The old single-setting attributes, for families with one window and one RoPE.
+        # The old single-setting attributes, for families with one window and one RoPE (SmolLM3's
+        # NoPE layers have none: its RoPE layers').
         self.window = self.layer_window[0] if len(set(self.layer_window)) == 1 else "per-layer"
-        self.theta = self.layer_rope[0]["theta"]
+        self.theta = next((rope["theta"] for rope in self.layer_rope if rope), None)
         # Mixtures of experts: `experts` per sparse layer, top_k of them per token. Qwen3MoeDecoderLayer:
         # layer i is sparse iff i not in mlp_only_layers and num_experts > 0 and
         # (i + 1) % decoder_sparse_step == 0 (Mixtral, OLMoE: every layer); a dense one has the
@@ -119,6 +121,7 @@ class Model:
         step = cfg.get("decoder_sparse_step", 1) if self.model_type == "qwen3_moe" else 1
         self.sparse = [self.experts > 0 and i not in dense and (i + 1) % step == 0 for i in range(self.layers)]
         assert not cfg.get("clip_qkv"), "clip_qkv"
+        assert not cfg.get("mlp_bias"), "mlp_bias"  # LLaMA's and SmolLM3's MLP biases are not read here
         self.expert_load = []  # [sparse layers] x [experts] tokens routed, filled by forward
         self.route_gap = []    # [layers] the smallest router-logit gap between a chosen and an unchosen expert
         self.dtype, self.hf_rounding = dtype, hf_rounding
@@ -230,8 +233,35 @@ class Model:
             if cfg.get("layer_types"):
                 return cfg["layer_types"][i] == "sliding_attention"
             return (i + 1) % 4 != 0  # Olmo3Config: every fourth layer is full attention
+        if self.model_type == "smollm3":
+            return self._smollm3_sliding(cfg, i)
         assert not (self.model_type == "qwen3_moe" and cfg.get("use_sliding_window")), "use_sliding_window"
         return self.model_type in ("mistral", "mixtral")
+
+    def _smollm3_rope_layers(self, cfg):
+        """SmolLM3Config.no_rope_layers: 1 where the layer turns q and k, 0 where it is NoPE; not
+        written, every no_rope_layer_interval-th layer is NoPE (3, 7, 11, .. at 4)."""
+        flags = cfg.get("no_rope_layers")
+        if flags is None:
+            interval = cfg.get("no_rope_layer_interval", 4)
+            return [int((i + 1) % interval != 0) for i in range(self.layers)]
+        assert len(flags) >= self.layers, f"no_rope_layers has {len(flags)} entries for {self.layers} layers"
+        return flags
+
+    def _smollm3_sliding(self, cfg, i):
+        """SmolLM3: layer_types, not written, is "sliding_attention" on the NoPE layers when
+        use_sliding_window and sliding_window are set. A written sliding layer is windowed by eager
+        and SDPA attention (SmolLM3Model picks the mask by layer type) whatever use_sliding_window
+        says, by flash-attention only with it (SmolLM3Attention.sliding_window), and without a
+        sliding_window eager fails: such configs are refused, not guessed."""
+        types = cfg.get("layer_types")
+        if not types:
+            nope = not self._smollm3_rope_layers(cfg)[i]
+            return bool(cfg.get("use_sliding_window") and cfg.get("sliding_window") is not None and nope)
+        sliding = types[i] == "sliding_attention"
+        assert not sliding or (cfg.get("use_sliding_window") and cfg.get("sliding_window") is not None), \
+            f"layer {i} is sliding_attention without use_sliding_window and a sliding_window: backends disagree"
+        return sliding
 
     def _window(self, cfg, i):
         if not self._sliding(cfg, i):
@@ -241,7 +271,10 @@ class Model:
     def _rope(self, cfg, fam, i):
         """{theta, scaling} of layer i: Gemma-3 sliding layers use rope_local_base_freq, plain;
         OLMo-3 sliding layers rope_theta, plain (Olmo3Model's rotary_embs["sliding_attention"] is
-        rope_type "default"), its full layers the configured scaling."""
+        rope_type "default"), its full layers the configured scaling; None on SmolLM3's NoPE
+        layers (no rotation of q and k)."""
+        if self.model_type == "smollm3" and not self._smollm3_rope_layers(cfg)[i]:
+            return None
         layer_type = "sliding_attention" if self._sliding(cfg, i) else "full_attention"
         params = cfg.get("rope_parameters")  # transformers 5.x: rope_theta and the scaling in one object
         if params and set(params) <= {"sliding_attention", "full_attention"}:

@@ -7,11 +7,13 @@
 2. A second, structurally different forward (token by token with a KV cache, scalar
    loops over heads and keys, RoPE as explicit pair rotations) must agree with the
    batched reference on every fixture to 1e-10; GPT-J's too, with its interleaved pairs
-   (2i, 2i + 1), and with pairs (i, i + R/2) once its q/k rows are de-interleaved.
+   (2i, 2i + 1), and with pairs (i, i + R/2) once its q/k rows are de-interleaved; SmolLM3's
+   with its NoPE layers left unturned.
 3. The fixtures are useful: some heads are peaky, everything is finite, and a float32
    run of the reference stays well inside the engine's tolerances.
 """
 import argparse
+import json
 import math
 import os
 import subprocess
@@ -29,7 +31,7 @@ import reference_ops as ops  # noqa: E402
 import st_reader  # noqa: E402
 from checkpoint_files import Tensor, f32_to_bf16_bits, write_safetensors  # noqa: E402
 
-FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow"]
+FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "smollm3", "smollm3-windowed"]
 PROMPT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "fixture_prompt.txt")
 failures = []
 
@@ -105,7 +107,8 @@ def st_roundtrip():
 
 
 def forward_incremental(m, tokens):
-    """Token-by-token decode with a KV cache; scalar loops for attention.
+    """Token-by-token decode with a KV cache; scalar loops for attention; each layer's window, and
+    no rotation on a layer without RoPE (SmolLM3's NoPE layers).
 
     Returns attention rows [L][H][T] lists (dense, zero-padded), values and logits."""
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
@@ -132,18 +135,21 @@ def forward_incremental(m, tokens):
         x = m.weight("model.embed_tokens.weight")[tok] * m.embed_scale
         for layer in range(m.layers):
             W = lambda n: m.weight(f"model.layers.{layer}.{n}")
+            rope, window = m.layer_rope[layer], m.layer_window[layer]
+            assert rope is None or rope == {"theta": m.theta, "scaling": None}, rope  # plain RoPE only
+            turn = (lambda vec, pos: np.array(vec, dtype=np.float64)) if rope is None else rotate
             h = norm(x, W("input_layernorm.weight"))
             q = W("self_attn.q_proj.weight") @ h
             k = W("self_attn.k_proj.weight") @ h
             v = W("self_attn.v_proj.weight") @ h
             for g in range(Hkv):
-                cache_k[layer][g].append(rotate(k[g * D:(g + 1) * D], t))
+                cache_k[layer][g].append(turn(k[g * D:(g + 1) * D], t))
                 cache_v[layer][g].append(v[g * D:(g + 1) * D])
-            first = 0 if m.window is None else max(0, t - m.window + 1)
+            first = 0 if window is None else max(0, t - window + 1)
             ctx = np.zeros(H * D)
             for head in range(H):
                 g = head * Hkv // H
-                qh = rotate(q[head * D:(head + 1) * D], t)
+                qh = turn(q[head * D:(head + 1) * D], t)
                 scores = [float(np.dot(qh, cache_k[layer][g][j])) / math.sqrt(D) for j in range(first, t + 1)]
                 top = max(scores)
                 e = [math.exp(s - top) for s in scores]
@@ -296,9 +302,13 @@ def fixture_checks(fixture_dir, name, n_loop):
     diffuse = [float((a.max(-1) < 0.1).mean()) for a in ref["attn"]]
     check(min(peaky) > 0.05 and min(diffuse) > 0.05,
           f"{name}: attention mixes peaky and diffuse rows (max p > 0.5: {min(peaky):.2f}, < 0.1: {min(diffuse):.2f})")
-    if m.window is not None:
-        outside = max(np.abs(np.where(ops.attention_mask(T, m.window), 0, a)).max() for a in ref["attn"])
-        check(T > 2 * m.window and outside == 0, f"{name}: T={T} > 2 x window {m.window}, zero outside it")
+    windowed = [l for l in range(m.layers) if m.layer_window[l] is not None]
+    if windowed:
+        window = max(m.layer_window[l] for l in windowed)
+        outside = max(np.abs(np.where(ops.attention_mask(T, m.layer_window[l]), 0, ref["attn"][l])).max()
+                      for l in windowed)
+        where = "" if len(windowed) == m.layers else f" on layers {windowed}"
+        check(T > 2 * window and outside == 0, f"{name}: T={T} > 2 x window {window}, zero outside it{where}")
     f32 = rf.forward(Model(d, np.float32), tokens)
     e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(m.layers))
     e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max() for l in range(m.layers))
@@ -349,6 +359,61 @@ def qwen3_moe_layer_kinds(fixture_dir):
           f"norm_topk_prob: qwen3-moe renormalises, olmoe does not (top-{olmoe.top_k})")
 
 
+def smollm3_checks(fixture_dir):
+    """SmolLM3's quirks bite on its fixtures: the layers no_rope_layers (written, or by default
+    every no_rope_layer_interval-th) leaves unturned, and only they, change the forward if turned;
+    the windowed variant slides exactly its NoPE layers, and differs from the plain fixture from
+    its first differing layer on; the tied head (no lm_head.weight) shapes the logits; a config
+    whose written layer_types slide a layer without use_sliding_window is refused."""
+    d, dw = os.path.join(fixture_dir, "smollm3"), os.path.join(fixture_dir, "smollm3-windowed")
+    m, mw = Model(d), Model(dw)
+    nope = [l for l in range(m.layers) if m.layer_rope[l] is None]
+    nope_w = [l for l in range(mw.layers) if mw.layer_rope[l] is None]
+    windows = [l for l in range(mw.layers) if mw.layer_window[l] is not None]
+    check(nope == [3] and nope_w == [1, 3] and windows == nope_w and set(mw.layer_window) == {None, 48}
+          and set(m.layer_window) == {None} and m.theta == mw.theta == 2e6,
+          f"smollm3: NoPE layers {nope} (no_rope_layer_interval 4); smollm3-windowed: NoPE {nope_w}, "
+          f"windows {mw.layer_window}")
+    tokens = prompt_tokens(d, m)
+    ref = rf.forward(m, tokens)
+    turned = Model(d)
+    turned.layer_rope = [turned.layer_rope[0]] * m.layers
+    alt = rf.forward(turned, tokens)
+    diffs = [float(np.abs(a - b).max()) for a, b in zip(alt["attn"], ref["attn"])]
+    check(diffs[3] > 0.1 and max(diffs[:3]) == 0,
+          f"smollm3: RoPE on NoPE layer 3 changes its attention by {diffs[3]:.2f} (> 0.1), layers 0-2 by "
+          f"{max(diffs[:3]):.0e}")
+    ref_w = rf.forward(mw, tokens)
+    diffs = [float(np.abs(a - b).max()) for a, b in zip(ref_w["attn"], ref["attn"])]
+    unwindowed = Model(dw)
+    unwindowed.layer_window = [None] * mw.layers
+    free = rf.forward(unwindowed, tokens)
+    bite = min(float(np.abs(free["attn"][l] - ref_w["attn"][l]).max()) for l in windows)
+    check(diffs[0] == 0 and min(diffs[1:]) > 0.1 and bite > 0.1,
+          f"smollm3-windowed: attention as smollm3's on layer 0, apart by >= {min(diffs[1:]):.2f} on 1-3; "
+          f"dropping the window changes its NoPE layers by >= {bite:.2f}")
+    top = float((ref["logits"].argmax(-1) == np.array(tokens)).mean())
+    check(m.tied and not m.has("lm_head.weight") and top > 0.5,
+          f"smollm3: tied, no lm_head.weight; the embedding as head makes the current token the top logit "
+          f"at {top:.2f} of positions (chance {1 / m.vocab:.3f})")
+    with open(os.path.join(d, "config.json")) as f:
+        cfg = json.load(f)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.symlink(os.path.join(d, "model.safetensors"), os.path.join(tmp, "model.safetensors"))
+        refused = []
+        for use in (False, True):
+            with open(os.path.join(tmp, "config.json"), "w") as f:
+                json.dump(dict(cfg, sliding_window=48, use_sliding_window=use,
+                               layer_types=["full_attention", "sliding_attention"] * 2), f)
+            try:
+                refused.append(Model(tmp).layer_window)
+            except AssertionError:
+                refused.append("refused")
+    check(refused == ["refused", [None, 48, None, 48]],
+          f"smollm3: written layer_types slide layers 1, 3: without use_sliding_window {refused[0]}, "
+          f"with it {refused[1]}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fixtures", required=True)
@@ -359,6 +424,7 @@ def main():
     for name in FIXTURES:
         fixture_checks(args.fixtures, name, args.loop_tokens)
     gptj_checks(args.fixtures, args.loop_tokens)
+    smollm3_checks(args.fixtures)
     moe_checks(args.fixtures, "mixtral", "mixtral-v5")
     moe_checks(args.fixtures, "olmoe")
     moe_checks(args.fixtures, "qwen3-moe", "qwen3-moe-v5")

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numbers>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/config_json.h"
@@ -206,6 +207,52 @@ TEST(Rope, Olmo3ScalesTheRopeOfItsFullLayersOnly) {
   }
 }
 
+// SmolLM3Config: NoPE on every fourth layer unless no_rope_layers says which; windows only with
+// use_sliding_window, on the NoPE layers unless layer_types says which.
+TEST(Rope, Smollm3LeavesItsNoPeLayersUnrotatedAndWindowsOnlyThem) {
+  const auto tables = [](const ModelConfig& c) {
+    std::vector<int> out;
+    for (const LayerRecipe& l : c.recipe.layers) out.push_back(l.rope_table);
+    return out;
+  };
+  const auto windows = [](const ModelConfig& c) {
+    std::vector<int> out;
+    for (const LayerRecipe& l : c.recipe.layers) out.push_back(l.window);
+    return out;
+  };
+  const ModelConfig plain = parse("smollm3", 8, R"(,"bos_token_id":1,"sliding_window":64)");
+  EXPECT_EQ(tables(plain), (std::vector<int>{0, 0, 0, -1, 0, 0, 0, -1}));
+  EXPECT_EQ(windows(plain), (std::vector<int>(8, 0)));  // use_sliding_window false
+  EXPECT_EQ(plain.recipe.ropes.at(0).theta, 2e6);
+  EXPECT_TRUE(plain.tie_embeddings);
+  EXPECT_EQ(plain.kv_heads, 2);
+  const ModelConfig listed = parse("smollm3", 4,
+                                   R"(,"bos_token_id":1,"no_rope_layers":[1,0,1,0,1],"use_sliding_window":true,)"
+                                   R"("sliding_window":64)");
+  EXPECT_EQ(tables(listed), (std::vector<int>{0, -1, 0, -1}));
+  EXPECT_EQ(windows(listed), (std::vector<int>{0, 64, 0, 64}));
+  const ModelConfig typed =
+      parse("smollm3", 4,
+            R"(,"bos_token_id":1,"no_rope_layer_interval":2,"use_sliding_window":true,"sliding_window":64,)"
+            R"("layer_types":["sliding_attention","full_attention","full_attention","full_attention"])");
+  EXPECT_EQ(tables(typed), (std::vector<int>{0, -1, 0, -1}));
+  EXPECT_EQ(windows(typed), (std::vector<int>{64, 0, 0, 0}));
+  const std::pair<const char*, const char*> refused[] = {
+      {R"(,"no_rope_layers":[1,0])", "no_rope_layers"},
+      {R"(,"no_rope_layers":[1,2,1,1])", "no_rope_layers"},
+      // eager and sdpa would slide layer 0 by its type, flash attention would not
+      {R"(,"sliding_window":64,"layer_types":["sliding_attention","full_attention","full_attention","full_attention"])",
+       "layer_types"}};
+  for (const auto& [bad, field] : refused) {
+    try {
+      parse("smollm3", 4, std::string(R"(,"bos_token_id":1)") + bad);
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("field '") + field + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // GPTJConfig as GPT-J-6B's config.json writes it: GPT-2's keys, rotary_dim 64 of head_dim 256.
 TEST(Rope, GptjRotatesAdjacentPairsOfItsFirstRotaryDimChannels) {
   const std::string gptj =
@@ -233,7 +280,7 @@ TEST(Rope, GptjRotatesAdjacentPairsOfItsFirstRotaryDimChannels) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
   EXPECT_EQ(parse_model_config(gptj + "}", "config.json").recipe.rotary_dim, 64);  // GPTJConfig's default
-  for (const std::string& bad : {R"(,"rotary_dim":null})", R"(,"rotary_dim":300})", R"(,"rotary_dim":7})"}) {
+  for (const char* bad : {R"(,"rotary_dim":null})", R"(,"rotary_dim":300})", R"(,"rotary_dim":7})"}) {
     try {
       parse_model_config(gptj + bad, "config.json");
       ADD_FAILURE() << bad;
