@@ -12,7 +12,8 @@ gate_up_proj, longrope, partial rotary), GPT-NeoX (Pythia: fused per-head query_
 partial rotary, parallel or sequential residual), Phi (Phi-2: one LayerNorm feeding attention
 and MLP in parallel), GPT-J (Phi's parallel layer without attention biases, RoPE in interleaved
 pairs on rotary_dim channels, lm_head's bias), SmolLM3 (LLaMA's layer, NoPE layers, windows on
-them with use_sliding_window) and GPT-2 (learned positions, Conv1D). For
+them with use_sliding_window), GPT-2 (learned positions, Conv1D) and GPT-Neo (GPT-2's layer with
+nn.Linear weights, unscaled scores, windows on its local layers). For
 benchmarking; its fp32 logits are checked against the float64 reference
 (tests/python/test_torch_eager.py).
 
@@ -96,7 +97,7 @@ def rms_norm(m, x, name):
 
 
 def layer_norm(m, x, name):
-    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2)."""
+    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo)."""
     return F.layer_norm(x, (x.shape[-1],), m.w[name + ".weight"].to(x.dtype), m.w[name + ".bias"].to(x.dtype), m.eps)
 
 
@@ -184,8 +185,8 @@ def split_heads(m, a, n):
 
 
 def qkv_separate(m, p, h):
-    """q_proj, k_proj, v_proj (GPT-J's under attn.), with the biases the checkpoint has (Qwen2's;
-    Phi's; attention_bias)."""
+    """q_proj, k_proj, v_proj (GPT-J's under attn., GPT-Neo's under attn.attention.), with the
+    biases the checkpoint has (Qwen2's; Phi's; attention_bias)."""
     names = [m.fam["attn_prefix"] + name for name in ("q_proj", "k_proj", "v_proj")]
     return [split_heads(m, m.project(h, p + name), n) for name, n in zip(names, (m.heads, m.kv_heads, m.kv_heads))]
 
@@ -224,7 +225,11 @@ def attention(m, p, h, cos, sin, mask, attentions):
         q, k = apply_rope(q, cos, sin, m.fam["interleaved"]), apply_rope(k, cos, sin, m.fam["interleaved"])
     k = k.repeat_interleave(m.heads // m.kv_heads, dim=0)  # HF repeat_kv
     v = v.repeat_interleave(m.heads // m.kv_heads, dim=0)
-    if m.fam["interleaved"]:
+    if m.fam["unscaled"]:
+        # GPT-Neo's _attn: q and k in fp32, no 1 / sqrt(D) at all, softmax in fp32, cast back
+        scores = q.float() @ k.float().transpose(1, 2)
+        probs = torch.softmax(scores + mask.float(), dim=-1).to(m.dtype)
+    elif m.fam["interleaved"]:
         # GPT-J's _attn: q and k in fp32, scores / sqrt(D) (an fp32 scalar), softmax in fp32, cast back
         scores = q.float() @ k.float().transpose(1, 2) / torch.sqrt(torch.tensor(m.head_dim, dtype=torch.float32))
         probs = torch.softmax(scores + mask.float(), dim=-1).to(m.dtype)
@@ -256,7 +261,8 @@ def mlp_gate_up(m, p, h):
 
 
 def mlp_plain(m, p, h):
-    """down(act(up(h))) with biases: GPT-NeoX dense_h_to_4h / 4h_to_h, Phi fc1 / fc2, GPT-2 c_fc / c_proj."""
+    """down(act(up(h))) with biases: GPT-NeoX dense_h_to_4h / 4h_to_h, Phi fc1 / fc2, GPT-2 and GPT-Neo
+    c_fc / c_proj."""
     up, down = m.fam["mlp_names"]
     return m.project(m.act(m.project(h, p + up)), p + down)
 
@@ -299,7 +305,8 @@ LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", position
              post_norms=(None, None), norm=rms_norm, norm_offset=False, scale_embeddings=False, qkv=qkv_separate,
              attn_prefix="self_attn.", o_name="self_attn.o_proj", gpt2_attention=False, mlp=mlp_gated, conv1d=False,
              parallel=False, eps=("rms_norm_eps", 1e-6), act=("hidden_act", "silu"), theta=10000.0, rotary=1.0,
-             interleaved=False, tied=False, window=None, qk_norm=None, caps=None, local_rope=False, nope=False)
+             interleaved=False, tied=False, window=None, qk_norm=None, caps=None, local_rope=False, nope=False,
+             unscaled=False)
 # Mixtures of experts: (block prefix, router, the experts' gate, up and down) and the config
 # class's defaults (experts, experts per token, norm_topk_prob).
 MOE_NAMES = ("mlp.", "gate", ("gate_proj", "up_proj", "down_proj"))
@@ -343,10 +350,17 @@ FAMILIES = {
                  mlp_names=("mlp.fc_in", "mlp.fc_out"), eps=("layer_norm_epsilon", 1e-5),
                  act=("activation_function", "gelu_new"), interleaved=True, parallel=True),
     "smollm3": dict(LLAMA, window=("smollm3", None), theta=2000000.0, tied=True, nope=True),
+    # GPT-Neo: GPT-2's layer with nn.Linear weights, q/k/v without biases, window_size on "local" layers
+    "gpt_neo": dict(LAYER_NORMED, layers="transformer.h.", embed="transformer.wte.weight",
+                    positions="transformer.wpe.weight", final_norm="transformer.ln_f", norms=("ln_1", "ln_2"),
+                    attn_prefix="attn.attention.", o_name="attn.attention.out_proj",
+                    mlp_names=("mlp.c_fc", "mlp.c_proj"), eps=("layer_norm_epsilon", 1e-5),
+                    act=("activation_function", "gelu_new"), rotary=0.0, tied=True, window=("neo", 256), unscaled=True),
 }
-# GPT2Config's attribute_map: the standard key, and the one a GPT-2 config.json writes.
-GPT2_KEYS = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
-             "max_position_embeddings": "n_positions"}
+# GPT2Config's and GPTNeoConfig's attribute_maps: the standard key, and the one their config.json writes.
+CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
+                  ("max_position_embeddings", "n_positions"), ("num_hidden_layers", "num_layers"),
+                  ("num_attention_heads", "num_heads")]
 
 
 def first(*values):
@@ -364,7 +378,7 @@ class Model:
         mt = cfg["model_type"]
         assert mt in FAMILIES, f"model_type {mt} not implemented here (only {', '.join(FAMILIES)})"
         fam = self.fam = FAMILIES[mt]
-        self.cfg = cfg = dict({std: cfg[alias] for std, alias in GPT2_KEYS.items() if alias in cfg}, **cfg)
+        self.cfg = cfg = dict({std: cfg[alias] for std, alias in CONFIG_ALIASES if alias in cfg}, **cfg)
         self.w, self.dtype, self.linear = weights, dtype, linear
         if mt == "gpt2" and fam["embed"] not in weights:  # saved from GPT2Model: no transformer. prefix
             self.w = {k if k == "lm_head.weight" else "transformer." + k: v for k, v in weights.items()}
@@ -426,6 +440,11 @@ class Model:
             sliding = types[layer] == "sliding_attention" if types else layer >= self.cfg.get("max_window_layers", 28)
             if not sliding:
                 return None
+        if rule == "neo":  # GPTNeoConfig: attention_layers (else attention_types expanded), "local" ones windowed
+            kinds = self.cfg.get("attention_layers") or [
+                kind for group, n in self.cfg.get("attention_types", [[["global", "local"], 12]]) for _ in range(n)
+                for kind in group]
+            return self.cfg.get("window_size", default) if kinds[layer] == "local" else None
         if rule == "smollm3":  # SmolLM3Config: only with use_sliding_window, on layer_types' sliding layers
             sliding = types[layer] == "sliding_attention" if types else not self.use_rope[layer]  # else NoPE ones
             if not (self.cfg.get("use_sliding_window") and sliding):

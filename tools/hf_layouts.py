@@ -12,10 +12,11 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "gemma3": "Gemma3ForConditionalGeneration", "qwen2": "Qwen2ForCausalLM",
                  "qwen3": "Qwen3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "olmo3": "Olmo3ForCausalLM",
                  "gpt_neox": "GPTNeoXForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
-                 "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM", "mixtral": "MixtralForCausalLM",
-                 "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "smollm3": "SmolLM3ForCausalLM"}
+                 "gpt_neo": "GPTNeoForCausalLM", "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM",
+                 "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
+                 "smollm3": "SmolLM3ForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
-# The LLaMA-style keys that GPT-2 and GPT-J configs spell their own way (n_embd, n_layer, ...) or lack.
+# The LLaMA-style keys that GPT-2, GPT-J and GPT-Neo configs spell their own way (n_embd, n_layer, ...) or lack.
 LLAMA_STYLE_KEYS = ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias", "hidden_size",
                     "intermediate_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                     "attention_dropout")
@@ -32,7 +33,7 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
     (Qwen3-MoE's experts; else `intermediate`). A
     gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
     if tie_word_embeddings is None:
-        tie_word_embeddings = model_type in GEMMAS or model_type == "smollm3"
+        tie_word_embeddings = model_type in GEMMAS or model_type in ("smollm3", "gpt_neo")
     text_type = "gemma3_text" if model_type == "gemma3" else model_type
     cfg = {
         "architectures": [ARCHITECTURES[model_type]],
@@ -84,6 +85,25 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
                    n_head=heads, n_positions=max_positions, rotary_dim=max(2, head_dim // 8 * 2),
                    activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps, resid_pdrop=0.0,
                    embd_pdrop=0.0, attn_pdrop=0.0)
+        cfg.update(extra or {})
+        return cfg
+    if model_type == "gpt_neo":
+        # GPTNeoConfig (transformers 4.57): hidden_size, num_layers, num_heads (num_hidden_layers and
+        # num_attention_heads only through its attribute_map), intermediate_size null where it is
+        # 4 * hidden_size; attention_types global and local in turn (an odd last layer global) and,
+        # as the released configs write it, the expanded attention_layers; local layers see
+        # window_size keys (sliding_window's value, else 256). Scores are not scaled by 1 / sqrt(head_dim).
+        if kv_heads != heads or head_dim * heads != hidden:
+            raise ValueError("gpt_neo: kv_heads == heads and head_dim == hidden / heads")
+        for key in LLAMA_STYLE_KEYS:
+            if key not in ("hidden_size", "max_position_embeddings", "attention_dropout"):
+                cfg.pop(key, None)
+        types = [[["global", "local"], layers // 2]] + ([[["global"], 1]] if layers % 2 else [])
+        cfg.update(hidden_size=hidden, num_layers=layers, num_heads=heads,
+                   intermediate_size=None if intermediate == 4 * hidden else intermediate, attention_types=types,
+                   attention_layers=[kind for kinds, n in types for _ in range(n) for kind in kinds],
+                   window_size=sliding_window or 256, activation_function="gelu_new", layer_norm_epsilon=rms_norm_eps,
+                   resid_dropout=0.0, embed_dropout=0.0)
         cfg.update(extra or {})
         return cfg
     if model_type == "phi3":
@@ -266,6 +286,8 @@ def tensor_shapes(cfg, fused_experts=False):
         return gpt2_tensor_shapes(cfg)
     if mt == "gptj":
         return gptj_tensor_shapes(cfg)
+    if mt == "gpt_neo":
+        return gpt_neo_tensor_shapes(cfg)
     if mt == "phi":
         return phi_tensor_shapes(cfg)
     if mt == "phi3":
@@ -399,4 +421,25 @@ def gptj_tensor_shapes(cfg):
     if not cfg["tie_word_embeddings"]:
         out.append(("lm_head.weight", (v, h)))
     out.append(("lm_head.bias", (v,)))
+    return out
+
+
+def gpt_neo_tensor_shapes(cfg):
+    """GPTNeoForCausalLM's tensors (transformer.*): learned positions wpe, nn.Linear weights
+    [out, in], q/k/v under attn.attention. without biases, out_proj and the c_fc / c_proj MLP with
+    them, LayerNorms with biases; lm_head only when untied, without a bias."""
+    h, v = cfg["hidden_size"], cfg["vocab_size"]
+    inter = cfg.get("intermediate_size") or 4 * h
+    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["max_position_embeddings"], h))]
+    for i in range(cfg["num_layers"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
+        out += [(p + f"attn.attention.{name}.weight", (h, h)) for name in ("k_proj", "v_proj", "q_proj")]
+        out += [(p + "attn.attention.out_proj.weight", (h, h)), (p + "attn.attention.out_proj.bias", (h,))]
+        out += [(p + "ln_2.weight", (h,)), (p + "ln_2.bias", (h,))]
+        out += [(p + "mlp.c_fc.weight", (inter, h)), (p + "mlp.c_fc.bias", (inter,)),
+                (p + "mlp.c_proj.weight", (h, inter)), (p + "mlp.c_proj.bias", (h,))]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
     return out

@@ -56,6 +56,12 @@ is active, sized to bite at the prompt's length (~300 tokens):
            (rotate_every_two, not rotate_half's (i, i + 4)) at the fixed base 10000 (head 0's content
            row, channel 7, in the slowest pair (6, 7)), fc_in / fc_out with biases, gelu_new, n_inner
            null (4 * 64), untied lm_head with a bias
+  gpt-neo  GPT-Neo, BF16: GPT-2's sequential layer with learned positions (wpe, max_position_embeddings
+           2048) and nn.Linear weights, q/k/v under attn.attention. without biases, out_proj and the
+           c_fc / c_proj MLP with biases, scores not divided by sqrt(head_dim) (q rows at NEO_Q_GAIN,
+           so heads still run from diffuse to peaky), attention_types [[["global", "local"], 2]] with
+           attention_layers written out: layers 1 and 3 see window_size 40 keys, 0 and 2 all;
+           intermediate_size null (4 * 64), gelu_new, tied (no lm_head.weight)
   smollm3  SmolLM3, BF16: LLaMA's layer, GQA 4/2, tied, rope_theta 2000000 (written), 4 layers with
            no_rope_layers not written, so no_rope_layer_interval 4 makes layer 3 NoPE (q and k not
            rotated); variant smollm3-windowed (no_rope_layers [1, 0, 1, 0], use_sliding_window true,
@@ -228,6 +234,11 @@ FIXTURES = {
         config=dict(model_type="gptj", hidden=64, intermediate=256, layers=3, heads=4,
                     kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=2048,
                     bos_token_id=1, eos_token_id=2, extra={"rotary_dim": 8})),
+    "gpt-neo": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=2121,
+        config=dict(model_type="gpt_neo", hidden=64, intermediate=256, layers=4, heads=4,
+                    kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=2048, sliding_window=40,
+                    bos_token_id=1, eos_token_id=2)),
     "smollm3": dict(
         tokenizer="llama-bpe", dtype="BF16", shards=1, seed=2020,
         config=dict(model_type="smollm3", hidden=64, intermediate=160, layers=4, heads=4,
@@ -281,13 +292,18 @@ FUSED_VARIANTS = ("mixtral-v5", "qwen3-moe-v5")
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
                   ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
 
-GPT2_KEYS = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head"}
+# The standard keys GPT-2 (n_embd, n_layer, n_head) and GPT-Neo (num_layers, num_heads) spell their own way.
+CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
+                  ("num_hidden_layers", "num_layers"), ("num_attention_heads", "num_heads")]
 
 # Query-scale per head: score std grows ~ q_scale * k_scale, so the heads range from
 # diffuse to peaky. One rank-1 "content" component on the slowest rotary pair makes
 # head 0 pick keys by token identity, nearly independent of distance.
 Q_SCALES = [2.7, 0.5, 1.2, 2.0]
 CONTENT_GAIN = 2.5
+# GPT-Neo divides no score by sqrt(head_dim) (4 here): its q rows at 0.55 give scores 2.2x the
+# other families', heads still running from diffuse to peaky (at 1, layer 1 has no diffuse row).
+NEO_Q_GAIN = 0.55
 ROUTER_GAIN = 3.0  # router logits of std ~3: decisive top-k choices, every expert in use
 BOS_EMBED_SCALE = 0.01  # a tiny BOS embedding, so rms_norm_eps visibly matters there
 
@@ -316,7 +332,8 @@ def random_weights(cfg, seed):
     rng = np.random.default_rng(seed)
     text, model_type, prefix = text_config(cfg)
     gemma = model_type in GEMMAS
-    h, H = text.get("hidden_size", text.get("n_embd")), text.get("num_attention_heads", text.get("n_head"))
+    h = text.get("hidden_size", text.get("n_embd"))
+    H = text.get("num_attention_heads", text.get("n_head", text.get("num_heads")))
     Hkv = text.get("num_key_value_heads", H)
     D = text.get("head_dim") or h // H
     w = {}
@@ -342,6 +359,8 @@ def random_weights(cfg, seed):
                 a = a.reshape(H, D, h) * np.array(Q_SCALES[:H])[:, None, None]
                 a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
                 a = a.reshape(shape)
+                if model_type == "gpt_neo":
+                    a *= NEO_Q_GAIN
             elif name.endswith("k_proj.weight"):
                 a = a.reshape(Hkv, D, h)
                 a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
@@ -406,12 +425,13 @@ def main(argv):
         summary["fixtures"][name] = {"dir": os.path.join(out, name), "files": files,
                                      "dtype": spec["dtype"], "prompt_tokens": n_tokens}
         text = dict(text_config(cfg)[0])
-        for std, alias in GPT2_KEYS.items():  # GPT-2 writes its own key names
-            text.setdefault(std, text.get(alias))
+        for std, alias in CONFIG_ALIASES:
+            if alias in text:
+                text.setdefault(std, text[alias])
         print(f"{name:17s} {cfg['model_type']:11s} {spec['dtype']:4s} hidden={text['hidden_size']} "
               f"layers={text['num_hidden_layers']} heads={text['num_attention_heads']}/"
               f"{text.get('num_key_value_heads', text['num_attention_heads'])} head_dim={text.get('head_dim', '-')} "
-              f"vocab={text['vocab_size']} window={text.get('sliding_window')} "
+              f"vocab={text['vocab_size']} window={text.get('sliding_window', text.get('window_size'))} "
               f"files={len(files)} prompt_tokens={n_tokens}")
     with open(os.path.join(out, "fixtures.json"), "w") as f:
         json.dump(summary, f, indent=2)

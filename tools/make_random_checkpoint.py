@@ -2,8 +2,8 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, Phi, Phi-3, Mixtral, OLMoE, Qwen3-MoE,
-SmolLM3) and any shape, streaming every
+Gemma-3, Qwen2, Qwen3, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, GPT-Neo, Phi, Phi-3, Mixtral, OLMoE,
+Qwen3-MoE, SmolLM3) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -15,7 +15,7 @@ checkpoint_files.py.
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
 Presets: llama2-7b, mistral-7b, mixtral-8x7b, olmoe-1b-7b, qwen3-30b-a3b, gemma-7b, llama3-8b, qwen2.5-7b,
-llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, phi-3-mini, smollm3-3b, h1024-l8 (a LLaMA
+llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, gpt-neo-1.3b, phi-3-mini, smollm3-3b, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset: `--preset mixtral-8x7b --layers 4` keeps its layer shapes with 4 of its
 32 layers (12 GB in bf16 instead of 93). --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
@@ -66,6 +66,11 @@ PRESETS = {
     "gpt-j-6b": dict(model_type="gptj", hidden=4096, intermediate=16384, layers=28, heads=16, kv_heads=16,
                      head_dim=256, vocab=50400, rms_norm_eps=1e-5, max_positions=2048,
                      bos_token_id=50256, eos_token_id=50256, extra={"rotary_dim": 64}),
+    # GPT-Neo 1.3B: 24 layers of 16 x 128 heads, global and local (window_size 256) in turn, learned
+    # positions (2048), intermediate_size null (4 * 2048), tied 50,257-token vocabulary.
+    "gpt-neo-1.3b": dict(model_type="gpt_neo", hidden=2048, intermediate=8192, layers=24, heads=16, kv_heads=16,
+                         head_dim=128, vocab=50257, rms_norm_eps=1e-5, max_positions=2048, sliding_window=256,
+                         tie_word_embeddings=True, bos_token_id=50256, eos_token_id=50256),
     # Phi-3-mini-4k: 32 x 96 heads, fused qkv_proj and gate_up_proj, window 2047.
     "phi-3-mini": dict(model_type="phi3", hidden=3072, intermediate=8192, layers=32, heads=32, kv_heads=32,
                        head_dim=96, vocab=32064, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
@@ -173,8 +178,8 @@ def main(argv=None):
     for flag in ["hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim", "vocab"]:
         ap.add_argument("--" + flag, type=int)
     ap.add_argument("--sliding-window", type=int,
-                    help="mistral, qwen2/3 and smollm3 (unused there), gemma2/3, olmo3; omit for null "
-                         "(gemma2/3, olmo3: 4096)")
+                    help="mistral, qwen2/3 and smollm3 (unused there), gemma2/3, olmo3, gpt_neo (its local layers' "
+                         "window_size); omit for null (gemma2/3, olmo3: 4096; gpt_neo: 256)")
     ap.add_argument("--experts", type=int, help="mixtral, olmoe, qwen3_moe: experts per sparse layer")
     ap.add_argument("--experts-per-tok", type=int, help="mixtral, olmoe, qwen3_moe: experts each token uses")
     ap.add_argument("--moe-intermediate", type=int, help="qwen3_moe: each expert's width (default --intermediate)")

@@ -395,6 +395,52 @@ std::vector<bool> parse_rope_layers(const FieldReader& f, int layers) {
   return rope;
 }
 
+// GPTNeoConfig: attention_layers, "global" or "local" per layer, else attention_types expanded
+// (each [types, n] appends `types` n times; default [[["global", "local"], 12]]); where both are
+// written they must agree. True: local.
+std::vector<bool> parse_local_layers(const FieldReader& f, int layers) {
+  const auto read = [&](const char* key, const json& list) {
+    if (!list.is_array()) throw f.error(key, "must be a list of \"global\" or \"local\"");
+    std::vector<bool> local;
+    for (const json& t : list) {
+      const std::string type = t.is_string() ? t.get<std::string>() : t.dump();
+      if (type != "global" && type != "local") throw f.error(key, "has '" + type + "'; supported: global, local");
+      local.push_back(type == "local");
+    }
+    return local;
+  };
+  const auto expand = [&](const json& types) {
+    if (!types.is_array()) throw f.error("attention_types", "must be a list of [[types...], count] pairs");
+    std::vector<bool> local;
+    for (const json& item : types) {
+      if (!item.is_array() || item.size() != 2 || !item[1].is_number_integer() || item[1].get<std::int64_t>() < 0 ||
+          item[1].get<std::int64_t>() > layers) {
+        throw f.error("attention_types", "must be a list of [[types...], count] pairs");
+      }
+      const std::vector<bool> block = read("attention_types", item[0]);
+      for (std::int64_t n = 0; n < item[1].get<std::int64_t>(); ++n)
+        local.insert(local.end(), block.begin(), block.end());
+    }
+    return local;
+  };
+  const json* types = f.find("attention_types");
+  const json* listed = f.find("attention_layers");
+  const bool has_types = types != nullptr && !types->is_null();
+  const bool has_list = listed != nullptr && !listed->is_null();
+  const std::vector<bool> local = has_list    ? read("attention_layers", *listed)
+                                  : has_types ? expand(*types)
+                                              : expand(json::parse(R"([[["global", "local"], 12]])"));
+  if (has_list && has_types && expand(*types) != local) {
+    throw f.error("attention_layers", "disagrees with attention_types expanded");
+  }
+  if (local.size() != static_cast<std::size_t>(layers)) {
+    throw f.error(
+        has_list ? "attention_layers" : "attention_types",
+        "gives " + std::to_string(local.size()) + " layer types for num_layers (" + std::to_string(layers) + ")");
+  }
+  return local;
+}
+
 // Positive float, null (0: none), or the family default when absent.
 float optional_cap(const FieldReader& f, const char* key, double fallback) {
   const json* v = f.find(key);
@@ -434,6 +480,10 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
     in.sliding_layers = parse_layer_types(f, c.layers);
   }
   if (family.reads_no_rope_layers) in.rope_layers = parse_rope_layers(f, c.layers);
+  if (family.window == WindowRule::kLocalLayers) {
+    in.sliding_window = f.int_or("window_size", family.defaults.sliding_window, 1);
+    in.sliding_layers = parse_local_layers(f, c.layers);
+  }
   // SmolLM3 (transformers 4.57): a sliding_attention layer type without use_sliding_window gets
   // the sliding mask in eager and sdpa attention but none in flash attention.
   if (family.window == WindowRule::kNoPe && !in.use_sliding_window &&

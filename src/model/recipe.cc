@@ -38,6 +38,16 @@ constexpr const char* kGpt2Aliases[][2] = {
     {"num_attention_heads", "n_head"}, {"max_position_embeddings", "n_positions"},
     {"intermediate_size", "n_inner"},  {nullptr, nullptr}};
 constexpr NormNames kGpt2Norms{"ln_1.weight", "", "ln_2.weight", ""};
+// GPT-Neo, transformers 4.57 modeling_gpt_neo.py: GPT-2's layout with nn.Linear projections, q/k/v
+// without biases under attn.attention, out_proj with one.
+// clang-format off
+constexpr TensorNames kGptNeoNames{.embed = "wte.weight", .final_norm = "ln_f", .lm_head = "lm_head.weight",
+    .layers = "h.", .q = "attn.attention.q_proj", .k = "attn.attention.k_proj", .v = "attn.attention.v_proj",
+    .o = "attn.attention.out_proj", .position_embed = "wpe.weight", .gate = "", .up = "mlp.c_fc",
+    .down = "mlp.c_proj"};
+// clang-format on
+constexpr const char* kGptNeoAliases[][2] = {
+    {"num_hidden_layers", "num_layers"}, {"num_attention_heads", "num_heads"}, {nullptr, nullptr}};
 // GPT-J, transformers 4.57 modeling_gptj.py: GPTJForCausalLM's transformer.* (body_prefix), q/k/v
 // and out_proj without biases, mlp.fc_in / fc_out with them, one LayerNorm ln_1 feeding attention
 // and MLP in parallel.
@@ -88,7 +98,7 @@ constexpr MoeTraits kQwen3MoeMoe{"num_experts",    "num_local_experts",     128,
 
 constexpr QkNorm kNoQk = QkNorm::kNone, kPerHead = QkNorm::kPerHead, kWhole = QkNorm::kWholeProjection;
 constexpr WindowRule kFull = WindowRule::kNone, kEvery = WindowRule::kEveryLayer, kQwen = WindowRule::kQwen,
-                     kTypes = WindowRule::kLayerTypes, kNoPe = WindowRule::kNoPe;
+                     kTypes = WindowRule::kLayerTypes, kNoPe = WindowRule::kNoPe, kLocal = WindowRule::kLocalLayers;
 constexpr LocalRope kNoLocal = LocalRope::kNone, kOwnBase = LocalRope::kLocalBase, kUnscaled = LocalRope::kUnscaledBase;
 
 // Every supported family side by side. Columns: norms, q/k norm, qkv bias always, reads
@@ -139,6 +149,13 @@ const Family kFamilies[] = {
      "gelu_new", {0,  0, 50256, false, 10000.0, 1e-5, 4096, 256, 0, 0},
      &kGptjNames, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", true, false, "transformer.",
      kGpt2Aliases, true, false, true, true, nullptr, false, "rotary_dim", 64, true},
+    // GPTNeoConfig: num_layers, num_heads, intermediate_size null: 4 * hidden, layer_norm_epsilon,
+    // gelu_new, learned positions, scores unscaled, windows of window_size on the "local" layers,
+    // tied, bos 50256.
+    {"gpt_neo",     kGpt2Norms, kNoQk,   false, false, 0, false, false, false, kNoLocal, kLocal, 0, false, "activation_function",
+     "gelu_new", {0,  0, 50256, true, 10000.0, 1e-5, 256, 256, 0, 0},
+     &kGptNeoNames, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", false, false, "transformer.",
+     kGptNeoAliases, true, true, false, false, nullptr, false, "", 0, false, false, true},
     // PhiConfig: one input LayerNorm feeding attention and MLP in parallel (x = attn + mlp + x),
     // q/k/v/dense/fc1/fc2 and lm_head biases, partial_rotary_factor 0.5, gelu_new, untied.
     {"phi",         kPhiNorms, kNoQk,    true,  false, 0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
@@ -191,6 +208,8 @@ bool is_sliding(const Family& family, const RecipeInputs& in, int layer) {
       // layer_types default: sliding iff sliding_window is not None and i >= max_window_layers.
       if (!in.use_sliding_window || in.sliding_window == 0) return false;
       return in.sliding_layers.empty() ? layer >= in.max_window_layers : in.sliding_layers[layer];
+    case WindowRule::kLocalLayers:
+      return in.sliding_layers[static_cast<std::size_t>(layer)];
     case WindowRule::kNoPe:
       // SmolLM3Config: layer_types default: sliding iff use_sliding_window, sliding_window is not
       // None and the layer has no RoPE; SmolLM3Attention windows only with use_sliding_window.
@@ -310,8 +329,9 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   r.norm_weight_offset = family.norm_weight_offset;
   r.embedding_scale = family.scale_embeddings ? std::sqrt(static_cast<float>(in.hidden)) : 1.0f;
   r.activation = in.activation;
-  r.attn_scale = family.query_pre_attn_scalar ? 1.0f / std::sqrt(in.query_pre_attn_scalar)
-                                              : 1.0f / std::sqrt(static_cast<float>(in.head_dim));
+  r.attn_scale = family.unscaled_scores         ? 1.0f
+                 : family.query_pre_attn_scalar ? 1.0f / std::sqrt(in.query_pre_attn_scalar)
+                                                : 1.0f / std::sqrt(static_cast<float>(in.head_dim));
   r.attn_softcap = family.softcaps ? in.attn_softcap : 0.0f;
   r.final_softcap = family.softcaps ? in.final_softcap : 0.0f;
   r.moe = {in.experts, in.top_k, in.renormalize, in.expert_intermediate};

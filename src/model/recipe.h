@@ -23,11 +23,12 @@ enum class QkNorm {
 
 // How a family decides which layers attend through a sliding window.
 enum class WindowRule {
-  kNone,        // full causal attention everywhere (HF LLaMA ignores a sliding_window key)
-  kEveryLayer,  // Mistral: sliding_window on every layer (null: none)
-  kQwen,        // Qwen2/3: only with use_sliding_window, layers >= max_window_layers (or layer_types)
-  kLayerTypes,  // Gemma-2/3: layer_types, else the family's pattern
-  kNoPe,        // SmolLM3: only with use_sliding_window: layer_types, else the layers without RoPE
+  kNone,         // full causal attention everywhere (HF LLaMA ignores a sliding_window key)
+  kEveryLayer,   // Mistral: sliding_window on every layer (null: none)
+  kQwen,         // Qwen2/3: only with use_sliding_window, layers >= max_window_layers (or layer_types)
+  kLayerTypes,   // Gemma-2/3: layer_types, else the family's pattern
+  kNoPe,         // SmolLM3: only with use_sliding_window: layer_types, else the layers without RoPE
+  kLocalLayers,  // GPT-Neo: the "local" entries of attention_layers, window_size keys
 };
 
 // Where sliding layers take their RoPE from.
@@ -217,6 +218,7 @@ struct Family {
   // SmolLM3: RoPE on the layers no_rope_layers marks 1, else all but every
   // no_rope_layer_interval-th (default 4); the others see no position at all (NoPE).
   bool reads_no_rope_layers = false;
+  bool unscaled_scores = false;  // GPT-Neo: scores q.k, not divided by sqrt(head_dim)
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text

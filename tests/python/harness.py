@@ -14,12 +14,12 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "llama-linear", "llama-yarn", "qwen2",
                     "qwen3", "gemma2", "gemma3-text", "gemma3", "olmo2", "olmo3", "olmo3-v5", "pythia",
-                    "pythia-sequential", "pythia-v5", "gpt2", "gptj", "phi", "phi3", "phi3-v5", "llama3-v5", "mixtral",
-                    "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed"]
+                    "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "phi3-v5", "llama3-v5",
+                    "mixtral", "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
-                   "olmo2", "olmo3", "pythia", "gpt2", "gptj", "phi", "phi3", "mixtral", "olmoe", "qwen3-moe",
-                   "smollm3"]
+                   "olmo2", "olmo3", "pythia", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "mixtral", "olmoe",
+                   "qwen3-moe", "smollm3"]
 
 
 def spm_ids(tokenizer, text_path):
@@ -78,16 +78,17 @@ def describe(proc):
             f"stderr: {proc.stderr.strip()[:2000]}\nstdout: {proc.stdout.strip()[:500]}")
 
 
-# GPT2Config's attribute_map: the standard key, and the one a GPT-2 config.json writes.
-CONFIG_ALIASES = {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
-                  "max_position_embeddings": "n_positions"}
+# GPT2Config's and GPTNeoConfig's attribute_maps: the standard key, and the one their config.json writes.
+CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
+                  ("max_position_embeddings", "n_positions"), ("num_hidden_layers", "num_layers"),
+                  ("num_attention_heads", "num_heads")]
 
 
 def load_config(model_dir):
-    """config.json, with GPT-2's key names also under the standard ones."""
+    """config.json, with GPT-2's and GPT-Neo's key names also under the standard ones."""
     with open(os.path.join(model_dir, "config.json")) as f:
         cfg = json.load(f)
-    for std, alias in CONFIG_ALIASES.items():
+    for std, alias in CONFIG_ALIASES:
         if std not in cfg and alias in cfg:
             cfg[std] = cfg[alias]
     return cfg

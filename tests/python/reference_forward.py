@@ -2,8 +2,8 @@
 
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
-modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_phi,
-modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_smollm3 and
+modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_gpt_neo,
+modeling_phi, modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_smollm3 and
 modeling_rope_utils), not from the C++ engine. Computes in float64 (or `dtype`) from the stored
 weights, widened. With dtype float32 and hf_rounding=True it stands in for HF's fp32 eager forward:
 RoPE frequencies, angles and attention factor in float32 as LlamaRotaryEmbedding computes them,
@@ -32,6 +32,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         return forward_gpt2(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "gptj":
         return forward_gptj(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "gpt_neo":
+        return forward_gpt_neo(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi3":
         return forward_phi3(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi":
@@ -244,6 +246,33 @@ def forward_gptj(m, tokens, want_logits=True, head_gates=None, topn=None):
     return out
 
 
+def forward_gpt_neo(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """GPTNeoForCausalLM (transformers 4.57 modeling_gpt_neo): the same outputs as forward()."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, D = len(tokens), m.heads, m.head_dim
+    assert T <= m.max_positions, f"{T} tokens: GPT-Neo's wpe has max_position_embeddings {m.max_positions} rows"
+    x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(T)]
+    masks = {w: attention_mask(T, w) for w in set(m.layer_window)}      # local layers: window_size keys
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"transformer.h.{layer}."
+        W = lambda n: m.weight(p + n)
+        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
+        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        h = ln(x, "ln_1")
+        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
+        q, k, v = (heads(h @ W(f"attn.attention.{n}_proj.weight").T) for n in "qkv")  # no biases
+        out["values"].append(v.copy())
+        # attend() scales by m.scale, 1 here: GPT-Neo never divides by sqrt(D)
+        ctx = attend(m, q, k, v, masks[m.layer_window[layer]], layer, out, head_gates, topn)
+        x = x + linear(ctx, "attn.attention.out_proj")
+        x = x + linear(m.act(linear(ln(x, "ln_2"), "mlp.c_fc")), "mlp.c_proj")
+    if want_logits:
+        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T                                  # no lm_head bias
+    return out
+
+
 def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
     """PhiForCausalLM (transformers 4.57 modeling_phi): the same outputs as forward()."""
     dt = m.dtype
@@ -343,6 +372,11 @@ def layer0_value_input(m, tokens):
         x = m.weight("transformer.wte.weight")[tokens]
         h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
         return h, m.weight(p + "attn.v_proj.weight"), None
+    if m.model_type == "gpt_neo":
+        p = "transformer.h.0."
+        x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
+        h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
+        return h, m.weight(p + "attn.attention.v_proj.weight"), None
     if m.model_type == "phi3":
         p, q_rows, kv_rows = "model.layers.0.", m.heads * m.head_dim, m.kv_heads * m.head_dim
         h = rms_norm(m.weight("model.embed_tokens.weight")[tokens], m.weight(p + "input_layernorm.weight"), m.eps, 0.0)

@@ -63,6 +63,9 @@ class Model:
         if top["model_type"] == "gptj":
             self._init_gptj(top, model_dir, dtype, hf_rounding)
             return
+        if top["model_type"] == "gpt_neo":
+            self._init_gpt_neo(top, model_dir, dtype, hf_rounding)
+            return
         multimodal = top["model_type"] == "gemma3"
         cfg = top["text_config"] if multimodal else top
         self.cfg, self.top_cfg = cfg, top
@@ -215,6 +218,34 @@ class Model:
         self.act = gelu_tanh  # gelu_new: the tanh approximation
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
 
+    def _init_gpt_neo(self, cfg, model_dir, dtype, hf_rounding):
+        """GPTNeoConfig: hidden_size, num_layers, num_heads (num_hidden_layers and num_attention_heads
+        through its attribute_map, set after them and so winning), layer_norm_epsilon, gelu_new, tied
+        by default; no score scale at all; attention_layers, one "global" or "local" per layer, local
+        ones seeing window_size keys (j <= i and i - j < window_size)."""
+        layers = cfg.get("num_hidden_layers", cfg.get("num_layers", 24))
+        self._init_layernorm_family(cfg, "gpt_neo", cfg.get("hidden_size", 2048), layers,
+                                    cfg.get("num_attention_heads", cfg.get("num_heads", 16)),
+                                    cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 50256),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert self.head_dim * self.heads == self.hidden, (self.hidden, self.heads)
+        self.scale = 1.0  # GPTNeoSelfAttention._attn: q @ k^T as it is
+        # GPTNeoConfig expands attention_types ([[kinds, n], ...]: kinds n times over) and checks the
+        # count against num_layers; a written attention_layers is then set over the expansion.
+        expanded = [kind for kinds, n in cfg.get("attention_types", [[["global", "local"], 12]])
+                    for _ in range(n) for kind in kinds]
+        assert len(expanded) == cfg.get("num_layers", 24), f"attention_types give {len(expanded)} layers"
+        self.attention_layers = cfg.get("attention_layers", expanded)
+        assert len(self.attention_layers) >= layers and set(self.attention_layers[:layers]) <= {"global", "local"}, \
+            self.attention_layers
+        window = cfg.get("window_size", 256)
+        self.layer_window = [window if kind == "local" else None for kind in self.attention_layers[:layers]]
+        self.window = "per-layer" if len(set(self.layer_window)) > 1 else self.layer_window[0]
+        self.max_positions = cfg.get("max_position_embeddings", 2048)  # wpe's rows
+        assert cfg.get("activation_function", "gelu_new") == "gelu_new"
+        self.act = gelu_tanh  # gelu_new: the tanh approximation
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
         if self.model_type in ("gemma2", "gemma3_text"):
@@ -299,7 +330,7 @@ class Model:
     def lm_head(self):
         if self.model_type == "gpt_neox":
             return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
-        if self.model_type in ("gpt2", "gptj"):
+        if self.model_type in ("gpt2", "gptj", "gpt_neo"):
             return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
         if self.model_type == "phi":
             return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")

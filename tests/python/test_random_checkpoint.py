@@ -34,7 +34,8 @@ from make_random_checkpoint import PRESETS  # noqa: E402
 # Published parameter counts of the real models these presets copy.
 PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
                  "gemma-7b": 8_537_680_896, "llama-1b": 1_100_048_384, "llama3-8b": 8_030_261_248,
-                 "qwen2.5-7b": 7_615_616_512, "pythia-6.9b": 6_857_302_016, "pythia-1.4b": 1_414_647_808}
+                 "qwen2.5-7b": 7_615_616_512, "pythia-6.9b": 6_857_302_016, "pythia-1.4b": 1_414_647_808,
+                 "gpt-neo-1.3b": 1_315_575_808}
 # The mixtures' totals as their model cards round them (three significant digits).
 PRESET_PARAMS_ROUNDED = {"mixtral-8x7b": 46.7e9, "olmoe-1b-7b": 6.92e9, "qwen3-30b-a3b": 30.5e9, "gpt-j-6b": 6.05e9,
                          "smollm3-3b": 3.08e9}
@@ -62,6 +63,8 @@ CASES = [
                            "--heads", "4", "--kv-heads", "2", "--dtype", "bf16"]),
     ("gptj-f16", ["--model-type", "gptj", "--hidden", "64", "--intermediate", "256", "--layers", "2",
                   "--heads", "4", "--dtype", "f16"]),
+    ("gpt-neo-bf16-window", ["--model-type", "gpt_neo", "--hidden", "64", "--intermediate", "256", "--layers", "3",
+                             "--heads", "4", "--sliding-window", "16", "--dtype", "bf16"]),
     ("qwen3-moe-fused", ["--model-type", "qwen3_moe", "--hidden", "64", "--intermediate", "128",
                          "--moe-intermediate", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2",
                          "--head-dim", "32", "--experts", "4", "--experts-per-tok", "2", "--fused-experts",
@@ -106,7 +109,7 @@ def validate(name, out, tokenizer):
     check(finite, f"{name}: all values finite")
     band = True
     for k, a in tensors.items():
-        if k.endswith(("norm.weight", "ln_1.weight", "ln_f.weight")):
+        if k.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
             continue
         embedding = k.endswith(("model.embed_tokens.weight", "wte.weight")) and cfg["model_type"] not in GEMMAS
         scale = 1.0 if embedding else 0.0625 if a.ndim == 1 else a.shape[-1] ** -0.5

@@ -27,8 +27,8 @@ from reference_model import Model  # noqa: E402
 from test_capture_vs_reference import PARITY_FACTOR, PARITY_FLOOR  # noqa: E402  the engine's parity rule
 # Every fixture (and config-only variant) of a family torch_eager implements.
 FIXTURES = ["llama", "mistral", "mistral-nowindow", "gemma", "gemma2", "gemma3", "gemma3-text", "olmo2", "llama3", "llama-linear", "llama3-v5", "qwen2", "pythia",
-            "pythia-sequential", "pythia-v5", "gpt2", "gptj", "phi", "phi3", "qwen3", "mixtral", "olmoe", "qwen3-moe",
-            "smollm3", "smollm3-windowed"]
+            "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "qwen3", "mixtral", "olmoe",
+            "qwen3-moe", "smollm3", "smollm3-windowed"]
 
 
 def load_torch_eager():

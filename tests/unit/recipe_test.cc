@@ -285,6 +285,43 @@ TEST(Recipe, Qwen3MoeChoosesSparseLayersByStepAndListWithTwoWidths) {
   EXPECT_FALSE(parse("qwen3_moe", 1, R"(,"use_sliding_window":false,"sliding_window":16)").recipe.layers[0].window);
 }
 
+// GPTNeoConfig as GPT-Neo-125M's config.json writes it: its own key names, attention_types and
+// their expansion attention_layers, window_size on the "local" layers, scores unscaled.
+TEST(Recipe, GptNeoWindowsItsLocalLayersAndLeavesScoresUnscaled) {
+  const std::string neo =
+      R"({"model_type":"gpt_neo","hidden_size":768,"num_layers":4,"num_heads":12,"vocab_size":50257,)"
+      R"("max_position_embeddings":2048,"intermediate_size":null,"window_size":256,)"
+      R"("attention_types":[[["global","local"],2]])";
+  const ModelConfig c =
+      parse_model_config(neo + R"(,"attention_layers":["global","local","global","local"]})", "config.json");
+  EXPECT_EQ(windows(c), (std::vector<int>{0, 256, 0, 256}));
+  EXPECT_EQ(c.layers, 4);
+  EXPECT_EQ(c.heads, 12);
+  EXPECT_EQ(c.intermediate, 4 * 768);
+  EXPECT_EQ(c.recipe.attn_scale, 1.0f);
+  EXPECT_EQ(c.recipe.rotary_dim, 0);
+  EXPECT_TRUE(c.recipe.o_bias && c.recipe.mlp_bias);
+  EXPECT_FALSE(c.recipe.qkv_bias);
+  EXPECT_TRUE(c.tie_embeddings);
+  EXPECT_EQ(c.bos_token_id, 50256);
+  EXPECT_EQ(slot_of(c, 0, TensorRole::kOBias), "transformer.h.0.attn.attention.out_proj.bias 768");
+  EXPECT_EQ(slot_of(c, -1, TensorRole::kPositionEmbed), "transformer.wpe.weight 2048x768");
+  const auto message = [&](const std::string& extra) {
+    try {
+      parse_model_config(neo + extra + "}", "config.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message(""), "");  // attention_layers absent: attention_types expanded
+  EXPECT_NE(message(R"(,"attention_layers":["local","local","global","local"])").find("field 'attention_layers'"),
+            std::string::npos);
+  EXPECT_NE(message(R"(,"attention_types":[[["global","local"],3]])").find("field 'attention_types'"),
+            std::string::npos);
+  EXPECT_NE(message(R"(,"attention_types":[[["global","sparse"],2]])").find("'sparse'"), std::string::npos);
+}
+
 // transformers 5.x's fused experts (save_original_format=False): the router under mlp.gate, all
 // experts' [gate | up] and down in two 3-D tensors; split at load into per-expert views.
 TEST(Recipe, FusedExpertsAreTwoTensorsPerLayerSplitIntoViews) {
