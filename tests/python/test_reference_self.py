@@ -262,14 +262,20 @@ def gptj_checks(fixture_dir, n_loop):
     check(min(peaky) > 0.05 and min(diffuse) > 0.05,
           f"{name}: every layer has a peaky and a diffuse head (rows max p > 0.5: {min(peaky):.2f}, "
           f"< 0.1: {min(diffuse):.2f})")
-    f32 = rf.forward(Model(d, np.float32), tokens)
-    e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(m.layers))
-    e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max()
-              for l in range(m.layers))
-    e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
+    e_a, e_v, e_l = float32_errors(d, tokens, ref, m.layers)
     check(e_a < 0.5e-5 and e_v < 0.5e-5 and e_l < 0.5e-4,
           f"{name}: float32 reference within half the tolerances (attn {e_a:.1e}, values rel {e_v:.1e}, "
           f"logits rel {e_l:.1e})")
+
+
+def float32_errors(d, tokens, ref, layers):
+    """The float32 reference's largest errors against the float64 one `ref`: attention
+    (absolute), values and logits (relative to their largest magnitude)."""
+    f32 = rf.forward(Model(d, np.float32), tokens)
+    e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(layers))
+    e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max() for l in range(layers))
+    e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
+    return e_a, e_v, e_l
 
 
 def forward_incremental_gpt_neo(m, tokens):
@@ -372,11 +378,7 @@ def gpt_neo_checks(fixture_dir, n_loop):
           f"{name}: every layer mixes peaky and diffuse rows (max p > 0.5: {shares(peaky)}; < 0.1: {shares(diffuse)})")
     # Unscaled scores (2.2x the other fixtures' here) round more in fp32: attention within the
     # tolerance, not half (on this fixture the engine answers to the fp32 stand-in's error, not to it).
-    f32 = rf.forward(Model(d, np.float32), tokens)
-    e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(m.layers))
-    e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max()
-              for l in range(m.layers))
-    e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
+    e_a, e_v, e_l = float32_errors(d, tokens, ref, m.layers)
     check(e_a < 1e-5 and e_v < 0.5e-5 and e_l < 0.5e-4,
           f"{name}: float32 reference within the tolerances, values and logits within half (attn {e_a:.1e}, "
           f"values rel {e_v:.1e}, logits rel {e_l:.1e})")
@@ -441,10 +443,7 @@ def fixture_checks(fixture_dir, name, n_loop):
                       for l in windowed)
         where = "" if len(windowed) == m.layers else f" on layers {windowed}"
         check(T > 2 * window and outside == 0, f"{name}: T={T} > 2 x window {window}, zero outside it{where}")
-    f32 = rf.forward(Model(d, np.float32), tokens)
-    e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(m.layers))
-    e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max() for l in range(m.layers))
-    e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
+    e_a, e_v, e_l = float32_errors(d, tokens, ref, m.layers)
     check(e_a < 0.5e-5 and e_v < 0.5e-5 and e_l < 0.5e-4,
           f"{name}: float32 reference within half the tolerances (attn {e_a:.1e}, values rel {e_v:.1e}, "
           f"logits rel {e_l:.1e})")
