@@ -1,15 +1,14 @@
 #include "io/config_json.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
+#include "io/config_fields.h"
+#include "io/config_layers.h"
+#include "io/config_rope.h"
 #include "util/error.h"
 #include "util/file_read.h"
 #include "util/json_parse.h"
@@ -24,72 +23,6 @@ constexpr const char* kDumpRoute =
 
 using nlohmann::json;
 
-class FieldReader {
- public:
-  // prefix names a nested object's keys in messages ("rope_parameters.").
-  FieldReader(const json& root, const std::string& source, std::string prefix = "")
-      : root_(root), source_(source), prefix_(std::move(prefix)) {}
-
-  int positive_int(const char* key) const {
-    const json* v = find(key);
-    if (v == nullptr) throw error(key, "is missing");
-    return checked_int(key, *v, 1);
-  }
-  // fallback 0: the key is required.
-  int positive_int_or(const char* key, int fallback) const {
-    const json* v = find(key);
-    return (v == nullptr && fallback > 0) ? fallback : positive_int(key);
-  }
-  // A reader of the nested object `value`, naming its keys with `prefix` in messages.
-  FieldReader nested(const json& value, const std::string& prefix) const {
-    return FieldReader(value, source_, prefix_ + prefix);
-  }
-  int int_or(const char* key, int fallback, int min_value) const {
-    const json* v = find(key);
-    return (v == nullptr || v->is_null()) ? fallback : checked_int(key, *v, min_value);
-  }
-  float positive_float_or(const char* key, float fallback) const {
-    const json* v = find(key);
-    if (v == nullptr || v->is_null()) return fallback;
-    // Checked as a double first: converting one beyond float's range is undefined.
-    if (!v->is_number() || !(v->get<double>() > 0) || !(v->get<double>() <= std::numeric_limits<float>::max()) ||
-        !(static_cast<float>(v->get<double>()) > 0)) {
-      throw error(key, "must be a positive number within float range");
-    }
-    return static_cast<float>(v->get<double>());
-  }
-  bool bool_or(const char* key, bool fallback) const {
-    const json* v = find(key);
-    if (v == nullptr || v->is_null()) return fallback;
-    if (!v->is_boolean()) throw error(key, "must be true or false");
-    return v->get<bool>();
-  }
-  std::string string_or(const char* key, const std::string& fallback) const {
-    const json* v = find(key);
-    if (v == nullptr || v->is_null()) return fallback;
-    if (!v->is_string()) throw error(key, "must be a string");
-    return v->get<std::string>();
-  }
-  const json* find(const char* key) const {
-    const auto it = root_.find(key);
-    return it == root_.end() ? nullptr : &*it;
-  }
-  InputError error(const char* key, const std::string& what) const {
-    return InputError(source_ + ": field '" + prefix_ + key + "' " + what);
-  }
-
- private:
-  int checked_int(const char* key, const json& v, int min_value) const {
-    if (!v.is_number_integer() || v.get<std::int64_t>() < min_value || v.get<std::int64_t>() > (1 << 30)) {
-      throw error(key, "must be an integer in [" + std::to_string(min_value) + ", 2^30]");
-    }
-    return v.get<int>();
-  }
-  const json& root_;
-  std::string source_;
-  std::string prefix_;
-};
-
 Activation parse_activation(const FieldReader& f, const Family& family) {
   const std::string name = f.string_or(family.activation_key, family.activation_default);
   if (name == "silu" || name == "swish") return Activation::kSilu;
@@ -98,8 +31,6 @@ Activation parse_activation(const FieldReader& f, const Family& family) {
   throw f.error(family.activation_key,
                 "'" + name + "' is not supported (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
 }
-
-bool present(const FieldReader& f, const char* key) { return f.find(key) != nullptr && !f.find(key)->is_null(); }
 
 // Mixture-of-experts layers are not a dense MLP; refused unless the family reads them under
 // this key (MoeTraits::experts_key) or its alias.
@@ -113,22 +44,6 @@ void refuse_moe(const FieldReader& f, const MoeTraits* moe) {
                     std::string("is set: mixture-of-experts models are not supported (dense MLPs only)") + kDumpRoute);
     }
   }
-}
-
-// mlp_only_layers: layer indices in [0, layers), or null / absent (none).
-std::vector<int> parse_layer_list(const FieldReader& f, const char* key, int layers) {
-  const json* v = f.find(key);
-  if (v == nullptr || v->is_null()) return {};
-  const auto malformed = [&] {
-    return f.error(key, "must be an array of layer indices in [0, num_hidden_layers = " + std::to_string(layers) + ")");
-  };
-  if (!v->is_array()) throw malformed();
-  std::vector<int> out;
-  for (const json& e : *v) {
-    if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= layers) throw malformed();
-    out.push_back(e.get<int>());
-  }
-  return out;
 }
 
 // A mixture of experts' sizes and routing (MoeTraits): the expert count, top_k, whether the
@@ -153,294 +68,6 @@ void parse_moe(const FieldReader& f, const MoeTraits& moe, const ModelConfig& c,
   }
 }
 
-// GPT-J: the count of each head's channels that RoPE rotates (GPTJConfig.rotary_dim). Null
-// rotates the whole hidden size in HF, a table that fits a head only with one head: refused.
-int parse_rotary_dims(const FieldReader& f, const Family& family, int head_dim) {
-  const char* key = family.rotary_dims_key;
-  const json* v = f.find(key);
-  if (v != nullptr && v->is_null())
-    throw f.error(key, "must be a number (null, RoPE over the whole hidden size, is not supported)");
-  const int dims = f.int_or(key, family.rotary_dims, 0);
-  if (dims > head_dim)
-    throw f.error(key, "(" + std::to_string(dims) + ") exceeds head_dim (" + std::to_string(head_dim) + ")");
-  return dims;
-}
-
-// The fraction of each head that RoPE rotates: transformers 5.x rope_parameters.partial_rotary_factor,
-// else 4.x partial_rotary_factor or the family's own key (GPT-NeoX rotary_pct), else the
-// family's default. Families without partial rotary refuse a fraction below 1.
-double parse_rotary_fraction(const FieldReader& f, const Family& family) {
-  double fraction = family.rotary_fraction > 0 ? family.rotary_fraction : 1.0;
-  const char* key = "partial_rotary_factor";
-  const FieldReader* reader = &f;
-  std::optional<FieldReader> nested;
-  if (const json* params = f.find("rope_parameters");
-      params != nullptr && params->is_object() && present(f.nested(*params, "rope_parameters."), key)) {
-    nested.emplace(f.nested(*params, "rope_parameters."));
-    reader = &*nested;
-  } else if (!present(f, key) && *family.rotary_key != '\0' && present(f, family.rotary_key)) {
-    key = family.rotary_key;
-  }
-  if (present(*reader, key)) fraction = reader->positive_float_or(key, 1.0f);
-  if (fraction > 1.0) throw reader->error(key, "must be at most 1");
-  if (fraction < 1.0 && family.rotary_fraction == 0) {
-    throw reader->error(key, "is below 1: partial rotary embeddings are not supported for " +
-                                 std::string(family.model_type) + " (RoPE over the whole head_dim only)");
-  }
-  return fraction;
-}
-
-// One RoPE setting from `r`, a rope_scaling object or a transformers v5 rope_parameters
-// object (modeling_rope_utils.py: rope_type, or the legacy key type).
-RopeSpec parse_rope_spec(const FieldReader& r, double theta) {
-  RopeSpec spec;
-  spec.theta = theta;
-  const char* type_key = present(r, "rope_type") ? "rope_type" : "type";
-  const std::string type = r.string_or(type_key, "default");
-  const auto factor = [&](const char* key) { return static_cast<double>(r.positive_float_or(key, 0.0f)); };
-  const auto required = [&](const char* key) {
-    if (!present(r, key)) throw r.error(key, "is missing (rope_type '" + type + "' needs it)");
-    return factor(key);
-  };
-  if (type == "default") return spec;
-  if (type == "linear") {
-    spec.type = RopeType::kLinear;
-    spec.factor = required("factor");
-  } else if (type == "llama3") {
-    spec.type = RopeType::kLlama3;
-    spec.factor = required("factor");
-    spec.low_freq_factor = required("low_freq_factor");
-    spec.high_freq_factor = required("high_freq_factor");
-    spec.original_max_positions = required("original_max_position_embeddings");
-    if (!(spec.high_freq_factor > spec.low_freq_factor)) {
-      throw r.error("high_freq_factor", "must exceed low_freq_factor");
-    }
-  } else if (type == "longrope") {
-    // _compute_longrope_parameters: short_factor / long_factor per frequency; attention_factor,
-    // else from the context extension (finish_longrope, which sees the top level too).
-    spec.type = RopeType::kLongRope;
-    const auto factors = [&](const char* key) {
-      const json* v = r.find(key);
-      if (v == nullptr || !v->is_array() || v->empty()) throw r.error(key, "must be a non-empty array of numbers");
-      std::vector<double> out;
-      for (const json& e : *v) {
-        if (!e.is_number() || !(e.get<double>() > 0)) throw r.error(key, "must hold positive numbers");
-        out.push_back(e.get<double>());
-      }
-      return out;
-    };
-    spec.short_factor = factors("short_factor");
-    spec.long_factor = factors("long_factor");
-    spec.attention_factor = present(r, "attention_factor") ? factor("attention_factor") : 0;  // 0: derived
-    spec.original_max_positions = present(r, "original_max_position_embeddings")
-                                      ? static_cast<double>(r.int_or("original_max_position_embeddings", 0, 1))
-                                      : 0;  // 0: the top level's
-  } else if (type == "yarn") {
-    // _compute_yarn_parameters: factor (absent: from the context extension, as transformers 5.x),
-    // the pretrained length (absent: max_position_embeddings), the attention factor (absent:
-    // from mscale), all three completed by finish_yarn; beta_fast and beta_slow (null or 0: 32
-    // and 1, as HF's `or`), truncate.
-    spec.type = RopeType::kYarn;
-    spec.factor = present(r, "factor") ? factor("factor") : 0;
-    spec.original_max_positions = present(r, "original_max_position_embeddings")
-                                      ? static_cast<double>(r.int_or("original_max_position_embeddings", 0, 1))
-                                      : 0;
-    spec.attention_factor = present(r, "attention_factor") ? factor("attention_factor") : 0;
-    const auto nonzero_or = [&](const char* key, double fallback) {
-      const json* v = r.find(key);
-      return v != nullptr && v->is_number() && v->get<double>() == 0
-                 ? fallback
-                 : static_cast<double>(r.positive_float_or(key, fallback));
-    };
-    spec.beta_fast = nonzero_or("beta_fast", 32.0);
-    spec.beta_slow = nonzero_or("beta_slow", 1.0);
-    spec.mscale = nonzero_or("mscale", 0.0);
-    spec.mscale_all_dim = nonzero_or("mscale_all_dim", 0.0);
-    spec.truncate = r.bool_or("truncate", true);
-  } else {
-    throw r.error(type_key, "'" + type + "' is not supported (supported: default, linear, llama3, longrope, yarn)");
-  }
-  return spec;
-}
-
-// yarn's pretrained length, factor and attention factor, as _compute_yarn_parameters takes
-// them: the length nested, else max_position_embeddings; the factor given, else
-// max_position_embeddings / original; without attention_factor, m(factor, mscale) /
-// m(factor, mscale_all_dim) where both are given, else m(factor, 1), m(s, k) = 0.1 k ln(s) + 1
-// for s > 1, else 1.
-void finish_yarn(const FieldReader& f, int max_positions, RopeSpec& spec) {
-  if (spec.original_max_positions == 0 || spec.factor == 0) {
-    if (!present(f, "max_position_embeddings")) {
-      throw f.error("max_position_embeddings",
-                    "is missing (rope_type 'yarn' without " +
-                        std::string(spec.factor == 0 ? "factor" : "original_max_position_embeddings") + " needs it)");
-    }
-    if (spec.original_max_positions == 0) spec.original_max_positions = max_positions;
-    if (spec.factor == 0) spec.factor = max_positions / spec.original_max_positions;
-  }
-  if (spec.attention_factor == 0) {
-    const auto m = [&](double k) { return spec.factor <= 1 ? 1.0 : 0.1 * k * std::log(spec.factor) + 1.0; };
-    spec.attention_factor = spec.mscale > 0 && spec.mscale_all_dim > 0 ? m(spec.mscale) / m(spec.mscale_all_dim) : m(1);
-  }
-}
-
-// longrope's pretrained length and attention factor, as _compute_longrope_parameters takes them:
-// original_max_position_embeddings (nested, else top level, else max_position_embeddings);
-// without attention_factor, sqrt(1 + ln(s) / ln(original)) for s = max_position_embeddings /
-// original > 1, else 1. Each factor list must have one entry per rotary frequency.
-void finish_longrope(const FieldReader& f, int max_positions, int rotary_dim, RopeSpec& spec) {
-  if (spec.original_max_positions == 0) {
-    spec.original_max_positions = f.int_or("original_max_position_embeddings", max_positions, 1);
-  }
-  if (spec.attention_factor == 0) {
-    const double scale = max_positions / spec.original_max_positions;
-    spec.attention_factor = scale <= 1 ? 1.0 : std::sqrt(1 + std::log(scale) / std::log(spec.original_max_positions));
-  }
-  const auto half = static_cast<std::size_t>(rotary_dim / 2);
-  if (spec.short_factor.size() != half || spec.long_factor.size() != half) {
-    throw f.error("rope_scaling", "longrope short_factor and long_factor must hold rotary_dim / 2 = " +
-                                      std::to_string(half) + " values each");
-  }
-}
-
-// The RoPE of global layers and of Gemma-3's sliding layers. Configs of transformers 4.x
-// write rope_theta and rope_scaling at the top level; v5 writes {rope_type, rope_theta, ...}
-// under rope_parameters, per layer type for Gemma-3.
-void parse_rope(const FieldReader& f, const Family& family, RecipeInputs& in) {
-  // GPT-NeoX 4.x writes rotary_emb_base (and, from 4.45, rope_theta beside it).
-  const char* theta_key = !present(f, "rope_theta") && *family.theta_key != '\0' ? family.theta_key : "rope_theta";
-  const double theta = f.positive_float_or(theta_key, static_cast<float>(family.defaults.rope_theta));
-  in.global_rope = {};
-  in.global_rope.theta = theta;
-  if (const json* scaling = f.find("rope_scaling"); scaling != nullptr && !scaling->is_null()) {
-    if (!scaling->is_object()) throw f.error("rope_scaling", "must be an object or null");
-    in.global_rope = parse_rope_spec(f.nested(*scaling, "rope_scaling."), theta);
-  }
-  in.local_rope = {};
-  in.local_rope.theta =
-      family.local_rope == LocalRope::kLocalBase ? f.positive_float_or("rope_local_base_freq", 10000.0f) : theta;
-  const json* params = f.find("rope_parameters");
-  if (params == nullptr || params->is_null()) return;
-  if (!params->is_object()) throw f.error("rope_parameters", "must be an object");
-  // A nested rope_theta of the global layers must agree with a top-level one.
-  const auto read = [&](const FieldReader& p, double fallback_theta, bool global) {
-    const double nested = p.positive_float_or("rope_theta", static_cast<float>(fallback_theta));
-    if (global && present(f, "rope_theta") && nested != theta) {
-      throw p.error("rope_theta", "disagrees with the top-level rope_theta; expected one value");
-    }
-    return parse_rope_spec(p, nested);
-  };
-  bool per_layer_type = false;
-  for (const auto& [key, value] : params->items()) {
-    if (!value.is_object()) continue;
-    per_layer_type = true;
-    if (family.local_rope == LocalRope::kNone || (key != "full_attention" && key != "sliding_attention")) {
-      throw f.error("rope_parameters",
-                    "has a per-layer-type entry '" + key + "'; not supported for " + family.model_type);
-    }
-  }
-  if (!per_layer_type) {
-    in.global_rope = read(f.nested(*params, "rope_parameters."), theta, true);
-    if (family.local_rope == LocalRope::kUnscaledBase) in.local_rope.theta = in.global_rope.theta;
-    return;
-  }
-  if (const auto it = params->find("full_attention"); it != params->end()) {
-    in.global_rope = read(f.nested(*it, "rope_parameters.full_attention."), theta, true);
-    if (family.local_rope == LocalRope::kUnscaledBase) in.local_rope.theta = in.global_rope.theta;
-  }
-  if (const auto it = params->find("sliding_attention"); it != params->end()) {
-    in.local_rope = read(f.nested(*it, "rope_parameters.sliding_attention."), in.local_rope.theta, false);
-  }
-}
-
-// layer_types: "sliding_attention" or "full_attention" per layer (empty when absent).
-std::vector<bool> parse_layer_types(const FieldReader& f, int layers) {
-  const json* v = f.find("layer_types");
-  if (v == nullptr || v->is_null()) return {};
-  if (!v->is_array() || v->size() != static_cast<std::size_t>(layers)) {
-    throw f.error("layer_types", "must be an array of num_hidden_layers (" + std::to_string(layers) + ") strings");
-  }
-  std::vector<bool> sliding;
-  for (const json& t : *v) {
-    const std::string type = t.is_string() ? t.get<std::string>() : t.dump();
-    if (type != "sliding_attention" && type != "full_attention") {
-      throw f.error("layer_types", "has '" + type + "'; supported: sliding_attention, full_attention");
-    }
-    sliding.push_back(type == "sliding_attention");
-  }
-  return sliding;
-}
-
-// SmolLM3Config: no_rope_layers, 1 where a layer has RoPE and 0 where not, one entry per layer
-// or more (the first ones count); null or absent: NoPE on every no_rope_layer_interval-th layer.
-std::vector<bool> parse_rope_layers(const FieldReader& f, int layers) {
-  std::vector<bool> rope;
-  const json* v = f.find("no_rope_layers");
-  if (v == nullptr || v->is_null()) {
-    const int interval = f.int_or("no_rope_layer_interval", 4, 1);
-    for (int l = 0; l < layers; ++l) rope.push_back((l + 1) % interval != 0);
-    return rope;
-  }
-  if (!v->is_array() || v->size() < static_cast<std::size_t>(layers)) {
-    throw f.error("no_rope_layers",
-                  "must be an array of at least num_hidden_layers (" + std::to_string(layers) + ") entries 0 or 1");
-  }
-  for (int l = 0; l < layers; ++l) {
-    const json& e = (*v)[static_cast<std::size_t>(l)];
-    if (!e.is_number_integer() || (e.get<std::int64_t>() != 0 && e.get<std::int64_t>() != 1)) {
-      throw f.error("no_rope_layers", "has " + e.dump() + " at layer " + std::to_string(l) + "; expected 0 or 1");
-    }
-    rope.push_back(e.get<std::int64_t>() == 1);
-  }
-  return rope;
-}
-
-// GPTNeoConfig: attention_layers, "global" or "local" per layer, else attention_types expanded
-// (each [types, n] appends `types` n times; default [[["global", "local"], 12]]); where both are
-// written they must agree. True: local.
-std::vector<bool> parse_local_layers(const FieldReader& f, int layers) {
-  const auto read = [&](const char* key, const json& list) {
-    if (!list.is_array()) throw f.error(key, "must be a list of \"global\" or \"local\"");
-    std::vector<bool> local;
-    for (const json& t : list) {
-      const std::string type = t.is_string() ? t.get<std::string>() : t.dump();
-      if (type != "global" && type != "local") throw f.error(key, "has '" + type + "'; supported: global, local");
-      local.push_back(type == "local");
-    }
-    return local;
-  };
-  const auto expand = [&](const json& types) {
-    if (!types.is_array()) throw f.error("attention_types", "must be a list of [[types...], count] pairs");
-    std::vector<bool> local;
-    for (const json& item : types) {
-      if (!item.is_array() || item.size() != 2 || !item[1].is_number_integer() || item[1].get<std::int64_t>() < 0 ||
-          item[1].get<std::int64_t>() > layers) {
-        throw f.error("attention_types", "must be a list of [[types...], count] pairs");
-      }
-      const std::vector<bool> block = read("attention_types", item[0]);
-      for (std::int64_t n = 0; n < item[1].get<std::int64_t>(); ++n)
-        local.insert(local.end(), block.begin(), block.end());
-    }
-    return local;
-  };
-  const json* types = f.find("attention_types");
-  const json* listed = f.find("attention_layers");
-  const bool has_types = types != nullptr && !types->is_null();
-  const bool has_list = listed != nullptr && !listed->is_null();
-  const std::vector<bool> local = has_list    ? read("attention_layers", *listed)
-                                  : has_types ? expand(*types)
-                                              : expand(json::parse(R"([[["global", "local"], 12]])"));
-  if (has_list && has_types && expand(*types) != local) {
-    throw f.error("attention_layers", "disagrees with attention_types expanded");
-  }
-  if (local.size() != static_cast<std::size_t>(layers)) {
-    throw f.error(
-        has_list ? "attention_layers" : "attention_types",
-        "gives " + std::to_string(local.size()) + " layer types for num_layers (" + std::to_string(layers) + ")");
-  }
-  return local;
-}
-
 // Positive float, null (0: none), or the family default when absent.
 float optional_cap(const FieldReader& f, const char* key, double fallback) {
   const json* v = f.find(key);
@@ -457,17 +84,6 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.multimodal = multimodal;
   in.attention_bias = f.bool_or("attention_bias", family.attention_bias_default);
   in.parallel_residual = f.bool_or("use_parallel_residual", true);
-  // HF _compute_default_rope_parameters: dim = int(head_dim * partial_rotary_factor).
-  in.rotary_dim = *family.rotary_dims_key != '\0' ? parse_rotary_dims(f, family, c.head_dim)
-                                                  : static_cast<int>(c.head_dim * parse_rotary_fraction(f, family));
-  const int rotary_dim = in.rotary_dim;
-  if (family.rope && (rotary_dim < 2 || rotary_dim % 2 != 0)) {
-    const char* key = *family.rotary_dims_key != '\0' ? family.rotary_dims_key
-                      : *family.rotary_key != '\0'    ? family.rotary_key
-                                                      : "partial_rotary_factor";
-    throw f.error(key, "gives " + std::to_string(rotary_dim) + " rotary dimensions of head_dim " +
-                           std::to_string(c.head_dim) + "; expected an even number of at least 2");
-  }
   in.activation = parse_activation(f, family);
   in.query_pre_attn_scalar = f.positive_float_or("query_pre_attn_scalar", static_cast<float>(d.query_pre_attn_scalar));
   in.attn_softcap = optional_cap(f, "attn_logit_softcapping", d.attn_softcap);
@@ -500,11 +116,7 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
     throw f.error("use_sliding_window", std::string("must be false for ") + family.model_type +
                                             " (which layers it windows differs between transformers versions)");
   }
-  parse_rope(f, family, in);
-  for (RopeSpec* spec : {&in.global_rope, &in.local_rope}) {
-    if (spec->type == RopeType::kLongRope) finish_longrope(f, c.max_positions, rotary_dim, *spec);
-    if (spec->type == RopeType::kYarn) finish_yarn(f, c.max_positions, *spec);
-  }
+  parse_rope_inputs(f, family, c, in);
   return in;
 }
 
