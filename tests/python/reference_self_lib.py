@@ -1,0 +1,40 @@
+"""Shared by the reference's self-checks (test_reference_self.py, reference_self_gpt.py): the
+failure list and its check, the prompt's token ids, and the float32 reference's errors."""
+import os
+import subprocess
+
+import numpy as np
+
+import reference_forward as rf
+from reference_model import Model
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROMPT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "fixture_prompt.txt")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def close(a, b, tol):
+    return np.max(np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))) <= tol
+
+
+def prompt_tokens(model_dir, model):
+    with open(PROMPT, "rb") as f:
+        out = subprocess.run(["spm_encode", f"--model={os.path.join(model_dir, 'tokenizer.model')}",
+                              "--output_format=id"], stdin=f, check=True, stdout=subprocess.PIPE).stdout
+    return [model.bos] + [int(t) for t in out.split()]
+
+
+def float32_errors(d, tokens, ref, layers):
+    """The float32 reference's largest errors against the float64 one `ref`: attention
+    (absolute), values and logits (relative to their largest magnitude)."""
+    f32 = rf.forward(Model(d, np.float32), tokens)
+    e_a = max(np.abs(f32["attn"][l] - ref["attn"][l]).max() for l in range(layers))
+    e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max() for l in range(layers))
+    e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
+    return e_a, e_v, e_l
