@@ -14,6 +14,13 @@ import reference_ops as ops
 from reference_self_lib import check, float32_errors, prompt_tokens
 
 
+def scalar_layer_norm(vec, w, b, eps):
+    """LayerNorm of one vector by scalar loops: (u - mean) / sqrt(var + eps) * w + b."""
+    mean = sum(float(u) for u in vec) / len(vec)
+    var = sum((float(u) - mean) ** 2 for u in vec) / len(vec)
+    return np.array([(u - mean) / math.sqrt(var + eps) for u in vec]) * w + b
+
+
 def forward_incremental_gptj(m, tokens, interleaved=True):
     """GPT-J token by token with a KV cache, scalar loops: LayerNorm by hand, each rotary pair of
     the first rotary_dim R channels turned by pos * 10000^(-2i / R), the pairs (2i, 2i + 1)
@@ -25,9 +32,7 @@ def forward_incremental_gptj(m, tokens, interleaved=True):
     logits = np.zeros((T, m.vocab))
 
     def norm(vec, w, b):
-        mean = sum(float(u) for u in vec) / len(vec)
-        var = sum((float(u) - mean) ** 2 for u in vec) / len(vec)
-        return np.array([(u - mean) / math.sqrt(var + m.eps) for u in vec]) * w + b
+        return scalar_layer_norm(vec, w, b, m.eps)
 
     def rotate(vec, pos):
         out = np.array(vec, dtype=np.float64)
@@ -123,9 +128,7 @@ def forward_incremental_gpt_neo(m, tokens):
     logits = np.zeros((T, m.vocab))
 
     def norm(vec, w, b):
-        mean = sum(float(u) for u in vec) / len(vec)
-        var = sum((float(u) - mean) ** 2 for u in vec) / len(vec)
-        return np.array([(u - mean) / math.sqrt(var + m.eps) for u in vec]) * w + b
+        return scalar_layer_norm(vec, w, b, m.eps)
 
     for t, tok in enumerate(tokens):
         x = m.weight("transformer.wte.weight")[tok] + m.weight("transformer.wpe.weight")[t]
