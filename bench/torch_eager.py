@@ -7,13 +7,15 @@ soft-caps, sliding windows on alternate layers), Gemma-3 (and its multimodal wra
 model: per-head q/k norms, local RoPE on its sliding layers), OLMo-2 (post-norms, q/k norms over
 the whole projection), Qwen2 with its biases, Qwen3 (per-head q/k norms), the mixtures of experts Mixtral, OLMoE and Qwen3-MoE (top-k of the experts, renormalised
 where the family does, as their sparse MoE blocks loop over them; OLMoE's q/k norms over the
-whole projection; Qwen3-MoE's dense layers), Phi-3 (fused qkv_proj and
+whole projection; Qwen3-MoE's dense layers; Qwen2-MoE's q/k/v biases, dense layers and shared expert
+gated by a sigmoid), Phi-3 (fused qkv_proj and
 gate_up_proj, longrope, partial rotary), GPT-NeoX (Pythia: fused per-head query_key_value,
 partial rotary, parallel or sequential residual), Phi (Phi-2: one LayerNorm feeding attention
 and MLP in parallel), GPT-J (Phi's parallel layer without attention biases, RoPE in interleaved
 pairs on rotary_dim channels, lm_head's bias), SmolLM3 (LLaMA's layer, NoPE layers, windows on
-them with use_sliding_window), GPT-2 (learned positions, Conv1D) and GPT-Neo (GPT-2's layer with
-nn.Linear weights, unscaled scores, windows on its local layers). For
+them with use_sliding_window), GPT-2 (learned positions, Conv1D), GPT-Neo (GPT-2's layer with
+nn.Linear weights, unscaled scores, windows on its local layers) and OPT (GPT-2's layer with nn.Linear
+weights, learned positions read 2 rows on, the query scaled before the product, ReLU). For
 benchmarking; its fp32 logits are checked against the float64 reference
 (tests/python/test_torch_eager.py).
 
@@ -100,7 +102,7 @@ LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", position
              attn_prefix="self_attn.", o_name="self_attn.o_proj", gpt2_attention=False, mlp=mlp_gated, conv1d=False,
              parallel=False, eps=("rms_norm_eps", 1e-6), act=("hidden_act", "silu"), theta=10000.0, rotary=1.0,
              interleaved=False, tied=False, window=None, qk_norm=None, caps=None, local_rope=False, nope=False,
-             unscaled=False)
+             unscaled=False, scale_query=False, position_offset=0, shared_expert=False)
 # Mixtures of experts: (block prefix, router, the experts' gate, up and down) and the config
 # class's defaults (experts, experts per token, norm_topk_prob).
 MOE_NAMES = ("mlp.", "gate", ("gate_proj", "up_proj", "down_proj"))
@@ -125,6 +127,9 @@ FAMILIES = {
     "olmoe": dict(LLAMA, mlp=mlp_sparse_moe, eps=("rms_norm_eps", 1e-5), qk_norm="projection", moe=MOE_NAMES,
                   experts=(64, 8, False)),
     "qwen3_moe": dict(QWEN3, mlp=mlp_sparse_moe, moe=MOE_NAMES, experts=(128, 8, False)),
+    # Qwen2-MoE: Qwen2's attention (q/k/v biases where qkv_bias wrote them), its sparse layers' shared expert
+    "qwen2_moe": dict(LLAMA, window=("qwen", 4096), mlp=mlp_sparse_moe, moe=MOE_NAMES, experts=(60, 4, False),
+                      shared_expert=True),
     "phi3": dict(LLAMA, qkv=qkv_concat, qkv_name="self_attn.qkv_proj", mlp=mlp_gate_up, eps=("rms_norm_eps", 1e-5),
                  window=("every", None)),
     "gpt_neox": dict(LAYER_NORMED, layers="gpt_neox.layers.", embed="gpt_neox.embed_in.weight", head="embed_out.weight",
@@ -150,6 +155,13 @@ FAMILIES = {
                     attn_prefix="attn.attention.", o_name="attn.attention.out_proj",
                     mlp_names=("mlp.c_fc", "mlp.c_proj"), eps=("layer_norm_epsilon", 1e-5),
                     act=("activation_function", "gelu_new"), rotary=0.0, tied=True, window=("neo", 256), unscaled=True),
+    # OPT: pre-LN, every projection with a bias, token t reads embed_positions' row t + 2, q_proj's output
+    # scaled by head_dim^-0.5 before the product; LayerNorm eps 1e-5 (no config key: None finds none)
+    "opt": dict(LAYER_NORMED, layers="model.decoder.layers.", embed="model.decoder.embed_tokens.weight",
+                positions="model.decoder.embed_positions.weight", position_offset=2,
+                final_norm="model.decoder.final_layer_norm", norms=("self_attn_layer_norm", "final_layer_norm"),
+                o_name="self_attn.out_proj", mlp_names=("fc1", "fc2"), eps=(None, 1e-5),
+                act=("activation_function", "relu"), rotary=0.0, tied=True, scale_query=True),
 }
 # GPT2Config's and GPTNeoConfig's attribute_maps: the standard key, and the one their config.json writes.
 CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
@@ -176,6 +188,8 @@ class Model:
         self.w, self.dtype, self.linear = weights, dtype, linear
         if mt == "gpt2" and fam["embed"] not in weights:  # saved from GPT2Model: no transformer. prefix
             self.w = {k if k == "lm_head.weight" else "transformer." + k: v for k, v in weights.items()}
+        if mt == "opt" and fam["embed"] not in weights:  # saved from OPTModel (facebook/opt-*): decoder.*
+            self.w = {k if k == "lm_head.weight" else "model." + k: v for k, v in weights.items()}
         self.hidden, self.layers, self.heads = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"]
         self.kv_heads = cfg.get("num_key_value_heads") or self.heads
         self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
@@ -264,8 +278,9 @@ def causal_mask(t, window, dtype):
 
 def embed(m, tokens):
     x = m.w[m.fam["embed"]][tokens].to(m.dtype)
-    if m.fam["positions"]:  # GPT-2's learned positions
-        x = x + m.w[m.fam["positions"]][:tokens.shape[0]].to(m.dtype)
+    if m.fam["positions"]:  # GPT-2's learned positions; OPT's from row 2 on
+        start = m.fam["position_offset"]
+        x = x + m.w[m.fam["positions"]][start:start + tokens.shape[0]].to(m.dtype)
     if m.fam["scale_embeddings"]:  # Gemma: hidden * torch.tensor(hidden ** 0.5, dtype)
         x = x * torch.tensor(m.hidden ** 0.5, dtype=m.dtype)
     return x

@@ -22,7 +22,7 @@ def rms_norm(m, x, name):
 
 
 def layer_norm(m, x, name):
-    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo)."""
+    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo, OPT)."""
     return F.layer_norm(x, (x.shape[-1],), m.w[name + ".weight"].to(x.dtype), m.w[name + ".bias"].to(x.dtype), m.eps)
 
 
@@ -31,7 +31,7 @@ def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
-ACTIVATIONS = {"silu": F.silu, "gelu": F.gelu, "gelu_new": gelu_new,
+ACTIVATIONS = {"silu": F.silu, "gelu": F.gelu, "gelu_new": gelu_new, "relu": F.relu,
                "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh")}
 
 
@@ -162,6 +162,10 @@ def attention(m, p, h, cos, sin, mask, attentions):
         # GPT-2's eager attention: scores / sqrt(D), softmax in the working dtype
         scores = q @ k.transpose(1, 2) / torch.full([], m.head_dim ** 0.5, dtype=m.dtype) + mask
         probs = torch.softmax(scores, dim=-1)
+    elif m.fam["scale_query"]:
+        # OPT's: q_proj's output times head_dim^-0.5 first, then the product unscaled, softmax in fp32
+        scores = (q * m.score_scale) @ k.transpose(1, 2)
+        probs = torch.softmax(scores + mask, dim=-1, dtype=torch.float32).to(m.dtype)
     else:
         scores = q @ k.transpose(1, 2) * m.score_scale
         if m.attn_cap:  # Gemma-2's soft-cap: cap * tanh(scores / cap), before the mask
@@ -193,10 +197,11 @@ def mlp_plain(m, p, h):
 
 
 def mlp_sparse_moe(m, p, h):
-    """MixtralSparseMoeBlock, OlmoeSparseMoeBlock, Qwen3MoeSparseMoeBlock (eager): router logits,
-    softmax in fp32, top-k, the k weights renormalised (Mixtral; the others with norm_topk_prob)
-    and cast back, then a loop over the experts hit, each adding its tokens' gated MLP
-    down(act(gate h) * up h) times their weight with index_add_. Qwen3-MoE's layers outside
+    """MixtralSparseMoeBlock, OlmoeSparseMoeBlock, Qwen3MoeSparseMoeBlock, Qwen2MoeSparseMoeBlock (eager):
+    router logits, softmax in fp32, top-k, the k weights renormalised (Mixtral; the others with
+    norm_topk_prob) and cast back, then a loop over the experts hit, each adding its tokens' gated MLP
+    down(act(gate h) * up h) times their weight with index_add_; Qwen2-MoE then adds its shared expert's
+    gated MLP times sigmoid(shared_expert_gate h). Qwen3-MoE's and Qwen2-MoE's layers outside
     decoder_sparse_step or in mlp_only_layers have a dense MLP instead."""
     if p not in m.sparse_layers:
         return mlp_gated(m, p, h)
@@ -214,4 +219,8 @@ def mlp_sparse_moe(m, p, h):
         expert = f"{p}{block}experts.{e}."
         y = m.project(m.act(m.project(x, expert + w_gate)) * m.project(x, expert + w_up), expert + w_down)
         out.index_add_(0, tokens, (y * routing[tokens, slot, None]).to(m.dtype))
+    if m.fam["shared_expert"]:
+        s = p + "mlp.shared_expert."
+        shared = m.project(m.act(m.project(h, s + "gate_proj")) * m.project(h, s + "up_proj"), s + "down_proj")
+        out = out + torch.sigmoid(m.project(h, p + "mlp.shared_expert_gate")) * shared
     return out

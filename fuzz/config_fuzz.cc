@@ -14,7 +14,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ATTNGEOM_CHECK(c.hidden > 0 && c.intermediate > 0 && c.layers > 0 && c.layers <= attngeom::kMaxLayers);
     ATTNGEOM_CHECK(c.heads > 0 && c.kv_heads > 0 && c.heads % c.kv_heads == 0 && c.head_dim > 0 && c.head_dim % 2 == 0);
     ATTNGEOM_CHECK(c.bos_token_id >= 0 && c.bos_token_id < c.vocab && c.rms_norm_eps > 0);
-    ATTNGEOM_CHECK(c.recipe.layers.size() == static_cast<std::size_t>(c.layers) && !c.recipe.ropes.empty());
+    // Families with learned positions (GPT-2, OPT) have no RoPE table; a NoPE layer reads none.
+    ATTNGEOM_CHECK(c.recipe.layers.size() == static_cast<std::size_t>(c.layers) &&
+                   c.recipe.ropes.empty() == (c.recipe.rotary_dim == 0));
+    for (const attngeom::LayerRecipe& layer : c.recipe.layers) {
+      ATTNGEOM_CHECK(layer.rope_table >= -1 && layer.rope_table < static_cast<int>(c.recipe.ropes.size()));
+    }
     for (const attngeom::RopeSpec& rope : c.recipe.ropes) ATTNGEOM_CHECK(rope.theta > 0 && rope.factor > 0);
     for (const attngeom::WeightSlot& slot : attngeom::weight_slots(c)) {
       for (const std::int64_t dim : slot.shape) ATTNGEOM_CHECK(dim > 0 && dim <= (std::int64_t{1} << 30));

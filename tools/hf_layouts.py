@@ -2,8 +2,12 @@
 """The Hugging Face layouts of the families attngeom reads: each family's config.json fields
 (`hf_config`) and its tensors' names and shapes in order (`tensor_shapes`), mixtures of experts
 per expert or fused as transformers 5.x holds them. Shared by tools/make_random_checkpoint.py,
-make_fixtures.py, make_planted_model.py and the tests."""
+make_fixtures.py, make_planted_model.py and the tests. The families without LLaMA's layer have their
+tensor layouts in hf_layouts_gpt.py."""
 import numpy as np
+
+from hf_layouts_gpt import (gpt2_tensor_shapes, gpt_neo_tensor_shapes, gptj_tensor_shapes, neox_tensor_shapes,
+                            opt_tensor_shapes, phi_tensor_shapes)
 
 # safetensors dtype -> config.json's torch_dtype
 TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -14,9 +18,9 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "gpt_neox": "GPTNeoXForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
                  "gpt_neo": "GPTNeoForCausalLM", "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM",
                  "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
-                 "smollm3": "SmolLM3ForCausalLM"}
+                 "smollm3": "SmolLM3ForCausalLM", "opt": "OPTForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
-# The LLaMA-style keys that GPT-2, GPT-J and GPT-Neo configs spell their own way (n_embd, n_layer, ...) or lack.
+# The LLaMA-style keys that GPT-2, GPT-J, GPT-Neo and OPT configs spell their own way (n_embd, n_layer, ...) or lack.
 LLAMA_STYLE_KEYS = ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias", "hidden_size",
                     "intermediate_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                     "attention_dropout")
@@ -30,10 +34,10 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
     """A config.json dict with the fields transformers' config class of `model_type` uses.
     `extra` adds or overrides family fields (rope_scaling, soft-caps, layer_types, ...). Mixtures
     of experts: `experts` and `experts_per_tok` (else the family's usual), `moe_intermediate`
-    (Qwen3-MoE's experts; else `intermediate`). A
+    (Qwen3-MoE's and Qwen2-MoE's experts; else `intermediate`). A
     gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
     if tie_word_embeddings is None:
-        tie_word_embeddings = model_type in GEMMAS or model_type in ("smollm3", "gpt_neo")
+        tie_word_embeddings = model_type in GEMMAS or model_type in ("smollm3", "gpt_neo", "opt")
     text_type = "gemma3_text" if model_type == "gemma3" else model_type
     cfg = {
         "architectures": [ARCHITECTURES[model_type]],
@@ -106,6 +110,8 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
                    resid_dropout=0.0, embed_dropout=0.0)
         cfg.update(extra or {})
         return cfg
+    if model_type == "opt":
+        return opt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, extra)
     if model_type == "phi3":
         # Phi3Config (transformers 4.57): original_max_position_embeddings beside max_position_embeddings
         # (longrope's pretrained length), sliding_window (null: none), partial_rotary_factor.
@@ -166,6 +172,19 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
                    norm_topk_prob=True, moe_intermediate_size=moe_intermediate or intermediate,
                    decoder_sparse_step=1, mlp_only_layers=[], router_aux_loss_coef=0.001,
                    output_router_logits=False)
+    elif model_type == "qwen2_moe":
+        # Qwen2MoeConfig (transformers 4.57): Qwen2's attention, its q, k, v biases by qkv_bias (default
+        # true; o_proj none; no attention_bias key) and windows only with use_sliding_window; experts of
+        # moe_intermediate_size on the layers decoder_sparse_step and mlp_only_layers choose (dense MLPs of
+        # intermediate_size on the others), top-k weights not renormalised (norm_topk_prob false), beside
+        # them a shared expert of shared_expert_intermediate_size (here `intermediate`, as in Qwen1.5-MoE,
+        # unless `extra` says) scaled by sigmoid(shared_expert_gate).
+        cfg.pop("attention_bias")
+        cfg.update(hidden_act="silu", rope_scaling=None, use_sliding_window=False, sliding_window=sliding_window,
+                   max_window_layers=layers, num_experts=experts or 60, num_experts_per_tok=experts_per_tok or 4,
+                   norm_topk_prob=False, moe_intermediate_size=moe_intermediate or intermediate,
+                   shared_expert_intermediate_size=intermediate, decoder_sparse_step=1, mlp_only_layers=[],
+                   qkv_bias=True, router_aux_loss_coef=0.001, output_router_logits=False)
     elif model_type == "smollm3":
         # SmolLM3Config (transformers 4.57): LLaMA's layer (attention_bias on q, k, v and o), tied by
         # default; no_rope_layers (1: RoPE, 0: NoPE), when `extra` does not write it, makes every
@@ -206,6 +225,26 @@ LAYER_NORMS = {
 }
 
 
+def opt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, extra):
+    """OPTConfig (transformers 4.57): hidden_size, num_hidden_layers, num_attention_heads (MHA: no
+    num_key_value_heads), ffn_dim (the MLP width), max_position_embeddings (the position table has 2
+    rows more); pre-LN (do_layer_norm_before), ReLU, biases on every projection (enable_bias) and
+    LayerNorm (layer_norm_elementwise_affine; eps 1e-5, no config key); word_embed_proj_dim ==
+    hidden_size (no project_in / project_out); ids as the released models: bos and eos 2 ("</s>"), pad 1."""
+    if kv_heads != heads or head_dim * heads != hidden:
+        raise ValueError("opt: kv_heads == heads and head_dim == hidden / heads")
+    kept = ("hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings", "attention_dropout")
+    for key in LLAMA_STYLE_KEYS + ("initializer_range",):
+        if key not in kept:
+            cfg.pop(key, None)
+    cfg.setdefault("pad_token_id", 1)
+    cfg.update(ffn_dim=intermediate, word_embed_proj_dim=hidden, do_layer_norm_before=True,
+               _remove_final_layer_norm=False, activation_function="relu", enable_bias=True,
+               layer_norm_elementwise_affine=True, dropout=0.1, activation_dropout=0.0, layerdrop=0.0, init_std=0.02)
+    cfg.update(extra or {})
+    return cfg
+
+
 def text_config(cfg):
     """(the text model's config, its model_type, the weight name prefix)."""
     if cfg["model_type"] == "gemma3":
@@ -217,7 +256,13 @@ def text_config(cfg):
 # count, and each expert's (name, role) in the order a save writes them.
 MOE = {"mixtral": ("block_sparse_moe.", "num_local_experts", (("w1", "gate"), ("w2", "down"), ("w3", "up"))),
        "olmoe": ("mlp.", "num_experts", (("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down"))),
-       "qwen3_moe": ("mlp.", "num_experts", (("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down")))}
+       "qwen3_moe": ("mlp.", "num_experts", (("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down"))),
+       "qwen2_moe": ("mlp.", "num_experts", (("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down")))}
+# Where a sparse layer holds a shared expert beside the routed ones (Qwen2MoeSparseMoeBlock): its gated
+# MLP's width key, and its scalar gate [1, hidden].
+SHARED_EXPERT = {"qwen2_moe": "shared_expert_intermediate_size"}
+# Mixtures whose layers are sparse by decoder_sparse_step and mlp_only_layers (the others: every layer).
+SPARSE_STEP = ("qwen3_moe", "qwen2_moe")
 
 
 def expert_count(text, model_type):
@@ -227,11 +272,11 @@ def expert_count(text, model_type):
 
 
 def sparse_layer(text, model_type, i):
-    """Whether layer i is a mixture of experts: every layer of Mixtral and OLMoE; Qwen3MoeDecoderLayer:
-    i not in mlp_only_layers and num_experts > 0 and (i + 1) % decoder_sparse_step == 0."""
+    """Whether layer i is a mixture of experts: every layer of Mixtral and OLMoE; Qwen3MoeDecoderLayer and
+    Qwen2MoeDecoderLayer: i not in mlp_only_layers and num_experts > 0 and (i + 1) % decoder_sparse_step == 0."""
     if model_type not in MOE:
         return False
-    if model_type != "qwen3_moe":
+    if model_type not in SPARSE_STEP:
         return True
     return (i not in (text.get("mlp_only_layers") or []) and expert_count(text, model_type) > 0
             and (i + 1) % text.get("decoder_sparse_step", 1) == 0)
@@ -240,18 +285,25 @@ def sparse_layer(text, model_type, i):
 def expert_shapes(text, model_type, p, fused=False):
     """A sparse layer's tensors under prefix p: the router and one gated MLP per expert or, fused
     as transformers 5.x holds and (save_original_format=False) saves them, the router under mlp.gate,
-    every expert's [gate | up] in mlp.experts.gate_up_proj and down in mlp.experts.down_proj."""
+    every expert's [gate | up] in mlp.experts.gate_up_proj and down in mlp.experts.down_proj. Then
+    Qwen2-MoE's shared expert (mlp.shared_expert.*, mlp.shared_expert_gate), named alike in both layouts."""
     block, _, names = MOE[model_type]
     n, h = expert_count(text, model_type), text["hidden_size"]
-    inter = text.get("moe_intermediate_size", text["intermediate_size"]) if model_type == "qwen3_moe" \
+    inter = text.get("moe_intermediate_size", text["intermediate_size"]) if model_type in SPARSE_STEP \
         else text["intermediate_size"]
     if fused:
-        return [(p + "mlp.gate.weight", (n, h)), (p + "mlp.experts.gate_up_proj", (n, 2 * inter, h)),
-                (p + "mlp.experts.down_proj", (n, h, inter))]
-    out = [(p + block + "gate.weight", (n, h))]
-    for e in range(n):
-        out += [(f"{p}{block}experts.{e}.{name}.weight", (h, inter) if role == "down" else (inter, h))
-                for name, role in names]
+        out = [(p + "mlp.gate.weight", (n, h)), (p + "mlp.experts.gate_up_proj", (n, 2 * inter, h)),
+               (p + "mlp.experts.down_proj", (n, h, inter))]
+    else:
+        out = [(p + block + "gate.weight", (n, h))]
+        for e in range(n):
+            out += [(f"{p}{block}experts.{e}.{name}.weight", (h, inter) if role == "down" else (inter, h))
+                    for name, role in names]
+    if model_type in SHARED_EXPERT:
+        shared = text[SHARED_EXPERT[model_type]]
+        out += [(p + "mlp.shared_expert.gate_proj.weight", (shared, h)),
+                (p + "mlp.shared_expert.up_proj.weight", (shared, h)),
+                (p + "mlp.shared_expert.down_proj.weight", (h, shared)), (p + "mlp.shared_expert_gate.weight", (1, h))]
     return out
 
 
@@ -292,13 +344,15 @@ def tensor_shapes(cfg, fused_experts=False):
         return phi_tensor_shapes(cfg)
     if mt == "phi3":
         return phi_tensor_shapes(cfg)
+    if mt == "opt":
+        return opt_tensor_shapes(cfg)
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh
     norms = LAYER_NORMS["sandwich" if mt in ("gemma2", "gemma3_text") else "post" if mt in ("olmo2", "olmo3")
                         else "pre"]
-    attention_bias = text.get("attention_bias", False) and mt not in ("mistral", "qwen2")
-    qkv_bias = attention_bias or mt == "qwen2"
+    attention_bias = text.get("attention_bias", False) and mt not in ("mistral", "qwen2", "qwen2_moe")
+    qkv_bias = attention_bias or mt == "qwen2" or (mt == "qwen2_moe" and text.get("qkv_bias", True))
     out = [(prefix + "model.embed_tokens.weight", (text["vocab_size"], h))]
     for i in range(text["num_hidden_layers"]):
         p = f"{prefix}model.layers.{i}."
@@ -317,7 +371,7 @@ def tensor_shapes(cfg, fused_experts=False):
             out += [(p + "self_attn.q_norm.weight", (nh * hd,)), (p + "self_attn.k_norm.weight", (nkv * hd,))]
         out += norm(1) + norm(2)
         if sparse_layer(text, mt, i):
-            # Mixtral's block_sparse_moe (w1 gate, w2 down, w3 up), OLMoE's and Qwen3-MoE's mlp
+            # Mixtral's block_sparse_moe (w1 gate, w2 down, w3 up), OLMoE's, Qwen3-MoE's and Qwen2-MoE's mlp
             out += expert_shapes(text, mt, p, fused_experts)
         else:
             out += [(p + "mlp.gate_proj.weight", (inter, h)),
@@ -327,119 +381,4 @@ def tensor_shapes(cfg, fused_experts=False):
     out.append((prefix + "model.norm.weight", (h,)))
     if not cfg["tie_word_embeddings"]:
         out.append((prefix + "lm_head.weight", (text["vocab_size"], h)))
-    return out
-
-
-def neox_tensor_shapes(cfg):
-    """GPTNeoXForCausalLM's tensors: LayerNorms with biases, the fused per-head query_key_value,
-    attention.dense, a non-gated MLP with biases, embed_out."""
-    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
-    bias = cfg.get("attention_bias", True)
-    out = [("gpt_neox.embed_in.weight", (v, h))]
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"gpt_neox.layers.{i}."
-        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,)),
-                (p + "post_attention_layernorm.weight", (h,)), (p + "post_attention_layernorm.bias", (h,))]
-        for name, rows, cols, has_bias in (("attention.query_key_value", 3 * h, h, bias),
-                                           ("attention.dense", h, h, bias),
-                                           ("mlp.dense_h_to_4h", inter, h, True),
-                                           ("mlp.dense_4h_to_h", h, inter, True)):
-            out.append((p + name + ".weight", (rows, cols)))
-            if has_bias:
-                out.append((p + name + ".bias", (rows,)))
-    out += [("gpt_neox.final_layer_norm.weight", (h,)), ("gpt_neox.final_layer_norm.bias", (h,))]
-    if not cfg["tie_word_embeddings"]:
-        out.append(("embed_out.weight", (v, h)))
-    return out
-
-
-def phi_tensor_shapes(cfg):
-    """PhiForCausalLM's tensors: one input LayerNorm per layer, q/k/v/dense with biases, fc1/fc2
-    with biases, final_layernorm, lm_head with a bias. Phi3ForCausalLM's: RMSNorms, fused
-    qkv_proj [q | k | v] and gate_up_proj [gate | up], no biases."""
-    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
-    nh = cfg["num_attention_heads"]
-    nkv, hd = cfg.get("num_key_value_heads") or nh, h // nh
-    phi3 = cfg["model_type"] == "phi3"
-    out = [("model.embed_tokens.weight", (v, h))]
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{i}."
-        if phi3:
-            out += [(p + "input_layernorm.weight", (h,)), (p + "self_attn.qkv_proj.weight", ((nh + 2 * nkv) * hd, h)),
-                    (p + "self_attn.o_proj.weight", (h, nh * hd)), (p + "post_attention_layernorm.weight", (h,)),
-                    (p + "mlp.gate_up_proj.weight", (2 * inter, h)), (p + "mlp.down_proj.weight", (h, inter))]
-            continue
-        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,))]
-        for name, rows, cols in (("self_attn.q_proj", nh * hd, h), ("self_attn.k_proj", nkv * hd, h),
-                                 ("self_attn.v_proj", nkv * hd, h), ("self_attn.dense", h, nh * hd),
-                                 ("mlp.fc1", inter, h), ("mlp.fc2", h, inter)):
-            out += [(p + name + ".weight", (rows, cols)), (p + name + ".bias", (rows,))]
-    out += [("model.norm.weight", (h,))] if phi3 else \
-        [("model.final_layernorm.weight", (h,)), ("model.final_layernorm.bias", (h,))]
-    if not cfg["tie_word_embeddings"]:
-        out.append(("lm_head.weight", (v, h)))
-    if not phi3:
-        out.append(("lm_head.bias", (v,)))
-    return out
-
-
-def gpt2_tensor_shapes(cfg):
-    """GPT2LMHeadModel's tensors (transformer.*): Conv1D weights stored [in, out], biases on every
-    projection and LayerNorm, learned positions wpe; lm_head only when untied."""
-    h, v = cfg["n_embd"], cfg["vocab_size"]
-    inter = cfg.get("n_inner") or 4 * h
-    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["n_positions"], h))]
-    for i in range(cfg["n_layer"]):
-        p = f"transformer.h.{i}."
-        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
-        out += [(p + "attn.c_attn.weight", (h, 3 * h)), (p + "attn.c_attn.bias", (3 * h,)),
-                (p + "attn.c_proj.weight", (h, h)), (p + "attn.c_proj.bias", (h,))]
-        out += [(p + "ln_2.weight", (h,)), (p + "ln_2.bias", (h,))]
-        out += [(p + "mlp.c_fc.weight", (h, inter)), (p + "mlp.c_fc.bias", (inter,)),
-                (p + "mlp.c_proj.weight", (inter, h)), (p + "mlp.c_proj.bias", (h,))]
-    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
-    if not cfg["tie_word_embeddings"]:
-        out.append(("lm_head.weight", (v, h)))
-    return out
-
-
-
-def gptj_tensor_shapes(cfg):
-    """GPTJForCausalLM's tensors (transformer.*): nn.Linear weights [out, in], q/k/v/out_proj
-    without biases, LayerNorms and fc_in / fc_out with them, no position table; lm_head with a
-    bias (its weight only when untied)."""
-    h, v = cfg["n_embd"], cfg["vocab_size"]
-    inter = cfg.get("n_inner") or 4 * h
-    out = [("transformer.wte.weight", (v, h))]
-    for i in range(cfg["n_layer"]):
-        p = f"transformer.h.{i}."
-        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
-        out += [(p + f"attn.{name}.weight", (h, h)) for name in ("k_proj", "v_proj", "q_proj", "out_proj")]
-        out += [(p + "mlp.fc_in.weight", (inter, h)), (p + "mlp.fc_in.bias", (inter,)),
-                (p + "mlp.fc_out.weight", (h, inter)), (p + "mlp.fc_out.bias", (h,))]
-    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
-    if not cfg["tie_word_embeddings"]:
-        out.append(("lm_head.weight", (v, h)))
-    out.append(("lm_head.bias", (v,)))
-    return out
-
-
-def gpt_neo_tensor_shapes(cfg):
-    """GPTNeoForCausalLM's tensors (transformer.*): learned positions wpe, nn.Linear weights
-    [out, in], q/k/v under attn.attention. without biases, out_proj and the c_fc / c_proj MLP with
-    them, LayerNorms with biases; lm_head only when untied, without a bias."""
-    h, v = cfg["hidden_size"], cfg["vocab_size"]
-    inter = cfg.get("intermediate_size") or 4 * h
-    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["max_position_embeddings"], h))]
-    for i in range(cfg["num_layers"]):
-        p = f"transformer.h.{i}."
-        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
-        out += [(p + f"attn.attention.{name}.weight", (h, h)) for name in ("k_proj", "v_proj", "q_proj")]
-        out += [(p + "attn.attention.out_proj.weight", (h, h)), (p + "attn.attention.out_proj.bias", (h,))]
-        out += [(p + "ln_2.weight", (h,)), (p + "ln_2.bias", (h,))]
-        out += [(p + "mlp.c_fc.weight", (inter, h)), (p + "mlp.c_fc.bias", (inter,)),
-                (p + "mlp.c_proj.weight", (h, inter)), (p + "mlp.c_proj.bias", (h,))]
-    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
-    if not cfg["tie_word_embeddings"]:
-        out.append(("lm_head.weight", (v, h)))
     return out

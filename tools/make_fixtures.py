@@ -76,11 +76,24 @@ is active, sized to bite at the prompt's length (~300 tokens):
            RMSNorm, 6 layers of which decoder_sparse_step 2 makes 1, 3, 5 sparse and mlp_only_layers
            [3] takes 3 back: experts (8 of moe_intermediate_size 48, top-2 renormalised) on 1 and 5,
            dense MLPs of intermediate_size 160 on 0, 2, 3, 4
-  mixtral-v5, qwen3-moe-v5  the same weights as transformers 5.x holds them and its
+  opt      OPT, F16: pre-LN (do_layer_norm_before), learned positions embed_positions of
+           max_position_embeddings 2048 + 2 rows, token t reading row t + 2 (every row drawn on its own, so
+           reading row t fails clearly), q/k/v/out_proj, fc1 / fc2 of ffn_dim 160 (not 4 * 64) and
+           LayerNorms all with biases, ReLU, the query scaled by head_dim^-0.5 before the product, tied (no
+           lm_head.weight), bos "</s>" id 2 (bos_token_id 2, eos 2, pad 1); variant opt-bare: the same
+           tensors without the leading "model." (decoder.*), as the released facebook/opt-* files write them
+  qwen2-moe  Qwen2-MoE, BF16, sharded (3 files) + index: Qwen2's attention (GQA 4/2, q/k/v biases by qkv_bias,
+           o_proj none), sliding_window 48 with max_window_layers 1 but use_sliding_window false (no window
+           anywhere), 3 layers of which mlp_only_layers [1] makes 1 dense (intermediate_size 160) and 0, 2
+           sparse: 8 experts of moe_intermediate_size 48, top-4 NOT renormalised (norm_topk_prob false), and
+           a shared expert of shared_expert_intermediate_size 80 scaled per token by sigmoid(shared_expert_gate)
+           (from ~0.1 to ~0.9 over the prompt); the router scaled as mixtral's
+  mixtral-v5, qwen3-moe-v5, qwen2-moe-v5  the same weights as transformers 5.x holds them and its
            save_pretrained(save_original_format=False) writes them: experts fused into
            mlp.experts.gate_up_proj [E, 2 I, H] and mlp.experts.down_proj [E, H, I], the router under
            mlp.gate (Mixtral's renamed from block_sparse_moe.gate), rope_parameters; qwen3-moe's
-           expert count under num_local_experts (Qwen3MoeConfig's attribute_map in 5.x)
+           expert count under num_local_experts (Qwen3MoeConfig's attribute_map in 5.x); qwen2-moe's shared
+           expert and its gate under their 4.x names, layer_types written (all full_attention)
 """
 import json
 import os
@@ -244,10 +257,21 @@ FIXTURES = {
         config=dict(model_type="smollm3", hidden=64, intermediate=160, layers=4, heads=4,
                     kv_heads=2, head_dim=16, rope_theta=2000000.0, rms_norm_eps=1e-6,
                     max_positions=4096, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)),
+    # OPT prepends "</s>" as BOS (bos_token_id 2 = eos_token_id; pad 1): id 2 is "</s>" in this tokenizer too
+    "opt": dict(
+        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=2222,
+        config=dict(model_type="opt", hidden=64, intermediate=160, layers=4, heads=4, kv_heads=4, head_dim=16,
+                    max_positions=2048, bos_token_id=2, eos_token_id=2, pad_token_id=1)),
+    "qwen2-moe": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=2, seed=2335,
+        config=dict(model_type="qwen2_moe", hidden=64, intermediate=160, moe_intermediate=48, layers=3, heads=4,
+                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6, max_positions=8192,
+                    sliding_window=48, bos_token_id=1, eos_token_id=2, experts=8, experts_per_tok=4,
+                    extra={"mlp_only_layers": [1], "shared_expert_intermediate_size": 80, "max_window_layers": 1})),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; smollm3-windowed: NoPE layers 1 and 3, windowed;
-# pythia-v5, llama3-v5, phi3-v5 and olmo3-v5: the
+# opt-bare: OPT's tensors under decoder.*; pythia-v5, llama3-v5, phi3-v5 and olmo3-v5: the
 # same models in transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base,
 # of rope_theta / rope_scaling, of Phi-3's longrope rope_scaling and partial_rotary_factor, or per
 # layer type in place of OLMo-3's rope_theta / rope_scaling, with layer_types written), which must
@@ -285,9 +309,15 @@ VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
                                        "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
             "qwen3-moe-v5": ("qwen3-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",
                                            "num_experts": None, "num_local_experts": 8,
-                                           "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}})}
+                                           "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
+            "qwen2-moe-v5": ("qwen2-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",
+                                           "layer_types": ["full_attention"] * 3,
+                                           "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
+            "opt-bare": ("opt", {})}
 # Variants whose experts are written fused, as transformers 5.x holds them (fuse_experts).
-FUSED_VARIANTS = ("mixtral-v5", "qwen3-moe-v5")
+FUSED_VARIANTS = ("mixtral-v5", "qwen3-moe-v5", "qwen2-moe-v5")
+# Variants whose tensors are written without their leading "model." (the released facebook/opt-* files).
+BARE_VARIANTS = ("opt-bare",)
 # The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
                   ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
@@ -304,7 +334,13 @@ CONTENT_GAIN = 2.5
 # GPT-Neo divides no score by sqrt(head_dim) (4 here): its q rows at 0.55 give scores 2.2x the
 # other families', heads still running from diffuse to peaky (at 1, layer 1 has no diffuse row).
 NEO_Q_GAIN = 0.55
+# OPT's pre-LN layers on random weights attend diffusely past layer 0 (as GPT-2's fixture does); its q rows
+# at 2.5x give every layer peaky rows (max p > 0.5: 10-48 %) beside diffuse ones (< 0.1: 13-53 %).
+OPT_Q_GAIN = 2.5
 ROUTER_GAIN = 3.0  # router logits of std ~3: decisive top-k choices, every expert in use
+# Qwen2-MoE's shared_expert_gate keeps the 1 / sqrt(hidden) scale of the other projections: logits of std
+# ~1, so its sigmoid runs from ~0.1 to ~0.9 over the prompt's tokens.
+POSITION_STD = 0.3  # learned position rows (GPT-2's wpe, OPT's embed_positions) that matter beside the tokens
 BOS_EMBED_SCALE = 0.01  # a tiny BOS embedding, so rms_norm_eps visibly matters there
 
 
@@ -346,8 +382,8 @@ def random_weights(cfg, seed):
             a = rng.normal(0.0 if gemma else 1.0, 0.15, size=shape)
         elif name.endswith(".bias"):
             a = rng.normal(0.0, 0.5, size=shape)
-        elif name == "transformer.wpe.weight":
-            a = rng.normal(0.0, 0.3, size=shape)  # positions that matter beside the tokens
+        elif name in ("transformer.wpe.weight", "model.decoder.embed_positions.weight"):
+            a = rng.normal(0.0, POSITION_STD, size=shape)  # each row its own: OPT's row t instead of t + 2 bites
         elif name == prefix + "model.embed_tokens.weight":
             a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
             a[text["bos_token_id"]] *= BOS_EMBED_SCALE
@@ -361,6 +397,8 @@ def random_weights(cfg, seed):
                 a = a.reshape(shape)
                 if model_type == "gpt_neo":
                     a *= NEO_Q_GAIN
+                elif model_type == "opt":
+                    a *= OPT_Q_GAIN
             elif name.endswith("k_proj.weight"):
                 a = a.reshape(Hkv, D, h)
                 a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
@@ -380,7 +418,12 @@ def content_dir(hidden, name, seed):
     return v / np.linalg.norm(v)
 
 
-def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None, fused_experts=False):
+def bare_name(name):
+    """A tensor name as OPTModel (not OPTForCausalLM) saves it: no leading "model."."""
+    return name[len("model."):] if name.startswith("model.") else name
+
+
+def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None, fused_experts=False, bare=False):
     cfg = hf_config(dtype=spec["dtype"], vocab=spm_vocab_size(tokenizer_path), **spec["config"])
     weights = random_weights(cfg, spec["seed"])
     if fused_experts:
@@ -389,7 +432,9 @@ def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None, fused_ex
     for key in [k for k, v in (config_overrides or {}).items()
                 if v is None and k in ("rotary_pct", "rotary_emb_base", "rope_theta", "rope_scaling", "num_experts")]:
         del cfg[key]  # a key the other layout does not write
-    tensors = [Tensor.from_array(name, spec["dtype"], weights[name]) for name, _ in tensor_shapes(cfg, fused_experts)]
+    rename = bare_name if bare else (lambda name: name)
+    tensors = [Tensor.from_array(rename(name), spec["dtype"], weights[name])
+               for name, _ in tensor_shapes(cfg, fused_experts)]
     if spec.get("vision"):
         tensors += [Tensor.from_array(name, spec["dtype"], np.full(shape, np.nan, np.float32))
                     for name, shape in VISION_TENSORS]
@@ -418,7 +463,8 @@ def main(argv):
         tok = os.path.join(tok_dir, spec["tokenizer"] + ".model")
         if not os.path.exists(tok):
             train_tokenizer(spec["tokenizer"], tok)
-        cfg, files = write_fixture(os.path.join(out, name), spec, tok, overrides, name in FUSED_VARIANTS)
+        cfg, files = write_fixture(os.path.join(out, name), spec, tok, overrides, name in FUSED_VARIANTS,
+                                   name in BARE_VARIANTS)
         n_tokens = len(spm_ids(tok, PROMPT)) + 1  # + BOS
         if n_tokens < MIN_PROMPT_TOKENS:
             raise RuntimeError(f"{name}: prompt is only {n_tokens} tokens")

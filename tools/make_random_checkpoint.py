@@ -2,8 +2,8 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, GPT-Neo, Phi, Phi-3, Mixtral, OLMoE,
-Qwen3-MoE, SmolLM3) and any shape, streaming every
+Gemma-3, Qwen2, Qwen3, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, GPT-Neo, OPT, Phi, Phi-3, Mixtral, OLMoE,
+Qwen3-MoE, Qwen2-MoE, SmolLM3) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -14,13 +14,15 @@ checkpoint_files.py.
   make_random_checkpoint.py --preset llama-1b --tokenizer T.model --out DIR
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
-Presets: llama2-7b, mistral-7b, mixtral-8x7b, olmoe-1b-7b, qwen3-30b-a3b, gemma-7b, llama3-8b, qwen2.5-7b,
-llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, gpt-neo-1.3b, phi-3-mini, smollm3-3b, h1024-l8 (a LLaMA
+Presets: llama2-7b, mistral-7b, mixtral-8x7b, olmoe-1b-7b, qwen3-30b-a3b, qwen1.5-moe-a2.7b, gemma-7b, llama3-8b,
+qwen2.5-7b, llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, gpt-neo-1.3b, opt-6.7b, phi-3-mini, smollm3-3b,
+h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset: `--preset mixtral-8x7b --layers 4` keeps its layer shapes with 4 of its
 32 layers (12 GB in bf16 instead of 93). --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
 tokenizer.json, copied under its own name. Mixtures of experts: --experts, --experts-per-tok,
---moe-intermediate (Qwen3-MoE's expert width), and --fused-experts to write the experts as
+--moe-intermediate (Qwen3-MoE's and Qwen2-MoE's expert width; Qwen2-MoE's shared expert is
+--intermediate wide, as its dense layers), and --fused-experts to write the experts as
 transformers 5.x holds them (save_pretrained(save_original_format=False): the router under
 mlp.gate, mlp.experts.gate_up_proj [experts, 2 * inter, hidden] and mlp.experts.down_proj
 [experts, hidden, inter] in place of one tensor per expert).
@@ -71,6 +73,10 @@ PRESETS = {
     "gpt-neo-1.3b": dict(model_type="gpt_neo", hidden=2048, intermediate=8192, layers=24, heads=16, kv_heads=16,
                          head_dim=128, vocab=50257, rms_norm_eps=1e-5, max_positions=2048, sliding_window=256,
                          tie_word_embeddings=True, bos_token_id=50256, eos_token_id=50256),
+    # OPT-6.7B: 32 layers of 32 x 128 heads, ffn_dim 16384, learned positions (2048 + 2 rows), biases everywhere,
+    # tied 50,272-token vocabulary, bos and eos "</s>" (2), pad 1.
+    "opt-6.7b": dict(model_type="opt", hidden=4096, intermediate=16384, layers=32, heads=32, kv_heads=32,
+                     head_dim=128, vocab=50272, max_positions=2048, bos_token_id=2, eos_token_id=2, pad_token_id=1),
     # Phi-3-mini-4k: 32 x 96 heads, fused qkv_proj and gate_up_proj, window 2047.
     "phi-3-mini": dict(model_type="phi3", hidden=3072, intermediate=8192, layers=32, heads=32, kv_heads=32,
                        head_dim=96, vocab=32064, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
@@ -97,6 +103,12 @@ PRESETS = {
                           heads=32, kv_heads=4, head_dim=128, vocab=151936, rope_theta=1000000.0,
                           rms_norm_eps=1e-6, max_positions=40960, experts=128, experts_per_tok=8,
                           bos_token_id=151643, eos_token_id=151645),
+    # Qwen1.5-MoE-A2.7B: 24 layers (every one sparse) of 60 experts of 1408, top-4 not renormalised, a shared
+    # expert of 5632 gated by a sigmoid, MHA (16 heads) with q/k/v biases, untied 151,936-token vocabulary.
+    "qwen1.5-moe-a2.7b": dict(model_type="qwen2_moe", hidden=2048, intermediate=5632, moe_intermediate=1408,
+                              layers=24, heads=16, kv_heads=16, head_dim=128, vocab=151936, rope_theta=1000000.0,
+                              rms_norm_eps=1e-6, max_positions=8192, experts=60, experts_per_tok=4,
+                              bos_token_id=151643, eos_token_id=151643),
     # LLaMA-3.1-8B: GQA 8, 128,256-token vocabulary, llama3 RoPE scaling.
     "llama3-8b": dict(model_type="llama", hidden=4096, intermediate=14336, layers=32,
                       heads=32, kv_heads=8, head_dim=128, vocab=128256, rope_theta=500000.0,
@@ -178,11 +190,12 @@ def main(argv=None):
     for flag in ["hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim", "vocab"]:
         ap.add_argument("--" + flag, type=int)
     ap.add_argument("--sliding-window", type=int,
-                    help="mistral, qwen2/3 and smollm3 (unused there), gemma2/3, olmo3, gpt_neo (its local layers' "
-                         "window_size); omit for null (gemma2/3, olmo3: 4096; gpt_neo: 256)")
-    ap.add_argument("--experts", type=int, help="mixtral, olmoe, qwen3_moe: experts per sparse layer")
-    ap.add_argument("--experts-per-tok", type=int, help="mixtral, olmoe, qwen3_moe: experts each token uses")
-    ap.add_argument("--moe-intermediate", type=int, help="qwen3_moe: each expert's width (default --intermediate)")
+                    help="mistral, qwen2/3, qwen2_moe and smollm3 (unused there), gemma2/3, olmo3, gpt_neo (its local "
+                         "layers' window_size); omit for null (gemma2/3, olmo3: 4096; gpt_neo: 256)")
+    ap.add_argument("--experts", type=int, help="mixtral, olmoe, qwen3_moe, qwen2_moe: experts per sparse layer")
+    ap.add_argument("--experts-per-tok", type=int, help="mixtral, olmoe, qwen3_moe, qwen2_moe: experts each token uses")
+    ap.add_argument("--moe-intermediate", type=int,
+                    help="qwen3_moe, qwen2_moe: each expert's width (default --intermediate)")
     ap.add_argument("--fused-experts", action="store_true",
                     help="write the experts fused, as transformers 5.x's save_original_format=False does")
     ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_ALIASES))
@@ -219,10 +232,10 @@ def main(argv=None):
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
     if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2", "gptj", "phi", "phi3", "olmoe",
-                               "qwen3_moe"):
+                               "qwen3_moe", "opt"):
         shape.pop("sliding_window", None)
     if args.fused_experts and shape["model_type"] not in MOE:
-        ap.error("--fused-experts needs a mixture of experts (mixtral, olmoe, qwen3_moe)")
+        ap.error("--fused-experts needs a mixture of experts (mixtral, olmoe, qwen3_moe, qwen2_moe)")
     dtype = DTYPE_ALIASES[args.dtype]
     for key, given, fallback in (("bos_token_id", args.bos_id, 1), ("eos_token_id", args.eos_id, 2)):
         shape[key] = given if given is not None else shape.get(key, fallback)

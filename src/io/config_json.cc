@@ -28,8 +28,9 @@ Activation parse_activation(const FieldReader& f, const Family& family) {
   if (name == "silu" || name == "swish") return Activation::kSilu;
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::kGeluTanh;
   if (name == "gelu") return Activation::kGeluErf;
+  if (name == "relu") return Activation::kRelu;
   throw f.error(family.activation_key,
-                "'" + name + "' is not supported (supported: silu, gelu_pytorch_tanh, gelu_new, gelu)");
+                "'" + name + "' is not supported (supported: silu, gelu_pytorch_tanh, gelu_new, gelu, relu)");
 }
 
 // Mixture-of-experts layers are not a dense MLP; refused unless the family reads them under
@@ -62,9 +63,69 @@ void parse_moe(const FieldReader& f, const MoeTraits& moe, const ModelConfig& c,
   in.renormalize = *moe.renormalize_key != '\0' ? f.bool_or(moe.renormalize_key, moe.renormalize) : moe.renormalize;
   in.expert_intermediate =
       *moe.intermediate_key != '\0' ? f.positive_int_or(moe.intermediate_key, moe.intermediate) : c.intermediate;
+  if (*moe.shared_intermediate_key != '\0') {
+    in.shared_intermediate = f.positive_int_or(moe.shared_intermediate_key, moe.shared_intermediate);
+  }
   if (moe.sparse_step) {
     in.sparse_step = f.int_or("decoder_sparse_step", 1, 1);
     in.dense_layers = parse_layer_list(f, "mlp_only_layers", c.layers);
+  }
+}
+
+// OPTConfig's switches for layouts no released OPT but opt-350m uses (post-LN, a projected
+// embedding), and for layers without biases or norm weights; none is built.
+void refuse_opt_variants(const FieldReader& f, const ModelConfig& c) {
+  if (!f.bool_or("do_layer_norm_before", true)) {
+    throw f.error("do_layer_norm_before", "must be true (post-LN OPT, as opt-350m, is not supported)");
+  }
+  if (present(f, "word_embed_proj_dim") && f.positive_int("word_embed_proj_dim") != c.hidden) {
+    throw f.error("word_embed_proj_dim", "must equal hidden_size (" + std::to_string(c.hidden) +
+                                             "): projected embeddings, as opt-350m's, are not supported");
+  }
+  if (!f.bool_or("enable_bias", true))
+    throw f.error("enable_bias", "must be true (OPT without biases is not supported)");
+  if (!f.bool_or("layer_norm_elementwise_affine", true)) {
+    throw f.error("layer_norm_elementwise_affine", "must be true (LayerNorms without weights are not supported)");
+  }
+  if (f.bool_or("_remove_final_layer_norm", false)) {
+    throw f.error("_remove_final_layer_norm", "must be false (OPT without its final LayerNorm is not supported)");
+  }
+}
+
+// FalconModel's layouts (transformers 4.57 modeling_falcon.py). The kv heads: multi_query, one;
+// new_decoder_architecture, num_kv_heads; else num_kv_heads, which the fused projection's
+// view(heads, 3, head_dim) requires to equal the heads.
+int falcon_kv_heads(const FieldReader& f, int heads) {
+  if (f.bool_or("alibi", false)) throw f.error("alibi", "must be false (ALiBi position biases are not supported)");
+  if (f.bool_or("bias", false)) throw f.error("bias", "must be false (Falcon with linear biases is not supported)");
+  const bool new_architecture = f.bool_or("new_decoder_architecture", false);
+  if (!new_architecture && f.bool_or("multi_query", true)) return 1;
+  const int kv_heads = f.int_or("num_kv_heads", heads, 1);
+  if (!new_architecture && kv_heads != heads) {
+    throw f.error("num_kv_heads", "must equal num_attention_heads without multi_query or new_decoder_architecture");
+  }
+  return kv_heads;
+}
+
+// FalconDecoderLayer's norms and residual: parallel_attn, x = x + attn(ln(x)) + mlp(ln(x)) with
+// one input_layernorm, or with ln_attn and ln_mlp under new_decoder_architecture and
+// num_ln_in_parallel_attn 2 (its default there); else sequential with post_attention_layernorm.
+// The combinations FalconDecoderLayer builds without the norms its forward reads are refused.
+void parse_falcon_layout(const FieldReader& f, RecipeInputs& in) {
+  const bool new_architecture = f.bool_or("new_decoder_architecture", false);
+  in.parallel_residual = f.bool_or("parallel_attn", true);
+  const int norms = f.int_or("num_ln_in_parallel_attn", new_architecture ? 2 : 1, 1);
+  if (norms > 2) throw f.error("num_ln_in_parallel_attn", "must be 1 or 2");
+  if (new_architecture && !in.parallel_residual) {
+    throw f.error("parallel_attn", "must be true with new_decoder_architecture");
+  }
+  if (!new_architecture && in.parallel_residual && norms == 2) {
+    throw f.error("num_ln_in_parallel_attn", "must be 1 without new_decoder_architecture");
+  }
+  if (!in.parallel_residual) {
+    in.norms = NormNames{"input_layernorm.weight", "", "post_attention_layernorm.weight", ""};
+  } else if (norms == 2) {
+    in.norms = NormNames{"ln_attn.weight", "", "ln_mlp.weight", ""};
   }
 }
 
@@ -83,7 +144,9 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.head_dim = c.head_dim;
   in.multimodal = multimodal;
   in.attention_bias = f.bool_or("attention_bias", family.attention_bias_default);
+  in.qkv_bias = *family.qkv_bias_key != '\0' && f.bool_or(family.qkv_bias_key, true);
   in.parallel_residual = f.bool_or("use_parallel_residual", true);
+  if (family.reads_falcon_layout) parse_falcon_layout(f, in);
   in.activation = parse_activation(f, family);
   in.query_pre_attn_scalar = f.positive_float_or("query_pre_attn_scalar", static_cast<float>(d.query_pre_attn_scalar));
   in.attn_softcap = optional_cap(f, "attn_logit_softcapping", d.attn_softcap);
@@ -167,11 +230,15 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   }
   c.layers = f.positive_int_or("num_hidden_layers", defaults.layers);
   c.heads = f.positive_int_or("num_attention_heads", defaults.heads);
-  c.kv_heads = f.int_or("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads, 1);
+  c.kv_heads = family->reads_falcon_layout
+                   ? falcon_kv_heads(f, c.heads)
+                   : f.int_or("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads, 1);
   c.vocab = f.positive_int_or("vocab_size", defaults.vocab);
   c.max_positions = f.int_or("max_position_embeddings", 1 << 30, 1);
   // The norms' epsilon (LayerNorm families: layer_norm_eps); ModelConfig keeps it as rms_norm_eps.
-  c.rms_norm_eps = f.positive_float_or(family->eps_key, static_cast<float>(defaults.rms_norm_eps));
+  c.rms_norm_eps = *family->eps_key == '\0'
+                       ? static_cast<float>(defaults.rms_norm_eps)
+                       : f.positive_float_or(family->eps_key, static_cast<float>(defaults.rms_norm_eps));
   c.bos_token_id = f.int_or("bos_token_id", defaults.bos_token_id, 0);
   c.torch_dtype = top.string_or("torch_dtype", "");
   if (!c.torch_dtype.empty() && c.torch_dtype != "float32" && c.torch_dtype != "float16" &&
@@ -215,6 +282,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   // PhiAttention with qk_layernorm: LayerNorms on q and k; not built.
   if (f.bool_or("qk_layernorm", false)) throw f.error("qk_layernorm", "must be false (not supported)");
   if (!f.bool_or("scale_attn_weights", true)) throw f.error("scale_attn_weights", "must be true (not supported)");
+  refuse_opt_variants(f, c);
   // OlmoeAttention (transformers 4.57) clamps q, k and v to [-clip_qkv, clip_qkv]; not built.
   if (present(f, "clip_qkv")) throw f.error("clip_qkv", "must be null (clamping q, k and v is not supported)");
   c.tie_embeddings = top.bool_or("tie_word_embeddings", defaults.tie_embeddings);

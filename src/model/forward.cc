@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -53,6 +54,11 @@ std::vector<BufferWidth> buffer_widths(const ModelConfig& c, Precision precision
                                  {&ForwardBuffers::expert_y, c.hidden}});
     if (precision != Precision::kFp32) widths.push_back({&ForwardBuffers::router_exact, r.moe.experts});
   }
+  if (r.moe.shared_intermediate > 0) {
+    widths.insert(widths.end(), {{&ForwardBuffers::shared_logit, 1},
+                                 {&ForwardBuffers::shared_gate, r.moe.shared_intermediate},
+                                 {&ForwardBuffers::shared_up, r.moe.shared_intermediate}});
+  }
   return widths;
 }
 
@@ -72,12 +78,17 @@ void Transformer::allocate(int seq) {
   b.seq = seq;
   for (const BufferWidth& w : buffer_widths(c, backend_.precision())) b.*w.buffer = backend_.allocate(seq, w.cols);
   b.positions.resize(static_cast<std::size_t>(seq));
-  for (int i = 0; i < seq; ++i) b.positions[static_cast<std::size_t>(i)] = i;
+  for (int i = 0; i < seq; ++i) b.positions[static_cast<std::size_t>(i)] = i + c.recipe.position_offset;
   b.ropes.clear();
   for (const RopeSpec& rope : c.recipe.ropes)
     b.ropes.push_back(backend_.rope_table(seq, rope_inv_freq(rope, c.recipe.rotary_dim, seq), rope.attention_factor));
   b.values = backend_.host_floats(static_cast<std::size_t>(seq) * c.kv_dim());
   b.router_host.assign(static_cast<std::size_t>(seq) * c.recipe.moe.experts, 0.0f);
+  if (c.recipe.moe.shared_intermediate > 0) {
+    b.shared_weight.assign(static_cast<std::size_t>(seq), 0.0f);
+    b.all_rows.resize(static_cast<std::size_t>(seq));
+    for (int i = 0; i < seq; ++i) b.all_rows[static_cast<std::size_t>(i)] = i;
+  }
 }
 
 // The recipe's norm with `weight` (and, for LayerNorm families, `bias`).
@@ -130,9 +141,8 @@ void Transformer::attention_input(int l) {
   }
   // HF: q, k = apply_rotary_pos_emb(q, k, cos, sin), with this layer's table; GPT-NeoX rotates the
   // first rotary_dim of each head only (the table's width)
-  if (r.rotary_dim == 0) return;  // GPT-2: positions came with the embeddings
   const int table = r.layers[static_cast<std::size_t>(l)].rope_table;
-  if (table < 0) return;  // SmolLM3's NoPE layers
+  if (table < 0) return;  // learned positions (GPT-2, OPT) came with the embeddings; SmolLM3's NoPE layers
   const Buffer& rope = b.ropes[static_cast<std::size_t>(table)];
   backend_.rope(b.q, c.heads, c.head_dim, rope);
   backend_.rope(b.k, c.kv_heads, c.head_dim, rope);
@@ -226,6 +236,25 @@ void Transformer::sparse_mlp(int l, Buffer& out) {
     backend_.linear(gated(gate, up, c.recipe.activation), {&down, 1});
     backend_.scatter_add_rows(out, rows, y_e, b.routes.weights[e]);
   }
+  if (w.shared_expert_gate.present()) shared_expert(l, out);
+}
+
+// Qwen2-MoE (HF Qwen2MoeSparseMoeBlock): out += sigmoid(shared_expert_gate(h)) * shared_expert(h)
+// on every token, after the routed experts' sum; the gate's sigmoid is taken on the host.
+void Transformer::shared_expert(int l, Buffer& out) {
+  const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
+  ForwardBuffers& b = buffers_;
+  const LinearSource h = normed(b.x, norm(w.mlp_input_norm, &w.mlp_input_norm_bias));
+  const LinearTarget logit{&w.shared_expert_gate, &b.shared_logit};  // [seq, 1]
+  backend_.linear(h, {&logit, 1});
+  backend_.copy_to_host(b.shared_logit, b.shared_weight);
+  for (float& g : b.shared_weight) g = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(g))));
+  const LinearTarget gate_up[] = {{&w.shared_expert.gate_proj, &b.shared_gate},
+                                  {&w.shared_expert.up_proj, &b.shared_up}};
+  backend_.linear(h, gate_up);
+  const LinearTarget down{&w.shared_expert.down_proj, &b.expert_y};  // [seq, hidden]
+  backend_.linear(gated(b.shared_gate, b.shared_up, config_.recipe.activation), {&down, 1});
+  backend_.scatter_add_rows(out, b.all_rows, b.expert_y, b.shared_weight);
 }
 
 // The residual updates. Sequential: x = x + attn_branch, then x = x + mlp(x) (Gemma-2/3 and
@@ -332,12 +361,12 @@ void Transformer::forward(std::span<const int> tokens, const ForwardRequest& req
   allocate(static_cast<int>(tokens.size()));
   // HF: inputs_embeds = embed_tokens(input_ids) (* sqrt(hidden) for the Gemmas)
   backend_.embed(tokens, weights_.embed, config_.recipe.embedding_scale, buffers_.x);
-  // GPT-2: hidden = inputs_embeds + wpe(position_ids), positions 0..seq-1
+  // GPT-2: hidden = inputs_embeds + wpe(position_ids), positions 0..seq-1 (OPT: 2..seq+1)
   if (weights_.position_embed.present()) {
-    if (static_cast<std::int64_t>(tokens.size()) > weights_.position_embed.rows()) {
-      throw InputError(std::to_string(tokens.size()) + " tokens exceed the " +
-                       std::to_string(weights_.position_embed.rows()) +
-                       " learned position embeddings (n_positions) of this model");
+    const std::int64_t positions = weights_.position_embed.rows() - config_.recipe.position_offset;
+    if (static_cast<std::int64_t>(tokens.size()) > positions) {
+      throw InputError(std::to_string(tokens.size()) + " tokens exceed the " + std::to_string(positions) +
+                       " learned position embeddings (max_position_embeddings) of this model");
     }
     backend_.embed(buffers_.positions, weights_.position_embed, 1.0f, buffers_.proj);
     backend_.residual_add(buffers_.x, buffers_.proj, nullptr);

@@ -32,7 +32,7 @@ struct ForwardBuffers {
   std::vector<Buffer> ropes;    // [seq, head_dim] cos | sin, one per distinct RoPE of the recipe
   HostFloats values;            // [kv_heads, seq, head_dim] a captured layer's values, on the host
   std::vector<float> captured;  // [heads, rows, seq] a captured layer's rows held for later delivery
-  std::vector<int> positions;   // [seq] 0..seq-1, the rows of learned position embeddings
+  std::vector<int> positions;   // [seq] the rows of learned position embeddings (ModelRecipe::position_offset on)
   // Mixtures of experts (else empty): the router's logits, on the device and the host, and
   // the routing made of them; on a fast path also the fp32 logits' routing it is checked
   // against. An expert's n tokens use the leading n rows of the expert buffers.
@@ -46,6 +46,11 @@ struct ForwardBuffers {
   Buffer expert_x;                // [seq, hidden] the routed rows of x
   Buffer expert_gate, expert_up;  // [seq, intermediate]
   Buffer expert_y;                // [seq, hidden]
+  // Qwen2-MoE's shared expert (else empty): its gate's logit and the expert's activations.
+  Buffer shared_logit;               // [seq, 1]
+  Buffer shared_gate, shared_up;     // [seq, shared_intermediate]
+  std::vector<float> shared_weight;  // [seq] sigmoid of the logit, on the host
+  std::vector<int> all_rows;         // [seq] 0..seq-1
 };
 
 // Wall-clock seconds spent in the attention core (softmax, P V, and the observer's work on
@@ -87,6 +92,7 @@ class Transformer {
   void output_projection(int l, Buffer& out);
   void mlp(int l, Buffer& out);
   void sparse_mlp(int l, Buffer& out);
+  void shared_expert(int l, Buffer& out);
   void route(int l);
   ExpertRouting routing() const;
   void residual_update(int l);

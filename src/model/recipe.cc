@@ -23,7 +23,7 @@ constexpr NormNames kPostNorm{"", "post_attention_layernorm.weight", "", "post_f
 // clang-format off
 constexpr TensorNames kNeoXNames{.embed = "gpt_neox.embed_in.weight", .final_norm = "gpt_neox.final_layer_norm",
     .lm_head = "embed_out.weight", .layers = "gpt_neox.layers.", .q = "", .k = "", .v = "", .o = "attention.dense",
-    .qkv_per_head = "attention.query_key_value", .gate = "", .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"};
+    .qkv_per_group = "attention.query_key_value", .gate = "", .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"};
 // clang-format on
 constexpr TensorNames kLlamaNames{};
 // GPT-2, transformers 4.57 modeling_gpt2.py: GPT2LMHeadModel's transformer.* (body_prefix),
@@ -48,6 +48,31 @@ constexpr TensorNames kGptNeoNames{.embed = "wte.weight", .final_norm = "ln_f", 
 // clang-format on
 constexpr const char* kGptNeoAliases[][2] = {
     {"num_hidden_layers", "num_layers"}, {"num_attention_heads", "num_heads"}, {nullptr, nullptr}};
+// OPT, transformers 4.57 modeling_opt.py: OPTForCausalLM's model.decoder.* (body_prefix "model.",
+// which the released checkpoints omit), learned positions offset by 2, q/k/v/out_proj and the
+// fc1 / fc2 MLP with biases, self_attn_layer_norm before attention and final_layer_norm before
+// the MLP, tied lm_head.
+// clang-format off
+constexpr TensorNames kOptNames{.embed = "decoder.embed_tokens.weight", .final_norm = "decoder.final_layer_norm",
+    .lm_head = "lm_head.weight", .layers = "decoder.layers.", .o = "self_attn.out_proj",
+    .position_embed = "decoder.embed_positions.weight", .gate = "", .up = "fc1", .down = "fc2"};
+// clang-format on
+constexpr NormNames kOptNorms{"self_attn_layer_norm.weight", "", "final_layer_norm.weight", ""};
+constexpr const char* kOptAliases[][2] = {{"intermediate_size", "ffn_dim"}, {nullptr, nullptr}};
+// Falcon, transformers 4.57 modeling_falcon.py: FalconForCausalLM's transformer.* (body_prefix),
+// query_key_value fused per kv head, self_attention.dense, the non-gated mlp.dense_h_to_4h /
+// dense_4h_to_h; its norm slots are the config's (config_json.cc).
+// clang-format off
+constexpr TensorNames kFalconNames{.embed = "word_embeddings.weight", .final_norm = "ln_f", .lm_head = "lm_head.weight",
+    .layers = "h.", .q = "", .k = "", .v = "", .o = "self_attention.dense",
+    .qkv_per_group = "self_attention.query_key_value", .gate = "", .up = "mlp.dense_h_to_4h",
+    .down = "mlp.dense_4h_to_h"};
+// clang-format on
+constexpr const char* kFalconAliases[][2] = {{"num_hidden_layers", "n_layer"},
+                                             {"num_attention_heads", "n_head"},
+                                             {"num_kv_heads", "n_head_kv"},
+                                             {"intermediate_size", "ffn_hidden_size"},
+                                             {nullptr, nullptr}};
 // GPT-J, transformers 4.57 modeling_gptj.py: GPTJForCausalLM's transformer.* (body_prefix), q/k/v
 // and out_proj without biases, mlp.fc_in / fc_out with them, one LayerNorm ln_1 feeding attention
 // and MLP in parallel.
@@ -76,14 +101,14 @@ constexpr TensorNames kPhiNames{.final_norm = "model.final_layernorm", .o = "sel
 constexpr TensorNames kMixtralNames{.gate = "", .up = "", .down = "", .router = "block_sparse_moe.gate",
     .experts = "block_sparse_moe.experts."};
 // clang-format on
-// OLMoE (modeling_olmoe.py) and Qwen3-MoE (modeling_qwen3_moe.py), transformers 4.57: the sparse
-// block under mlp, its router `gate` and experts of gate_proj, up_proj, down_proj. Qwen3-MoE's
-// dense layers (mlp_only_layers, decoder_sparse_step) keep mlp.gate_proj / up_proj / down_proj;
-// OLMoE has none.
+// OLMoE (modeling_olmoe.py), Qwen2-MoE (modeling_qwen2_moe.py) and Qwen3-MoE (modeling_qwen3_moe.py),
+// transformers 4.57: the sparse block under mlp, its router `gate` and experts of gate_proj,
+// up_proj, down_proj. The Qwens' dense layers (mlp_only_layers, decoder_sparse_step) keep
+// mlp.gate_proj / up_proj / down_proj; OLMoE has none.
 // clang-format off
 constexpr TensorNames kOlmoeNames{.gate = "", .up = "", .down = "", .router = "mlp.gate", .experts = "mlp.experts.",
     .expert_gate = "gate_proj", .expert_up = "up_proj", .expert_down = "down_proj"};
-constexpr TensorNames kQwen3MoeNames{.router = "mlp.gate", .experts = "mlp.experts.", .expert_gate = "gate_proj",
+constexpr TensorNames kQwenMoeNames{.router = "mlp.gate", .experts = "mlp.experts.", .expert_gate = "gate_proj",
     .expert_up = "up_proj", .expert_down = "down_proj"};
 // clang-format on
 
@@ -93,6 +118,12 @@ constexpr TensorNames kQwen3MoeNames{.router = "mlp.gate", .experts = "mlp.exper
 // true), moe_intermediate_size 768, decoder_sparse_step 1, mlp_only_layers [].
 constexpr MoeTraits kMixtralMoe{"num_local_experts", "", 8, 2, true, "", "", 0, false};
 constexpr MoeTraits kOlmoeMoe{"num_experts", "", 64, 8, false, "norm_topk_prob", "", 0, false};
+// Qwen2MoeConfig: num_experts 60, top 4, norm_topk_prob false, moe_intermediate_size 1408,
+// shared_expert_intermediate_size 5632, decoder_sparse_step 1, mlp_only_layers [].
+// clang-format off
+constexpr MoeTraits kQwen2MoeMoe{"num_experts", "", 60, 4, false, "norm_topk_prob", "moe_intermediate_size", 1408, true,
+                                 "shared_expert_intermediate_size", 5632};
+// clang-format on
 constexpr MoeTraits kQwen3MoeMoe{"num_experts",    "num_local_experts",     128, 8,   false,
                                  "norm_topk_prob", "moe_intermediate_size", 768, true};
 
@@ -156,6 +187,20 @@ const Family kFamilies[] = {
      "gelu_new", {0,  0, 50256, true, 10000.0, 1e-5, 256, 256, 0, 0},
      &kGptNeoNames, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", false, false, "transformer.",
      kGptNeoAliases, true, true, false, false, nullptr, false, "", 0, false, false, true},
+    // OPTConfig: ffn_dim, activation_function relu, biases everywhere (enable_bias), pre-LN
+    // (do_layer_norm_before), LayerNorms with eps 1e-5 from no key, learned positions offset by
+    // 2, no RoPE, tied, bos 2.
+    {"opt",         kOptNorms,  kNoQk,   true,  false, 0, false, false, false, kNoLocal, kFull,  0, false, "activation_function",
+     "relu", {0,  0,   2, true, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kOptNames, NormKind::kLayer, "", true, false, false, 0, "", "", false, false, "model.", kOptAliases, false, true,
+     false, false, nullptr, false, "", 0, false, false, false, 2},
+    // FalconConfig: LayerNorms with biases (layer_norm_epsilon), no linear biases (bias true
+    // refused), RoPE on every channel, activation gelu, ffn_hidden_size null: 4 * hidden, tied,
+    // bos 11; multi_query, new_decoder_architecture and parallel_attn choose the layout.
+    {"falcon",      kPhiNorms, kNoQk,    false, false, 0, false, false, false, kNoLocal, kFull,  0, false, "activation",
+     "gelu", {0,  0,  11, true, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kFalconNames, NormKind::kLayer, "layer_norm_epsilon", false, false, true, 0, "", "", true, false, "transformer.",
+     kFalconAliases, true, false, false, false, nullptr, false, "", 0, false, false, false, 0, "", true},
     // PhiConfig: one input LayerNorm feeding attention and MLP in parallel (x = attn + mlp + x),
     // q/k/v/dense/fc1/fc2 and lm_head biases, partial_rotary_factor 0.5, gelu_new, untied.
     {"phi",         kPhiNorms, kNoQk,    true,  false, 0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
@@ -186,8 +231,15 @@ const Family kFamilies[] = {
     // mlp_only_layers; use_sliding_window true refused.
     {"qwen3_moe",   kPreNorm,  kPerHead, false, true,  0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
      "silu", {4,  0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0},
-     &kQwen3MoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
+     &kQwenMoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
      false, false, false, &kQwen3MoeMoe, true},
+    // Qwen2MoeConfig: Qwen2's attention (q, k, v biases unless qkv_bias is false), kv_heads 16,
+    // rms_norm_eps 1e-6; sparse layers (with the shared expert) and dense ones by
+    // decoder_sparse_step and mlp_only_layers; use_sliding_window true refused.
+    {"qwen2_moe",   kPreNorm,  kNoQk,    false, false, 0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
+     "silu", {16, 0,   1, false, 10000.0,   1e-6, 4096, 256, 0, 0},
+     &kQwenMoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
+     false, false, false, &kQwen2MoeMoe, true, "", 0, false, false, false, 0, "qkv_bias"},
     // SmolLM3Config: LLaMA's layer, GQA 4 kv heads, rope_theta 2e6, tied, bos 128000; NoPE on every
     // fourth layer (no_rope_layers); windows only with use_sliding_window, on the NoPE layers.
     {"smollm3",     kPreNorm,  kNoQk,    false, true,  0, false, false, false, kNoLocal, kNoPe,  0, false, "hidden_act",
@@ -316,16 +368,17 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   r.names = family.names != nullptr ? *family.names : kLlamaNames;
   r.body_prefix = family.body_prefix;
   r.conv1d = family.conv1d;
-  r.norms = family.norms;
+  r.norms = in.norms.value_or(family.norms);
   r.norm_kind = family.norm_kind;
   r.mlp_bias = family.mlp_bias;
   r.parallel_residual = family.parallel_residual_always || (family.reads_parallel_residual && in.parallel_residual);
   r.rotary_dim = family.rope ? in.rotary_dim : 0;
   r.interleaved_rope = family.interleaved_rope;
   r.qk_norm = family.qk_norm;
-  r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias);
+  r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias) || in.qkv_bias;
   r.o_bias = (family.reads_attention_bias && in.attention_bias) || family.o_bias_always;
   r.lm_head_bias = family.lm_head_bias;
+  r.position_offset = family.position_offset;
   r.norm_weight_offset = family.norm_weight_offset;
   r.embedding_scale = family.scale_embeddings ? std::sqrt(static_cast<float>(in.hidden)) : 1.0f;
   r.activation = in.activation;
@@ -334,13 +387,13 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
                                                 : 1.0f / std::sqrt(static_cast<float>(in.head_dim));
   r.attn_softcap = family.softcaps ? in.attn_softcap : 0.0f;
   r.final_softcap = family.softcaps ? in.final_softcap : 0.0f;
-  r.moe = {in.experts, in.top_k, in.renormalize, in.expert_intermediate};
+  r.moe = {in.experts, in.top_k, in.renormalize, in.expert_intermediate, in.shared_intermediate};
   r.layers.resize(static_cast<std::size_t>(in.layers));
   for (int l = 0; l < in.layers; ++l) {
     const bool sliding = is_sliding(family, in, l);  // a sliding layer type; its window may be null
     LayerRecipe& layer = r.layers[static_cast<std::size_t>(l)];
     layer.window = sliding ? in.sliding_window : 0;
-    // Qwen3MoeDecoderLayer: sparse iff layer_idx not in mlp_only_layers and num_experts > 0 and
+    // Qwen2MoeDecoderLayer / Qwen3MoeDecoderLayer: sparse iff layer_idx not in mlp_only_layers and num_experts > 0 and
     // (layer_idx + 1) % decoder_sparse_step == 0 (sparse_step 1 and no dense layers elsewhere).
     layer.sparse_mlp = in.experts > 0 && (l + 1) % in.sparse_step == 0 &&
                        std::find(in.dense_layers.begin(), in.dense_layers.end(), l) == in.dense_layers.end();
@@ -351,7 +404,6 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
       const bool local = family.local_rope != LocalRope::kNone && sliding;
       layer.rope_table = rope_index(r.ropes, local ? in.local_rope : in.global_rope);
     }
-    if (nope) layer.rope_table = -1;
   }
   return r;
 }

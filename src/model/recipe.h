@@ -3,9 +3,11 @@
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
 // modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_olmo3.py, modeling_gpt_neox.py, modeling_gpt2.py,
-// modeling_phi.py, modeling_phi3.py, modeling_mixtral.py, modeling_olmoe.py, modeling_qwen3_moe.py and
+// modeling_opt.py, modeling_phi.py, modeling_phi3.py, modeling_mixtral.py, modeling_olmoe.py, modeling_qwen2_moe.py,
+// modeling_qwen3_moe.py and
 // modeling_rope_utils.py). The family table in recipe.cc shows every family side by side; the forward pass reads only
 // the resolved ModelRecipe and never a family name. Adding a family is adding a row.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,15 +86,17 @@ struct TensorNames {
   const char* k = "self_attn.k_proj";
   const char* v = "self_attn.v_proj";
   const char* o = "self_attn.o_proj";
-  // Non-empty: q, k and v fused in one projection [3 * heads * head_dim, hidden], laid out per
-  // head as [q, k, v] blocks of head_dim rows (HF GPT-NeoX: qkv.view(..., heads, 3 * head_dim)
-  // then chunk(3)); q, k, v above are then unused.
-  const char* qkv_per_head = "";
+  // Non-empty: q, k and v fused in one projection [(heads + 2 * kv_heads) * head_dim, hidden],
+  // laid out per kv head g as the rows of its heads / kv_heads query heads, then its k, then its
+  // v, each head_dim rows (HF GPT-NeoX: qkv.view(..., heads, 3 * head_dim).chunk(3), one query
+  // head per group; Falcon: qkv.view(..., kv_heads, heads / kv_heads + 2, head_dim)); q, k, v
+  // above are then unused.
+  const char* qkv_per_group = "";
   // Non-empty: q, k and v fused as consecutive row blocks [q_dim | kv_dim | kv_dim] (GPT-2's
   // c_attn, once transposed: query, key, value = c_attn(x).split(hidden, dim=2)).
   const char* qkv_concat = "";
-  // Non-empty: learned absolute position embeddings [max_positions, hidden] added to the
-  // token embeddings (GPT-2's wpe).
+  // Non-empty: learned absolute position embeddings [max_positions + position_offset, hidden]
+  // added to the token embeddings (GPT-2's wpe, OPT's embed_positions).
   const char* position_embed = "";
   const char* gate = "mlp.gate_proj";  // empty (and no gate_up): a non-gated MLP, down(act(up(x)))
   // Non-empty: gate and up fused as [gate | up] row blocks [2 * intermediate, hidden] (Phi-3's
@@ -114,6 +118,10 @@ struct TensorNames {
   // [gate | up]) and + "down_proj" [experts, hidden, inter] (ModelRecipe::fused_experts).
   const char* fused_router = "mlp.gate";
   const char* fused_experts = "mlp.experts.";
+  // Qwen2-MoE's shared expert (MoeRecipe::shared_intermediate): a gated MLP under shared_expert +
+  // expert_gate / expert_up / expert_down, scaled per token by sigmoid(shared_expert_gate(h)).
+  const char* shared_expert = "mlp.shared_expert.";
+  const char* shared_expert_gate = "mlp.shared_expert_gate";
 };
 
 // The checkpoint tensor names of one layer's four norm slots, relative to "model.layers.N.";
@@ -155,10 +163,14 @@ struct MoeTraits {
   const char* renormalize_key;   // non-empty: read from this key, default `renormalize` (norm_topk_prob)
   const char* intermediate_key;  // non-empty: the experts' width (moe_intermediate_size); "": intermediate_size
   int intermediate;              // intermediate_key's default
-  // Qwen3-MoE: layer l is sparse iff l is not in mlp_only_layers, experts > 0 and
+  // Qwen2-MoE, Qwen3-MoE: layer l is sparse iff l is not in mlp_only_layers, experts > 0 and
   // (l + 1) % decoder_sparse_step == 0; the others have the dense MLP of intermediate_size.
   // Otherwise every layer is sparse.
   bool sparse_step;
+  // Qwen2-MoE: a shared expert beside the routed ones, of this key's width (default
+  // shared_intermediate); "": none.
+  const char* shared_intermediate_key = "";
+  int shared_intermediate = 0;
 };
 
 // One family's fixed traits: one row of the table in recipe.cc.
@@ -182,7 +194,7 @@ struct Family {
   // Families beyond the LLaMA layout (GPT-NeoX); the defaults are LLaMA's.
   const TensorNames* names = nullptr;  // null: TensorNames{}
   NormKind norm_kind = NormKind::kRms;
-  const char* eps_key = "rms_norm_eps";
+  const char* eps_key = "rms_norm_eps";  // "": fixed at defaults.rms_norm_eps (OPT's nn.LayerNorm default)
   bool mlp_bias = false;                 // biases on the MLP's projections
   bool attention_bias_default = false;   // when attention_bias is absent
   bool reads_parallel_residual = false;  // use_parallel_residual (default true)
@@ -207,8 +219,8 @@ struct Family {
   bool parallel_residual_always = false;
   // Non-null: a mixture of experts (MoeTraits).
   const MoeTraits* moe = nullptr;
-  // Qwen3-MoE: use_sliding_window true is refused (transformers versions disagree on which
-  // layers it windows; docs/model-families.md).
+  // Qwen2-MoE, Qwen3-MoE: use_sliding_window true is refused (transformers versions disagree on
+  // which layers it windows; docs/model-families.md).
   bool refuses_sliding_window = false;
   // GPT-J: the rotated channels of each head as a count under this key (rotary_dim, default
   // rotary_dims), rotated in adjacent pairs (2i, 2i + 1) rather than halves (i, i + rotary / 2).
@@ -219,6 +231,14 @@ struct Family {
   // no_rope_layer_interval-th (default 4); the others see no position at all (NoPE).
   bool reads_no_rope_layers = false;
   bool unscaled_scores = false;  // GPT-Neo: scores q.k, not divided by sqrt(head_dim)
+  // OPT: token t reads row t + position_offset of position_embed, which holds
+  // max_position_embeddings + position_offset rows (OPTLearnedPositionalEmbedding's offset 2).
+  int position_offset = 0;
+  // Qwen2-MoE: q, k, v biases as this key says (qkv_bias, default true); o_proj none.
+  const char* qkv_bias_key = "";
+  // Falcon: the kv heads, the norms and the residual from multi_query, new_decoder_architecture,
+  // num_ln_in_parallel_attn and parallel_attn (RecipeInputs::norms, parallel_residual).
+  bool reads_falcon_layout = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -230,20 +250,22 @@ std::string supported_model_types();
 // Per-layer choices the forward pass follows.
 struct LayerRecipe {
   int window = 0;           // 0: full causal; else query i sees keys j with 0 <= i - j < window
-  int rope_table = 0;       // index into ModelRecipe::ropes; -1: no RoPE (SmolLM3's NoPE layers)
+  int rope_table = -1;      // index into ModelRecipe::ropes; -1: no RoPE (learned positions, SmolLM3's NoPE layers)
   bool sparse_mlp = false;  // a mixture of experts (ModelRecipe::moe) in place of the dense MLP
 };
 
 // A mixture of experts' routing (HF MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
-// Qwen3MoeSparseMoeBlock, transformers 4.57): per token, p = softmax(router(h)) over the experts
-// in fp32, the top_k largest kept (ties toward the lower expert index), divided by their sum
-// when renormalize (Mixtral always; OLMoE and Qwen3-MoE: norm_topk_prob);
-// out = sum of p_e * expert_e(h), each expert a gated MLP of width `intermediate`.
+// Qwen2MoeSparseMoeBlock, Qwen3MoeSparseMoeBlock, transformers 4.57): per token,
+// p = softmax(router(h)) over the experts in fp32, the top_k largest kept (ties toward the lower
+// expert index), divided by their sum when renormalize (Mixtral always; the others:
+// norm_topk_prob); out = sum of p_e * expert_e(h), each expert a gated MLP of width
+// `intermediate`; Qwen2-MoE adds sigmoid(shared_expert_gate(h)) * shared_expert(h).
 struct MoeRecipe {
   int experts = 0;  // 0: dense MLPs everywhere
   int top_k = 0;
   bool renormalize = false;
-  int intermediate = 0;  // each expert's width (Qwen3-MoE: moe_intermediate_size; else intermediate_size)
+  int intermediate = 0;         // each expert's width (Qwen2/3-MoE: moe_intermediate_size; else intermediate_size)
+  int shared_intermediate = 0;  // the shared expert's width (shared_expert_intermediate_size); 0: none
 };
 
 // Everything the forward pass and the weight list need beyond the sizes.
@@ -258,6 +280,7 @@ struct ModelRecipe {
   // HF GPT-NeoX use_parallel_residual: x = x + attn(ln1(x)) + mlp(ln2(x)), both from the same x.
   bool parallel_residual = false;
   bool lm_head_bias = false;  // Phi: logits = lm_head(x) + bias
+  int position_offset = 0;    // Family::position_offset
   int rotary_dim = 0;         // the first rotary_dim elements of each head are rotated (head_dim: all; 0: no RoPE)
   // GPT-J's rotate_every_two: q and k channels (2i, 2i + 1) of each head's rotated part are
   // one RoPE pair. q_proj's and k_proj's rows are reordered at load to (i, i + rotary_dim / 2),
@@ -287,6 +310,7 @@ struct RecipeInputs {
   int hidden = 0;
   int head_dim = 0;
   bool attention_bias = false;
+  bool qkv_bias = false;  // Family::qkv_bias_key
   Activation activation = Activation::kSilu;
   float query_pre_attn_scalar = 0;  // 0: absent
   float attn_softcap = 0;
@@ -298,16 +322,18 @@ struct RecipeInputs {
   std::vector<bool> rope_layers;     // [layers] false: no RoPE (SmolLM3's no_rope_layers); empty: RoPE everywhere
   int window_pattern = 0;            // sliding_window_pattern when read; 0: the family's
   bool parallel_residual = false;
-  int rotary_dim = 0;             // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)
-  RopeSpec global_rope;           // rope_theta with rope_scaling
-  RopeSpec local_rope;            // sliding layers' (Family::local_rope)
-  bool multimodal = false;        // weights under language_model.
-  int experts = 0;                // MoeTraits::experts_key
-  int top_k = 0;                  // num_experts_per_tok
-  bool renormalize = false;       // MoeTraits::renormalize(_key)
-  int expert_intermediate = 0;    // MoeTraits::intermediate_key, else intermediate_size
-  int sparse_step = 1;            // decoder_sparse_step (MoeTraits::sparse_step)
-  std::vector<int> dense_layers;  // mlp_only_layers (MoeTraits::sparse_step)
+  std::optional<NormNames> norms;  // the config's choice of norm slots (Falcon); else the family's
+  int rotary_dim = 0;              // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)
+  RopeSpec global_rope;            // rope_theta with rope_scaling
+  RopeSpec local_rope;             // sliding layers' (Family::local_rope)
+  bool multimodal = false;         // weights under language_model.
+  int experts = 0;                 // MoeTraits::experts_key
+  int top_k = 0;                   // num_experts_per_tok
+  bool renormalize = false;        // MoeTraits::renormalize(_key)
+  int expert_intermediate = 0;     // MoeTraits::intermediate_key, else intermediate_size
+  int shared_intermediate = 0;     // MoeTraits::shared_intermediate_key; 0: no shared expert
+  int sparse_step = 1;             // decoder_sparse_step (MoeTraits::sparse_step)
+  std::vector<int> dense_layers;   // mlp_only_layers (MoeTraits::sparse_step)
 };
 
 ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);

@@ -27,7 +27,10 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
   std::vector<WeightSlot> slots;
   const std::string root = r.weight_prefix + r.body_prefix;
   slots.push_back({root + n.embed, {c.vocab, hidden}, kEmbed});
-  if (*n.position_embed != '\0') slots.push_back({root + n.position_embed, {c.max_positions, hidden}, kPositionEmbed});
+  if (*n.position_embed != '\0') {
+    slots.push_back(
+        {root + n.position_embed, {std::int64_t{c.max_positions} + r.position_offset, hidden}, kPositionEmbed});
+  }
   // QkNorm::kPerHead shares one [head_dim] weight across heads; kWholeProjection spans them all.
   const bool per_head = r.qk_norm == QkNorm::kPerHead;
   for (int l = 0; l < c.layers; ++l) {
@@ -55,7 +58,7 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
       add("self_attn.q_norm.weight", {per_head ? c.head_dim : c.q_dim()}, kQNorm);
       add("self_attn.k_norm.weight", {per_head ? c.head_dim : c.kv_dim()}, kKNorm);
     }
-    const char* fused = *n.qkv_per_head != '\0' ? n.qkv_per_head : n.qkv_concat;
+    const char* fused = *n.qkv_per_group != '\0' ? n.qkv_per_group : n.qkv_concat;
     if (*fused != '\0') {
       linear(fused, c.q_dim() + 2 * static_cast<std::int64_t>(c.kv_dim()), hidden, kQkvProj, r.qkv_bias, kQkvBias);
     } else {
@@ -65,7 +68,14 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
     }
     linear(n.o, hidden, c.q_dim(), kOProj, r.o_bias, kOBias);
     if (r.layers[static_cast<std::size_t>(l)].sparse_mlp) {
-      const std::int64_t experts = r.moe.experts, inter = r.moe.intermediate;
+      const std::int64_t experts = r.moe.experts, inter = r.moe.intermediate, shared = r.moe.shared_intermediate;
+      if (shared > 0) {
+        const std::string expert = n.shared_expert;
+        add(expert + n.expert_gate + ".weight", {shared, hidden}, kSharedExpertGateProj);
+        add(expert + n.expert_up + ".weight", {shared, hidden}, kSharedExpertUpProj);
+        add(expert + n.expert_down + ".weight", {hidden, shared}, kSharedExpertDownProj);
+        add(std::string(n.shared_expert_gate) + ".weight", {1, hidden}, kSharedExpertGate);
+      }
       if (r.fused_experts) {
         // transformers 5.x MixtralExperts / Qwen2MoeExperts: gate_up_proj [experts, 2 * inter, hidden]
         // (gate, up = linear(h, gate_up_proj[e]).chunk(2)), down_proj [experts, hidden, inter].
@@ -177,6 +187,14 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
       return l.experts_gate_up;
     case kExpertsDown:
       return l.experts_down;
+    case kSharedExpertGateProj:
+      return l.shared_expert.gate_proj;
+    case kSharedExpertUpProj:
+      return l.shared_expert.up_proj;
+    case kSharedExpertDownProj:
+      return l.shared_expert.down_proj;
+    case kSharedExpertGate:
+      return l.shared_expert_gate;
     default:
       break;
   }
@@ -329,11 +347,12 @@ void arrange_weights(const ModelConfig& c, Weights& weights) {
     for (int part = 0; part < 3; ++part) {
       // Rows {b * stride + offset + i : b < blocks, i < count} of the fused [q_dim + 2 kv_dim, hidden].
       std::int64_t blocks = 1, stride = 0, offset = 0, count = part == 0 ? c.q_dim() : c.kv_dim();
-      if (*n.qkv_per_head != '\0') {
-        // HF GPT-NeoX (4.57): qkv.view(seq, heads, 3 * head_dim).chunk(3, dim=-1): head h's rows
-        // are q [3hD, 3hD + D), then k's D, then v's D.
-        ATTNGEOM_CHECK(c.kv_heads == c.heads);
-        blocks = c.heads, stride = 3 * d, offset = part * d, count = d;
+      if (*n.qkv_per_group != '\0') {
+        // HF GPT-NeoX and Falcon (4.57): kv head g's block of (r + 2) D rows, r = heads / kv_heads,
+        // holds its r query heads' rows, then k's D, then v's D.
+        const std::int64_t r = c.heads / c.kv_heads;
+        blocks = c.kv_heads, stride = (r + 2) * d, offset = part == 0 ? 0 : (r + part - 1) * d;
+        count = part == 0 ? r * d : d;
       } else {
         // HF GPT-2 (4.57): query, key, value = c_attn(x).split(hidden, dim=2).
         offset = part == 0 ? 0 : c.q_dim() + (part - 1) * static_cast<std::int64_t>(c.kv_dim());

@@ -46,7 +46,7 @@ struct LayerTensors {
   Tensor k_bias;                // [1, kv_heads*head_dim]
   Tensor v_bias;                // [1, kv_heads*head_dim]
   Tensor o_bias;                // [1, hidden]
-  Tensor qkv_proj;              // [q_dim + 2*kv_dim, hidden] fused as stored (TensorNames::qkv_per_head, qkv_concat)
+  Tensor qkv_proj;              // [q_dim + 2*kv_dim, hidden] fused as stored (TensorNames::qkv_per_group, qkv_concat)
   Tensor qkv_bias;              // [1, q_dim + 2*kv_dim]
   Tensor gate_up_proj;          // [2*intermediate, hidden] fused as stored (TensorNames::gate_up)
   Tensor gate_proj;             // [intermediate, hidden]; absent for a non-gated MLP
@@ -60,6 +60,10 @@ struct LayerTensors {
   // [experts * 2 * intermediate, hidden] and [experts * hidden, intermediate].
   Tensor experts_gate_up;
   Tensor experts_down;
+  // Qwen2-MoE's shared expert of a sparse layer (MoeRecipe::shared_intermediate), of that width,
+  // and its gate [1, hidden], whose sigmoid scales the expert's output per token.
+  ExpertTensors<Tensor> shared_expert;
+  Tensor shared_expert_gate;
 };
 
 template <class Tensor>
@@ -119,6 +123,10 @@ enum class TensorRole {
   kExpertDown,
   kExpertsGateUp,  // 3-D: [experts, 2 * intermediate, hidden]
   kExpertsDown,    // 3-D: [experts, hidden, intermediate]
+  kSharedExpertGateProj,
+  kSharedExpertUpProj,
+  kSharedExpertDownProj,
+  kSharedExpertGate,
 };
 
 // One expected checkpoint tensor: its HF name, expected shape and where it lives in a

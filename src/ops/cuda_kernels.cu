@@ -100,8 +100,10 @@ __global__ void gated_kernel(int activation, const float* gate, const float* up,
       act = g / (1.0f + expf(fminf(-g, 80.0f)));
     } else if (activation == 1) {  // gelu, tanh approximation
       act = 0.5f * g * (1.0f + tanhf(kSqrt2OverPi * (g + 0.044715f * g * g * g)));
-    } else {  // gelu, erf
+    } else if (activation == 2) {  // gelu, erf
       act = 0.5f * g * (1.0f + erff(g * 0.7071067811865476f));
+    } else {  // relu
+      act = fmaxf(g, 0.0f);
     }
     out[i] = act * (up != nullptr ? up[i] : 1.0f);
   }

@@ -43,7 +43,7 @@ cudaError_t rms_norm(const float* x, float* out, std::int64_t rows, std::int64_t
 // with table [seq, rotary_dim] (cos | sin); the rest of each head passes through
 cudaError_t rope(float* x, int seq, int heads, int head_dim, int rotary_dim, const float* table, cudaStream_t stream);
 // out[i] = act(gate[i]) * up[i] (up null: times 1); activation as ops/elementwise.h Activation
-// (silu, gelu tanh, gelu erf)
+// (silu, gelu tanh, gelu erf, relu)
 cudaError_t gated_activation(int activation, const float* gate, const float* up, float* out, std::int64_t count,
                              cudaStream_t stream);
 // x[i] += y[i]

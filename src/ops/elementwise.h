@@ -7,8 +7,8 @@
 
 namespace attngeom {
 
-// MLP activations (HF ACT2FN names: silu, gelu_pytorch_tanh / gelu_new, gelu).
-enum class Activation { kSilu, kGeluTanh, kGeluErf };
+// MLP activations (HF ACT2FN names: silu, gelu_pytorch_tanh / gelu_new, gelu, relu).
+enum class Activation { kSilu, kGeluTanh, kGeluErf, kRelu };
 
 // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * (offset + weight)     x, out: [rows, dim]
 // HF LlamaRMSNorm (offset 0) / GemmaRMSNorm (offset 1), variance accumulated in double.

@@ -60,6 +60,10 @@ void activate(Activation activation, const float* x, Up up, float* out, std::int
         out[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.7071067811865476f)) * up(i);
       }
       return;
+    case Activation::kRelu:
+#pragma omp parallel for simd schedule(static)
+      for (std::int64_t i = 0; i < count; ++i) out[i] = std::max(x[i], 0.0f) * up(i);
+      return;
   }
 }
 

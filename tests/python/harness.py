@@ -15,11 +15,12 @@ PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "llama-linear", "llama-yarn", "qwen2",
                     "qwen3", "gemma2", "gemma3-text", "gemma3", "olmo2", "olmo3", "olmo3-v5", "pythia",
                     "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "phi3-v5", "llama3-v5",
-                    "mixtral", "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed"]
+                    "mixtral", "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed", "opt",
+                    "opt-bare", "qwen2-moe", "qwen2-moe-v5"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
                    "olmo2", "olmo3", "pythia", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "mixtral", "olmoe",
-                   "qwen3-moe", "smollm3"]
+                   "qwen3-moe", "smollm3", "opt", "qwen2-moe"]
 
 
 def spm_ids(tokenizer, text_path):
@@ -96,15 +97,15 @@ def load_config(model_dir):
 
 def moe_layers(cfg):
     """(layers routed through experts, experts, top_k) of a mixture of experts; ([], 0, 0) else.
-    Mixtral and OLMoE route every layer; Qwen3-MoE every decoder_sparse_step-th layer outside
-    mlp_only_layers (transformers 4.57 Qwen3MoeDecoderLayer)."""
+    Mixtral and OLMoE route every layer; Qwen3-MoE and Qwen2-MoE every decoder_sparse_step-th layer
+    outside mlp_only_layers (transformers 4.57 Qwen3MoeDecoderLayer, Qwen2MoeDecoderLayer)."""
     cfg = cfg.get("text_config", cfg)
     L, mt = cfg["num_hidden_layers"], cfg.get("model_type")
     if mt == "mixtral":
         return list(range(L)), cfg.get("num_local_experts", 8), cfg.get("num_experts_per_tok", 2)
     # Qwen3MoeConfig in transformers 5.x writes its count as num_local_experts
     experts = cfg.get("num_experts", cfg.get("num_local_experts"))
-    if mt not in ("olmoe", "qwen3_moe") or not experts:
+    if mt not in ("olmoe", "qwen3_moe", "qwen2_moe") or not experts:
         return [], 0, 0
     step, dense = cfg.get("decoder_sparse_step", 1), set(cfg.get("mlp_only_layers") or [])
     layers = [l for l in range(L) if l not in dense and (l + 1) % step == 0]

@@ -3,12 +3,13 @@
 Written from transformers 4.57's eager modeling code (modeling_llama, modeling_mistral,
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
 modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_gpt_neo,
-modeling_phi, modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_smollm3 and
-modeling_rope_utils), not from the C++ engine. Computes in float64 (or `dtype`) from the stored
-weights, widened. With dtype float32 and hf_rounding=True it stands in for HF's fp32 eager forward:
-RoPE frequencies, angles and attention factor in float32 as LlamaRotaryEmbedding computes them,
-sqrt(hidden) rounded to float32. Shapes: T tokens, H query heads, Hkv kv heads, D head_dim. The
-checkpoint is a reference_model.Model; the operations are in reference_ops.py.
+modeling_phi, modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_qwen2_moe,
+modeling_smollm3, modeling_opt and modeling_rope_utils), not from the C++ engine. Computes in float64
+(or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it stands in
+for HF's fp32 eager forward: RoPE frequencies, angles and attention factor in float32 as
+LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens, H query heads,
+Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the operations are in
+reference_ops.py.
 """
 import json
 import math
@@ -34,6 +35,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         return forward_gptj(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "gpt_neo":
         return forward_gpt_neo(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "opt":
+        return forward_opt(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi3":
         return forward_phi3(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi":
@@ -49,7 +52,7 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     kv_of_head = np.arange(H) // group                                     # repeat_kv
     attn_in, attn_out, mlp_in, mlp_out = m.norm_names
     out = {"attn": [], "values": []}
-    m.expert_load, m.expert_choice, m.route_gap, m.router_magnitude = [], [], [], []
+    m.expert_load, m.expert_choice, m.route_gap, m.router_magnitude, m.shared_gate = [], [], [], [], []
     for layer in range(m.layers):
         p = f"model.layers.{layer}."
         W = lambda n: m.weight(p + n)
@@ -102,8 +105,9 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
 def sparse_moe(m, h, W, p):
     """A sparse block: each token's router probabilities (softmax over the experts), its top_k
     experts, their probabilities rescaled to sum to one where the family renormalises (Mixtral;
-    OLMoE and Qwen3-MoE with norm_topk_prob), and the sum of those experts' gated MLPs
-    down(act(gate h) * up h) weighted so. The experts are read per expert, or fused as
+    OLMoE, Qwen3-MoE and Qwen2-MoE with norm_topk_prob), and the sum of those experts' gated MLPs
+    down(act(gate h) * up h) weighted so; Qwen2-MoE adds its shared expert's gated MLP times
+    sigmoid(shared_expert_gate h), for every token. The experts are read per expert, or fused as
     transformers 5.x saves them (mlp.gate, mlp.experts.gate_up_proj [E, 2 I, H] whose rows are
     each expert's [gate | up], mlp.experts.down_proj [E, H, I]). p: the layer's tensor prefix;
     h [T, hidden] -> [T, hidden]."""
@@ -135,6 +139,8 @@ def sparse_moe(m, h, W, p):
         he = h[tokens]
         y = (m.act(he @ gate.T) * (he @ up.T)) @ down.T                    # [n, hidden]
         out[tokens] += weight[tokens, slot][:, None] * y
+    if m.shared_expert:
+        out += shared_expert(m, h, W)
     m.router_magnitude.append(magnitude)
     m.expert_load.append(load)
     m.expert_choice.append((chosen, weight))  # [T, top_k] each, the largest first
@@ -142,6 +148,16 @@ def sparse_moe(m, h, W, p):
     ranked = -np.sort(-np.log(probs), axis=1)
     m.route_gap.append(float((ranked[:, m.top_k - 1] - ranked[:, m.top_k]).min()) if m.top_k < m.experts else 1.0)
     return out
+
+
+def shared_expert(m, h, W):
+    """Qwen2MoeSparseMoeBlock's shared expert: sigmoid(shared_expert_gate h) * down(act(gate h) * up h),
+    the gate one scalar per token (recorded in m.shared_gate); h [T, hidden] -> [T, hidden]."""
+    E = lambda n: W(f"mlp.shared_expert.{n}.weight")
+    y = (m.act(h @ E("gate_proj").T) * (h @ E("up_proj").T)) @ E("down_proj").T
+    gate = 1.0 / (1.0 + np.exp(-(h @ W("mlp.shared_expert_gate.weight").T)))  # [T, 1]
+    m.shared_gate.append(gate[:, 0])
+    return gate * y
 
 
 def attend(m, q, k, v, allowed, layer, out, head_gates, topn):
@@ -273,6 +289,41 @@ def forward_gpt_neo(m, tokens, want_logits=True, head_gates=None, topn=None):
     return out
 
 
+def forward_opt(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """OPTForCausalLM (transformers 4.57 modeling_opt, pre-LN): the same outputs as forward()."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H, D = len(tokens), m.heads, m.head_dim
+    assert T <= m.max_positions, f"{T} tokens: OPT's embed_positions has max_position_embeddings {m.max_positions} rows"
+    x = opt_embed(m, tokens)
+    allowed = attention_mask(T, None)
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"model.decoder.layers.{layer}."
+        W = lambda n: m.weight(p + n)
+        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
+        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        h = ln(x, "self_attn_layer_norm")
+        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
+        # OPTAttention: the projected query, bias included, times head_dim^-0.5; attend() scales by 1
+        q = heads(linear(h, "self_attn.q_proj") * m.dtype(m.q_scale))
+        k, v = heads(linear(h, "self_attn.k_proj")), heads(linear(h, "self_attn.v_proj"))
+        out["values"].append(v.copy())
+        x = x + linear(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "self_attn.out_proj")
+        x = x + linear(m.act(linear(ln(x, "final_layer_norm"), "fc1")), "fc2")  # the layer's MLP-input norm
+    if want_logits:
+        h = layer_norm(x, m.weight("model.decoder.final_layer_norm.weight"),
+                       m.weight("model.decoder.final_layer_norm.bias"), m.eps)
+        out["logits"] = h @ m.lm_head().T                                  # no lm_head bias
+    return out
+
+
+def opt_embed(m, tokens):
+    """OPT's input: token embeddings plus embed_positions' row t + position_offset (2) for token t."""
+    rows = np.arange(len(tokens)) + m.position_offset
+    positions = m.weight("model.decoder.embed_positions.weight")
+    return m.weight("model.decoder.embed_tokens.weight")[tokens] + positions[rows]
+
+
 def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
     """PhiForCausalLM (transformers 4.57 modeling_phi): the same outputs as forward()."""
     dt = m.dtype
@@ -377,6 +428,12 @@ def layer0_value_input(m, tokens):
         x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
         h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
         return h, m.weight(p + "attn.attention.v_proj.weight"), None
+    if m.model_type == "opt":
+        p = "model.decoder.layers.0."
+        x = opt_embed(m, np.asarray(tokens, dtype=np.int64))
+        W = lambda n: m.weight(p + n)
+        h = layer_norm(x, W("self_attn_layer_norm.weight"), W("self_attn_layer_norm.bias"), m.eps)
+        return h, W("self_attn.v_proj.weight"), W("self_attn.v_proj.bias")
     if m.model_type == "phi3":
         p, q_rows, kv_rows = "model.layers.0.", m.heads * m.head_dim, m.kv_heads * m.head_dim
         h = rms_norm(m.weight("model.embed_tokens.weight")[tokens], m.weight(p + "input_layernorm.weight"), m.eps, 0.0)

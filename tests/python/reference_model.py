@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 import st_reader
-from reference_ops import gelu_erf, gelu_tanh, silu
+from reference_ops import gelu_erf, gelu_tanh, relu, silu
 
 
 # Per family (config.json model_type; gemma3 multimodal reads text_config as gemma3_text):
@@ -31,15 +31,17 @@ FAMILIES = {
     "olmo3":       dict(norms=POST, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
     "olmoe":       dict(norms=PRE, qk="whole", gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
     "qwen3_moe":   dict(norms=PRE, qk="head", gemma=False, kv=4, hd=None, theta=1e4, eps=1e-6),
+    "qwen2_moe":   dict(norms=PRE, qk=None, gemma=False, kv=16, hd=None, theta=1e4, eps=1e-6),
     "smollm3":     dict(norms=PRE, qk=None, gemma=False, kv=4, hd=None, theta=2e6, eps=1e-6),
 }
 # Mixtures of experts (transformers 4.57 MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
-# Qwen3MoeSparseMoeBlock): the sparse block's prefix, the expert count's key and default, top_k's
-# default, whether the top-k weights are renormalised (None: norm_topk_prob, default False), and
-# each expert's gate, up and down projections.
+# Qwen3MoeSparseMoeBlock, Qwen2MoeSparseMoeBlock): the sparse block's prefix, the expert count's key and
+# default, top_k's default, whether the top-k weights are renormalised (None: norm_topk_prob, default
+# False), and each expert's gate, up and down projections.
 MOE = {"mixtral": ("block_sparse_moe.", "num_local_experts", 8, 2, True, ("w1", "w3", "w2")),
        "olmoe": ("mlp.", "num_experts", 64, 8, None, ("gate_proj", "up_proj", "down_proj")),
-       "qwen3_moe": ("mlp.", "num_experts", 128, 8, None, ("gate_proj", "up_proj", "down_proj"))}
+       "qwen3_moe": ("mlp.", "num_experts", 128, 8, None, ("gate_proj", "up_proj", "down_proj")),
+       "qwen2_moe": ("mlp.", "num_experts", 60, 4, None, ("gate_proj", "up_proj", "down_proj"))}
 
 
 class Model:
@@ -66,6 +68,9 @@ class Model:
         if top["model_type"] == "gpt_neo":
             self._init_gpt_neo(top, model_dir, dtype, hf_rounding)
             return
+        if top["model_type"] == "opt":
+            self._init_opt(top, model_dir, dtype, hf_rounding)
+            return
         multimodal = top["model_type"] == "gemma3"
         cfg = top["text_config"] if multimodal else top
         self.cfg, self.top_cfg = cfg, top
@@ -91,10 +96,11 @@ class Model:
         act = cfg.get("hidden_activation") or "gelu_pytorch_tanh" if gemma else cfg.get("hidden_act", "silu")
         assert act in ("silu", "gelu_pytorch_tanh"), act
         self.act = silu if act == "silu" else gelu_tanh
-        # Biases: Qwen2 has q/k/v biases always (o_proj none); the others follow attention_bias
-        # on q, k, v and o (Mistral has no biases).
-        bias = cfg.get("attention_bias", False) and self.model_type not in ("mistral", "qwen2")
-        self.qkv_bias = bias or self.model_type == "qwen2"
+        # Biases: Qwen2 has q/k/v biases always, Qwen2-MoE by qkv_bias (default true; o_proj none in
+        # both); the others follow attention_bias on q, k, v and o (Mistral has no biases).
+        bias = cfg.get("attention_bias", False) and self.model_type not in ("mistral", "qwen2", "qwen2_moe")
+        self.qkv_bias = bias or self.model_type == "qwen2" or (self.model_type == "qwen2_moe" and
+                                                                cfg.get("qkv_bias", True))
         self.o_bias = bias
         # Score scale and soft-caps (Gemma-2/3: query_pre_attn_scalar; caps default 50 / 30 in Gemma-2).
         if self.model_type in ("gemma2", "gemma3_text"):
@@ -111,21 +117,24 @@ class Model:
         # NoPE layers have none: its RoPE layers').
         self.window = self.layer_window[0] if len(set(self.layer_window)) == 1 else "per-layer"
         self.theta = next((rope["theta"] for rope in self.layer_rope if rope), None)
-        # Mixtures of experts: `experts` per sparse layer, top_k of them per token. Qwen3MoeDecoderLayer:
-        # layer i is sparse iff i not in mlp_only_layers and num_experts > 0 and
+        # Mixtures of experts: `experts` per sparse layer, top_k of them per token. Qwen3MoeDecoderLayer
+        # and Qwen2MoeDecoderLayer: layer i is sparse iff i not in mlp_only_layers and num_experts > 0 and
         # (i + 1) % decoder_sparse_step == 0 (Mixtral, OLMoE: every layer); a dense one has the
         # plain MLP of intermediate_size. Qwen3MoeConfig in 5.x writes num_experts as num_local_experts.
+        # Qwen2-MoE's sparse layers add a shared expert scaled by sigmoid(shared_expert_gate).
         moe = MOE.get(self.model_type)
         self.experts = 0 if moe is None else cfg.get(moe[1], cfg.get("num_local_experts", moe[2]))
         self.top_k = cfg.get("num_experts_per_tok", moe[3] if moe else 0)
         self.renormalize = moe is not None and (moe[4] if moe[4] is not None else cfg.get("norm_topk_prob", False))
         self.moe_names = moe and (moe[0], moe[5])
         dense = cfg.get("mlp_only_layers") or []
-        step = cfg.get("decoder_sparse_step", 1) if self.model_type == "qwen3_moe" else 1
+        step = cfg.get("decoder_sparse_step", 1) if self.model_type in ("qwen3_moe", "qwen2_moe") else 1
+        self.shared_expert = self.model_type == "qwen2_moe"
         self.sparse = [self.experts > 0 and i not in dense and (i + 1) % step == 0 for i in range(self.layers)]
         assert not cfg.get("clip_qkv"), "clip_qkv"
         assert not cfg.get("mlp_bias"), "mlp_bias"  # LLaMA's and SmolLM3's MLP biases are not read here
         self.expert_load = []  # [sparse layers] x [experts] tokens routed, filled by forward
+        self.shared_gate = []  # [sparse layers] x [T] Qwen2-MoE's sigmoid(shared_expert_gate h), filled by forward
         self.route_gap = []    # [layers] the smallest router-logit gap between a chosen and an unchosen expert
         self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
@@ -246,6 +255,30 @@ class Model:
         self.act = gelu_tanh  # gelu_new: the tanh approximation
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
 
+    def _init_opt(self, cfg, model_dir, dtype, hf_rounding):
+        """OPTConfig: hidden_size, num_hidden_layers, num_attention_heads (MHA), ffn_dim; LayerNorms of
+        eps 1e-5 (nn.LayerNorm's default: no config key); ReLU; tied by default; bos 2. Only the
+        layout of the released models: pre-LN, biases everywhere, affine LayerNorms, the final
+        LayerNorm kept, word_embed_proj_dim == hidden_size. Tensors under model.decoder. (or decoder.,
+        as OPTModel saves them, renamed here). OPTAttention scales the projected query (bias included)
+        by head_dim^-0.5 before the product, so `scale` is 1 for attend() and `q_scale` the factor."""
+        self._init_layernorm_family(cfg, "opt", cfg.get("hidden_size", 768), cfg.get("num_hidden_layers", 12),
+                                    cfg.get("num_attention_heads", 12), 1e-5, cfg.get("bos_token_id", 2),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert self.head_dim * self.heads == self.hidden, (self.hidden, self.heads)
+        required = {"do_layer_norm_before": True, "enable_bias": True, "layer_norm_elementwise_affine": True,
+                    "_remove_final_layer_norm": False, "word_embed_proj_dim": self.hidden, "activation_function": "relu"}
+        for key, want in required.items():
+            assert cfg.get(key, want) == want, f"{key} {cfg.get(key)!r}: only {want!r} is read here"
+        self.ffn = cfg.get("ffn_dim", 3072)
+        self.q_scale, self.scale = self.head_dim ** -0.5, 1.0
+        self.max_positions = cfg.get("max_position_embeddings", 2048)
+        self.position_offset = 2  # OPTLearnedPositionalEmbedding: token t (no padding) reads row t + 2
+        self.act = relu
+        w = load_weights(model_dir)
+        bare = "model.decoder.embed_tokens.weight" not in w
+        self.w = {("model." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
+
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
         if self.model_type in ("gemma2", "gemma3_text"):
@@ -266,7 +299,11 @@ class Model:
             return (i + 1) % 4 != 0  # Olmo3Config: every fourth layer is full attention
         if self.model_type == "smollm3":
             return self._smollm3_sliding(cfg, i)
-        assert not (self.model_type == "qwen3_moe" and cfg.get("use_sliding_window")), "use_sliding_window"
+        # Qwen3-MoE, Qwen2-MoE: no window without use_sliding_window, whatever sliding_window says. With it
+        # transformers disagrees with itself (4.5x eager: every layer, flash: layers >= max_window_layers;
+        # 5.x: even layers < max_window_layers), so such a config is refused, not guessed.
+        assert not (self.model_type in ("qwen3_moe", "qwen2_moe") and cfg.get("use_sliding_window")), \
+            "use_sliding_window"
         return self.model_type in ("mistral", "mixtral")
 
     def _smollm3_rope_layers(self, cfg):
@@ -332,6 +369,8 @@ class Model:
             return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
         if self.model_type in ("gpt2", "gptj", "gpt_neo"):
             return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
+        if self.model_type == "opt":
+            return self.weight("model.decoder.embed_tokens.weight" if self.tied else "lm_head.weight")
         if self.model_type == "phi":
             return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
         return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")

@@ -1,5 +1,5 @@
 """The operations of the independent numpy forward (reference_forward.py), from transformers
-4.57's eager code: activations, LayerNorm and RMSNorm, soft-caps, RoPE tables (modeling_rope_utils:
+4.57's eager code: activations (SiLU, ReLU, GELU), LayerNorm and RMSNorm, soft-caps, RoPE tables (modeling_rope_utils:
 default, linear, llama3, yarn) and rotation (rotate_half; GPT-J's interleaved rotate_every_two), the
 causal and sliding-window mask, the masked softmax and prune's top-N keys.
 """
@@ -10,6 +10,11 @@ import numpy as np
 
 def silu(x):
     return x / (1.0 + np.exp(-x))
+
+
+def relu(x):
+    """nn.ReLU (OPT's activation_function "relu"): max(x, 0)."""
+    return np.maximum(x, 0.0)
 
 
 def gelu_tanh(x):

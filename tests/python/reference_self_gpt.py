@@ -1,6 +1,6 @@
 """The reference's self-checks of the GPT-style families without a LLaMA layer (test_reference_self.py):
-GPT-J's interleaved RoPE pairs and GPT-Neo's learned positions, unscaled scores and local windows,
-each against a second forward written token by token."""
+GPT-J's interleaved RoPE pairs, GPT-Neo's learned positions, unscaled scores and local windows, and
+OPT's learned positions from row t + 2, each against a second forward written token by token."""
 import json
 import math
 import os
@@ -9,9 +9,9 @@ import tempfile
 import numpy as np
 
 import reference_forward as rf
-from reference_model import Model
+from reference_model import Model, load_weights
 import reference_ops as ops
-from reference_self_lib import check, float32_errors, prompt_tokens
+from reference_self_lib import check, check_loop_forward, float32_errors, loop_errors, prompt_tokens
 
 
 def scalar_layer_norm(vec, w, b, eps):
@@ -83,16 +83,9 @@ def gptj_checks(fixture_dir, n_loop):
     tokens = prompt_tokens(d, m)
     ref = rf.forward(m, tokens)
     ref_p = rf.forward(m, tokens[:n_loop])
-
-    def err(run):
-        attn, values, logits = run
-        return (max(np.abs(attn[l] - ref_p["attn"][l]).max() for l in range(m.layers)),
-                max(np.abs(values[l] - ref_p["values"][l]).max() for l in range(m.layers)),
-                np.abs(logits - ref_p["logits"]).max())
-
-    e = err(forward_incremental_gptj(m, tokens[:n_loop]))
-    check(max(e) < 1e-10, f"{name}: loop forward (pairs (2i, 2i + 1)) == batched reference on {n_loop} tokens "
-                          f"(attn {e[0]:.1e}, values {e[1]:.1e}, logits {e[2]:.1e})")
+    err = lambda run: loop_errors(m, run, ref_p)
+    check_loop_forward(name, m, forward_incremental_gptj(m, tokens[:n_loop]), ref_p, n_loop,
+                       "loop forward (pairs (2i, 2i + 1))")
     H, D, R = m.heads, m.head_dim, m.rotary_dim
     split = Model(d)
     perm = np.concatenate([np.arange(0, R, 2), np.arange(1, R, 2), np.arange(R, D)])
@@ -173,12 +166,7 @@ def gpt_neo_checks(fixture_dir, n_loop):
     T = len(tokens)
     ref = rf.forward(m, tokens)
     ref_p = rf.forward(m, tokens[:n_loop])
-    attn, values, logits = forward_incremental_gpt_neo(m, tokens[:n_loop])
-    e = (max(np.abs(attn[l] - ref_p["attn"][l]).max() for l in range(m.layers)),
-         max(np.abs(values[l] - ref_p["values"][l]).max() for l in range(m.layers)),
-         np.abs(logits - ref_p["logits"]).max())
-    check(max(e) < 1e-10, f"{name}: loop forward == batched reference on {n_loop} tokens "
-                          f"(attn {e[0]:.1e}, values {e[1]:.1e}, logits {e[2]:.1e})")
+    check_loop_forward(name, m, forward_incremental_gpt_neo(m, tokens[:n_loop]), ref_p, n_loop)
     local = [l for l in range(m.layers) if m.layer_window[l] is not None]
     window = m.cfg["window_size"]
     beyond = ~ops.attention_mask(T, window) & ops.attention_mask(T, None)   # causal keys outside the window
@@ -228,7 +216,7 @@ def gpt_neo_checks(fixture_dir, n_loop):
                 "attention_types for 6 layers": dict(cfg, attention_types=[[["global", "local"], 3]])}
     got = {}
     with tempfile.TemporaryDirectory() as tmp:
-        os.symlink(os.path.join(d, "model.safetensors"), os.path.join(tmp, "model.safetensors"))
+        os.symlink(os.path.abspath(os.path.join(d, "model.safetensors")), os.path.join(tmp, "model.safetensors"))
         for what, variant in variants.items():
             with open(os.path.join(tmp, "config.json"), "w") as f:
                 json.dump(variant, f)
@@ -238,3 +226,113 @@ def gpt_neo_checks(fixture_dir, n_loop):
                 got[what] = "refused"
     check(list(got.values()) == [[None, 40, None, 40], [None] * 4, "refused"],
           f"{name}: windows by config: " + "; ".join(f"{k}: {v}" for k, v in got.items()))
+
+
+def forward_incremental_opt(m, tokens):
+    """OPT token by token with a KV cache, scalar loops: the token's embedding plus embed_positions'
+    row t + 2 (OPTLearnedPositionalEmbedding's offset, written here, not read from the model), LayerNorm
+    by hand, the query times head_dim^-0.5 before q . k, attention then a ReLU MLP of fc1 / fc2 on the
+    residual, each with its bias; the tied head after the final LayerNorm."""
+    T, H, D = len(tokens), m.heads, m.head_dim
+    cache_k = [[[] for _ in range(H)] for _ in range(m.layers)]  # [L][H][pos] -> D vector
+    cache_v = [[[] for _ in range(H)] for _ in range(m.layers)]
+    attn = np.zeros((m.layers, H, T, T))
+    logits = np.zeros((T, m.vocab))
+    E = lambda n: m.weight("model.decoder." + n)
+
+    def norm(vec, w, b):
+        return scalar_layer_norm(vec, w, b, m.eps)
+
+    for t, tok in enumerate(tokens):
+        x = E("embed_tokens.weight")[tok] + E("embed_positions.weight")[t + 2]
+        for layer in range(m.layers):
+            W = lambda n: E(f"layers.{layer}.{n}")
+            h = norm(x, W("self_attn_layer_norm.weight"), W("self_attn_layer_norm.bias"))
+            q, k, v = (W(f"self_attn.{n}_proj.weight") @ h + W(f"self_attn.{n}_proj.bias") for n in "qkv")
+            q = q / math.sqrt(D)
+            ctx = np.zeros(H * D)
+            for head in range(H):
+                s = slice(head * D, (head + 1) * D)
+                cache_k[layer][head].append(k[s])
+                cache_v[layer][head].append(v[s])
+                scores = [float(np.dot(q[s], kj)) for kj in cache_k[layer][head]]
+                top = max(scores)
+                e = [math.exp(sc - top) for sc in scores]
+                z = sum(e)
+                for j, ej in enumerate(e):
+                    attn[layer, head, t, j] = ej / z
+                    ctx[s] += (ej / z) * cache_v[layer][head][j]
+            x = x + W("self_attn.out_proj.weight") @ ctx + W("self_attn.out_proj.bias")
+            h = norm(x, W("final_layer_norm.weight"), W("final_layer_norm.bias"))
+            up = W("fc1.weight") @ h + W("fc1.bias")
+            x = x + W("fc2.weight") @ np.array([max(float(u), 0.0) for u in up]) + W("fc2.bias")
+        h = norm(x, E("final_layer_norm.weight"), E("final_layer_norm.bias"))
+        logits[t] = E("embed_tokens.weight") @ h
+    values = [np.array([[cache_v[l][g][t] for t in range(T)] for g in range(H)]) for l in range(m.layers)]
+    return attn, values, logits
+
+
+def opt_checks(fixture_dir, n_loop):
+    """The loop forward against the batched reference on the opt fixture; opt-bare (decoder.* names)
+    gives the same forward; each quirk bites: positions read from row t + 2 (rows t or t + 1 change
+    attention and logits), the tied head, ffn_dim != 4 x hidden; a peaky and a diffuse share in every
+    layer; a float32 run within half the tolerances; and the layouts the reference (like the engine)
+    refuses."""
+    name, d = "opt", os.path.join(fixture_dir, "opt")
+    m = Model(d)
+    tokens = prompt_tokens(d, m)
+    ref = rf.forward(m, tokens)
+    ref_p = rf.forward(m, tokens[:n_loop])
+    check_loop_forward(name, m, forward_incremental_opt(m, tokens[:n_loop]), ref_p, n_loop)
+    bare = Model(os.path.join(fixture_dir, "opt-bare"))
+    alt = rf.forward(bare, tokens)
+    diff = max(np.abs(alt["logits"] - ref["logits"]).max(),
+               max(np.abs(a - b).max() for a, b in zip(alt["attn"], ref["attn"])))
+    names = list(load_weights(os.path.join(fixture_dir, "opt-bare")))
+    check(diff == 0 and all(k.startswith("decoder.") for k in names),
+          f"opt-bare: {len(names)} decoder.* tensors give opt's forward exactly (max diff {diff:.1e})")
+    for offset in (0, 1):
+        other = Model(d)
+        other.position_offset = offset
+        alt = rf.forward(other, tokens)
+        da = min(float(np.abs(a - b).max()) for a, b in zip(alt["attn"], ref["attn"]))
+        dl = float(np.abs(alt["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max())
+        check(da > 0.1 and dl > 0.1, f"{name}: positions from row t + {offset} instead of t + 2 change every "
+                                     f"layer's attention by >= {da:.2f} and the logits by {dl:.2f} of their max")
+    rows = m.weight("model.decoder.embed_positions.weight").shape[0]
+    ffn = m.weight("model.decoder.layers.0.fc1.weight").shape[0]
+    check(m.tied and not m.has("lm_head.weight") and rows == m.max_positions + 2 and ffn == m.ffn != 4 * m.hidden,
+          f"{name}: tied (no lm_head.weight), embed_positions {rows} rows = max_position_embeddings + 2, "
+          f"fc1 {ffn} rows = ffn_dim (not 4 x {m.hidden})")
+    finite = all(np.isfinite(a).all() for a in ref["attn"] + ref["values"]) and np.isfinite(ref["logits"]).all()
+    check(finite, f"{name}: finite outputs")
+    peaky = [float((a.max(-1) > 0.5).mean()) for a in ref["attn"]]
+    diffuse = [float((a.max(-1) < 0.1).mean()) for a in ref["attn"]]
+    shares = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
+    check(min(peaky) > 0.05 and min(diffuse) > 0.05,
+          f"{name}: every layer mixes peaky and diffuse rows (max p > 0.5: {shares(peaky)}; < 0.1: {shares(diffuse)})")
+    e_a, e_v, e_l = float32_errors(d, tokens, ref, m.layers)
+    check(e_a < 0.5e-5 and e_v < 0.5e-5 and e_l < 0.5e-4,
+          f"{name}: float32 reference within half the tolerances (attn {e_a:.1e}, values rel {e_v:.1e}, "
+          f"logits rel {e_l:.1e})")
+    opt_refusals(d, m.hidden)
+
+
+def opt_refusals(d, hidden):
+    """The OPT layouts the engine refuses, refused by the reference too (never guessed)."""
+    with open(os.path.join(d, "config.json")) as f:
+        cfg = json.load(f)
+    variants = {"do_layer_norm_before": False, "enable_bias": False, "layer_norm_elementwise_affine": False,
+                "_remove_final_layer_norm": True, "word_embed_proj_dim": hidden // 2}
+    got = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        os.symlink(os.path.abspath(os.path.join(d, "model.safetensors")), os.path.join(tmp, "model.safetensors"))
+        for key, value in variants.items():
+            with open(os.path.join(tmp, "config.json"), "w") as f:
+                json.dump(dict(cfg, **{key: value}), f)
+            try:
+                Model(tmp)
+                got[key] = "read"
+            except AssertionError:
+                got[key] = "refused"
+    check(set(got.values()) == {"refused"}, "opt: refused: " + ", ".join(f"{k} {v}" for k, v in got.items()))

@@ -1,5 +1,6 @@
 """Shared by the reference's self-checks (test_reference_self.py, reference_self_gpt.py): the
-failure list and its check, the prompt's token ids, and the float32 reference's errors."""
+failure list and its check, the prompt's token ids, a loop forward against the batched one, and
+the float32 reference's errors."""
 import os
 import subprocess
 
@@ -38,3 +39,19 @@ def float32_errors(d, tokens, ref, layers):
     e_v = max(np.abs(f32["values"][l] - ref["values"][l]).max() / np.abs(ref["values"][l]).max() for l in range(layers))
     e_l = np.abs(f32["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max()
     return e_a, e_v, e_l
+
+
+def loop_errors(m, run, ref_p):
+    """The largest differences of a loop forward's (attn, values, logits) `run` from the batched
+    reference `ref_p` of the same tokens."""
+    attn, values, logits = run
+    return (max(np.abs(attn[l] - ref_p["attn"][l]).max() for l in range(m.layers)),
+            max(np.abs(values[l] - ref_p["values"][l]).max() for l in range(m.layers)),
+            np.abs(logits - ref_p["logits"]).max())
+
+
+def check_loop_forward(name, m, run, ref_p, n_loop, what="loop forward"):
+    """A loop forward equals the batched reference to 1e-10."""
+    e = loop_errors(m, run, ref_p)
+    check(max(e) < 1e-10, f"{name}: {what} == batched reference on {n_loop} tokens "
+                          f"(attn {e[0]:.1e}, values {e[1]:.1e}, logits {e[2]:.1e})")

@@ -283,19 +283,24 @@ class Fixture:
         return any(f.startswith(f"[{tag}]") for f in self.failures)
 
 
+# The suffixes of fixtures that hold their base fixture's model in another layout.
+LAYOUT_VARIANTS = ("-v5", "-bare")
+
+
 def agreement_of_layouts(full_dumps):
-    """A transformers 5.x config (NAME-v5, rope_parameters) of the same weights as NAME's 4.x
-    one must give the same dump, bit for bit: the two layouts are one model."""
+    """A transformers 5.x config (NAME-v5, rope_parameters, fused experts) of the same weights as
+    NAME's 4.x one, or the same tensors without their leading "model." (NAME-bare, OPT's released
+    files), must give the same dump, bit for bit: the two layouts are one model."""
     failures = []
     for name, full in full_dumps.items():
-        base = name[:-len("-v5")] if name.endswith("-v5") else None
+        base = next((name[:-len(s)] for s in LAYOUT_VARIANTS if name.endswith(s)), None)
         if base is None or not full or not full_dumps.get(base):
             continue
         (v5, ids5), (v4, ids4) = full, full_dumps[base]
         differ = [k for k in sorted(v4) if ids5 != ids4 or k not in v5 or not np.array_equal(v4[k], v5[k])]
         print(f"{name} vs {base}: {len(v4) - len(differ)} of {len(v4)} tensors identical")
         if differ:
-            failures.append(f"{name}: differs from {base} (4.x layout) in {differ[:4]}")
+            failures.append(f"{name}: differs from {base} (its other layout) in {differ[:4]}")
             print("FAIL", failures[-1])
     return failures
 

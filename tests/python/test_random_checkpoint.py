@@ -35,10 +35,10 @@ from make_random_checkpoint import PRESETS  # noqa: E402
 PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
                  "gemma-7b": 8_537_680_896, "llama-1b": 1_100_048_384, "llama3-8b": 8_030_261_248,
                  "qwen2.5-7b": 7_615_616_512, "pythia-6.9b": 6_857_302_016, "pythia-1.4b": 1_414_647_808,
-                 "gpt-neo-1.3b": 1_315_575_808}
+                 "gpt-neo-1.3b": 1_315_575_808, "opt-6.7b": 6_658_473_984}
 # The mixtures' totals as their model cards round them (three significant digits).
 PRESET_PARAMS_ROUNDED = {"mixtral-8x7b": 46.7e9, "olmoe-1b-7b": 6.92e9, "qwen3-30b-a3b": 30.5e9, "gpt-j-6b": 6.05e9,
-                         "smollm3-3b": 3.08e9}
+                         "smollm3-3b": 3.08e9, "qwen1.5-moe-a2.7b": 14.3e9}
 CASES = [
     ("llama-bf16-sharded", ["--model-type", "llama", "--hidden", "64", "--intermediate", "128",
                             "--layers", "2", "--heads", "4", "--dtype", "bf16", "--max-shard-gb", "0.00005"]),
@@ -65,6 +65,14 @@ CASES = [
                   "--heads", "4", "--dtype", "f16"]),
     ("gpt-neo-bf16-window", ["--model-type", "gpt_neo", "--hidden", "64", "--intermediate", "256", "--layers", "3",
                              "--heads", "4", "--sliding-window", "16", "--dtype", "bf16"]),
+    ("opt-f16", ["--model-type", "opt", "--hidden", "64", "--intermediate", "160", "--layers", "2", "--heads", "4",
+                 "--bos-id", "2", "--dtype", "f16"]),
+    ("qwen2-moe-bf16", ["--model-type", "qwen2_moe", "--hidden", "64", "--intermediate", "96", "--moe-intermediate",
+                        "32", "--layers", "2", "--heads", "4", "--kv-heads", "2", "--experts", "4", "--experts-per-tok",
+                        "2", "--dtype", "bf16"]),
+    ("qwen2-moe-fused", ["--model-type", "qwen2_moe", "--hidden", "64", "--intermediate", "96", "--moe-intermediate",
+                         "32", "--layers", "2", "--heads", "4", "--experts", "4", "--experts-per-tok", "2",
+                         "--fused-experts", "--dtype", "f32"]),
     ("qwen3-moe-fused", ["--model-type", "qwen3_moe", "--hidden", "64", "--intermediate", "128",
                          "--moe-intermediate", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2",
                          "--head-dim", "32", "--experts", "4", "--experts-per-tok", "2", "--fused-experts",

@@ -3,13 +3,14 @@
 
   test_reference_self.py --fixtures DIR
 
-1. Hand-computed values: RMSNorm, SiLU, tanh-GELU, RoPE, masks, bf16 rounding.
+1. Hand-computed values: RMSNorm, SiLU, ReLU, tanh-GELU, RoPE, masks, bf16 rounding.
 2. A second, structurally different forward (token by token with a KV cache, scalar
    loops over heads and keys, RoPE as explicit pair rotations) must agree with the
    batched reference on every fixture to 1e-10; GPT-J's too, with its interleaved pairs
    (2i, 2i + 1), and with pairs (i, i + R/2) once its q/k rows are de-interleaved; SmolLM3's
    with its NoPE layers left unturned; GPT-Neo's with learned positions, unscaled scores and
-   windows on its local layers only.
+   windows on its local layers only; OPT's with positions from row t + 2. Qwen2-MoE's sparse block
+   (routed experts and the sigmoid-gated shared expert) against one written token by token.
 3. The fixtures are useful: some heads are peaky, everything is finite, and a float32
    run of the reference stays well inside the engine's tolerances.
 """
@@ -30,8 +31,8 @@ from reference_model import Model  # noqa: E402
 import reference_ops as ops  # noqa: E402
 import st_reader  # noqa: E402
 from checkpoint_files import Tensor, f32_to_bf16_bits, write_safetensors  # noqa: E402
-from reference_self_lib import check, close, failures, float32_errors, prompt_tokens  # noqa: E402
-from reference_self_gpt import gpt_neo_checks, gptj_checks  # noqa: E402
+from reference_self_lib import check, check_loop_forward, close, failures, float32_errors, prompt_tokens  # noqa: E402
+from reference_self_gpt import gpt_neo_checks, gptj_checks, opt_checks  # noqa: E402
 
 FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "smollm3", "smollm3-windowed"]
 def hand_computed():
@@ -41,6 +42,7 @@ def hand_computed():
     check(close(ops.rms_norm(x, np.array([0.0, 1.0]), 0.5, 1.0), [[3 / math.sqrt(13.0), 8 / math.sqrt(13.0)]], 1e-15),
           "rms_norm gemma (1 + w), eps=0.5")
     check(close(ops.silu(np.array([1.0, -2.0])), [0.7310585786300049, -0.2384058440442351], 1e-15), "silu(1), silu(-2)")
+    check(close(ops.relu(np.array([-1.5, 0.0, 2.5])), [0.0, 0.0, 2.5], 0), "relu(-1.5), relu(0), relu(2.5)")
     # torch.nn.functional.gelu(torch.tensor([1., -0.5, 3.]), approximate="tanh")
     check(close(ops.gelu_tanh(np.array([1.0, -0.5, 3.0])),
                 [0.8411919906082768, -0.15428599017485606, 2.996362607918227], 1e-14), "gelu_tanh known values")
@@ -164,14 +166,8 @@ def fixture_checks(fixture_dir, name, n_loop):
     ref = rf.forward(m, tokens)
     T = len(tokens)
     # 2. the loop implementation on a prefix (long enough to cross the sliding window)
-    attn, values, logits = forward_incremental(m, tokens[:n_loop])
     ref_p = rf.forward(m, tokens[:n_loop])
-    err_a = max(np.abs(attn[l] - ref_p["attn"][l]).max() for l in range(m.layers))
-    err_v = max(np.abs(values[l] - ref_p["values"][l]).max() for l in range(m.layers))
-    err_l = np.abs(logits - ref_p["logits"]).max()
-    check(max(err_a, err_v, err_l) < 1e-10,
-          f"{name}: loop forward == batched reference on {n_loop} tokens "
-          f"(attn {err_a:.1e}, values {err_v:.1e}, logits {err_l:.1e})")
+    check_loop_forward(name, m, forward_incremental(m, tokens[:n_loop]), ref_p, n_loop)
     # a prefix of the batched forward equals the forward of the prefix (causality)
     pre = max(np.abs(ref["attn"][l][:, :n_loop, :n_loop] - ref_p["attn"][l]).max() for l in range(m.layers))
     check(pre < 1e-12 and np.abs(ref["logits"][:n_loop] - ref_p["logits"]).max() < 1e-9,
@@ -237,6 +233,92 @@ def qwen3_moe_layer_kinds(fixture_dir):
           f"norm_topk_prob: qwen3-moe renormalises, olmoe does not (top-{olmoe.top_k})")
 
 
+def moe_block_by_token(m, h, W):
+    """Qwen2MoeSparseMoeBlock for one token h [hidden], by scalar loops: the router's softmax, the
+    top_k experts (ties to the lower index) weighted by their probabilities as they are (no
+    renormalisation), then the shared expert times sigmoid(shared_expert_gate . h)."""
+    logits = [float(np.dot(W("mlp.gate.weight")[e], h)) for e in range(m.experts)]
+    top = max(logits)
+    e_x = [math.exp(v - top) for v in logits]
+    probs = [v / sum(e_x) for v in e_x]
+    silu = lambda vec: np.array([u / (1 + math.exp(-u)) for u in vec])
+    gated = lambda w: W(w + "down_proj.weight") @ (silu(W(w + "gate_proj.weight") @ h) * (W(w + "up_proj.weight") @ h))
+    out = np.zeros(m.hidden)
+    for e in sorted(range(m.experts), key=lambda e: (-probs[e], e))[:m.top_k]:
+        out += probs[e] * gated(f"mlp.experts.{e}.")
+    gate = 1.0 / (1.0 + math.exp(-float(np.dot(W("mlp.shared_expert_gate.weight")[0], h))))
+    return out + gate * gated("mlp.shared_expert.")
+
+
+def qwen2_moe_checks(fixture_dir):
+    """The qwen2-moe fixture's quirks bite: mlp_only_layers makes a dense layer among sparse ones; the
+    top-k weights are not renormalised; q/k/v have biases and o_proj none; the shared expert's gate
+    runs across its range and the shared expert changes the logits. Then its window and its block."""
+    d = os.path.join(fixture_dir, "qwen2-moe")
+    m = Model(d)
+    tokens = prompt_tokens(d, m)
+    ref = rf.forward(m, tokens)
+    sparse = [i for i in range(m.layers) if m.sparse[i]]
+    sums = np.concatenate([w.sum(axis=1) for _, w in ref["experts"].values()])
+
+    def logits_change(edit):
+        """max |logit change| / max |logit| once `edit` has changed a fresh copy of the model."""
+        other = Model(d)
+        edit(other)
+        return float(np.abs(rf.forward(other, tokens)["logits"] - ref["logits"]).max() / np.abs(ref["logits"]).max())
+
+    dl = logits_change(lambda other: setattr(other, "renormalize", True))
+    check(sparse == [0, 2] and m.cfg["mlp_only_layers"] == [1] and not m.renormalize and sums.min() < 0.9 and dl > 0.01,
+          f"qwen2-moe: sparse {sparse}, dense by mlp_only_layers {m.cfg['mlp_only_layers']}; top-{m.top_k} weights "
+          f"not renormalised (their sums {sums.min():.2f} .. {sums.max():.2f}; renormalised, the logits change by "
+          f"{dl:.3f} of their max)")
+    p = "model.layers.0.self_attn."
+    check(all(m.has(p + n + "_proj.bias") for n in "qkv") and not m.has(p + "o_proj.bias"),
+          "qwen2-moe: q, k, v biases, none on o_proj")
+    spread = [np.percentile(g, [5, 95]) for g in m.shared_gate]
+    check(all(lo < 0.25 and hi > 0.75 for lo, hi in spread),
+          "qwen2-moe: sigmoid(shared_expert_gate) per sparse layer, 5th .. 95th percentile: "
+          + "; ".join(f"{lo:.2f} .. {hi:.2f}" for lo, hi in spread))
+    dl = logits_change(lambda other: setattr(other, "shared_expert", False))
+    check(dl > 0.1, f"qwen2-moe: without the shared expert the logits change by {dl:.2f} of their max")
+    qwen2_moe_window(d, m, len(tokens))
+    qwen2_moe_block(d)
+
+
+def qwen2_moe_window(d, m, T):
+    """sliding_window is written (below the prompt, with max_window_layers below the layer count) but,
+    without use_sliding_window, windows nothing; a config that sets use_sliding_window is refused."""
+    window = m.cfg["sliding_window"]
+    check(set(m.layer_window) == {None} and T > 2 * window and m.cfg["max_window_layers"] < m.layers,
+          f"qwen2-moe: sliding_window {window}, max_window_layers {m.cfg['max_window_layers']}, use_sliding_window "
+          f"false: no window on any layer (T={T})")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in os.listdir(d):
+            if name != "config.json":
+                os.symlink(os.path.abspath(os.path.join(d, name)), os.path.join(tmp, name))
+        with open(os.path.join(tmp, "config.json"), "w") as f:
+            json.dump(dict(m.cfg, use_sliding_window=True), f)
+        try:
+            Model(tmp)
+            refused = False
+        except AssertionError:
+            refused = True
+    check(refused, "qwen2-moe: use_sliding_window true refused (transformers' versions and backends disagree)")
+
+
+def qwen2_moe_block(d):
+    """The batched sparse block of the qwen2-moe fixture's layer 2 equals moe_block_by_token's on
+    random inputs."""
+    block = Model(d)
+    for record in ("expert_load", "expert_choice", "route_gap", "router_magnitude", "shared_gate"):
+        setattr(block, record, [])  # what forward() starts, for sparse_moe called alone
+    h = np.random.default_rng(3).normal(size=(24, block.hidden))
+    W = lambda n: block.weight("model.layers.2." + n)
+    batched = rf.sparse_moe(block, h, W, "model.layers.2.")
+    err = max(float(np.abs(batched[t] - moe_block_by_token(block, h[t], W)).max()) for t in range(len(h)))
+    check(err < 1e-12, f"qwen2-moe: sparse block == token-by-token routed + shared experts (max diff {err:.1e})")
+
+
 def smollm3_checks(fixture_dir):
     """SmolLM3's quirks bite on its fixtures: the layers no_rope_layers (written, or by default
     every no_rope_layer_interval-th) leaves unturned, and only they, change the forward if turned;
@@ -277,7 +359,7 @@ def smollm3_checks(fixture_dir):
     with open(os.path.join(d, "config.json")) as f:
         cfg = json.load(f)
     with tempfile.TemporaryDirectory() as tmp:
-        os.symlink(os.path.join(d, "model.safetensors"), os.path.join(tmp, "model.safetensors"))
+        os.symlink(os.path.abspath(os.path.join(d, "model.safetensors")), os.path.join(tmp, "model.safetensors"))
         refused = []
         for use in (False, True):
             with open(os.path.join(tmp, "config.json"), "w") as f:
@@ -308,6 +390,9 @@ def main():
     moe_checks(args.fixtures, "olmoe")
     moe_checks(args.fixtures, "qwen3-moe", "qwen3-moe-v5")
     qwen3_moe_layer_kinds(args.fixtures)
+    opt_checks(args.fixtures, args.loop_tokens)
+    moe_checks(args.fixtures, "qwen2-moe", "qwen2-moe-v5")
+    qwen2_moe_checks(args.fixtures)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

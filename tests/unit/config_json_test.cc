@@ -281,7 +281,7 @@ TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
   // Each refusal of a model names the route that remains: a dump of its arrays, then metrics.
   EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("attngeom.write_dump, then attngeom metrics"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"model_type":"qwen2_moe","num_experts":60})").find("then attngeom metrics"),
+  EXPECT_NE(error_of(R"({"model_type":"granitemoe","num_local_experts":40})").find("then attngeom metrics"),
             std::string::npos);
   EXPECT_NE(error_of("{oops").find("malformed JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"model_type":"llama","hidden_size":64})").find("intermediate_size"), std::string::npos);

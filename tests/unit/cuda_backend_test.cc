@@ -200,7 +200,8 @@ TEST_F(CudaBackendTest, LinearMatchesTheCpuInFp32) {
   const std::vector<std::uint16_t> w_bf16 = to_bf16(w);
   const std::vector<float> norm = random_vector(in, rng);
   for (const DType dtype : {DType::kF32, DType::kBF16}) {
-    for (int kind = 0; kind < 7; ++kind) {  // stored, normed, gated silu / gelu tanh / gelu erf, plain gelu, LayerNorm
+    for (int kind = 0; kind < 8;
+         ++kind) {  // stored, normed, gated silu / gelu tanh / gelu erf, plain gelu, LayerNorm, plain relu
       std::vector<float> y[2];
       Side* sides[2] = {&cpu, &gpu};
       for (int s = 0; s < 2; ++s) {
@@ -216,6 +217,7 @@ TEST_F(CudaBackendTest, LinearMatchesTheCpuInFp32) {
                                     : kind == 1 ? normed(a, {&nw, 0.0f, 1e-6f})
                                     : kind == 5 ? activated(a, Activation::kGeluTanh)
                                     : kind == 6 ? normed(a, {&nw, 0.0f, 1e-5f, true, &nw})
+                                    : kind == 7 ? activated(a, Activation::kRelu)
                                                 : gated(a, u, static_cast<Activation>(kind - 2));
         b.linear(source, {&target, 1});
         y[s] = sides[s]->host(result);

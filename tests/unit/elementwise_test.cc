@@ -103,7 +103,7 @@ TEST(Elementwise, PlainActivationIsTheGatedOneTimesOne) {
   auto x = random_vector(257, rng);
   for (float& v : x) v *= 6.0f;
   const std::vector<float> ones(x.size(), 1.0f);
-  for (const Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
+  for (const Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf, Activation::kRelu}) {
     std::vector<float> plain(x.size()), gated(x.size());
     activation(act, x.data(), plain.data(), static_cast<std::int64_t>(x.size()));
     gated_activation(act, x.data(), ones.data(), gated.data(), static_cast<std::int64_t>(x.size()));
@@ -123,7 +123,7 @@ TEST(Elementwise, GatedActivationsMatchFormulas) {
     g.push_back(x);
     u.push_back(1.0f);
   }
-  for (const Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
+  for (const Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf, Activation::kRelu}) {
     std::vector<float> out(g.size());
     gated_activation(act, g.data(), u.data(), out.data(), static_cast<std::int64_t>(g.size()));
     auto in_place = g;  // out may be gate
@@ -135,7 +135,9 @@ TEST(Elementwise, GatedActivationsMatchFormulas) {
       if (act == Activation::kSilu) a = x / (1 + std::exp(-x));
       if (act == Activation::kGeluTanh) a = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
       if (act == Activation::kGeluErf) a = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-      const double function_error = act == Activation::kSilu ? 0.0 : 8 * kEps * 0.5 * std::abs(x * u[i]);
+      if (act == Activation::kRelu) a = x > 0 ? x : 0;
+      const double function_error =
+          act == Activation::kSilu || act == Activation::kRelu ? 0.0 : 8 * kEps * 0.5 * std::abs(x * u[i]);
       EXPECT_NEAR(out[i], a * u[i], 16 * kEps * std::abs(a * u[i]) + function_error + 1e-30) << "g = " << x;
     }
   }

@@ -169,7 +169,8 @@ TEST(Recipe, RefusalsNameTheField) {
                 .find("field 'text_config.rope_scaling.rope_type' 'dynamic' is not supported"),
             std::string::npos);
   // Other mixtures of experts: refused naming the field, whatever model_type says.
-  EXPECT_NE(message(R"({"model_type":"qwen2_moe","num_experts":60})").find("field 'num_experts'"), std::string::npos);
+  EXPECT_NE(message(R"({"model_type":"granitemoe","num_local_experts":40})").find("field 'num_local_experts'"),
+            std::string::npos);
   EXPECT_NE(message(R"({"model_type":"mixtral",)" + sizes(2) + R"(,"num_experts":8})").find("field 'num_experts'"),
             std::string::npos);
   EXPECT_NE(message(R"({"model_type":"mixtral",)" + sizes(2) + R"(,"num_local_experts":2,"num_experts_per_tok":3})")
@@ -285,6 +286,95 @@ TEST(Recipe, Qwen3MoeChoosesSparseLayersByStepAndListWithTwoWidths) {
   EXPECT_FALSE(parse("qwen3_moe", 1, R"(,"use_sliding_window":false,"sliding_window":16)").recipe.layers[0].window);
 }
 
+// FalconConfig's three layouts: Falcon-7B's one kv head and one norm feeding attention and MLP in
+// parallel, Falcon-40B's grouped kv heads with ln_attn and ln_mlp, and the sequential layer; the
+// fused query_key_value holds each kv group's query heads, then its k and v.
+TEST(Recipe, FalconReadsItsLayoutFromMultiQueryAndTheNewDecoderArchitecture) {
+  const std::string falcon =
+      R"({"model_type":"falcon","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"vocab_size":100)";
+  const ModelConfig seven_b = parse_model_config(falcon + "}", "config.json");
+  EXPECT_EQ(seven_b.kv_heads, 1);
+  EXPECT_EQ(seven_b.head_dim, 8);
+  EXPECT_EQ(seven_b.intermediate, 256);
+  EXPECT_TRUE(seven_b.recipe.parallel_residual);
+  EXPECT_EQ(seven_b.recipe.activation, Activation::kGeluErf);
+  EXPECT_EQ(seven_b.recipe.rotary_dim, 8);
+  EXPECT_TRUE(seven_b.tie_embeddings);
+  EXPECT_EQ(seven_b.bos_token_id, 11);
+  EXPECT_FALSE(seven_b.recipe.qkv_bias || seven_b.recipe.o_bias || seven_b.recipe.mlp_bias);
+  EXPECT_EQ(slot_of(seven_b, 1, TensorRole::kQkvProj), "transformer.h.1.self_attention.query_key_value.weight 80x64");
+  EXPECT_EQ(slot_of(seven_b, 1, TensorRole::kMlpInputNorm), "transformer.h.1.input_layernorm.weight 64");
+  EXPECT_EQ(slot_of(seven_b, 0, TensorRole::kUpProj), "transformer.h.0.mlp.dense_h_to_4h.weight 256x64");
+  const ModelConfig forty_b = parse_model_config(
+      falcon + R"(,"new_decoder_architecture":true,"num_kv_heads":2,"ffn_hidden_size":96})", "config.json");
+  EXPECT_EQ(forty_b.kv_heads, 2);
+  EXPECT_EQ(forty_b.intermediate, 96);
+  EXPECT_TRUE(forty_b.recipe.parallel_residual);
+  EXPECT_EQ(slot_of(forty_b, 0, TensorRole::kQkvProj), "transformer.h.0.self_attention.query_key_value.weight 96x64");
+  EXPECT_EQ(slot_of(forty_b, 0, TensorRole::kAttnInputNorm), "transformer.h.0.ln_attn.weight 64");
+  EXPECT_EQ(slot_of(forty_b, 0, TensorRole::kMlpInputNormBias), "transformer.h.0.ln_mlp.bias 64");
+  const ModelConfig one_norm = parse_model_config(
+      falcon + R"(,"new_decoder_architecture":true,"num_kv_heads":4,"num_ln_in_parallel_attn":1})", "config.json");
+  EXPECT_EQ(slot_of(one_norm, 0, TensorRole::kMlpInputNorm), "transformer.h.0.input_layernorm.weight 64");
+  const ModelConfig sequential =
+      parse_model_config(falcon + R"(,"multi_query":false,"parallel_attn":false})", "config.json");
+  EXPECT_EQ(sequential.kv_heads, 8);
+  EXPECT_FALSE(sequential.recipe.parallel_residual);
+  EXPECT_EQ(slot_of(sequential, 0, TensorRole::kMlpInputNorm), "transformer.h.0.post_attention_layernorm.weight 64");
+  EXPECT_EQ(parse_model_config(R"({"model_type":"falcon","hidden_size":64,"n_layer":3,"n_head":8,"vocab_size":100})",
+                               "config.json")
+                .layers,
+            3);
+  const auto message = [&](const std::string& extra) {
+    try {
+      parse_model_config(falcon + extra + "}", "config.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message(R"(,"alibi":true)").find("field 'alibi'"), std::string::npos);
+  EXPECT_NE(message(R"(,"bias":true)").find("field 'bias'"), std::string::npos);
+  EXPECT_NE(message(R"(,"multi_query":false,"num_kv_heads":2)").find("field 'num_kv_heads'"), std::string::npos);
+  EXPECT_NE(message(R"(,"new_decoder_architecture":true,"parallel_attn":false)").find("field 'parallel_attn'"),
+            std::string::npos);
+  EXPECT_NE(message(R"(,"num_ln_in_parallel_attn":2)").find("field 'num_ln_in_parallel_attn'"), std::string::npos);
+  EXPECT_NE(message(R"(,"new_decoder_architecture":true,"num_ln_in_parallel_attn":3)").find("num_ln_in_parallel_attn"),
+            std::string::npos);
+}
+
+// Qwen2MoeConfig: Qwen3-MoE's choice of sparse layers, q/k/v biases, and on every sparse layer
+// a shared expert of its own width with a one-row gate beside the routed experts.
+TEST(Recipe, Qwen2MoeAddsASharedExpertToItsSparseLayers) {
+  const ModelConfig q = parse("qwen2_moe", 4,
+                              R"(,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":32,)"
+                              R"("shared_expert_intermediate_size":48,"decoder_sparse_step":2)");
+  EXPECT_EQ(q.recipe.moe.shared_intermediate, 48);
+  EXPECT_FALSE(q.recipe.moe.renormalize);
+  EXPECT_TRUE(q.recipe.qkv_bias);
+  EXPECT_FALSE(q.recipe.o_bias);
+  EXPECT_EQ(slot_of(q, 1, TensorRole::kSharedExpertGateProj),
+            "model.layers.1.mlp.shared_expert.gate_proj.weight 48x64");
+  EXPECT_EQ(slot_of(q, 1, TensorRole::kSharedExpertDownProj),
+            "model.layers.1.mlp.shared_expert.down_proj.weight 64x48");
+  EXPECT_EQ(slot_of(q, 3, TensorRole::kSharedExpertGate), "model.layers.3.mlp.shared_expert_gate.weight 1x64");
+  EXPECT_EQ(slot_of(q, 3, TensorRole::kExpertGate, 3), "model.layers.3.mlp.experts.3.gate_proj.weight 32x64");
+  EXPECT_EQ(slot_of(q, 0, TensorRole::kSharedExpertGate), "");  // dense layer
+  EXPECT_EQ(slot_of(q, 0, TensorRole::kDownProj), "model.layers.0.mlp.down_proj.weight 64x128");
+  EXPECT_EQ(count_slots(q, TensorRole::kSharedExpertUpProj), 2);
+  EXPECT_EQ(count_slots(q, TensorRole::kQBias), 4);
+  EXPECT_EQ(count_slots(parse("qwen2_moe", 4, R"(,"qkv_bias":false)"), TensorRole::kQBias), 0);
+  // Qwen2MoeConfig's defaults: 60 experts of 1408, top-4, a shared expert of 5632.
+  const ModelConfig defaults = parse("qwen2_moe", 1);
+  EXPECT_EQ(defaults.recipe.moe.experts, 60);
+  EXPECT_EQ(defaults.recipe.moe.top_k, 4);
+  EXPECT_EQ(defaults.recipe.moe.intermediate, 1408);
+  EXPECT_EQ(defaults.recipe.moe.shared_intermediate, 5632);
+  // Other mixtures have no shared expert.
+  EXPECT_EQ(parse("qwen3_moe", 1).recipe.moe.shared_intermediate, 0);
+  EXPECT_EQ(count_slots(parse("qwen3_moe", 1), TensorRole::kSharedExpertGate), 0);
+}
+
 // GPTNeoConfig as GPT-Neo-125M's config.json writes it: its own key names, attention_types and
 // their expansion attention_layers, window_size on the "local" layers, scores unscaled.
 TEST(Recipe, GptNeoWindowsItsLocalLayersAndLeavesScoresUnscaled) {
@@ -320,6 +410,49 @@ TEST(Recipe, GptNeoWindowsItsLocalLayersAndLeavesScoresUnscaled) {
   EXPECT_NE(message(R"(,"attention_types":[[["global","local"],3]])").find("field 'attention_types'"),
             std::string::npos);
   EXPECT_NE(message(R"(,"attention_types":[[["global","sparse"],2]])").find("'sparse'"), std::string::npos);
+}
+
+// OPTConfig (facebook/opt-1.3b's keys): ffn_dim is the MLP width, relu, biases on every
+// projection, LayerNorms at eps 1e-5 from no key, positions offset by 2 rows, tied, bos 2.
+TEST(Recipe, OptReadsFfnDimAndOffsetsItsLearnedPositions) {
+  const std::string opt =
+      R"({"model_type":"opt","hidden_size":2048,"num_hidden_layers":2,"num_attention_heads":32,"ffn_dim":8192,)"
+      R"("vocab_size":50272,"max_position_embeddings":2048,"activation_function":"relu","bos_token_id":2)";
+  const ModelConfig c =
+      parse_model_config(opt + R"(,"do_layer_norm_before":true,"word_embed_proj_dim":2048,"enable_bias":true,)"
+                               R"("layer_norm_elementwise_affine":true,"_remove_final_layer_norm":false})",
+                         "config.json");
+  EXPECT_EQ(c.intermediate, 8192);
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.recipe.activation, Activation::kRelu);
+  EXPECT_EQ(c.rms_norm_eps, 1e-5f);
+  EXPECT_EQ(c.recipe.rotary_dim, 0);
+  EXPECT_EQ(c.recipe.position_offset, 2);
+  EXPECT_TRUE(c.recipe.qkv_bias && c.recipe.o_bias && c.recipe.mlp_bias);
+  EXPECT_TRUE(c.tie_embeddings);
+  EXPECT_EQ(c.bos_token_id, 2);
+  EXPECT_EQ(c.recipe.attn_scale, 0.125f);
+  EXPECT_EQ(slot_of(c, -1, TensorRole::kPositionEmbed), "model.decoder.embed_positions.weight 2050x2048");
+  EXPECT_EQ(slot_of(c, 1, TensorRole::kUpProj), "model.decoder.layers.1.fc1.weight 8192x2048");
+  EXPECT_EQ(slot_of(c, 1, TensorRole::kMlpInputNormBias), "model.decoder.layers.1.final_layer_norm.bias 2048");
+  EXPECT_EQ(slot_of(c, 0, TensorRole::kOBias), "model.decoder.layers.0.self_attn.out_proj.bias 2048");
+  EXPECT_EQ(slot_of(c, -1, TensorRole::kFinalNormBias), "model.decoder.final_layer_norm.bias 2048");
+  EXPECT_EQ(count_slots(c, TensorRole::kLmHead), 0);
+  EXPECT_EQ(count_slots(c, TensorRole::kGateProj), 0);
+  const auto message = [&](const std::string& extra) {
+    try {
+      parse_model_config(opt + extra + "}", "config.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // opt-350m's post-LN layer and projected embeddings, layers without biases or norm weights.
+  for (const std::string field : {"do_layer_norm_before", "enable_bias", "layer_norm_elementwise_affine"}) {
+    EXPECT_NE(message(",\"" + field + "\":false").find("field '" + field + "'"), std::string::npos) << field;
+  }
+  EXPECT_NE(message(R"(,"word_embed_proj_dim":512)").find("field 'word_embed_proj_dim'"), std::string::npos);
+  EXPECT_NE(message(R"(,"_remove_final_layer_norm":true)").find("field '_remove_final_layer_norm'"), std::string::npos);
 }
 
 // transformers 5.x's fused experts (save_original_format=False): the router under mlp.gate, all

@@ -1,0 +1,140 @@
+"""The tensor layouts of the families without LLaMA's decoder layer (GPT-NeoX, Phi and Phi-3, GPT-2,
+GPT-J, GPT-Neo, OPT): each one's tensors' names and shapes in the order a save writes them. Used by
+hf_layouts.tensor_shapes."""
+
+
+def neox_tensor_shapes(cfg):
+    """GPTNeoXForCausalLM's tensors: LayerNorms with biases, the fused per-head query_key_value,
+    attention.dense, a non-gated MLP with biases, embed_out."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    bias = cfg.get("attention_bias", True)
+    out = [("gpt_neox.embed_in.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"gpt_neox.layers.{i}."
+        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,)),
+                (p + "post_attention_layernorm.weight", (h,)), (p + "post_attention_layernorm.bias", (h,))]
+        for name, rows, cols, has_bias in (("attention.query_key_value", 3 * h, h, bias),
+                                           ("attention.dense", h, h, bias),
+                                           ("mlp.dense_h_to_4h", inter, h, True),
+                                           ("mlp.dense_4h_to_h", h, inter, True)):
+            out.append((p + name + ".weight", (rows, cols)))
+            if has_bias:
+                out.append((p + name + ".bias", (rows,)))
+    out += [("gpt_neox.final_layer_norm.weight", (h,)), ("gpt_neox.final_layer_norm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("embed_out.weight", (v, h)))
+    return out
+
+
+def phi_tensor_shapes(cfg):
+    """PhiForCausalLM's tensors: one input LayerNorm per layer, q/k/v/dense with biases, fc1/fc2
+    with biases, final_layernorm, lm_head with a bias. Phi3ForCausalLM's: RMSNorms, fused
+    qkv_proj [q | k | v] and gate_up_proj [gate | up], no biases."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    nh = cfg["num_attention_heads"]
+    nkv, hd = cfg.get("num_key_value_heads") or nh, h // nh
+    phi3 = cfg["model_type"] == "phi3"
+    out = [("model.embed_tokens.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        if phi3:
+            out += [(p + "input_layernorm.weight", (h,)), (p + "self_attn.qkv_proj.weight", ((nh + 2 * nkv) * hd, h)),
+                    (p + "self_attn.o_proj.weight", (h, nh * hd)), (p + "post_attention_layernorm.weight", (h,)),
+                    (p + "mlp.gate_up_proj.weight", (2 * inter, h)), (p + "mlp.down_proj.weight", (h, inter))]
+            continue
+        out += [(p + "input_layernorm.weight", (h,)), (p + "input_layernorm.bias", (h,))]
+        for name, rows, cols in (("self_attn.q_proj", nh * hd, h), ("self_attn.k_proj", nkv * hd, h),
+                                 ("self_attn.v_proj", nkv * hd, h), ("self_attn.dense", h, nh * hd),
+                                 ("mlp.fc1", inter, h), ("mlp.fc2", h, inter)):
+            out += [(p + name + ".weight", (rows, cols)), (p + name + ".bias", (rows,))]
+    out += [("model.norm.weight", (h,))] if phi3 else \
+        [("model.final_layernorm.weight", (h,)), ("model.final_layernorm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    if not phi3:
+        out.append(("lm_head.bias", (v,)))
+    return out
+
+
+def gpt2_tensor_shapes(cfg):
+    """GPT2LMHeadModel's tensors (transformer.*): Conv1D weights stored [in, out], biases on every
+    projection and LayerNorm, learned positions wpe; lm_head only when untied."""
+    h, v = cfg["n_embd"], cfg["vocab_size"]
+    inter = cfg.get("n_inner") or 4 * h
+    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["n_positions"], h))]
+    for i in range(cfg["n_layer"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
+        out += [(p + "attn.c_attn.weight", (h, 3 * h)), (p + "attn.c_attn.bias", (3 * h,)),
+                (p + "attn.c_proj.weight", (h, h)), (p + "attn.c_proj.bias", (h,))]
+        out += [(p + "ln_2.weight", (h,)), (p + "ln_2.bias", (h,))]
+        out += [(p + "mlp.c_fc.weight", (h, inter)), (p + "mlp.c_fc.bias", (inter,)),
+                (p + "mlp.c_proj.weight", (inter, h)), (p + "mlp.c_proj.bias", (h,))]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    return out
+
+
+def gptj_tensor_shapes(cfg):
+    """GPTJForCausalLM's tensors (transformer.*): nn.Linear weights [out, in], q/k/v/out_proj
+    without biases, LayerNorms and fc_in / fc_out with them, no position table; lm_head with a
+    bias (its weight only when untied)."""
+    h, v = cfg["n_embd"], cfg["vocab_size"]
+    inter = cfg.get("n_inner") or 4 * h
+    out = [("transformer.wte.weight", (v, h))]
+    for i in range(cfg["n_layer"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
+        out += [(p + f"attn.{name}.weight", (h, h)) for name in ("k_proj", "v_proj", "q_proj", "out_proj")]
+        out += [(p + "mlp.fc_in.weight", (inter, h)), (p + "mlp.fc_in.bias", (inter,)),
+                (p + "mlp.fc_out.weight", (h, inter)), (p + "mlp.fc_out.bias", (h,))]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    out.append(("lm_head.bias", (v,)))
+    return out
+
+
+def gpt_neo_tensor_shapes(cfg):
+    """GPTNeoForCausalLM's tensors (transformer.*): learned positions wpe, nn.Linear weights
+    [out, in], q/k/v under attn.attention. without biases, out_proj and the c_fc / c_proj MLP with
+    them, LayerNorms with biases; lm_head only when untied, without a bias."""
+    h, v = cfg["hidden_size"], cfg["vocab_size"]
+    inter = cfg.get("intermediate_size") or 4 * h
+    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["max_position_embeddings"], h))]
+    for i in range(cfg["num_layers"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "ln_1.weight", (h,)), (p + "ln_1.bias", (h,))]
+        out += [(p + f"attn.attention.{name}.weight", (h, h)) for name in ("k_proj", "v_proj", "q_proj")]
+        out += [(p + "attn.attention.out_proj.weight", (h, h)), (p + "attn.attention.out_proj.bias", (h,))]
+        out += [(p + "ln_2.weight", (h,)), (p + "ln_2.bias", (h,))]
+        out += [(p + "mlp.c_fc.weight", (inter, h)), (p + "mlp.c_fc.bias", (inter,)),
+                (p + "mlp.c_proj.weight", (h, inter)), (p + "mlp.c_proj.bias", (h,))]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    return out
+
+
+def opt_tensor_shapes(cfg):
+    """OPTForCausalLM's tensors (model.decoder.*) in OPTDecoder's order: embed_tokens, the learned
+    positions embed_positions with 2 rows beyond max_position_embeddings (OPTLearnedPositionalEmbedding's
+    offset), the final LayerNorm, then per layer k/v/q/out_proj, self_attn_layer_norm, fc1 [ffn_dim, h],
+    fc2 and final_layer_norm (the MLP's input norm), every one with a bias; lm_head only when untied,
+    without a bias. The released facebook/opt-* files write the same names without "model."."""
+    h, v, ffn = cfg["hidden_size"], cfg["vocab_size"], cfg["ffn_dim"]
+    p = "model.decoder."
+    out = [(p + "embed_tokens.weight", (v, h)), (p + "embed_positions.weight", (cfg["max_position_embeddings"] + 2, h)),
+           (p + "final_layer_norm.weight", (h,)), (p + "final_layer_norm.bias", (h,))]
+    for i in range(cfg["num_hidden_layers"]):
+        lp = f"{p}layers.{i}."
+        for name in ("k_proj", "v_proj", "q_proj", "out_proj"):
+            out += [(f"{lp}self_attn.{name}.weight", (h, h)), (f"{lp}self_attn.{name}.bias", (h,))]
+        out += [(lp + "self_attn_layer_norm.weight", (h,)), (lp + "self_attn_layer_norm.bias", (h,))]
+        out += [(lp + "fc1.weight", (ffn, h)), (lp + "fc1.bias", (ffn,)), (lp + "fc2.weight", (h, ffn)),
+                (lp + "fc2.bias", (h,))]
+        out += [(lp + "final_layer_norm.weight", (h,)), (lp + "final_layer_norm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    return out
