@@ -14,8 +14,10 @@ partial rotary, parallel or sequential residual), Phi (Phi-2: one LayerNorm feed
 and MLP in parallel), GPT-J (Phi's parallel layer without attention biases, RoPE in interleaved
 pairs on rotary_dim channels, lm_head's bias), SmolLM3 (LLaMA's layer, NoPE layers, windows on
 them with use_sliding_window), GPT-2 (learned positions, Conv1D), GPT-Neo (GPT-2's layer with
-nn.Linear weights, unscaled scores, windows on its local layers) and OPT (GPT-2's layer with nn.Linear
-weights, learned positions read 2 rows on, the query scaled before the product, ReLU). For
+nn.Linear weights, unscaled scores, windows on its local layers), OPT (GPT-2's layer with nn.Linear
+weights, learned positions read 2 rows on, the query scaled before the product, ReLU) and Falcon (the
+fused query_key_value per kv group or per head, one or two LayerNorms feeding attention and MLP in
+parallel, or a sequential layer; RoPE over the whole head; GPT-2's eager softmax). For
 benchmarking; its fp32 logits are checked against the float64 reference
 (tests/python/test_torch_eager.py).
 
@@ -41,7 +43,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_eager_ops import (ACTIVATIONS, attention, layer_norm, mlp_gate_up, mlp_gated, mlp_plain,  # noqa: E402
-                             mlp_sparse_moe, qkv_concat, qkv_per_head, qkv_separate, rms_norm, rope_tables)
+                             mlp_sparse_moe, qkv_concat, qkv_falcon, qkv_per_head, qkv_separate, rms_norm,
+                             rope_tables)
 
 # Enough tokens to touch every weight; far fewer than a timed sequence, so the warm-up is cheap.
 WARMUP_TOKENS = 16
@@ -162,6 +165,12 @@ FAMILIES = {
                 final_norm="model.decoder.final_layer_norm", norms=("self_attn_layer_norm", "final_layer_norm"),
                 o_name="self_attn.out_proj", mlp_names=("fc1", "fc2"), eps=(None, 1e-5),
                 act=("activation_function", "relu"), rotary=0.0, tied=True, scale_query=True),
+    # Falcon: its norms, kv heads and residual from the config (falcon_layout); FalconAttention's eager path
+    # divides the scores by sqrt(D) and takes the softmax in the working dtype, as GPT-2's does
+    "falcon": dict(LAYER_NORMED, layers="transformer.h.", embed="transformer.word_embeddings.weight",
+                   final_norm="transformer.ln_f", qkv=qkv_falcon, o_name="self_attention.dense", gpt2_attention=True,
+                   mlp_names=("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"), eps=("layer_norm_epsilon", 1e-5),
+                   act=("activation", "gelu"), tied=True),
 }
 # GPT2Config's and GPTNeoConfig's attribute_maps: the standard key, and the one their config.json writes.
 CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
@@ -171,6 +180,19 @@ CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), (
 
 def first(*values):
     return next((v for v in values if v is not None), None)
+
+
+def falcon_layout(cfg):
+    """FalconConfig as FalconAttention and FalconDecoderLayer (transformers 4.57) read it: (kv heads, whether
+    query_key_value holds each head's q, k, v in turn, (attention's norm, MLP's norm), parallel)."""
+    heads, new = cfg["num_attention_heads"], cfg.get("new_decoder_architecture", False)
+    if new:
+        kv = cfg.get("num_kv_heads", cfg.get("n_head_kv")) or heads
+        norms = ("ln_attn", "ln_mlp") if (cfg.get("num_ln_in_parallel_attn") or 2) == 2 else ("input_layernorm",) * 2
+        return kv, False, norms, True
+    multi_query, parallel = cfg.get("multi_query", True), cfg.get("parallel_attn", True)
+    norms = ("input_layernorm", "input_layernorm" if parallel else "post_attention_layernorm")
+    return (1 if multi_query else heads), not multi_query, norms, parallel
 
 
 class Model:
@@ -197,6 +219,9 @@ class Model:
         self.act = ACTIVATIONS[cfg.get(fam["act"][0]) or fam["act"][1]]
         self.tied = cfg.get("tie_word_embeddings", fam["tied"])
         self.parallel = fam["parallel"] if isinstance(fam["parallel"], bool) else cfg.get(fam["parallel"], True)
+        self.norms, self.per_head_qkv = fam["norms"], False
+        if mt == "falcon":
+            self.kv_heads, self.per_head_qkv, self.norms, self.parallel = falcon_layout(cfg)
         # RoPE: transformers 4.x keys (rope_theta / GPT-NeoX's rotary_emb_base, rope_scaling,
         # partial_rotary_factor / rotary_pct) or 5.x rope_parameters.
         params = cfg.get("rope_parameters") or {}
@@ -304,10 +329,10 @@ def forward(cfg, w, tokens, dtype, linear):
             tables[theta] = rope_tables(m, t, theta, scaling)
         cos, sin = tables[theta] if m.rotary_dim and theta else (None, None)
         attn_norm, mlp_norm, attn_post, mlp_post = (
-            p + name if name else None for name in m.fam["norms"] + m.fam["post_norms"])
+            p + name if name else None for name in m.norms + m.fam["post_norms"])
         h = m.norm(x, attn_norm) if attn_norm else x
         a = attention(m, p, h, cos, sin, masks[window], attentions)
-        if m.parallel:  # GPT-NeoX: mlp + attn + x; Phi: attn + mlp + x, one norm for both
+        if m.parallel:  # GPT-NeoX: mlp + attn + x; Phi, Falcon: attn + mlp + x, one norm for both or two
             x = a + m.fam["mlp"](m, p, h if mlp_norm == attn_norm else m.norm(x, mlp_norm)) + x
         else:
             x = x + (m.norm(a, attn_post) if attn_post else a)

@@ -22,7 +22,7 @@ def rms_norm(m, x, name):
 
 
 def layer_norm(m, x, name):
-    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo, OPT)."""
+    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo, OPT, Falcon)."""
     return F.layer_norm(x, (x.shape[-1],), m.w[name + ".weight"].to(x.dtype), m.w[name + ".bias"].to(x.dtype), m.eps)
 
 
@@ -130,6 +130,19 @@ def qkv_per_head(m, p, h):
     return qkv.view(h.shape[0], m.heads, 3 * m.head_dim).transpose(0, 1).chunk(3, dim=-1)
 
 
+def qkv_falcon(m, p, h):
+    """Falcon's query_key_value as FalconAttention._split_heads views it: per kv group its query heads,
+    its k, its v (new_decoder_architecture; multi_query's one group), or per head q, k, v."""
+    t, d = h.shape[0], m.head_dim
+    qkv = m.project(h, p + "self_attention.query_key_value")
+    if m.per_head_qkv:
+        q, k, v = qkv.view(t, m.heads, 3, d).unbind(2)
+    else:
+        a = qkv.view(t, m.kv_heads, m.heads // m.kv_heads + 2, d)
+        q, k, v = a[:, :, :-2].reshape(t, m.heads, d), a[:, :, -2], a[:, :, -1]
+    return q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
+
+
 def qk_norm(m, p, x, name):
     """Qwen3's RMSNorm of each head over head_dim, or OLMoE's over the whole projection (as
     q_norm(q_proj(h)) before the heads are split); x [heads, T, D]."""
@@ -190,8 +203,8 @@ def mlp_gate_up(m, p, h):
 
 
 def mlp_plain(m, p, h):
-    """down(act(up(h))) with biases: GPT-NeoX dense_h_to_4h / 4h_to_h, Phi fc1 / fc2, GPT-2 and GPT-Neo
-    c_fc / c_proj."""
+    """down(act(up(h))) with the biases the checkpoint has: GPT-NeoX and Falcon dense_h_to_4h / 4h_to_h, Phi
+    fc1 / fc2, GPT-2 and GPT-Neo c_fc / c_proj."""
     up, down = m.fam["mlp_names"]
     return m.project(m.act(m.project(h, p + up)), p + down)
 

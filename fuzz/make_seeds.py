@@ -124,6 +124,9 @@ def config_seeds():
                                 "num_attention_heads": 4, "ffn_dim": 160, "vocab_size": 100,
                                 "max_position_embeddings": 128, "do_layer_norm_before": True,
                                 "word_embed_proj_dim": 64, "activation_function": "relu"}).encode(),
+        "falcon_40b.json": json.dumps({"model_type": "falcon", "hidden_size": 64, "n_layer": 2, "n_head": 8,
+                                       "n_head_kv": 2, "new_decoder_architecture": True, "vocab_size": 100,
+                                       "bos_token_id": 1}).encode(),
         "not_object.json": b"[1, 2, 3]",
         "truncated.json": config()[:40],
     }

@@ -6,8 +6,8 @@ make_fixtures.py, make_planted_model.py and the tests. The families without LLaM
 tensor layouts in hf_layouts_gpt.py."""
 import numpy as np
 
-from hf_layouts_gpt import (gpt2_tensor_shapes, gpt_neo_tensor_shapes, gptj_tensor_shapes, neox_tensor_shapes,
-                            opt_tensor_shapes, phi_tensor_shapes)
+from hf_layouts_gpt import (falcon_tensor_shapes, gpt2_tensor_shapes, gpt_neo_tensor_shapes, gptj_tensor_shapes,
+                            neox_tensor_shapes, opt_tensor_shapes, phi_tensor_shapes)
 
 # safetensors dtype -> config.json's torch_dtype
 TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -18,9 +18,11 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "gpt_neox": "GPTNeoXForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
                  "gpt_neo": "GPTNeoForCausalLM", "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM",
                  "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
-                 "smollm3": "SmolLM3ForCausalLM", "opt": "OPTForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM"}
+                 "smollm3": "SmolLM3ForCausalLM", "opt": "OPTForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM",
+                 "falcon": "FalconForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
-# The LLaMA-style keys that GPT-2, GPT-J, GPT-Neo and OPT configs spell their own way (n_embd, n_layer, ...) or lack.
+# The LLaMA-style keys that GPT-2, GPT-J, GPT-Neo, OPT and Falcon configs spell their own way (n_embd, n_layer, ...)
+# or lack.
 LLAMA_STYLE_KEYS = ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias", "hidden_size",
                     "intermediate_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                     "attention_dropout")
@@ -37,7 +39,7 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
     (Qwen3-MoE's and Qwen2-MoE's experts; else `intermediate`). A
     gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
     if tie_word_embeddings is None:
-        tie_word_embeddings = model_type in GEMMAS or model_type in ("smollm3", "gpt_neo", "opt")
+        tie_word_embeddings = model_type in GEMMAS or model_type in ("smollm3", "gpt_neo", "opt", "falcon")
     text_type = "gemma3_text" if model_type == "gemma3" else model_type
     cfg = {
         "architectures": [ARCHITECTURES[model_type]],
@@ -112,6 +114,8 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         return cfg
     if model_type == "opt":
         return opt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, extra)
+    if model_type == "falcon":
+        return falcon_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, rms_norm_eps, extra)
     if model_type == "phi3":
         # Phi3Config (transformers 4.57): original_max_position_embeddings beside max_position_embeddings
         # (longrope's pretrained length), sliding_window (null: none), partial_rotary_factor.
@@ -245,6 +249,32 @@ def opt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, extra):
     return cfg
 
 
+def falcon_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, eps, extra):
+    """FalconConfig (transformers 4.57) as the tiiuae/falcon-* configs write it (converted by
+    convert_custom_code_checkpoint.py: num_hidden_layers, num_attention_heads, num_kv_heads): RoPE (alibi
+    false), no linear biases, LayerNorms of layer_norm_epsilon, exact gelu. kv_heads 1 is Falcon-7B's
+    layout (multi_query, one input_layernorm feeding attention and MLP in parallel; num_kv_heads not
+    written); any other is Falcon-40B's (new_decoder_architecture with num_kv_heads, ln_attn and ln_mlp;
+    multi_query, its default true, written but ignored there). ffn_hidden_size only where it is not
+    4 * hidden_size. `extra` may turn multi_query and parallel_attn off in the old decoder."""
+    if head_dim * heads != hidden:
+        raise ValueError("falcon: head_dim == hidden / heads")
+    kept = ("hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings", "rope_theta",
+            "attention_dropout")
+    for key in LLAMA_STYLE_KEYS:
+        if key not in kept:
+            cfg.pop(key, None)
+    cfg.update(layer_norm_epsilon=eps, alibi=False, bias=False, multi_query=True, parallel_attn=True,
+               new_decoder_architecture=kv_heads != 1, activation="gelu", hidden_dropout=0.0,
+               apply_residual_connection_post_layernorm=False, rope_scaling=None)
+    if kv_heads != 1:
+        cfg["num_kv_heads"] = kv_heads
+    if intermediate != 4 * hidden:
+        cfg["ffn_hidden_size"] = intermediate
+    cfg.update(extra or {})
+    return cfg
+
+
 def text_config(cfg):
     """(the text model's config, its model_type, the weight name prefix)."""
     if cfg["model_type"] == "gemma3":
@@ -346,6 +376,8 @@ def tensor_shapes(cfg, fused_experts=False):
         return phi_tensor_shapes(cfg)
     if mt == "opt":
         return opt_tensor_shapes(cfg)
+    if mt == "falcon":
+        return falcon_tensor_shapes(cfg)
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh

@@ -1,5 +1,5 @@
 """The tensor layouts of the families without LLaMA's decoder layer (GPT-NeoX, Phi and Phi-3, GPT-2,
-GPT-J, GPT-Neo, OPT): each one's tensors' names and shapes in the order a save writes them. Used by
+GPT-J, GPT-Neo, OPT, Falcon): each one's tensors' names and shapes in the order a save writes them. Used by
 hf_layouts.tensor_shapes."""
 
 
@@ -135,6 +135,42 @@ def opt_tensor_shapes(cfg):
         out += [(lp + "fc1.weight", (ffn, h)), (lp + "fc1.bias", (ffn,)), (lp + "fc2.weight", (h, ffn)),
                 (lp + "fc2.bias", (h,))]
         out += [(lp + "final_layer_norm.weight", (h,)), (lp + "final_layer_norm.bias", (h,))]
+    if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    return out
+
+
+def falcon_layout(cfg):
+    """FalconConfig's layout (transformers 4.57 FalconAttention, FalconDecoderLayer): (kv heads, the
+    layer's norms in the order FalconDecoderLayer builds them, parallel). new_decoder_architecture:
+    num_kv_heads groups and, with num_ln_in_parallel_attn 2 (its default there), ln_attn and ln_mlp;
+    else one kv head with multi_query (default true), one per head without; parallel_attn (default
+    true) feeds attention and MLP from input_layernorm, sequential adds post_attention_layernorm."""
+    heads, new = cfg["num_attention_heads"], cfg.get("new_decoder_architecture", False)
+    kv = (cfg.get("num_kv_heads") or heads) if new else 1 if cfg.get("multi_query", True) else heads
+    parallel = new or cfg.get("parallel_attn", True)
+    two_norms = new and (cfg.get("num_ln_in_parallel_attn") or 2) == 2
+    norms = (("ln_attn", "ln_mlp") if two_norms else ("input_layernorm",)) if parallel else \
+        ("post_attention_layernorm", "input_layernorm")
+    return kv, norms, parallel
+
+
+def falcon_tensor_shapes(cfg):
+    """FalconForCausalLM's tensors (transformer.*), no linear biases (bias false): word_embeddings, per
+    layer the fused query_key_value [(heads + 2 kv heads) head_dim, h] and dense, the MLP dense_h_to_4h
+    [ffn_hidden_size (null: 4 h), h] and dense_4h_to_h, then falcon_layout's LayerNorms with biases;
+    ln_f; lm_head only when untied."""
+    h, v, heads = cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"]
+    kv, norms, _ = falcon_layout(cfg)
+    ffn, d = cfg.get("ffn_hidden_size") or 4 * h, h // heads
+    out = [("transformer.word_embeddings.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"transformer.h.{i}."
+        out += [(p + "self_attention.query_key_value.weight", ((heads + 2 * kv) * d, h)),
+                (p + "self_attention.dense.weight", (h, h)), (p + "mlp.dense_h_to_4h.weight", (ffn, h)),
+                (p + "mlp.dense_4h_to_h.weight", (h, ffn))]
+        out += [(p + norm + suffix, (h,)) for norm in norms for suffix in (".weight", ".bias")]
+    out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
     if not cfg["tie_word_embeddings"]:
         out.append(("lm_head.weight", (v, h)))
     return out

@@ -5,8 +5,8 @@
 
 Writes OUT_DIR/<fixture>/ (config.json, safetensors, tokenizer.model) and
 OUT_DIR/fixtures.json (a summary). Tokenizers are trained with spm_train on
-tests/data/fixture_corpus.txt; everything is seeded and deterministic. Every family quirk
-is active, sized to bite at the prompt's length (~300 tokens):
+tests/data/fixture_corpus.txt, the weights drawn by fixture_weights.py; everything is seeded and
+deterministic. Every family quirk is active, sized to bite at the prompt's length (~300 tokens):
 
   llama    MHA, F32, one model.safetensors, untied lm_head, head_dim not written
   mistral  GQA 4/2, F16, sliding_window 64 (< prompt length), 3 layers
@@ -88,6 +88,18 @@ is active, sized to bite at the prompt's length (~300 tokens):
            sparse: 8 experts of moe_intermediate_size 48, top-4 NOT renormalised (norm_topk_prob false), and
            a shared expert of shared_expert_intermediate_size 80 scaled per token by sigmoid(shared_expert_gate)
            (from ~0.1 to ~0.9 over the prompt); the router scaled as mixtral's
+  falcon   Falcon-7B's layout, BF16: multi_query (one kv head) in the old decoder, the fused
+           query_key_value [q heads 0..7 | k | v] of 8 heads of head_dim 8, RoPE on every channel, one
+           input_layernorm feeding attention and MLP in parallel (parallel_attn), ffn_hidden_size not
+           written (4 * 64), exact gelu, no linear biases, LayerNorms with biases, tied
+  falcon-40b  Falcon-40B's layout, BF16, sharded (3 files) + index: new_decoder_architecture, num_kv_heads 2
+           of 8 heads (head_dim 16): query_key_value per kv group [its 4 q heads | k | v], query head h
+           reading group h // 4; ln_attn and ln_mlp (num_ln_in_parallel_attn not written: 2), config keys
+           as tiiuae/falcon-40b's converted config.json names them (num_hidden_layers, num_attention_heads,
+           num_kv_heads), multi_query true written but ignored there, ffn_hidden_size 192 (not 4 * 128),
+           untied lm_head
+  falcon-sequential  F16: multi_query and parallel_attn false, so query_key_value per head [q | k | v]
+           and a sequential layer: attention from input_layernorm, the MLP from post_attention_layernorm
   mixtral-v5, qwen3-moe-v5, qwen2-moe-v5  the same weights as transformers 5.x holds them and its
            save_pretrained(save_original_format=False) writes them: experts fused into
            mlp.experts.gate_up_proj [E, 2 I, H] and mlp.experts.down_proj [E, H, I], the router under
@@ -106,7 +118,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checkpoint_files import Tensor, spm_vocab_size, write_checkpoint  # noqa: E402
-from hf_layouts import GEMMAS, fuse_experts, hf_config, tensor_shapes, text_config  # noqa: E402
+from fixture_weights import random_weights  # noqa: E402
+from hf_layouts import fuse_experts, hf_config, tensor_shapes, text_config  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
@@ -268,6 +281,22 @@ FIXTURES = {
                     kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6, max_positions=8192,
                     sliding_window=48, bos_token_id=1, eos_token_id=2, experts=8, experts_per_tok=4,
                     extra={"mlp_only_layers": [1], "shared_expert_intermediate_size": 80, "max_window_layers": 1})),
+    # Falcon: kv_heads 1 is the old decoder (Falcon-7B's multi_query), others new_decoder_architecture's groups;
+    # bos and eos the tokenizer's <s> and </s> (Falcon's own 11 is an ordinary piece here)
+    "falcon": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=2424,
+        config=dict(model_type="falcon", hidden=64, intermediate=256, layers=3, heads=8, kv_heads=1, head_dim=8,
+                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2)),
+    "falcon-40b": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=2, seed=2525,
+        config=dict(model_type="falcon", hidden=128, intermediate=192, layers=3, heads=8, kv_heads=2, head_dim=16,
+                    rms_norm_eps=1e-5, max_positions=2048, tie_word_embeddings=False, bos_token_id=1,
+                    eos_token_id=2)),
+    "falcon-sequential": dict(
+        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=2626,
+        config=dict(model_type="falcon", hidden=64, intermediate=256, layers=3, heads=4, kv_heads=1, head_dim=16,
+                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2,
+                    extra={"multi_query": False, "parallel_attn": False})),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; smollm3-windowed: NoPE layers 1 and 3, windowed;
@@ -322,26 +351,11 @@ BARE_VARIANTS = ("opt-bare",)
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
                   ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
 
-# The standard keys GPT-2 (n_embd, n_layer, n_head) and GPT-Neo (num_layers, num_heads) spell their own way.
+# The standard keys GPT-2 (n_embd, n_layer, n_head), GPT-Neo (num_layers, num_heads) and Falcon (num_kv_heads)
+# spell their own way.
 CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
-                  ("num_hidden_layers", "num_layers"), ("num_attention_heads", "num_heads")]
-
-# Query-scale per head: score std grows ~ q_scale * k_scale, so the heads range from
-# diffuse to peaky. One rank-1 "content" component on the slowest rotary pair makes
-# head 0 pick keys by token identity, nearly independent of distance.
-Q_SCALES = [2.7, 0.5, 1.2, 2.0]
-CONTENT_GAIN = 2.5
-# GPT-Neo divides no score by sqrt(head_dim) (4 here): its q rows at 0.55 give scores 2.2x the
-# other families', heads still running from diffuse to peaky (at 1, layer 1 has no diffuse row).
-NEO_Q_GAIN = 0.55
-# OPT's pre-LN layers on random weights attend diffusely past layer 0 (as GPT-2's fixture does); its q rows
-# at 2.5x give every layer peaky rows (max p > 0.5: 10-48 %) beside diffuse ones (< 0.1: 13-53 %).
-OPT_Q_GAIN = 2.5
-ROUTER_GAIN = 3.0  # router logits of std ~3: decisive top-k choices, every expert in use
-# Qwen2-MoE's shared_expert_gate keeps the 1 / sqrt(hidden) scale of the other projections: logits of std
-# ~1, so its sigmoid runs from ~0.1 to ~0.9 over the prompt's tokens.
-POSITION_STD = 0.3  # learned position rows (GPT-2's wpe, OPT's embed_positions) that matter beside the tokens
-BOS_EMBED_SCALE = 0.01  # a tiny BOS embedding, so rms_norm_eps visibly matters there
+                  ("num_hidden_layers", "num_layers"), ("num_attention_heads", "num_heads"),
+                  ("num_key_value_heads", "num_kv_heads")]
 
 
 def train_tokenizer(name, out_path):
@@ -361,61 +375,6 @@ def spm_ids(tokenizer, text_path):
         res = subprocess.run(["spm_encode", f"--model={tokenizer}", "--output_format=id"],
                              stdin=f, check=True, stdout=subprocess.PIPE)
     return [int(t) for t in res.stdout.split()]
-
-
-def random_weights(cfg, seed):
-    """{name: float32 array}, scaled so activations stay O(1) and attention is peaky."""
-    rng = np.random.default_rng(seed)
-    text, model_type, prefix = text_config(cfg)
-    gemma = model_type in GEMMAS
-    h = text.get("hidden_size", text.get("n_embd"))
-    H = text.get("num_attention_heads", text.get("n_head", text.get("num_heads")))
-    Hkv = text.get("num_key_value_heads", H)
-    D = text.get("head_dim") or h // H
-    w = {}
-    for name, shape in tensor_shapes(cfg):
-        if name.endswith(("q_norm.weight", "k_norm.weight")):
-            # Non-trivial q/k norm weights: they set the score scale once q and k are normed.
-            a = rng.normal(0.8 if gemma else 1.8, 0.5, size=shape)
-        elif name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
-            # LLaMA scales by w ~ 1; Gemma by (1 + w) with w ~ 0.
-            a = rng.normal(0.0 if gemma else 1.0, 0.15, size=shape)
-        elif name.endswith(".bias"):
-            a = rng.normal(0.0, 0.5, size=shape)
-        elif name in ("transformer.wpe.weight", "model.decoder.embed_positions.weight"):
-            a = rng.normal(0.0, POSITION_STD, size=shape)  # each row its own: OPT's row t instead of t + 2 bites
-        elif name == prefix + "model.embed_tokens.weight":
-            a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
-            a[text["bos_token_id"]] *= BOS_EMBED_SCALE
-        else:
-            # GPT-2's Conv1D weights [in, out] scale by their input width, shape[0].
-            conv1d = model_type == "gpt2" and name.startswith("transformer.h.")
-            a = rng.normal(0.0, 1.0 / np.sqrt(shape[0 if conv1d else 1]), size=shape)
-            if name.endswith("q_proj.weight"):
-                a = a.reshape(H, D, h) * np.array(Q_SCALES[:H])[:, None, None]
-                a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
-                a = a.reshape(shape)
-                if model_type == "gpt_neo":
-                    a *= NEO_Q_GAIN
-                elif model_type == "opt":
-                    a *= OPT_Q_GAIN
-            elif name.endswith("k_proj.weight"):
-                a = a.reshape(Hkv, D, h)
-                a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
-                a = a.reshape(shape)
-            elif name.endswith("lm_head.weight"):
-                a *= 3.0
-            elif name.endswith(("block_sparse_moe.gate.weight", "mlp.gate.weight")):
-                a *= ROUTER_GAIN
-        w[name] = a.astype(np.float32)
-    return w
-
-
-def content_dir(hidden, name, seed):
-    """A unit direction per layer, shared by that layer's q and k content rows."""
-    layer = int(name.split("layers." if "layers." in name else "transformer.h.")[1].split(".")[0])
-    v = np.random.default_rng([seed, 7, layer]).normal(size=hidden)
-    return v / np.linalg.norm(v)
 
 
 def bare_name(name):

@@ -3,7 +3,7 @@
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
 Gemma-3, Qwen2, Qwen3, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, GPT-Neo, OPT, Phi, Phi-3, Mixtral, OLMoE,
-Qwen3-MoE, Qwen2-MoE, SmolLM3) and any shape, streaming every
+Qwen3-MoE, Qwen2-MoE, SmolLM3, Falcon) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -15,8 +15,8 @@ checkpoint_files.py.
   make_random_checkpoint.py --model-type mistral --hidden 64 --intermediate 128 \
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
 Presets: llama2-7b, mistral-7b, mixtral-8x7b, olmoe-1b-7b, qwen3-30b-a3b, qwen1.5-moe-a2.7b, gemma-7b, llama3-8b,
-qwen2.5-7b, llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, gpt-neo-1.3b, opt-6.7b, phi-3-mini, smollm3-3b,
-h1024-l8 (a LLaMA
+qwen2.5-7b, llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, gpt-neo-1.3b, opt-6.7b, falcon-7b, falcon-40b,
+phi-3-mini, smollm3-3b, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset: `--preset mixtral-8x7b --layers 4` keeps its layer shapes with 4 of its
 32 layers (12 GB in bf16 instead of 93). --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
@@ -25,7 +25,8 @@ tokenizer.json, copied under its own name. Mixtures of experts: --experts, --exp
 --intermediate wide, as its dense layers), and --fused-experts to write the experts as
 transformers 5.x holds them (save_pretrained(save_original_format=False): the router under
 mlp.gate, mlp.experts.gate_up_proj [experts, 2 * inter, hidden] and mlp.experts.down_proj
-[experts, hidden, inter] in place of one tensor per expert).
+[experts, hidden, inter] in place of one tensor per expert). Falcon: --kv-heads 1 writes Falcon-7B's
+layout (multi_query), any other count Falcon-40B's (new_decoder_architecture with num_kv_heads).
 """
 import argparse
 import math
@@ -77,6 +78,16 @@ PRESETS = {
     # tied 50,272-token vocabulary, bos and eos "</s>" (2), pad 1.
     "opt-6.7b": dict(model_type="opt", hidden=4096, intermediate=16384, layers=32, heads=32, kv_heads=32,
                      head_dim=128, vocab=50272, max_positions=2048, bos_token_id=2, eos_token_id=2, pad_token_id=1),
+    # Falcon-7B: 32 layers of 71 x 64 heads sharing one kv head (multi_query), one LayerNorm feeding attention
+    # and MLP in parallel, ffn 4 x 4544, tied 65,024-token vocabulary, bos and eos 11.
+    "falcon-7b": dict(model_type="falcon", hidden=4544, intermediate=18176, layers=32, heads=71, kv_heads=1,
+                      head_dim=64, vocab=65024, rms_norm_eps=1e-5, max_positions=2048, bos_token_id=11,
+                      eos_token_id=11),
+    # Falcon-40B: 60 layers of 128 x 64 heads in 8 kv groups (new_decoder_architecture), ln_attn and ln_mlp,
+    # ffn 4 x 8192, tied (its config writes no tie_word_embeddings), bos and eos 11.
+    "falcon-40b": dict(model_type="falcon", hidden=8192, intermediate=32768, layers=60, heads=128, kv_heads=8,
+                       head_dim=64, vocab=65024, rms_norm_eps=1e-5, max_positions=2048, bos_token_id=11,
+                       eos_token_id=11),
     # Phi-3-mini-4k: 32 x 96 heads, fused qkv_proj and gate_up_proj, window 2047.
     "phi-3-mini": dict(model_type="phi3", hidden=3072, intermediate=8192, layers=32, heads=32, kv_heads=32,
                        head_dim=96, vocab=32064, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
@@ -170,12 +181,14 @@ def random_tensors(config, dtype, seed, fused_experts=False):
     for k, (name, shape) in enumerate(tensor_shapes(config, fused_experts)):
         rng_seed = [seed, k]
         count = math.prod(shape)
-        if name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "final_layernorm.weight")):
+        if name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "final_layernorm.weight",
+                          "ln_attn.weight", "ln_mlp.weight")):
             # w in [1/4, 4) for LLaMA-style norms; w = 0 for Gemma's (1 + w).
             chunks = (lambda c=count: constant_chunks(dtype, c, 0.0)) if gemma else \
                      (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
         else:
-            embedding = name.endswith(("model.embed_tokens.weight", "embed_in.weight", "wte.weight"))
+            embedding = name.endswith(("model.embed_tokens.weight", "embed_in.weight", "wte.weight",
+                                       "word_embeddings.weight"))
             scale = 1.0 if embedding and not gemma else 0.0625 if len(shape) == 1 else shape[-1] ** -0.5
             chunks = lambda c=count, s=rng_seed, sc=scale: random_chunks(
                 dtype, c, sc, np.random.default_rng(s))
@@ -232,7 +245,7 @@ def main(argv=None):
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
     if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2", "gptj", "phi", "phi3", "olmoe",
-                               "qwen3_moe", "opt"):
+                               "qwen3_moe", "opt", "falcon"):
         shape.pop("sliding_window", None)
     if args.fused_experts and shape["model_type"] not in MOE:
         ap.error("--fused-experts needs a mixture of experts (mixtral, olmoe, qwen3_moe, qwen2_moe)")

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "io/byte_level_bpe.h"
+
 namespace attngeom {
 namespace {
 
@@ -11,6 +13,20 @@ std::vector<AddedToken> tokens_where(const std::vector<AddedToken>& tokens, bool
     if (t.normalized == normalized) chosen.push_back(t);
   }
   return chosen;
+}
+
+// The byte ranges of `piece` where `step`'s pattern matches: in the piece itself, or in its
+// byte-level spelling, whose k-th code point is the piece's k-th byte.
+std::vector<std::pair<std::size_t, std::size_t>> matches(const PreTokenizerStep& step, const std::string& piece) {
+  if (!step.on_byte_level) return step.pattern->find_all(piece);
+  const std::string spelled = byte_level_string(piece);
+  std::vector<std::size_t> byte_of(spelled.size() + 1, piece.size());  // at each code point's start
+  for (std::size_t i = 0, k = 0; i < spelled.size(); ++i) {
+    if ((static_cast<unsigned char>(spelled[i]) & 0xC0) != 0x80) byte_of[i] = k++;
+  }
+  auto found = step.pattern->find_all(spelled);
+  for (auto& [begin, end] : found) begin = byte_of[begin], end = byte_of[end];
+  return found;
 }
 
 // One pre-tokenizer step over every piece (byte ranges of the same text).
@@ -23,7 +39,7 @@ std::vector<std::string> apply_step(const PreTokenizerStep& step, std::vector<st
       continue;
     }
     std::size_t last = 0;
-    for (const auto& [begin, end] : step.pattern->find_all(piece)) {
+    for (const auto& [begin, end] : matches(step, piece)) {
       if (begin > last) out.push_back(piece.substr(last, begin - last));
       if (step.keep_matches) out.push_back(piece.substr(begin, end - begin));
       last = end;

@@ -28,6 +28,9 @@ struct PreTokenizerStep {
   std::optional<UnicodeRegex> pattern;
   bool keep_matches = true;
   bool add_prefix_space = false;
+  // A step after the ByteLevel one (Falcon's Digits and Split) matches the byte-level spelling
+  // of each piece (byte_level_string), one code point per byte, as tokenizers does.
+  bool on_byte_level = false;
 };
 
 struct HfTokenizerSpec {

@@ -126,23 +126,54 @@ PreTokenizerStep read_split(const Field& s) {
   return step;
 }
 
-// The pre-tokenizer: Split steps, then ByteLevel last (byte-level BPE needs it).
+// tokenizers' Punctuation: char::is_ascii_punctuation or the general category P*, each such
+// character isolated, or each run of them (Contiguous), or removed.
+PreTokenizerStep read_punctuation(const Field& p) {
+  const std::string behavior = p.find("behavior") ? p.at("behavior").string() : "Isolated";
+  if (behavior != "Isolated" && behavior != "Contiguous" && behavior != "Removed") {
+    refuse(p.at("behavior"), behavior, "Isolated, Contiguous, Removed");
+  }
+  PreTokenizerStep step;
+  step.keep_matches = behavior != "Removed";
+  const std::string one = R"([\p{P}\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}])";
+  step.pattern.emplace(behavior == "Contiguous" ? one + "+" : one, "Punctuation pre-tokenizer");
+  return step;
+}
+
+// tokenizers' Digits: char::is_numeric (the general categories Nd, Nl, No), each digit isolated
+// with individual_digits, else each run of them.
+PreTokenizerStep read_digits(const Field& p) {
+  PreTokenizerStep step;
+  step.pattern.emplace(bool_or(p, "individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)", "Digits pre-tokenizer");
+  return step;
+}
+
+// The pre-tokenizer: Split, Punctuation and Digits steps, ByteLevel once (byte-level BPE needs
+// it); the steps after it see the byte-level spelling.
 void read_pre_tokenizer(const Field& p, std::vector<PreTokenizerStep>& steps, bool& byte_level) {
   const std::string type = type_of(p);
-  if (byte_level) throw p.error("follows the ByteLevel pre-tokenizer, which must come last");
   if (type == "Sequence") {
     for (const Field& item : p.at("pretokenizers").items()) read_pre_tokenizer(item, steps, byte_level);
-  } else if (type == "Split") {
+    return;
+  }
+  if (type == "Split") {
     steps.push_back(read_split(p));
+  } else if (type == "Punctuation") {
+    steps.push_back(read_punctuation(p));
+  } else if (type == "Digits") {
+    steps.push_back(read_digits(p));
   } else if (type == "ByteLevel") {
+    if (byte_level) throw p.error("is a second ByteLevel pre-tokenizer, which attngeom does not support");
     PreTokenizerStep step;
     step.add_prefix_space = bool_or(p, "add_prefix_space", false);
     if (bool_or(p, "use_regex", true)) step.pattern.emplace(kGpt2Pattern, "GPT-2 pattern");
     steps.push_back(std::move(step));
     byte_level = true;
+    return;
   } else {
-    refuse(p.at("type"), type, "ByteLevel, Split, Sequence");
+    refuse(p.at("type"), type, "ByteLevel, Split, Punctuation, Digits, Sequence");
   }
+  steps.back().on_byte_level = byte_level;
 }
 
 BytePairModel read_model(const Field& m, int model_vocab, int& vocab_size, const std::string& file) {

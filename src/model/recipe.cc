@@ -68,11 +68,11 @@ constexpr TensorNames kFalconNames{.embed = "word_embeddings.weight", .final_nor
     .qkv_per_group = "self_attention.query_key_value", .gate = "", .up = "mlp.dense_h_to_4h",
     .down = "mlp.dense_4h_to_h"};
 // clang-format on
-constexpr const char* kFalconAliases[][2] = {{"num_hidden_layers", "n_layer"},
-                                             {"num_attention_heads", "n_head"},
-                                             {"num_kv_heads", "n_head_kv"},
-                                             {"intermediate_size", "ffn_hidden_size"},
-                                             {nullptr, nullptr}};
+// FalconConfig reads n_embed as hidden_size; the n_* names of the original RefinedWeb configs are
+// read where the standard ones are absent.
+constexpr const char* kFalconAliases[][2] = {
+    {"hidden_size", "n_embed"},    {"num_hidden_layers", "n_layer"},         {"num_attention_heads", "n_head"},
+    {"num_kv_heads", "n_head_kv"}, {"intermediate_size", "ffn_hidden_size"}, {nullptr, nullptr}};
 // GPT-J, transformers 4.57 modeling_gptj.py: GPTJForCausalLM's transformer.* (body_prefix), q/k/v
 // and out_proj without biases, mlp.fc_in / fc_out with them, one LayerNorm ln_1 feeding attention
 // and MLP in parallel.

@@ -16,11 +16,11 @@ COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "
                     "qwen3", "gemma2", "gemma3-text", "gemma3", "olmo2", "olmo3", "olmo3-v5", "pythia",
                     "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "phi3-v5", "llama3-v5",
                     "mixtral", "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed", "opt",
-                    "opt-bare", "qwen2-moe", "qwen2-moe-v5"]
+                    "opt-bare", "qwen2-moe", "qwen2-moe-v5", "falcon", "falcon-40b", "falcon-sequential"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
                    "olmo2", "olmo3", "pythia", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "mixtral", "olmoe",
-                   "qwen3-moe", "smollm3", "opt", "qwen2-moe"]
+                   "qwen3-moe", "smollm3", "opt", "qwen2-moe", "falcon", "falcon-40b", "falcon-sequential"]
 
 
 def spm_ids(tokenizer, text_path):
@@ -86,13 +86,25 @@ CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), (
 
 
 def load_config(model_dir):
-    """config.json, with GPT-2's and GPT-Neo's key names also under the standard ones."""
+    """config.json, with GPT-2's and GPT-Neo's key names also under the standard ones, and Falcon's
+    kv heads (falcon_kv_heads) as num_key_value_heads."""
     with open(os.path.join(model_dir, "config.json")) as f:
         cfg = json.load(f)
     for std, alias in CONFIG_ALIASES:
         if std not in cfg and alias in cfg:
             cfg[std] = cfg[alias]
+    if cfg.get("model_type") == "falcon":
+        cfg.setdefault("num_key_value_heads", falcon_kv_heads(cfg))
     return cfg
+
+
+def falcon_kv_heads(cfg):
+    """FalconAttention's kv heads (the value heads a dump holds): num_kv_heads (or n_head_kv) under
+    new_decoder_architecture, else one with multi_query (default true), one per head without."""
+    heads = cfg["num_attention_heads"]
+    if cfg.get("new_decoder_architecture"):
+        return cfg.get("num_kv_heads", cfg.get("n_head_kv")) or heads
+    return 1 if cfg.get("multi_query", True) else heads
 
 
 def moe_layers(cfg):

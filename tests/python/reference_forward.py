@@ -4,20 +4,23 @@ Written from transformers 4.57's eager modeling code (modeling_llama, modeling_m
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
 modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_gpt_neo,
 modeling_phi, modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_qwen2_moe,
-modeling_smollm3, modeling_opt and modeling_rope_utils), not from the C++ engine. Computes in float64
+modeling_smollm3, modeling_opt, modeling_falcon and modeling_rope_utils), not from the C++ engine. Computes in float64
 (or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it stands in
 for HF's fp32 eager forward: RoPE frequencies, angles and attention factor in float32 as
 LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens, H query heads,
 Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the operations are in
-reference_ops.py.
+reference_ops.py, the GPT-2-like families' forwards (GPT-2, GPT-J, GPT-Neo, OPT, Falcon) in
+reference_forward_gpt.py.
 """
 import json
 import math
 
 import numpy as np
 
-from reference_ops import (apply_rope, apply_rope_interleaved, attention_mask, gptj_cos_sin, keep_top_n, layer_norm,
-                           rms_norm, rope_cos_sin, soft_cap, softmax_masked)
+from reference_forward_gpt import (falcon_split, forward_falcon, forward_gpt2, forward_gpt_neo, forward_gptj,
+                                  forward_opt, opt_embed)
+from reference_ops import (apply_rope, attend, attention_mask, keep_top_n, layer_norm, rms_norm, rope_cos_sin,
+                           soft_cap, softmax_masked)
 
 
 def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
@@ -37,6 +40,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         return forward_gpt_neo(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "opt":
         return forward_opt(model, tokens, want_logits, head_gates, topn)
+    if model.model_type == "falcon":
+        return forward_falcon(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi3":
         return forward_phi3(model, tokens, want_logits, head_gates, topn)
     if model.model_type == "phi":
@@ -160,20 +165,6 @@ def shared_expert(m, h, W):
     return gate * y
 
 
-def attend(m, q, k, v, allowed, layer, out, head_gates, topn):
-    """Multi-head attention without GQA or soft-cap: q, k, v [H, T, D] -> [T, H*D]; the
-    probabilities are appended to out["attn"]. Edits as in forward()."""
-    H, T, D = q.shape
-    probs = softmax_masked((q @ k.transpose(0, 2, 1)) * m.dtype(m.scale), allowed)  # [H, T, T]
-    if topn is not None:
-        probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
-    out["attn"].append(probs)
-    heads_out = probs @ v
-    if head_gates is not None:
-        heads_out = heads_out * np.asarray(head_gates[layer], dtype=m.dtype)[:, None, None]
-    return heads_out.transpose(1, 0, 2).reshape(T, H * D)
-
-
 def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
     """GPTNeoXForCausalLM (transformers 4.57 modeling_gpt_neox): the same outputs as forward()."""
     dt = m.dtype
@@ -207,121 +198,6 @@ def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
         h = layer_norm(x, m.weight("gpt_neox.final_layer_norm.weight"), m.weight("gpt_neox.final_layer_norm.bias"), m.eps)
         out["logits"] = h @ m.lm_head().T
     return out
-
-
-def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
-    """GPT2LMHeadModel (transformers 4.57 modeling_gpt2): the same outputs as forward()."""
-    tokens = np.asarray(tokens, dtype=np.int64)
-    T, H, D, hidden = len(tokens), m.heads, m.head_dim, m.hidden
-    x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(T)]
-    allowed = attention_mask(T, None)
-    out = {"attn": [], "values": []}
-    for layer in range(m.layers):
-        p = f"transformer.h.{layer}."
-        W = lambda n: m.weight(p + n)
-        conv1d = lambda v, name: v @ W(name + ".weight") + W(name + ".bias")   # Conv1D: W [in, out]
-        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
-        qkv = conv1d(ln(x, "ln_1"), "attn.c_attn")                          # [T, 3 hidden]
-        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)               # [H, T, D]
-        q, k, v = heads(qkv[:, :hidden]), heads(qkv[:, hidden:2 * hidden]), heads(qkv[:, 2 * hidden:])
-        out["values"].append(v.copy())
-        x = x + conv1d(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "attn.c_proj")
-        x = x + conv1d(m.act(conv1d(ln(x, "ln_2"), "mlp.c_fc")), "mlp.c_proj")
-    if want_logits:
-        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
-        out["logits"] = h @ m.lm_head().T
-    return out
-
-
-def forward_gptj(m, tokens, want_logits=True, head_gates=None, topn=None):
-    """GPTJForCausalLM (transformers 4.57 modeling_gptj): the same outputs as forward()."""
-    dt = m.dtype
-    tokens = np.asarray(tokens, dtype=np.int64)
-    T, H, D, R = len(tokens), m.heads, m.head_dim, m.rotary_dim
-    assert T <= m.max_positions, f"{T} tokens: GPT-J's sin/cos table has n_positions {m.max_positions} rows"
-    x = m.weight("transformer.wte.weight")[tokens]                      # no position table
-    cos, sin = gptj_cos_sin(np.arange(T), R, dt, m.hf_rounding)         # [T, R]
-    allowed = attention_mask(T, None)
-    # Partial rotary: GPT-J's interleaved pairs over the first R channels of each head, the rest passed through.
-    rotate = lambda a: np.concatenate([apply_rope_interleaved(a[..., :R], cos, sin), a[..., R:]], axis=-1)
-    out = {"attn": [], "values": []}
-    for layer in range(m.layers):
-        p = f"transformer.h.{layer}."
-        W = lambda n: m.weight(p + n)
-        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
-        h = layer_norm(x, W("ln_1.weight"), W("ln_1.bias"), m.eps)       # one norm, both branches
-        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
-        q, k, v = (heads(h @ W(f"attn.{n}_proj.weight").T) for n in "qkv")  # no biases
-        out["values"].append(v.copy())
-        attn = attend(m, rotate(q), rotate(k), v, allowed, layer, out, head_gates, topn) @ W("attn.out_proj.weight").T
-        ff = linear(m.act(linear(h, "mlp.fc_in")), "mlp.fc_out")
-        x = attn + ff + x
-    if want_logits:
-        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
-        out["logits"] = h @ m.lm_head().T + m.weight("lm_head.bias")  # lm_head has a bias, tied or not
-    return out
-
-
-def forward_gpt_neo(m, tokens, want_logits=True, head_gates=None, topn=None):
-    """GPTNeoForCausalLM (transformers 4.57 modeling_gpt_neo): the same outputs as forward()."""
-    tokens = np.asarray(tokens, dtype=np.int64)
-    T, H, D = len(tokens), m.heads, m.head_dim
-    assert T <= m.max_positions, f"{T} tokens: GPT-Neo's wpe has max_position_embeddings {m.max_positions} rows"
-    x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(T)]
-    masks = {w: attention_mask(T, w) for w in set(m.layer_window)}      # local layers: window_size keys
-    out = {"attn": [], "values": []}
-    for layer in range(m.layers):
-        p = f"transformer.h.{layer}."
-        W = lambda n: m.weight(p + n)
-        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
-        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
-        h = ln(x, "ln_1")
-        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
-        q, k, v = (heads(h @ W(f"attn.attention.{n}_proj.weight").T) for n in "qkv")  # no biases
-        out["values"].append(v.copy())
-        # attend() scales by m.scale, 1 here: GPT-Neo never divides by sqrt(D)
-        ctx = attend(m, q, k, v, masks[m.layer_window[layer]], layer, out, head_gates, topn)
-        x = x + linear(ctx, "attn.attention.out_proj")
-        x = x + linear(m.act(linear(ln(x, "ln_2"), "mlp.c_fc")), "mlp.c_proj")
-    if want_logits:
-        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
-        out["logits"] = h @ m.lm_head().T                                  # no lm_head bias
-    return out
-
-
-def forward_opt(m, tokens, want_logits=True, head_gates=None, topn=None):
-    """OPTForCausalLM (transformers 4.57 modeling_opt, pre-LN): the same outputs as forward()."""
-    tokens = np.asarray(tokens, dtype=np.int64)
-    T, H, D = len(tokens), m.heads, m.head_dim
-    assert T <= m.max_positions, f"{T} tokens: OPT's embed_positions has max_position_embeddings {m.max_positions} rows"
-    x = opt_embed(m, tokens)
-    allowed = attention_mask(T, None)
-    out = {"attn": [], "values": []}
-    for layer in range(m.layers):
-        p = f"model.decoder.layers.{layer}."
-        W = lambda n: m.weight(p + n)
-        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
-        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
-        h = ln(x, "self_attn_layer_norm")
-        heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
-        # OPTAttention: the projected query, bias included, times head_dim^-0.5; attend() scales by 1
-        q = heads(linear(h, "self_attn.q_proj") * m.dtype(m.q_scale))
-        k, v = heads(linear(h, "self_attn.k_proj")), heads(linear(h, "self_attn.v_proj"))
-        out["values"].append(v.copy())
-        x = x + linear(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "self_attn.out_proj")
-        x = x + linear(m.act(linear(ln(x, "final_layer_norm"), "fc1")), "fc2")  # the layer's MLP-input norm
-    if want_logits:
-        h = layer_norm(x, m.weight("model.decoder.final_layer_norm.weight"),
-                       m.weight("model.decoder.final_layer_norm.bias"), m.eps)
-        out["logits"] = h @ m.lm_head().T                                  # no lm_head bias
-    return out
-
-
-def opt_embed(m, tokens):
-    """OPT's input: token embeddings plus embed_positions' row t + position_offset (2) for token t."""
-    rows = np.arange(len(tokens)) + m.position_offset
-    positions = m.weight("model.decoder.embed_positions.weight")
-    return m.weight("model.decoder.embed_tokens.weight")[tokens] + positions[rows]
 
 
 def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
@@ -434,6 +310,12 @@ def layer0_value_input(m, tokens):
         W = lambda n: m.weight(p + n)
         h = layer_norm(x, W("self_attn_layer_norm.weight"), W("self_attn_layer_norm.bias"), m.eps)
         return h, W("self_attn.v_proj.weight"), W("self_attn.v_proj.bias")
+    if m.model_type == "falcon":  # query_key_value's v rows: where falcon_split puts the row indices
+        W = lambda n: m.weight("transformer.h.0." + n)
+        h = layer_norm(m.weight("transformer.word_embeddings.weight")[tokens], W(m.attn_norm + ".weight"),
+                       W(m.attn_norm + ".bias"), m.eps)
+        w = W("self_attention.query_key_value.weight")
+        return h, w[falcon_split(m, np.arange(len(w), dtype=np.float64)[None])[2].reshape(-1).astype(np.int64)], None
     if m.model_type == "phi3":
         p, q_rows, kv_rows = "model.layers.0.", m.heads * m.head_dim, m.kv_heads * m.head_dim
         h = rms_norm(m.weight("model.embed_tokens.weight")[tokens], m.weight(p + "input_layernorm.weight"), m.eps, 0.0)

@@ -71,6 +71,9 @@ class Model:
         if top["model_type"] == "opt":
             self._init_opt(top, model_dir, dtype, hf_rounding)
             return
+        if top["model_type"] == "falcon":
+            self._init_falcon(top, model_dir, dtype, hf_rounding)
+            return
         multimodal = top["model_type"] == "gemma3"
         cfg = top["text_config"] if multimodal else top
         self.cfg, self.top_cfg = cfg, top
@@ -279,6 +282,48 @@ class Model:
         bare = "model.decoder.embed_tokens.weight" not in w
         self.w = {("model." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
 
+    def _init_falcon(self, cfg, model_dir, dtype, hf_rounding):
+        """FalconConfig (transformers 4.57; n_layer, n_head and n_head_kv also read, as the RW remote code's
+        attribute_map has them): LayerNorms of layer_norm_epsilon, exact gelu, RoPE over the whole head at
+        rope_theta, tied by default, bos 11. FalconAttention: num_kv_heads groups under
+        new_decoder_architecture, else one kv head with multi_query (default true), one per head without;
+        query_key_value holds per group its query heads, its k and its v (multi_query: one group), or per
+        head q, k, v ("per_head"). FalconDecoderLayer: num_ln_in_parallel_attn (None: 2 in the new
+        architecture) picks ln_attn / ln_mlp or one input_layernorm for both branches of the parallel
+        layer; parallel_attn false is sequential with post_attention_layernorm. Refused, as the layers
+        HF would not build (or the engine does not read): alibi, bias, the layouts asserted below."""
+        layers = cfg.get("num_hidden_layers", cfg.get("n_layer", 32))
+        heads = cfg.get("num_attention_heads", cfg.get("n_head", 71))
+        self._init_layernorm_family(cfg, "falcon", cfg.get("hidden_size", 4544), layers, heads,
+                                    cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 11),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert self.head_dim * heads == self.hidden, (self.hidden, heads)
+        assert not cfg.get("alibi", False), "alibi: ALiBi biases are not read here"
+        assert not cfg.get("bias", False), "bias: linear biases are not read here"
+        new, parallel = cfg.get("new_decoder_architecture", False), cfg.get("parallel_attn", True)
+        multi_query, kv = cfg.get("multi_query", True), cfg.get("num_kv_heads", cfg.get("n_head_kv")) or heads
+        n_ln = cfg.get("num_ln_in_parallel_attn")
+        assert new or multi_query or kv == heads, f"num_kv_heads {kv} without multi_query or the new architecture"
+        assert not (new and not parallel), "parallel_attn false with new_decoder_architecture"
+        assert not (n_ln == 2 and not new), "num_ln_in_parallel_attn 2 without new_decoder_architecture"
+        assert n_ln is None or n_ln <= 2 and (n_ln >= 1 or not new), f"num_ln_in_parallel_attn {n_ln}"
+        self.kv_heads = kv if new else 1 if multi_query else heads
+        assert heads % self.kv_heads == 0, (heads, self.kv_heads)
+        self.qkv_layout = "grouped" if new or multi_query else "per_head"
+        self.parallel = new or parallel
+        if not self.parallel:
+            self.attn_norm, self.mlp_norm = "input_layernorm", "post_attention_layernorm"
+        elif new and (n_ln or 2) == 2:
+            self.attn_norm, self.mlp_norm = "ln_attn", "ln_mlp"
+        else:
+            self.attn_norm = self.mlp_norm = "input_layernorm"
+        self.ffn = cfg.get("ffn_hidden_size") or 4 * self.hidden
+        assert cfg.get("activation", "gelu") == "gelu", cfg.get("activation")
+        self.act = gelu_erf
+        self.theta, self.rope_scaling = cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling")
+        self.rotary_dim, self.max_positions = self.head_dim, cfg.get("max_position_embeddings", 2048)
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
         if self.model_type in ("gemma2", "gemma3_text"):
@@ -371,6 +416,8 @@ class Model:
             return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
         if self.model_type == "opt":
             return self.weight("model.decoder.embed_tokens.weight" if self.tied else "lm_head.weight")
+        if self.model_type == "falcon":
+            return self.weight("transformer.word_embeddings.weight" if self.tied else "lm_head.weight")
         if self.model_type == "phi":
             return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
         return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")

@@ -198,3 +198,15 @@ def keep_top_n(probs, n):
     return kept / kept.sum(axis=-1, keepdims=True)
 
 
+def attend(m, q, k, v, allowed, layer, out, head_gates, topn):
+    """Multi-head attention without GQA or soft-cap: q, k, v [H, T, D] -> [T, H*D]; the
+    probabilities are appended to out["attn"]. Edits as in forward()."""
+    H, T, D = q.shape
+    probs = softmax_masked((q @ k.transpose(0, 2, 1)) * m.dtype(m.scale), allowed)  # [H, T, T]
+    if topn is not None:
+        probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
+    out["attn"].append(probs)
+    heads_out = probs @ v
+    if head_gates is not None:
+        heads_out = heads_out * np.asarray(head_gates[layer], dtype=m.dtype)[:, None, None]
+    return heads_out.transpose(1, 0, 2).reshape(T, H * D)

@@ -1,8 +1,11 @@
-"""Shared by the reference's self-checks (test_reference_self.py, reference_self_gpt.py): the
-failure list and its check, the prompt's token ids, a loop forward against the batched one, and
-the float32 reference's errors."""
+"""Shared by the reference's self-checks (test_reference_self.py, reference_self_gpt.py,
+reference_self_falcon.py): the failure list and its check, the prompt's token ids, a loop forward
+against the batched one, the float32 reference's errors, a fixture's usefulness, and the configs
+a family's reader refuses."""
+import json
 import os
 import subprocess
+import tempfile
 
 import numpy as np
 
@@ -55,3 +58,38 @@ def check_loop_forward(name, m, run, ref_p, n_loop, what="loop forward"):
     e = loop_errors(m, run, ref_p)
     check(max(e) < 1e-10, f"{name}: {what} == batched reference on {n_loop} tokens "
                           f"(attn {e[0]:.1e}, values {e[1]:.1e}, logits {e[2]:.1e})")
+
+
+def check_useful(name, d, m, tokens, ref):
+    """Finite outputs; in every layer a head with peaky rows (max p > 0.5) and one with diffuse rows
+    (max p < 0.1), each on more than 5 % of its rows; a float32 run within half the tolerances."""
+    finite = all(np.isfinite(a).all() for a in ref["attn"] + ref["values"]) and np.isfinite(ref["logits"]).all()
+    check(finite, f"{name}: finite outputs")
+    peaky = [float((a.max(-1) > 0.5).mean(-1).max()) for a in ref["attn"]]
+    diffuse = [float((a.max(-1) < 0.1).mean(-1).max()) for a in ref["attn"]]
+    shares = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
+    check(min(peaky) > 0.05 and min(diffuse) > 0.05,
+          f"{name}: every layer has a peaky and a diffuse head (their shares of rows with max p > 0.5: "
+          f"{shares(peaky)}; < 0.1: {shares(diffuse)})")
+    e_a, e_v, e_l = float32_errors(d, tokens, ref, m.layers)
+    check(e_a < 0.5e-5 and e_v < 0.5e-5 and e_l < 0.5e-4,
+          f"{name}: float32 reference within half the tolerances (attn {e_a:.1e}, values rel {e_v:.1e}, "
+          f"logits rel {e_l:.1e})")
+
+
+def read_variants(d, variants, read):
+    """{what: read(Model) or "refused"} for each config of `variants` {what: config dict}, read beside the
+    fixture d's weights (linked into a scratch folder)."""
+    got = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in os.listdir(d):
+            if name != "config.json":
+                os.symlink(os.path.abspath(os.path.join(d, name)), os.path.join(tmp, name))
+        for what, cfg in variants.items():
+            with open(os.path.join(tmp, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            try:
+                got[what] = read(Model(tmp))
+            except AssertionError:
+                got[what] = "refused"
+    return got

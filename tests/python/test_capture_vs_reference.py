@@ -293,8 +293,8 @@ def agreement_of_layouts(full_dumps):
     files), must give the same dump, bit for bit: the two layouts are one model."""
     failures = []
     for name, full in full_dumps.items():
-        base = next((name[:-len(s)] for s in LAYOUT_VARIANTS if name.endswith(s)), None)
-        if base is None or not full or not full_dumps.get(base):
+        base = base_of(name)
+        if base == name or not full or not full_dumps.get(base):
             continue
         (v5, ids5), (v4, ids4) = full, full_dumps[base]
         differ = [k for k in sorted(v4) if ids5 != ids4 or k not in v5 or not np.array_equal(v4[k], v5[k])]
@@ -305,16 +305,33 @@ def agreement_of_layouts(full_dumps):
     return failures
 
 
+def base_of(name):
+    """The fixture whose model `name` holds in another layout, or `name` itself."""
+    return next((name[:-len(s)] for s in LAYOUT_VARIANTS if name.endswith(s)), name)
+
+
+def part_of(names, part):
+    """Part K of N ("K/N", K from 1) of `names`, dealt out by base fixture in turn, so that a
+    layout variant runs beside its base."""
+    k, n = (int(x) for x in part.split("/"))
+    bases = list(dict.fromkeys(base_of(name) for name in names))
+    return [name for name in names if bases.index(base_of(name)) % n == k - 1]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fixtures", required=True)
     ap.add_argument("--fixture", action="append", help="only these fixtures (default: all)")
+    ap.add_argument("--part", help="K/N: only part K of N of the fixtures (a layout variant with its base)")
     args = ap.parse_args()
     harness.require_device(args.bin)
+    names = args.fixture or harness.COMPARE_FIXTURES
+    if args.part:
+        names = part_of(names, args.part)
     fixtures, failures, full_dumps = [], [], {}
     with tempfile.TemporaryDirectory(prefix="attngeom-capture-") as tmp:
-        for name in args.fixture or harness.COMPARE_FIXTURES:
+        for name in names:
             fx = Fixture(args.fixtures, name, args.bin, tmp)
             full = fx.test_all()
             if full:

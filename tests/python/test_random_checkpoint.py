@@ -35,7 +35,10 @@ from make_random_checkpoint import PRESETS  # noqa: E402
 PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
                  "gemma-7b": 8_537_680_896, "llama-1b": 1_100_048_384, "llama3-8b": 8_030_261_248,
                  "qwen2.5-7b": 7_615_616_512, "pythia-6.9b": 6_857_302_016, "pythia-1.4b": 1_414_647_808,
-                 "gpt-neo-1.3b": 1_315_575_808, "opt-6.7b": 6_658_473_984}
+                 "gpt-neo-1.3b": 1_315_575_808, "opt-6.7b": 6_658_473_984, "falcon-7b": 6_921_720_704,
+                 # Falcon-40B, tied (its config writes no tie_word_embeddings), counted from its shapes: 60 x
+                 # (query_key_value (128 + 16) x 64 rows, dense, 2 x 4 x 8192^2 MLP, 2 norms) + embeddings + ln_f
+                 "falcon-40b": 41_303_293_952}
 # The mixtures' totals as their model cards round them (three significant digits).
 PRESET_PARAMS_ROUNDED = {"mixtral-8x7b": 46.7e9, "olmoe-1b-7b": 6.92e9, "qwen3-30b-a3b": 30.5e9, "gpt-j-6b": 6.05e9,
                          "smollm3-3b": 3.08e9, "qwen1.5-moe-a2.7b": 14.3e9}
@@ -67,6 +70,10 @@ CASES = [
                              "--heads", "4", "--sliding-window", "16", "--dtype", "bf16"]),
     ("opt-f16", ["--model-type", "opt", "--hidden", "64", "--intermediate", "160", "--layers", "2", "--heads", "4",
                  "--bos-id", "2", "--dtype", "f16"]),
+    ("falcon-7b-layout-bf16", ["--model-type", "falcon", "--hidden", "64", "--intermediate", "256", "--layers", "2",
+                               "--heads", "8", "--kv-heads", "1", "--dtype", "bf16"]),
+    ("falcon-40b-layout-f16", ["--model-type", "falcon", "--hidden", "64", "--intermediate", "96", "--layers", "2",
+                               "--heads", "8", "--kv-heads", "2", "--dtype", "f16", "--max-shard-gb", "0.00005"]),
     ("qwen2-moe-bf16", ["--model-type", "qwen2_moe", "--hidden", "64", "--intermediate", "96", "--moe-intermediate",
                         "32", "--layers", "2", "--heads", "4", "--kv-heads", "2", "--experts", "4", "--experts-per-tok",
                         "2", "--dtype", "bf16"]),
@@ -117,9 +124,10 @@ def validate(name, out, tokenizer):
     check(finite, f"{name}: all values finite")
     band = True
     for k, a in tensors.items():
-        if k.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
+        if k.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "ln_attn.weight", "ln_mlp.weight")):
             continue
-        embedding = k.endswith(("model.embed_tokens.weight", "wte.weight")) and cfg["model_type"] not in GEMMAS
+        embedding = k.endswith(("model.embed_tokens.weight", "wte.weight", "word_embeddings.weight")) and \
+            cfg["model_type"] not in GEMMAS
         scale = 1.0 if embedding else 0.0625 if a.ndim == 1 else a.shape[-1] ** -0.5
         m = np.abs(a.astype(np.float64))
         band &= m.min() >= scale / 8 and m.max() < scale * 8 and 0.3 < (a > 0).mean() < 0.7

@@ -28,7 +28,8 @@ from test_capture_vs_reference import PARITY_FACTOR, PARITY_FLOOR  # noqa: E402 
 # Every fixture (and config-only variant) of a family torch_eager implements.
 FIXTURES = ["llama", "mistral", "mistral-nowindow", "gemma", "gemma2", "gemma3", "gemma3-text", "olmo2", "llama3", "llama-linear", "llama3-v5", "qwen2", "pythia",
             "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "qwen3", "mixtral", "olmoe",
-            "qwen3-moe", "smollm3", "smollm3-windowed", "opt", "opt-bare", "qwen2-moe"]
+            "qwen3-moe", "smollm3", "smollm3-windowed", "opt", "opt-bare", "qwen2-moe", "falcon", "falcon-40b",
+            "falcon-sequential"]
 
 
 def load_torch_eager():

@@ -156,5 +156,63 @@ TEST_F(Gpt2VocabMerges, RefusesBadLinesAndIdsNamingTheFile) {
             std::string::npos);
 }
 
+// Falcon's pre-tokenizer (tokenizers' Punctuation, ByteLevel, Digits, Split): Punctuation runs
+// split off before the byte-level regex; Digits and Split match the byte-level spelling, where
+// tokenizers' char::is_numeric also takes the Latin-1 digits some UTF-8 continuation bytes spell.
+class FalconPreTokenizer : public testing_support::TempDir {
+ protected:
+  // Every byte's symbol (ids 0-255), then "Ð²" 256 (the spelling of "в"), ".." 257, "..." 258,
+  // "Ġ..." 259, "12" 260, "123" 261.
+  void write_tokenizer(const nlohmann::json& pre_tokenizer) {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b) vocab[byte_level_string(std::string(1, static_cast<char>(b)))] = b;
+    const std::string space = byte_level_string(" ");
+    const std::string ve = byte_level_string("\xd0\xb2");
+    const std::vector<std::string> added = {ve, "..", "...", space + "...", "12", "123"};
+    for (std::size_t i = 0; i < added.size(); ++i) vocab[added[i]] = 256 + static_cast<int>(i);
+    const nlohmann::json merges = {ve.substr(0, 2) + " " + ve.substr(2), ". .", ".. .", space + " ...", "1 2", "12 3"};
+    const nlohmann::json tokenizer = {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}},
+                                      {"pre_tokenizer", pre_tokenizer}};
+    write("tokenizer.json", tokenizer.dump());
+  }
+  std::vector<int> encode(const std::string& text) {
+    return HfTokenizer(read_hf_tokenizer(dir_ / "tokenizer.json", 262)).encode(text);
+  }
+};
+
+TEST_F(FalconPreTokenizer, SplitsPunctuationRunsThenDigitsInTheByteLevelSpelling) {
+  const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
+  write_tokenizer({{"type", "Sequence"},
+                   {"pretokenizers",
+                    {{{"type", "Punctuation"}, {"behavior", "Contiguous"}},
+                     byte_level,
+                     {{"type", "Digits"}, {"individual_digits", false}},
+                     {{"type", "Split"}, {"pattern", {{"Regex", "[0-9][0-9][0-9]"}}}, {"behavior", "Isolated"}}}}});
+  EXPECT_EQ(encode("x ..."), (std::vector<int>{120, 32, 258}));   // " " and "..." apart: no "Ġ..."
+  EXPECT_EQ(encode("1234"), (std::vector<int>{261, 52}));         // "123" split off, then "4"
+  EXPECT_EQ(encode("\xd0\xb2"), (std::vector<int>{0xd0, 0xb2}));  // "Ð" | "²": U+00B2 is numeric
+  write_tokenizer(byte_level);                                    // the same text without those steps
+  EXPECT_EQ(encode("x ..."), (std::vector<int>{120, 259}));
+  EXPECT_EQ(encode("1234"), (std::vector<int>{261, 52}));  // one piece: "123" then "4" by the merges
+  EXPECT_EQ(encode("\xd0\xb2"), (std::vector<int>{256}));
+  write_tokenizer(
+      {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}}, byte_level}}});
+  EXPECT_EQ(encode("1234"), (std::vector<int>{49, 50, 51, 52}));
+  write_tokenizer(
+      {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Punctuation"}, {"behavior", "Removed"}}, byte_level}}});
+  EXPECT_EQ(encode("x ..."), (std::vector<int>{120, 32}));
+}
+
+TEST_F(FalconPreTokenizer, RefusesWhatItDoesNotBuildNamingTheField) {
+  const nlohmann::json byte_level = {{"type", "ByteLevel"}};
+  write_tokenizer({{"type", "Sequence"},
+                   {"pretokenizers", {{{"type", "Punctuation"}, {"behavior", "MergedWithNext"}}, byte_level}}});
+  EXPECT_NE(testing_support::error_of([&] { encode("x"); }).find("'MergedWithNext'"), std::string::npos);
+  write_tokenizer({{"type", "Sequence"}, {"pretokenizers", {byte_level, byte_level}}});
+  EXPECT_NE(testing_support::error_of([&] { encode("x"); }).find("second ByteLevel"), std::string::npos);
+  write_tokenizer({{"type", "Sequence"}, {"pretokenizers", {{{"type", "Metaspace"}}, byte_level}}});
+  EXPECT_NE(testing_support::error_of([&] { encode("x"); }).find("'Metaspace'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace attngeom

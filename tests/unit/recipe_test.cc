@@ -4,61 +4,11 @@
 
 #include <cmath>
 
-#include "io/config_json.h"
 #include "model/moe_routing.h"
-#include "model/weights.h"
-#include "util/error.h"
+#include "recipe_test_util.h"
 
 namespace attngeom {
 namespace {
-
-std::string sizes(int layers) {
-  return R"("hidden_size":64,"intermediate_size":128,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,)"
-         R"("vocab_size":100,"num_hidden_layers":)" +
-         std::to_string(layers);
-}
-
-ModelConfig parse(const std::string& model_type, int layers, const std::string& extra = "") {
-  return parse_model_config(R"({"model_type":")" + model_type + R"(",)" + sizes(layers) + extra + "}", "config.json");
-}
-
-std::vector<int> windows(const ModelConfig& c) {
-  std::vector<int> out;
-  for (const LayerRecipe& l : c.recipe.layers) out.push_back(l.window);
-  return out;
-}
-
-// "name AxB" of the slot of `role` in `layer` (of expert `expert` for the kExpert* roles); "" if none.
-std::string slot_of(const ModelConfig& c, int layer, TensorRole role, int expert = -1) {
-  for (const WeightSlot& slot : weight_slots(c)) {
-    if (slot.layer != layer || slot.role != role || slot.expert != expert) continue;
-    std::string text = slot.name + " ";
-    for (std::size_t d = 0; d < slot.shape.size(); ++d) {
-      if (d) text += 'x';
-      text += std::to_string(slot.shape[d]);
-    }
-    return text;
-  }
-  return "";
-}
-
-// How many slots have `role`, and how many have `part` in their name.
-int count_slots(const ModelConfig& c, TensorRole role) {
-  int n = 0;
-  for (const WeightSlot& slot : weight_slots(c)) n += slot.role == role;
-  return n;
-}
-int count_names(const ModelConfig& c, const std::string& part) {
-  int n = 0;
-  for (const WeightSlot& slot : weight_slots(c)) n += slot.name.find(part) != std::string::npos;
-  return n;
-}
-
-std::vector<int> rope_tables(const ModelConfig& c) {
-  std::vector<int> out;
-  for (const LayerRecipe& l : c.recipe.layers) out.push_back(l.rope_table);
-  return out;
-}
 
 TEST(Recipe, FamiliesMapTheirQuirks) {
   const ModelConfig qwen2 = parse("qwen2", 2, R"(,"tie_word_embeddings":true,"sliding_window":8)");
@@ -149,14 +99,7 @@ TEST(Recipe, Gemma3MultimodalReadsTheTextTowerWithItsClassDefaults) {
 }
 
 TEST(Recipe, RefusalsNameTheField) {
-  const auto message = [](const std::string& json) {
-    try {
-      parse_model_config(json, "config.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  const auto message = refusal;
   const std::string base = R"({"model_type":"gemma2",)" + sizes(2);
   EXPECT_NE(message(base + R"(,"layer_types":["sliding_attention"]})").find("field 'layer_types'"), std::string::npos);
   EXPECT_NE(message(base + R"(,"layer_types":["chunked_attention","full_attention"]})").find("chunked_attention"),
@@ -286,63 +229,6 @@ TEST(Recipe, Qwen3MoeChoosesSparseLayersByStepAndListWithTwoWidths) {
   EXPECT_FALSE(parse("qwen3_moe", 1, R"(,"use_sliding_window":false,"sliding_window":16)").recipe.layers[0].window);
 }
 
-// FalconConfig's three layouts: Falcon-7B's one kv head and one norm feeding attention and MLP in
-// parallel, Falcon-40B's grouped kv heads with ln_attn and ln_mlp, and the sequential layer; the
-// fused query_key_value holds each kv group's query heads, then its k and v.
-TEST(Recipe, FalconReadsItsLayoutFromMultiQueryAndTheNewDecoderArchitecture) {
-  const std::string falcon =
-      R"({"model_type":"falcon","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"vocab_size":100)";
-  const ModelConfig seven_b = parse_model_config(falcon + "}", "config.json");
-  EXPECT_EQ(seven_b.kv_heads, 1);
-  EXPECT_EQ(seven_b.head_dim, 8);
-  EXPECT_EQ(seven_b.intermediate, 256);
-  EXPECT_TRUE(seven_b.recipe.parallel_residual);
-  EXPECT_EQ(seven_b.recipe.activation, Activation::kGeluErf);
-  EXPECT_EQ(seven_b.recipe.rotary_dim, 8);
-  EXPECT_TRUE(seven_b.tie_embeddings);
-  EXPECT_EQ(seven_b.bos_token_id, 11);
-  EXPECT_FALSE(seven_b.recipe.qkv_bias || seven_b.recipe.o_bias || seven_b.recipe.mlp_bias);
-  EXPECT_EQ(slot_of(seven_b, 1, TensorRole::kQkvProj), "transformer.h.1.self_attention.query_key_value.weight 80x64");
-  EXPECT_EQ(slot_of(seven_b, 1, TensorRole::kMlpInputNorm), "transformer.h.1.input_layernorm.weight 64");
-  EXPECT_EQ(slot_of(seven_b, 0, TensorRole::kUpProj), "transformer.h.0.mlp.dense_h_to_4h.weight 256x64");
-  const ModelConfig forty_b = parse_model_config(
-      falcon + R"(,"new_decoder_architecture":true,"num_kv_heads":2,"ffn_hidden_size":96})", "config.json");
-  EXPECT_EQ(forty_b.kv_heads, 2);
-  EXPECT_EQ(forty_b.intermediate, 96);
-  EXPECT_TRUE(forty_b.recipe.parallel_residual);
-  EXPECT_EQ(slot_of(forty_b, 0, TensorRole::kQkvProj), "transformer.h.0.self_attention.query_key_value.weight 96x64");
-  EXPECT_EQ(slot_of(forty_b, 0, TensorRole::kAttnInputNorm), "transformer.h.0.ln_attn.weight 64");
-  EXPECT_EQ(slot_of(forty_b, 0, TensorRole::kMlpInputNormBias), "transformer.h.0.ln_mlp.bias 64");
-  const ModelConfig one_norm = parse_model_config(
-      falcon + R"(,"new_decoder_architecture":true,"num_kv_heads":4,"num_ln_in_parallel_attn":1})", "config.json");
-  EXPECT_EQ(slot_of(one_norm, 0, TensorRole::kMlpInputNorm), "transformer.h.0.input_layernorm.weight 64");
-  const ModelConfig sequential =
-      parse_model_config(falcon + R"(,"multi_query":false,"parallel_attn":false})", "config.json");
-  EXPECT_EQ(sequential.kv_heads, 8);
-  EXPECT_FALSE(sequential.recipe.parallel_residual);
-  EXPECT_EQ(slot_of(sequential, 0, TensorRole::kMlpInputNorm), "transformer.h.0.post_attention_layernorm.weight 64");
-  EXPECT_EQ(parse_model_config(R"({"model_type":"falcon","hidden_size":64,"n_layer":3,"n_head":8,"vocab_size":100})",
-                               "config.json")
-                .layers,
-            3);
-  const auto message = [&](const std::string& extra) {
-    try {
-      parse_model_config(falcon + extra + "}", "config.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_NE(message(R"(,"alibi":true)").find("field 'alibi'"), std::string::npos);
-  EXPECT_NE(message(R"(,"bias":true)").find("field 'bias'"), std::string::npos);
-  EXPECT_NE(message(R"(,"multi_query":false,"num_kv_heads":2)").find("field 'num_kv_heads'"), std::string::npos);
-  EXPECT_NE(message(R"(,"new_decoder_architecture":true,"parallel_attn":false)").find("field 'parallel_attn'"),
-            std::string::npos);
-  EXPECT_NE(message(R"(,"num_ln_in_parallel_attn":2)").find("field 'num_ln_in_parallel_attn'"), std::string::npos);
-  EXPECT_NE(message(R"(,"new_decoder_architecture":true,"num_ln_in_parallel_attn":3)").find("num_ln_in_parallel_attn"),
-            std::string::npos);
-}
-
 // Qwen2MoeConfig: Qwen3-MoE's choice of sparse layers, q/k/v biases, and on every sparse layer
 // a shared expert of its own width with a one-row gate beside the routed experts.
 TEST(Recipe, Qwen2MoeAddsASharedExpertToItsSparseLayers) {
@@ -373,86 +259,6 @@ TEST(Recipe, Qwen2MoeAddsASharedExpertToItsSparseLayers) {
   // Other mixtures have no shared expert.
   EXPECT_EQ(parse("qwen3_moe", 1).recipe.moe.shared_intermediate, 0);
   EXPECT_EQ(count_slots(parse("qwen3_moe", 1), TensorRole::kSharedExpertGate), 0);
-}
-
-// GPTNeoConfig as GPT-Neo-125M's config.json writes it: its own key names, attention_types and
-// their expansion attention_layers, window_size on the "local" layers, scores unscaled.
-TEST(Recipe, GptNeoWindowsItsLocalLayersAndLeavesScoresUnscaled) {
-  const std::string neo =
-      R"({"model_type":"gpt_neo","hidden_size":768,"num_layers":4,"num_heads":12,"vocab_size":50257,)"
-      R"("max_position_embeddings":2048,"intermediate_size":null,"window_size":256,)"
-      R"("attention_types":[[["global","local"],2]])";
-  const ModelConfig c =
-      parse_model_config(neo + R"(,"attention_layers":["global","local","global","local"]})", "config.json");
-  EXPECT_EQ(windows(c), (std::vector<int>{0, 256, 0, 256}));
-  EXPECT_EQ(c.layers, 4);
-  EXPECT_EQ(c.heads, 12);
-  EXPECT_EQ(c.intermediate, 4 * 768);
-  EXPECT_EQ(c.recipe.attn_scale, 1.0f);
-  EXPECT_EQ(c.recipe.rotary_dim, 0);
-  EXPECT_TRUE(c.recipe.o_bias && c.recipe.mlp_bias);
-  EXPECT_FALSE(c.recipe.qkv_bias);
-  EXPECT_TRUE(c.tie_embeddings);
-  EXPECT_EQ(c.bos_token_id, 50256);
-  EXPECT_EQ(slot_of(c, 0, TensorRole::kOBias), "transformer.h.0.attn.attention.out_proj.bias 768");
-  EXPECT_EQ(slot_of(c, -1, TensorRole::kPositionEmbed), "transformer.wpe.weight 2048x768");
-  const auto message = [&](const std::string& extra) {
-    try {
-      parse_model_config(neo + extra + "}", "config.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_EQ(message(""), "");  // attention_layers absent: attention_types expanded
-  EXPECT_NE(message(R"(,"attention_layers":["local","local","global","local"])").find("field 'attention_layers'"),
-            std::string::npos);
-  EXPECT_NE(message(R"(,"attention_types":[[["global","local"],3]])").find("field 'attention_types'"),
-            std::string::npos);
-  EXPECT_NE(message(R"(,"attention_types":[[["global","sparse"],2]])").find("'sparse'"), std::string::npos);
-}
-
-// OPTConfig (facebook/opt-1.3b's keys): ffn_dim is the MLP width, relu, biases on every
-// projection, LayerNorms at eps 1e-5 from no key, positions offset by 2 rows, tied, bos 2.
-TEST(Recipe, OptReadsFfnDimAndOffsetsItsLearnedPositions) {
-  const std::string opt =
-      R"({"model_type":"opt","hidden_size":2048,"num_hidden_layers":2,"num_attention_heads":32,"ffn_dim":8192,)"
-      R"("vocab_size":50272,"max_position_embeddings":2048,"activation_function":"relu","bos_token_id":2)";
-  const ModelConfig c =
-      parse_model_config(opt + R"(,"do_layer_norm_before":true,"word_embed_proj_dim":2048,"enable_bias":true,)"
-                               R"("layer_norm_elementwise_affine":true,"_remove_final_layer_norm":false})",
-                         "config.json");
-  EXPECT_EQ(c.intermediate, 8192);
-  EXPECT_EQ(c.head_dim, 64);
-  EXPECT_EQ(c.recipe.activation, Activation::kRelu);
-  EXPECT_EQ(c.rms_norm_eps, 1e-5f);
-  EXPECT_EQ(c.recipe.rotary_dim, 0);
-  EXPECT_EQ(c.recipe.position_offset, 2);
-  EXPECT_TRUE(c.recipe.qkv_bias && c.recipe.o_bias && c.recipe.mlp_bias);
-  EXPECT_TRUE(c.tie_embeddings);
-  EXPECT_EQ(c.bos_token_id, 2);
-  EXPECT_EQ(c.recipe.attn_scale, 0.125f);
-  EXPECT_EQ(slot_of(c, -1, TensorRole::kPositionEmbed), "model.decoder.embed_positions.weight 2050x2048");
-  EXPECT_EQ(slot_of(c, 1, TensorRole::kUpProj), "model.decoder.layers.1.fc1.weight 8192x2048");
-  EXPECT_EQ(slot_of(c, 1, TensorRole::kMlpInputNormBias), "model.decoder.layers.1.final_layer_norm.bias 2048");
-  EXPECT_EQ(slot_of(c, 0, TensorRole::kOBias), "model.decoder.layers.0.self_attn.out_proj.bias 2048");
-  EXPECT_EQ(slot_of(c, -1, TensorRole::kFinalNormBias), "model.decoder.final_layer_norm.bias 2048");
-  EXPECT_EQ(count_slots(c, TensorRole::kLmHead), 0);
-  EXPECT_EQ(count_slots(c, TensorRole::kGateProj), 0);
-  const auto message = [&](const std::string& extra) {
-    try {
-      parse_model_config(opt + extra + "}", "config.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  // opt-350m's post-LN layer and projected embeddings, layers without biases or norm weights.
-  for (const std::string field : {"do_layer_norm_before", "enable_bias", "layer_norm_elementwise_affine"}) {
-    EXPECT_NE(message(",\"" + field + "\":false").find("field '" + field + "'"), std::string::npos) << field;
-  }
-  EXPECT_NE(message(R"(,"word_embed_proj_dim":512)").find("field 'word_embed_proj_dim'"), std::string::npos);
-  EXPECT_NE(message(R"(,"_remove_final_layer_norm":true)").find("field '_remove_final_layer_norm'"), std::string::npos);
 }
 
 // transformers 5.x's fused experts (save_original_format=False): the router under mlp.gate, all
