@@ -11,7 +11,8 @@ import numpy as np
 import reference_forward as rf
 from reference_model import Model, load_weights
 import reference_ops as ops
-from reference_self_lib import check, check_loop_forward, float32_errors, loop_errors, prompt_tokens
+from reference_self_lib import (check, check_loop_forward, float32_errors, loop_errors, prompt_tokens,
+                                scalar_attention)
 
 
 def scalar_layer_norm(vec, w, b, eps):
@@ -57,12 +58,7 @@ def forward_incremental_gptj(m, tokens, interleaved=True):
                 cache_v[layer][head].append(v[s])
                 qh = rotate(q[s], t)
                 scores = [float(np.dot(qh, kj)) / math.sqrt(D) for kj in cache_k[layer][head]]
-                top = max(scores)
-                e = [math.exp(sc - top) for sc in scores]
-                z = sum(e)
-                for j, ej in enumerate(e):
-                    attn[layer, head, t, j] = ej / z
-                    ctx[s] += (ej / z) * cache_v[layer][head][j]
+                scalar_attention(scores, range(t + 1), cache_v[layer][head], attn[layer, head, t], ctx[s])
             up = W("mlp.fc_in.weight") @ h + W("mlp.fc_in.bias")
             act = np.array([m.act(np.array(u)) for u in up])
             x = x + W("attn.out_proj.weight") @ ctx + (W("mlp.fc_out.weight") @ act + W("mlp.fc_out.bias"))
@@ -137,12 +133,7 @@ def forward_incremental_gpt_neo(m, tokens):
                 cache_k[layer][head].append(k[s])
                 cache_v[layer][head].append(v[s])
                 scores = [float(np.dot(q[s], cache_k[layer][head][j])) for j in range(first, t + 1)]
-                top = max(scores)
-                e = [math.exp(sc - top) for sc in scores]
-                z = sum(e)
-                for j, ej in zip(range(first, t + 1), e):
-                    attn[layer, head, t, j] = ej / z
-                    ctx[s] += (ej / z) * cache_v[layer][head][j]
+                scalar_attention(scores, range(first, t + 1), cache_v[layer][head], attn[layer, head, t], ctx[s])
             x = x + W("attn.attention.out_proj.weight") @ ctx + W("attn.attention.out_proj.bias")
             h = norm(x, W("ln_2.weight"), W("ln_2.bias"))
             up = W("mlp.c_fc.weight") @ h + W("mlp.c_fc.bias")
@@ -256,12 +247,7 @@ def forward_incremental_opt(m, tokens):
                 cache_k[layer][head].append(k[s])
                 cache_v[layer][head].append(v[s])
                 scores = [float(np.dot(q[s], kj)) for kj in cache_k[layer][head]]
-                top = max(scores)
-                e = [math.exp(sc - top) for sc in scores]
-                z = sum(e)
-                for j, ej in enumerate(e):
-                    attn[layer, head, t, j] = ej / z
-                    ctx[s] += (ej / z) * cache_v[layer][head][j]
+                scalar_attention(scores, range(t + 1), cache_v[layer][head], attn[layer, head, t], ctx[s])
             x = x + W("self_attn.out_proj.weight") @ ctx + W("self_attn.out_proj.bias")
             h = norm(x, W("final_layer_norm.weight"), W("final_layer_norm.bias"))
             up = W("fc1.weight") @ h + W("fc1.bias")

@@ -3,6 +3,7 @@ reference_self_falcon.py): the failure list and its check, the prompt's token id
 against the batched one, the float32 reference's errors, a fixture's usefulness, and the configs
 a family's reader refuses."""
 import json
+import math
 import os
 import subprocess
 import tempfile
@@ -93,3 +94,14 @@ def read_variants(d, variants, read):
             except AssertionError:
                 got[what] = "refused"
     return got
+
+
+def scalar_attention(scores, keys, values, probs, ctx):
+    """One query's softmax over `scores`, those of `keys` in order, in double: probs[j] for each
+    key j (a row of the attention), and ctx (a view) += the sum of p_j values[j]."""
+    top = max(scores)
+    e = [math.exp(sc - top) for sc in scores]
+    z = sum(e)
+    for j, ej in zip(keys, e):
+        probs[j] = ej / z
+        ctx += (ej / z) * values[j]

@@ -32,7 +32,8 @@ from reference_model import Model  # noqa: E402
 import reference_ops as ops  # noqa: E402
 import st_reader  # noqa: E402
 from checkpoint_files import Tensor, f32_to_bf16_bits, write_safetensors  # noqa: E402
-from reference_self_lib import check, check_loop_forward, close, failures, float32_errors, prompt_tokens  # noqa: E402
+from reference_self_lib import (check, check_loop_forward, close, failures, float32_errors, prompt_tokens,  # noqa: E402
+                                scalar_attention)
 from reference_self_gpt import gpt_neo_checks, gptj_checks, opt_checks  # noqa: E402
 from reference_self_falcon import falcon_checks  # noqa: E402
 
@@ -145,12 +146,8 @@ def forward_incremental(m, tokens):
                 g = head * Hkv // H
                 qh = turn(q[head * D:(head + 1) * D], t)
                 scores = [float(np.dot(qh, cache_k[layer][g][j])) / math.sqrt(D) for j in range(first, t + 1)]
-                top = max(scores)
-                e = [math.exp(s - top) for s in scores]
-                z = sum(e)
-                for j, ej in zip(range(first, t + 1), e):
-                    attn[layer, head, t, j] = ej / z
-                    ctx[head * D:(head + 1) * D] += (ej / z) * cache_v[layer][g][j]
+                scalar_attention(scores, range(first, t + 1), cache_v[layer][g], attn[layer, head, t],
+                                 ctx[head * D:(head + 1) * D])
             x = x + W("self_attn.o_proj.weight") @ ctx
             h = norm(x, W("post_attention_layernorm.weight"))
             gate, up = W("mlp.gate_proj.weight") @ h, W("mlp.up_proj.weight") @ h
