@@ -30,22 +30,9 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     Optional edits (attngeom prune, docs/method.md section 7), both [layers, heads]: `topn`
     keeps each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies
     each head's attention output before o_proj (0 removes the head)."""
-    if model.model_type == "gpt_neox":
-        return forward_neox(model, tokens, want_logits, head_gates, topn)
-    if model.model_type == "gpt2":
-        return forward_gpt2(model, tokens, want_logits, head_gates, topn)
-    if model.model_type == "gptj":
-        return forward_gptj(model, tokens, want_logits, head_gates, topn)
-    if model.model_type == "gpt_neo":
-        return forward_gpt_neo(model, tokens, want_logits, head_gates, topn)
-    if model.model_type == "opt":
-        return forward_opt(model, tokens, want_logits, head_gates, topn)
-    if model.model_type == "falcon":
-        return forward_falcon(model, tokens, want_logits, head_gates, topn)
-    if model.model_type == "phi3":
-        return forward_phi3(model, tokens, want_logits, head_gates, topn)
-    if model.model_type == "phi":
-        return forward_phi(model, tokens, want_logits, head_gates, topn)
+    own = FAMILY_FORWARDS.get(model.model_type)
+    if own is not None:
+        return own(model, tokens, want_logits, head_gates, topn)
     m, dt = model, model.dtype
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
@@ -330,3 +317,8 @@ def layer0_value_input(m, tokens):
     h = x if norm is None else rms_norm(x, m.weight(f"model.layers.0.{norm}.weight"), m.eps, m.norm_offset)
     bias = "model.layers.0.self_attn.v_proj.bias"
     return h, m.weight("model.layers.0.self_attn.v_proj.weight"), m.weight(bias) if m.has(bias) else None
+
+
+# The families whose layer differs from the LLaMA-style one forward() runs itself.
+FAMILY_FORWARDS = {"gpt_neox": forward_neox, "gpt2": forward_gpt2, "gptj": forward_gptj, "gpt_neo": forward_gpt_neo,
+                   "opt": forward_opt, "falcon": forward_falcon, "phi3": forward_phi3, "phi": forward_phi}

@@ -13,7 +13,7 @@ import numpy as np
 import reference_forward as rf
 from reference_model import Model
 from reference_self_gpt import scalar_layer_norm
-from reference_self_lib import check, check_loop_forward, check_useful, prompt_tokens, read_variants
+from reference_self_lib import check, check_loop_forward, check_useful, loop_buffers, prompt_tokens, read_variants
 
 
 def falcon_blocks(cfg):
@@ -53,9 +53,7 @@ def forward_incremental_falcon(m, tokens):
     blocks, (attn_norm, mlp_norm, parallel) = falcon_blocks(cfg), falcon_norms(cfg)
     T, H, D, L, Hkv = len(tokens), cfg["num_attention_heads"], m.head_dim, m.layers, len(blocks["k"])
     theta, eps = cfg.get("rope_theta", 10000.0), cfg.get("layer_norm_epsilon", 1e-5)
-    cache_k = [[[] for _ in range(Hkv)] for _ in range(L)]  # [L][Hkv][pos] -> D vector
-    cache_v = [[[] for _ in range(Hkv)] for _ in range(L)]
-    attn, logits = np.zeros((L, H, T, T)), np.zeros((T, m.vocab))
+    cache_k, cache_v, attn, logits = loop_buffers(L, H, Hkv, T, m.vocab)
     gelu = lambda vec: np.array([0.5 * u * (1.0 + math.erf(u / math.sqrt(2.0))) for u in vec])
     E = lambda n: m.weight("transformer." + n)
 

@@ -11,8 +11,8 @@ import numpy as np
 import reference_forward as rf
 from reference_model import Model, load_weights
 import reference_ops as ops
-from reference_self_lib import (check, check_loop_forward, float32_errors, loop_errors, prompt_tokens,
-                                scalar_attention)
+from reference_self_lib import (check, check_loop_forward, float32_errors, loop_buffers, loop_errors,
+                                prompt_tokens, scalar_attention)
 
 
 def scalar_layer_norm(vec, w, b, eps):
@@ -27,10 +27,7 @@ def forward_incremental_gptj(m, tokens, interleaved=True):
     the first rotary_dim R channels turned by pos * 10000^(-2i / R), the pairs (2i, 2i + 1)
     (interleaved) or (i, i + R/2); attention and MLP from one norm; lm_head's bias."""
     T, H, D, R = len(tokens), m.heads, m.head_dim, m.rotary_dim
-    cache_k = [[[] for _ in range(H)] for _ in range(m.layers)]  # [L][H][pos] -> D vector
-    cache_v = [[[] for _ in range(H)] for _ in range(m.layers)]
-    attn = np.zeros((m.layers, H, T, T))
-    logits = np.zeros((T, m.vocab))
+    cache_k, cache_v, attn, logits = loop_buffers(m.layers, H, H, T, m.vocab)
 
     def norm(vec, w, b):
         return scalar_layer_norm(vec, w, b, m.eps)
@@ -111,10 +108,7 @@ def forward_incremental_gpt_neo(m, tokens):
     LayerNorm by hand, scores q . k with no 1 / sqrt(D), a local layer's query at t seeing keys
     t - window_size + 1 .. t, attention then MLP on the residual; the tied head."""
     T, H, D = len(tokens), m.heads, m.head_dim
-    cache_k = [[[] for _ in range(H)] for _ in range(m.layers)]  # [L][H][pos] -> D vector
-    cache_v = [[[] for _ in range(H)] for _ in range(m.layers)]
-    attn = np.zeros((m.layers, H, T, T))
-    logits = np.zeros((T, m.vocab))
+    cache_k, cache_v, attn, logits = loop_buffers(m.layers, H, H, T, m.vocab)
 
     def norm(vec, w, b):
         return scalar_layer_norm(vec, w, b, m.eps)
@@ -225,10 +219,7 @@ def forward_incremental_opt(m, tokens):
     by hand, the query times head_dim^-0.5 before q . k, attention then a ReLU MLP of fc1 / fc2 on the
     residual, each with its bias; the tied head after the final LayerNorm."""
     T, H, D = len(tokens), m.heads, m.head_dim
-    cache_k = [[[] for _ in range(H)] for _ in range(m.layers)]  # [L][H][pos] -> D vector
-    cache_v = [[[] for _ in range(H)] for _ in range(m.layers)]
-    attn = np.zeros((m.layers, H, T, T))
-    logits = np.zeros((T, m.vocab))
+    cache_k, cache_v, attn, logits = loop_buffers(m.layers, H, H, T, m.vocab)
     E = lambda n: m.weight("model.decoder." + n)
 
     def norm(vec, w, b):

@@ -105,3 +105,11 @@ def scalar_attention(scores, keys, values, probs, ctx):
     for j, ej in zip(keys, e):
         probs[j] = ej / z
         ctx += (ej / z) * values[j]
+
+
+def loop_buffers(layers, heads, kv_heads, T, vocab):
+    """A loop forward's state: the KV caches [layers][kv_heads][pos] -> D vector (keys, values),
+    the attention [layers, heads, T, T] and the logits [T, vocab]."""
+    cache_k = [[[] for _ in range(kv_heads)] for _ in range(layers)]
+    cache_v = [[[] for _ in range(kv_heads)] for _ in range(layers)]
+    return cache_k, cache_v, np.zeros((layers, heads, T, T)), np.zeros((T, vocab))

@@ -32,8 +32,8 @@ from reference_model import Model  # noqa: E402
 import reference_ops as ops  # noqa: E402
 import st_reader  # noqa: E402
 from checkpoint_files import Tensor, f32_to_bf16_bits, write_safetensors  # noqa: E402
-from reference_self_lib import (check, check_loop_forward, close, failures, float32_errors, prompt_tokens,  # noqa: E402
-                                scalar_attention)
+from reference_self_lib import (check, check_loop_forward, close, failures, float32_errors,  # noqa: E402
+                                loop_buffers, prompt_tokens, scalar_attention)
 from reference_self_gpt import gpt_neo_checks, gptj_checks, opt_checks  # noqa: E402
 from reference_self_falcon import falcon_checks  # noqa: E402
 
@@ -108,10 +108,7 @@ def forward_incremental(m, tokens):
     Returns attention rows [L][H][T] lists (dense, zero-padded), values and logits."""
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
     half = D // 2
-    cache_k = [[[] for _ in range(Hkv)] for _ in range(m.layers)]  # [L][Hkv][pos] -> D vector
-    cache_v = [[[] for _ in range(Hkv)] for _ in range(m.layers)]
-    attn = np.zeros((m.layers, H, T, T))
-    logits = np.zeros((T, m.vocab))
+    cache_k, cache_v, attn, logits = loop_buffers(m.layers, H, Hkv, T, m.vocab)
 
     def norm(vec, w):
         ms = sum(float(u) * float(u) for u in vec) / len(vec)
