@@ -17,7 +17,10 @@ them with use_sliding_window), GPT-2 (learned positions, Conv1D), GPT-Neo (GPT-2
 nn.Linear weights, unscaled scores, windows on its local layers), OPT (GPT-2's layer with nn.Linear
 weights, learned positions read 2 rows on, the query scaled before the product, ReLU) and Falcon (the
 fused query_key_value per kv group or per head, one or two LayerNorms feeding attention and MLP in
-parallel, or a sequential layer; RoPE over the whole head; GPT-2's eager softmax). For
+parallel, or a sequential layer; RoPE over the whole head; GPT-2's eager softmax), and the ALiBi families
+BLOOM (word_embeddings_layernorm, query_key_value per head, alibi.baddbmm scores, BLOOM's tanh GELU; tensors
+with or without "transformer.") and MPT (LayerNorms without bias, Wqkv, scores plus fp32 slopes times
+j - (T - 1), exact GELU, no linear biases). For
 benchmarking; its fp32 logits are checked against the float64 reference
 (tests/python/test_torch_eager.py).
 
@@ -32,6 +35,7 @@ TFLOP/s, and the peak RSS.
 """
 import argparse
 import json
+import math
 import os
 import resource
 import sys
@@ -42,8 +46,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_eager_ops import (ACTIVATIONS, attention, layer_norm, mlp_gate_up, mlp_gated, mlp_plain,  # noqa: E402
-                             mlp_sparse_moe, qkv_concat, qkv_falcon, qkv_per_head, qkv_separate, rms_norm,
+from torch_eager_ops import (ACTIVATIONS, alibi_bias, attention, layer_norm, mlp_gate_up, mlp_gated,  # noqa: E402
+                             mlp_plain, mlp_sparse_moe, qkv_concat, qkv_falcon, qkv_per_head, qkv_separate, rms_norm,
                              rope_tables)
 
 # Enough tokens to touch every weight; far fewer than a timed sequence, so the warm-up is cheap.
@@ -105,7 +109,7 @@ LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", position
              attn_prefix="self_attn.", o_name="self_attn.o_proj", gpt2_attention=False, mlp=mlp_gated, conv1d=False,
              parallel=False, eps=("rms_norm_eps", 1e-6), act=("hidden_act", "silu"), theta=10000.0, rotary=1.0,
              interleaved=False, tied=False, window=None, qk_norm=None, caps=None, local_rope=False, nope=False,
-             unscaled=False, scale_query=False, position_offset=0, shared_expert=False)
+             unscaled=False, scale_query=False, position_offset=0, shared_expert=False, alibi=None, embed_norm=None)
 # Mixtures of experts: (block prefix, router, the experts' gate, up and down) and the config
 # class's defaults (experts, experts per token, norm_topk_prob).
 MOE_NAMES = ("mlp.", "gate", ("gate_proj", "up_proj", "down_proj"))
@@ -171,11 +175,24 @@ FAMILIES = {
                    final_norm="transformer.ln_f", qkv=qkv_falcon, o_name="self_attention.dense", gpt2_attention=True,
                    mlp_names=("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"), eps=("layer_norm_epsilon", 1e-5),
                    act=("activation", "gelu"), tied=True),
+    # BLOOM: word_embeddings_layernorm on the embeddings, no RoPE (ALiBi), query_key_value viewed (T, H, 3, D),
+    # a sequential layer with biases everywhere, the MLP's BLOOM gelu (no config key), tied
+    "bloom": dict(LAYER_NORMED, layers="transformer.h.", embed="transformer.word_embeddings.weight",
+                  embed_norm="transformer.word_embeddings_layernorm", final_norm="transformer.ln_f", qkv=qkv_falcon,
+                  o_name="self_attention.dense", mlp_names=("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"),
+                  eps=("layer_norm_epsilon", 1e-5), act=(None, "bloom_gelu"), rotary=0.0, tied=True, alibi="bloom"),
+    # MPT: LayerNorms with their bias set to None, Wqkv [q | k | v], no linear biases, exact GELU, tied
+    "mpt": dict(LAYER_NORMED, layers="transformer.blocks.", embed="transformer.wte.weight",
+                final_norm="transformer.norm_f", norms=("norm_1", "norm_2"), qkv=qkv_concat, qkv_name="attn.Wqkv",
+                o_name="attn.out_proj", mlp_names=("ffn.up_proj", "ffn.down_proj"), eps=("layer_norm_epsilon", 1e-5),
+                act=(None, "gelu"), rotary=0.0, tied=True, alibi="mpt"),
 }
-# GPT2Config's and GPTNeoConfig's attribute_maps: the standard key, and the one their config.json writes.
+# GPT2Config's, GPTNeoConfig's, BloomConfig's and MptConfig's attribute_maps (and BLOOM's and Falcon's n_embed, which
+# their configs prefer to hidden_size where both are written: Model): the standard key, and the one config.json writes.
 CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
                   ("max_position_embeddings", "n_positions"), ("num_hidden_layers", "num_layers"),
-                  ("num_attention_heads", "num_heads")]
+                  ("num_attention_heads", "num_heads"), ("hidden_size", "n_embed"), ("hidden_size", "d_model"),
+                  ("num_hidden_layers", "n_layers"), ("num_attention_heads", "n_heads")]
 
 
 def first(*values):
@@ -208,18 +225,23 @@ class Model:
         fam = self.fam = FAMILIES[mt]
         self.cfg = cfg = dict({std: cfg[alias] for std, alias in CONFIG_ALIASES if alias in cfg}, **cfg)
         self.w, self.dtype, self.linear = weights, dtype, linear
-        if mt == "gpt2" and fam["embed"] not in weights:  # saved from GPT2Model: no transformer. prefix
+        if mt in ("gpt2", "bloom") and fam["embed"] not in weights:  # GPT2Model's, BloomModel's: no transformer.
             self.w = {k if k == "lm_head.weight" else "transformer." + k: v for k, v in weights.items()}
         if mt == "opt" and fam["embed"] not in weights:  # saved from OPTModel (facebook/opt-*): decoder.*
             self.w = {k if k == "lm_head.weight" else "model." + k: v for k, v in weights.items()}
         self.hidden, self.layers, self.heads = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"]
+        if mt in ("bloom", "falcon"):  # BloomConfig, FalconConfig: n_embed wins over hidden_size
+            self.hidden = first(cfg.get("n_embed"), self.hidden)
+        if mt == "bloom":  # not implemented here (nor in the reference): the normed input as the residual, split dense
+            assert not cfg.get("apply_residual_connection_post_layernorm"), "apply_residual_connection_post_layernorm"
+            assert not (cfg.get("slow_but_exact") and cfg.get("pretraining_tp", 1) > 1), "slow_but_exact"
         self.kv_heads = cfg.get("num_key_value_heads") or self.heads
         self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
         self.eps = cfg.get(fam["eps"][0], fam["eps"][1])
         self.act = ACTIVATIONS[cfg.get(fam["act"][0]) or fam["act"][1]]
         self.tied = cfg.get("tie_word_embeddings", fam["tied"])
         self.parallel = fam["parallel"] if isinstance(fam["parallel"], bool) else cfg.get(fam["parallel"], True)
-        self.norms, self.per_head_qkv = fam["norms"], False
+        self.norms, self.per_head_qkv = fam["norms"], mt == "bloom"  # BLOOM's query_key_value: per head q, k, v
         if mt == "falcon":
             self.kv_heads, self.per_head_qkv, self.norms, self.parallel = falcon_layout(cfg)
         # RoPE: transformers 4.x keys (rope_theta / GPT-NeoX's rotary_emb_base, rope_scaling,
@@ -238,6 +260,11 @@ class Model:
             self.final_cap = cfg.get("final_logit_softcapping", fam["caps"][1])
         else:
             self.score_scale, self.attn_cap, self.final_cap = self.head_dim ** -0.5, None, None
+        # MPT's attn_config: softmax_scale (null: 1 / sqrt(hidden / heads)), clip_qkv, alibi_bias_max
+        attn = (cfg.get("attn_config") or {}) if mt == "mpt" else {}
+        if mt == "mpt":
+            self.score_scale = first(attn.get("softmax_scale"), 1 / math.sqrt(self.hidden / self.heads))
+        self.clip_qkv, self.alibi_bias_max = attn.get("clip_qkv"), attn.get("alibi_bias_max", 8)
         experts, top_k, norm_topk = fam.get("experts", (0, 0, False))
         self.experts = first(cfg.get("num_local_experts"), cfg.get("num_experts"), experts)
         self.top_k, self.norm_topk = cfg.get("num_experts_per_tok", top_k), cfg.get("norm_topk_prob", norm_topk)
@@ -303,6 +330,8 @@ def causal_mask(t, window, dtype):
 
 def embed(m, tokens):
     x = m.w[m.fam["embed"]][tokens].to(m.dtype)
+    if m.fam["embed_norm"]:  # BLOOM's word_embeddings_layernorm
+        x = m.norm(x, m.fam["embed_norm"])
     if m.fam["positions"]:  # GPT-2's learned positions; OPT's from row 2 on
         start = m.fam["position_offset"]
         x = x + m.w[m.fam["positions"]][start:start + tokens.shape[0]].to(m.dtype)
@@ -319,6 +348,7 @@ def forward(cfg, w, tokens, dtype, linear):
     x = embed(m, tokens)
     masks, tables = {}, {}
     attentions = []
+    m.alibi = alibi_bias(m, t) if m.fam["alibi"] else None  # BLOOM's, MPT's [H, 1, T]
     for layer in range(m.layers):
         p = f"{m.fam['layers']}{layer}."
         window = m.window(layer)

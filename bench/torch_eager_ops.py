@@ -22,8 +22,11 @@ def rms_norm(m, x, name):
 
 
 def layer_norm(m, x, name):
-    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo, OPT, Falcon)."""
-    return F.layer_norm(x, (x.shape[-1],), m.w[name + ".weight"].to(x.dtype), m.w[name + ".bias"].to(x.dtype), m.eps)
+    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo, OPT, Falcon, BLOOM), or without one
+    where the checkpoint has none (MPT's, its bias set to None)."""
+    bias = m.w.get(name + ".bias")
+    return F.layer_norm(x, (x.shape[-1],), m.w[name + ".weight"].to(x.dtype),
+                        None if bias is None else bias.to(x.dtype), m.eps)
 
 
 def gelu_new(x):
@@ -31,8 +34,13 @@ def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
+def bloom_gelu(x):
+    """BLOOM's tanh GELU (BloomGelu at inference), its sqrt(2 / pi) written as 0.79788456."""
+    return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+
 ACTIVATIONS = {"silu": F.silu, "gelu": F.gelu, "gelu_new": gelu_new, "relu": F.relu,
-               "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh")}
+               "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"), "bloom_gelu": bloom_gelu}
 
 
 # --- RoPE ---
@@ -103,6 +111,36 @@ def apply_rope(x, cos, sin, interleaved=False):
     return torch.cat((rot * cos + rotate(rot) * sin, x[..., r:].to(cos.dtype)), dim=-1)
 
 
+# --- ALiBi ---
+
+def alibi_bias(m, t):
+    """[H, 1, T] added to every query's scores. BLOOM (build_alibi_tensor): fp32 slopes, powers of
+    2^(-8 / c) for c = 2^floor(log2 H), then odd powers of 2^(-4 / c) for the heads beyond c, times the key
+    position j (the all-ones mask's cumulative sum less 1), cast to the model dtype. MPT
+    (build_mpt_alibi_tensor): slopes 1 / 2^(m alibi_bias_max / p), m = 1..p, p = 2^ceil(log2 H) (for H < p
+    the even m, then the odd ones), times j - (max_seq_len - 1) in fp32, of which the last T columns are used;
+    kept fp32, so the scores it is added to become fp32."""
+    h = m.heads
+    if m.fam["alibi"] == "bloom":
+        c = 2 ** math.floor(math.log2(h))
+        slopes = torch.pow(torch.tensor(2 ** (-(2 ** -(math.log2(c) - 3))), dtype=torch.float32),
+                           torch.arange(1, c + 1, dtype=torch.int32))
+        if c != h:
+            odd = torch.arange(1, 1 + 2 * min(c, h - c), 2, dtype=torch.int32)
+            extra = torch.pow(torch.tensor(2 ** (-(2 ** -(math.log2(2 * c) - 3))), dtype=torch.float32), odd)
+            slopes = torch.cat([slopes, extra])
+        keys = torch.ones(t).cumsum(-1) - 1                                  # j, fp32
+        return (slopes[:, None] * keys[None, :]).view(h, 1, t).to(m.dtype)
+    width = m.cfg.get("max_seq_len", 2048)
+    assert t <= width, f"{t} tokens: MPT's ALiBi table has max_seq_len {width} columns"
+    p = 2 ** math.ceil(math.log2(h))
+    slopes = 1.0 / torch.pow(2, torch.arange(1, p + 1, dtype=torch.int64).float() * (m.alibi_bias_max / p))
+    if p != h:
+        slopes = torch.cat([slopes[1::2], slopes[::2]])[:h]
+    keys = torch.arange(1 - width, 1, dtype=torch.int32)                    # j - (max_seq_len - 1)
+    return (keys[None, :] * slopes[:, None]).view(h, 1, width)[:, :, width - t:]
+
+
 # --- attention: q, k, v [heads, T, D] per family layout ---
 
 def split_heads(m, a, n):
@@ -117,8 +155,11 @@ def qkv_separate(m, p, h):
 
 
 def qkv_concat(m, p, h):
-    """One projection of rows [q | k | v]: Phi-3's qkv_proj, GPT-2's c_attn (Conv1D)."""
+    """One projection of rows [q | k | v]: Phi-3's qkv_proj, GPT-2's c_attn (Conv1D), MPT's Wqkv (clamped to
+    +-clip_qkv where attn_config sets it)."""
     qkv = m.project(h, p + m.fam["qkv_name"])
+    if m.clip_qkv:
+        qkv = qkv.clamp(min=-m.clip_qkv, max=m.clip_qkv)
     q_end, k_end = m.heads * m.head_dim, (m.heads + m.kv_heads) * m.head_dim
     return (split_heads(m, qkv[:, :q_end], m.heads), split_heads(m, qkv[:, q_end:k_end], m.kv_heads),
             split_heads(m, qkv[:, k_end:], m.kv_heads))
@@ -132,7 +173,8 @@ def qkv_per_head(m, p, h):
 
 def qkv_falcon(m, p, h):
     """Falcon's query_key_value as FalconAttention._split_heads views it: per kv group its query heads,
-    its k, its v (new_decoder_architecture; multi_query's one group), or per head q, k, v."""
+    its k, its v (new_decoder_architecture; multi_query's one group), or per head q, k, v (as BLOOM's
+    view(T, H, 3, D) too)."""
     t, d = h.shape[0], m.head_dim
     qkv = m.project(h, p + "self_attention.query_key_value")
     if m.per_head_qkv:
@@ -175,6 +217,14 @@ def attention(m, p, h, cos, sin, mask, attentions):
         # GPT-2's eager attention: scores / sqrt(D), softmax in the working dtype
         scores = q @ k.transpose(1, 2) / torch.full([], m.head_dim ** 0.5, dtype=m.dtype) + mask
         probs = torch.softmax(scores, dim=-1)
+    elif m.fam["alibi"] == "bloom":
+        # BLOOM's: alibi.baddbmm(q, k^T, beta 1, alpha 1 / sqrt(D)) in the working dtype, softmax in fp32, cast back
+        scores = m.alibi.baddbmm(q, k.transpose(1, 2), beta=1.0, alpha=1.0 / math.sqrt(m.head_dim))
+        probs = torch.softmax(scores + mask, dim=-1, dtype=torch.float32).to(m.dtype)
+    elif m.fam["alibi"] == "mpt":
+        # MPT's: q k^T * softmax_scale, plus the fp32 bias (so fp32 from here), softmax of that, cast back
+        scores = q @ k.transpose(1, 2) * m.score_scale + m.alibi
+        probs = torch.softmax(scores.float() + mask.float(), dim=-1).to(m.dtype)
     elif m.fam["scale_query"]:
         # OPT's: q_proj's output times head_dim^-0.5 first, then the product unscaled, softmax in fp32
         scores = (q * m.score_scale) @ k.transpose(1, 2)

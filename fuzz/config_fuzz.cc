@@ -21,6 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ATTNGEOM_CHECK(layer.rope_table >= -1 && layer.rope_table < static_cast<int>(c.recipe.ropes.size()));
     }
     for (const attngeom::RopeSpec& rope : c.recipe.ropes) ATTNGEOM_CHECK(rope.theta > 0 && rope.factor > 0);
+    // ALiBi families (BLOOM, MPT) have one slope in (0, 1) per head and no RoPE.
+    ATTNGEOM_CHECK(c.recipe.alibi_slopes.empty() ||
+                   (c.recipe.alibi_slopes.size() == static_cast<std::size_t>(c.heads) && c.recipe.ropes.empty()));
+    for (const float slope : c.recipe.alibi_slopes) ATTNGEOM_CHECK(slope > 0 && slope < 1);
     for (const attngeom::WeightSlot& slot : attngeom::weight_slots(c)) {
       for (const std::int64_t dim : slot.shape) ATTNGEOM_CHECK(dim > 0 && dim <= (std::int64_t{1} << 30));
     }

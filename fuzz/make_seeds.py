@@ -127,6 +127,11 @@ def config_seeds():
         "falcon_40b.json": json.dumps({"model_type": "falcon", "hidden_size": 64, "n_layer": 2, "n_head": 8,
                                        "n_head_kv": 2, "new_decoder_architecture": True, "vocab_size": 100,
                                        "bos_token_id": 1}).encode(),
+        "bloom.json": json.dumps({"model_type": "bloom", "n_embed": 64, "n_layer": 2, "n_head": 6,
+                                  "vocab_size": 100, "layer_norm_epsilon": 1e-5}).encode(),
+        "mpt.json": json.dumps({"model_type": "mpt", "d_model": 64, "n_heads": 4, "n_layers": 2, "vocab_size": 100,
+                                "max_seq_len": 128, "no_bias": True,
+                                "attn_config": {"alibi": True, "alibi_bias_max": 8, "softmax_scale": None}}).encode(),
         "not_object.json": b"[1, 2, 3]",
         "truncated.json": config()[:40],
     }

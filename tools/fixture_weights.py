@@ -1,6 +1,8 @@
 """The random weights of tools/make_fixtures.py's checkpoints: scaled so activations stay O(1), the
 heads run from peaky to diffuse, a content direction makes head 0 pick keys by token identity, and
-each family's quirk bites (learned positions, routers, Falcon's fused query_key_value)."""
+each family's quirk bites (learned positions, routers, Falcon's fused query_key_value, BLOOM's and MPT's)."""
+import re
+
 import numpy as np
 
 from hf_layouts import GEMMAS, tensor_shapes, text_config
@@ -25,6 +27,12 @@ BOS_EMBED_SCALE = 0.01  # a tiny BOS embedding, so rms_norm_eps visibly matters 
 # Falcon's fixtures have 8 heads: Q_SCALES' spread over twice as many, so each layer keeps peaky and
 # diffuse heads.
 FALCON_Q_SCALES = [2.2, 0.5, 1.2, 2.0, 0.8, 1.6, 0.3, 1.0]
+# Falcon-RW's 12 heads, by ALiBi slope (2^-1 .. 2^-8, then 2^-0.5 .. 2^-3.5): as ALIBI_Q_SCALES, the two
+# steepest (0 and 8) larger, so each layer keeps a peaky head.
+FALCON_RW_Q_SCALES = [3.0, 0.5, 1.2, 0.3, 0.8, 1.6, 0.4, 0.3, 2.2, 0.6, 1.4, 0.5]
+# BLOOM's and MPT's heads, by ALiBi slope (BLOOM's 6: 4^-1 .. 4^-4, 2^-1, 2^-3; MPT's 8: 2^-1 .. 2^-8): steep
+# slopes make a head local (peaky), so the diffuse ones are those of gentle slope and small q scale.
+ALIBI_Q_SCALES = [2.2, 0.5, 1.2, 0.3, 0.8, 1.6, 0.4, 0.3]
 
 
 def random_weights(cfg, seed):
@@ -32,8 +40,8 @@ def random_weights(cfg, seed):
     rng = np.random.default_rng(seed)
     text, model_type, prefix = text_config(cfg)
     gemma = model_type in GEMMAS
-    h = text.get("hidden_size", text.get("n_embd"))
-    H = text.get("num_attention_heads", text.get("n_head", text.get("num_heads")))
+    h = text.get("hidden_size", text.get("n_embd", text.get("n_embed", text.get("d_model"))))
+    H = text.get("num_attention_heads", text.get("n_head", text.get("num_heads", text.get("n_heads"))))
     Hkv = text.get("num_key_value_heads", H)
     D = text.get("head_dim") or h // H
     w = {}
@@ -42,15 +50,21 @@ def random_weights(cfg, seed):
             # Non-trivial q/k norm weights: they set the score scale once q and k are normed.
             a = rng.normal(0.8 if gemma else 1.8, 0.5, size=shape)
         elif name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "ln_attn.weight",
-                            "ln_mlp.weight")):
+                            "ln_mlp.weight", "norm_1.weight", "norm_2.weight", "norm_f.weight")):
             # LLaMA scales by w ~ 1; Gemma by (1 + w) with w ~ 0.
             a = rng.normal(0.0 if gemma else 1.0, 0.15, size=shape)
         elif name.endswith(".bias"):
             a = rng.normal(0.0, 0.5, size=shape)
         elif name in ("transformer.wpe.weight", "model.decoder.embed_positions.weight"):
             a = rng.normal(0.0, POSITION_STD, size=shape)  # each row its own: OPT's row t instead of t + 2 bites
-        elif name.endswith("self_attention.query_key_value.weight"):
+        elif name.endswith("self_attention.query_key_value.weight") and model_type == "falcon":
             a = falcon_qkv(rng, cfg, name, seed)
+        elif name.endswith(("self_attention.query_key_value.weight", "attn.Wqkv.weight")):
+            a = alibi_qkv(rng, h, H, name, seed, per_head=model_type == "bloom")
+        elif name == "transformer.word_embeddings.weight" and model_type == "falcon" and text.get("bias"):
+            # Falcon-RW: embeddings of norm ~sqrt(h), above the common offset its biases add to every token
+            # (of ~1 they leave all tokens alike after layer 0, and no head peaky)
+            a = rng.normal(0.0, 1.0, size=shape)
         elif name == prefix + "model.embed_tokens.weight":
             a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
             a[text["bos_token_id"]] *= BOS_EMBED_SCALE
@@ -80,7 +94,7 @@ def random_weights(cfg, seed):
 
 def content_dir(hidden, name, seed):
     """A unit direction per layer, shared by that layer's q and k content rows."""
-    layer = int(name.split("layers." if "layers." in name else "transformer.h.")[1].split(".")[0])
+    layer = int(re.search(r"(?:layers|\.h|blocks)\.(\d+)\.", name).group(1))
     v = np.random.default_rng([seed, 7, layer]).normal(size=hidden)
     return v / np.linalg.norm(v)
 
@@ -93,7 +107,7 @@ def falcon_qkv(rng, cfg, name, seed):
     h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
     kv, d = falcon_layout(cfg)[0], h // heads
     draw = lambda n: rng.normal(0.0, 1.0 / np.sqrt(h), size=(n, d, h))
-    q = draw(heads) * np.array(FALCON_Q_SCALES[:heads])[:, None, None]
+    q = draw(heads) * np.array((FALCON_RW_Q_SCALES if cfg.get("alibi") else FALCON_Q_SCALES)[:heads])[:, None, None]
     k, v = draw(kv), draw(kv)
     q[0, d // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
     k[0, d // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
@@ -103,3 +117,15 @@ def falcon_qkv(rng, cfg, name, seed):
         g = heads // kv
         rows = [np.concatenate([q[j * g:(j + 1) * g], k[j:j + 1], v[j:j + 1]]) for j in range(kv)]
     return np.concatenate(rows).reshape(-1, h)
+
+
+def alibi_qkv(rng, h, heads, name, seed, per_head):
+    """BLOOM's query_key_value (per head its q, k, v rows) or MPT's Wqkv ([q | k | v]) [3 h, h]: q rows scaled per
+    head by ALIBI_Q_SCALES, the content rows on head 0's q and k."""
+    d = h // heads
+    draw = lambda: rng.normal(0.0, 1.0 / np.sqrt(h), size=(heads, d, h))
+    q = draw() * np.array(ALIBI_Q_SCALES[:heads])[:, None, None]
+    k, v = draw(), draw()
+    q[0, d // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
+    k[0, d // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
+    return np.stack([q, k, v], axis=1 if per_head else 0).reshape(3 * h, h)  # [H, 3, D, h] or [3, H, D, h]

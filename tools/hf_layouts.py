@@ -3,11 +3,12 @@
 (`hf_config`) and its tensors' names and shapes in order (`tensor_shapes`), mixtures of experts
 per expert or fused as transformers 5.x holds them. Shared by tools/make_random_checkpoint.py,
 make_fixtures.py, make_planted_model.py and the tests. The families without LLaMA's layer have their
-tensor layouts in hf_layouts_gpt.py."""
+tensor layouts in hf_layouts_gpt.py (BLOOM's and MPT's configs too)."""
 import numpy as np
 
-from hf_layouts_gpt import (falcon_tensor_shapes, gpt2_tensor_shapes, gpt_neo_tensor_shapes, gptj_tensor_shapes,
-                            neox_tensor_shapes, opt_tensor_shapes, phi_tensor_shapes)
+from hf_layouts_gpt import (LLAMA_STYLE_KEYS, bloom_config, bloom_tensor_shapes, falcon_tensor_shapes,
+                            gpt2_tensor_shapes, gpt_neo_tensor_shapes, gptj_tensor_shapes, mpt_config,
+                            mpt_tensor_shapes, neox_tensor_shapes, opt_tensor_shapes, phi_tensor_shapes)
 
 # safetensors dtype -> config.json's torch_dtype
 TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -19,13 +20,9 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "gpt_neo": "GPTNeoForCausalLM", "phi": "PhiForCausalLM", "phi3": "Phi3ForCausalLM",
                  "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
                  "smollm3": "SmolLM3ForCausalLM", "opt": "OPTForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM",
-                 "falcon": "FalconForCausalLM"}
+                 "falcon": "FalconForCausalLM", "bloom": "BloomForCausalLM",
+                 "mpt": "MPTForCausalLM"}  # mosaicml/mpt-7b's spelling (its remote code's; transformers': Mpt...)
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
-# The LLaMA-style keys that GPT-2, GPT-J, GPT-Neo, OPT and Falcon configs spell their own way (n_embd, n_layer, ...)
-# or lack.
-LLAMA_STYLE_KEYS = ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias", "hidden_size",
-                    "intermediate_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
-                    "attention_dropout")
 
 
 def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_dim, vocab,
@@ -39,7 +36,8 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
     (Qwen3-MoE's and Qwen2-MoE's experts; else `intermediate`). A
     gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
     if tie_word_embeddings is None:
-        tie_word_embeddings = model_type in GEMMAS or model_type in ("smollm3", "gpt_neo", "opt", "falcon")
+        tied = ("smollm3", "gpt_neo", "opt", "falcon", "bloom", "mpt")
+        tie_word_embeddings = model_type in GEMMAS or model_type in tied
     text_type = "gemma3_text" if model_type == "gemma3" else model_type
     cfg = {
         "architectures": [ARCHITECTURES[model_type]],
@@ -116,6 +114,10 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         return opt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, extra)
     if model_type == "falcon":
         return falcon_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, rms_norm_eps, extra)
+    if model_type == "bloom":
+        return bloom_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, rms_norm_eps, extra)
+    if model_type == "mpt":
+        return mpt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, max_positions, extra)
     if model_type == "phi3":
         # Phi3Config (transformers 4.57): original_max_position_embeddings beside max_position_embeddings
         # (longrope's pretrained length), sliding_window (null: none), partial_rotary_factor.
@@ -256,7 +258,8 @@ def falcon_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, eps, ext
     layout (multi_query, one input_layernorm feeding attention and MLP in parallel; num_kv_heads not
     written); any other is Falcon-40B's (new_decoder_architecture with num_kv_heads, ln_attn and ln_mlp;
     multi_query, its default true, written but ignored there). ffn_hidden_size only where it is not
-    4 * hidden_size. `extra` may turn multi_query and parallel_attn off in the old decoder."""
+    4 * hidden_size. `extra` may turn multi_query and parallel_attn off in the old decoder, and turn alibi and
+    bias on (Falcon-RW, whose config has no RoPE keys: rope_theta and rope_scaling then not written)."""
     if head_dim * heads != hidden:
         raise ValueError("falcon: head_dim == hidden / heads")
     kept = ("hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings", "rope_theta",
@@ -272,6 +275,8 @@ def falcon_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, eps, ext
     if intermediate != 4 * hidden:
         cfg["ffn_hidden_size"] = intermediate
     cfg.update(extra or {})
+    for key in ("rope_theta", "rope_scaling") if cfg["alibi"] else ():
+        cfg.pop(key, None)
     return cfg
 
 
@@ -378,6 +383,10 @@ def tensor_shapes(cfg, fused_experts=False):
         return opt_tensor_shapes(cfg)
     if mt == "falcon":
         return falcon_tensor_shapes(cfg)
+    if mt == "bloom":
+        return bloom_tensor_shapes(cfg)
+    if mt == "mpt":
+        return mpt_tensor_shapes(cfg)
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh

@@ -1,6 +1,12 @@
 """The tensor layouts of the families without LLaMA's decoder layer (GPT-NeoX, Phi and Phi-3, GPT-2,
-GPT-J, GPT-Neo, OPT, Falcon): each one's tensors' names and shapes in the order a save writes them. Used by
-hf_layouts.tensor_shapes."""
+GPT-J, GPT-Neo, OPT, Falcon, BLOOM, MPT): each one's tensors' names and shapes in the order a save writes them,
+and the configs of the ALiBi families BLOOM and MPT. Used by hf_layouts.tensor_shapes and hf_config."""
+
+# The LLaMA-style keys that GPT-2, GPT-J, GPT-Neo, OPT, Falcon, BLOOM and MPT configs spell their own way (n_embd,
+# n_layer, d_model, ...) or lack.
+LLAMA_STYLE_KEYS = ("num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta", "attention_bias", "hidden_size",
+                    "intermediate_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
+                    "attention_dropout")
 
 
 def neox_tensor_shapes(cfg):
@@ -156,21 +162,107 @@ def falcon_layout(cfg):
 
 
 def falcon_tensor_shapes(cfg):
-    """FalconForCausalLM's tensors (transformer.*), no linear biases (bias false): word_embeddings, per
+    """FalconForCausalLM's tensors (transformer.*), linear biases only with bias (Falcon-RW): word_embeddings, per
     layer the fused query_key_value [(heads + 2 kv heads) head_dim, h] and dense, the MLP dense_h_to_4h
-    [ffn_hidden_size (null: 4 h), h] and dense_4h_to_h, then falcon_layout's LayerNorms with biases;
-    ln_f; lm_head only when untied."""
+    [ffn_hidden_size (null: 4 h), h] and dense_4h_to_h, each followed by its bias with bias, then falcon_layout's
+    LayerNorms with biases; ln_f; lm_head only when untied."""
     h, v, heads = cfg["hidden_size"], cfg["vocab_size"], cfg["num_attention_heads"]
     kv, norms, _ = falcon_layout(cfg)
     ffn, d = cfg.get("ffn_hidden_size") or 4 * h, h // heads
     out = [("transformer.word_embeddings.weight", (v, h))]
     for i in range(cfg["num_hidden_layers"]):
         p = f"transformer.h.{i}."
-        out += [(p + "self_attention.query_key_value.weight", ((heads + 2 * kv) * d, h)),
-                (p + "self_attention.dense.weight", (h, h)), (p + "mlp.dense_h_to_4h.weight", (ffn, h)),
-                (p + "mlp.dense_4h_to_h.weight", (h, ffn))]
+        for name, rows, cols in (("self_attention.query_key_value", (heads + 2 * kv) * d, h),
+                                 ("self_attention.dense", h, h), ("mlp.dense_h_to_4h", ffn, h),
+                                 ("mlp.dense_4h_to_h", h, ffn)):
+            out += [(p + name + ".weight", (rows, cols))] + ([(p + name + ".bias", (rows,))] if cfg.get("bias") else [])
         out += [(p + norm + suffix, (h,)) for norm in norms for suffix in (".weight", ".bias")]
     out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
     if not cfg["tie_word_embeddings"]:
+        out.append(("lm_head.weight", (v, h)))
+    return out
+
+
+def bloom_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, eps, extra):
+    """BloomConfig (transformers 4.57) as bigscience/bloom writes it: n_embed (which wins over hidden_size),
+    n_layer, n_head, layer_norm_epsilon; MHA, the MLP 4 x n_embed (n_inner written null, never read),
+    pretraining_tp 4 with slow_but_exact false (the dense layers run unsplit), ids <unk> 0, <s> 1, </s> 2,
+    <pad> 3; offset_alibi and Megatron's fusion flags, which transformers ignores; tie_word_embeddings not
+    written (tied by default)."""
+    if kv_heads != heads or head_dim * heads != hidden or intermediate != 4 * hidden:
+        raise ValueError("bloom: kv_heads == heads, head_dim == hidden / heads, intermediate == 4 x hidden")
+    layers = cfg["num_hidden_layers"]
+    for key in LLAMA_STYLE_KEYS + (("tie_word_embeddings",) if cfg["tie_word_embeddings"] else ()):
+        cfg.pop(key, None)  # tie_word_embeddings only where it is false
+    cfg.update(n_embed=hidden, n_layer=layers, n_head=heads, n_inner=None, layer_norm_epsilon=eps,
+               apply_residual_connection_post_layernorm=False, hidden_dropout=0.0, attention_dropout=0.0,
+               pretraining_tp=4, slow_but_exact=False, offset_alibi=100, attention_softmax_in_fp32=True,
+               masked_softmax_fusion=True, bias_dropout_fusion=True, skip_bias_add=True, skip_bias_add_qkv=False,
+               unk_token_id=0, pad_token_id=3)
+    cfg.update(extra or {})
+    return cfg
+
+
+def mpt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, max_positions, extra):
+    """MptConfig (transformers 4.57) as mosaicml/mpt-7b writes it: d_model, n_heads, n_layers, expansion_ratio
+    4 (transformers builds 4 x d_model whatever it says), max_seq_len (the ALiBi table's width), no
+    layer_norm_epsilon (1e-5), attn_config with alibi, alibi_bias_max 8, no clip_qkv, softmax_scale or qk_ln,
+    no_bias, logit_scale null, learned_pos_emb true (no wpe tensor: ALiBi instead); tied by default."""
+    if kv_heads != heads or head_dim * heads != hidden or intermediate != 4 * hidden:
+        raise ValueError("mpt: kv_heads == heads, head_dim == hidden / heads, intermediate == 4 x hidden")
+    layers = cfg["num_hidden_layers"]
+    tied = ("tie_word_embeddings",) if cfg["tie_word_embeddings"] else ()
+    for key in LLAMA_STYLE_KEYS + ("initializer_range",) + tied:
+        cfg.pop(key, None)  # tie_word_embeddings only where it is false
+    cfg.update(d_model=hidden, n_heads=heads, n_layers=layers, expansion_ratio=intermediate // hidden,
+               max_seq_len=max_positions, attn_config={
+                   "alibi": True, "alibi_bias_max": 8, "attn_impl": "torch", "attn_pdrop": 0,
+                   "attn_type": "multihead_attention", "attn_uses_sequence_id": False, "clip_qkv": None,
+                   "prefix_lm": False, "qk_ln": False, "softmax_scale": None},
+               emb_pdrop=0, resid_pdrop=0, embedding_fraction=1.0, init_device="cpu", learned_pos_emb=True,
+               logit_scale=None, no_bias=True, norm_type="low_precision_layernorm", verbose=0, use_cache=False)
+    cfg.update(extra or {})
+    return cfg
+
+
+
+
+def bloom_tensor_shapes(cfg):
+    """BloomForCausalLM's tensors as save_pretrained writes them (transformer.*; the released bigscience/bloom*
+    files hold the same names without "transformer."): word_embeddings and word_embeddings_layernorm, per layer
+    input_layernorm, the fused query_key_value [3 h, h] (per head its q, k, v rows), dense,
+    post_attention_layernorm, dense_h_to_4h [4 h, h] and dense_4h_to_h, every one with a bias; ln_f; lm_head
+    only when untied."""
+    h, v = cfg["n_embed"], cfg["vocab_size"]
+    p = "transformer."
+    ln = lambda name: [(name + ".weight", (h,)), (name + ".bias", (h,))]
+    out = [(p + "word_embeddings.weight", (v, h))] + ln(p + "word_embeddings_layernorm")
+    for i in range(cfg["n_layer"]):
+        lp = f"{p}h.{i}."
+        out += ln(lp + "input_layernorm")
+        for name, rows, cols in (("self_attention.query_key_value", 3 * h, h), ("self_attention.dense", h, h)):
+            out += [(lp + name + ".weight", (rows, cols)), (lp + name + ".bias", (rows,))]
+        out += ln(lp + "post_attention_layernorm")
+        for name, rows, cols in (("mlp.dense_h_to_4h", 4 * h, h), ("mlp.dense_4h_to_h", h, 4 * h)):
+            out += [(lp + name + ".weight", (rows, cols)), (lp + name + ".bias", (rows,))]
+    out += ln(p + "ln_f")
+    if not cfg.get("tie_word_embeddings", True):
+        out.append(("lm_head.weight", (v, h)))
+    return out
+
+
+def mpt_tensor_shapes(cfg):
+    """MptForCausalLM's tensors (transformer.*, as mosaicml/mpt-7b holds them): wte, per block norm_1 (a
+    LayerNorm without bias), attn.Wqkv [3 h, h] ([q | k | v]) and attn.out_proj, norm_2, ffn.up_proj [4 h, h]
+    and ffn.down_proj, none with a bias; norm_f; lm_head only when untied."""
+    h, v = cfg["d_model"], cfg["vocab_size"]
+    out = [("transformer.wte.weight", (v, h))]
+    for i in range(cfg["n_layers"]):
+        p = f"transformer.blocks.{i}."
+        out += [(p + "norm_1.weight", (h,)), (p + "attn.Wqkv.weight", (3 * h, h)), (p + "attn.out_proj.weight", (h, h)),
+                (p + "norm_2.weight", (h,)), (p + "ffn.up_proj.weight", (4 * h, h)),
+                (p + "ffn.down_proj.weight", (h, 4 * h))]
+    out.append(("transformer.norm_f.weight", (h,)))
+    if not cfg.get("tie_word_embeddings", True):
         out.append(("lm_head.weight", (v, h)))
     return out

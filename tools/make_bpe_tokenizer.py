@@ -2,7 +2,7 @@
 """Writes a small Hugging Face tokenizer.json (byte-level BPE) and tokenizer_config.json
 in the style of LLaMA-3, Qwen2 or GPT-2, trained here on local text (no downloads).
 
-  make_bpe_tokenizer.py OUT_DIR --flavour llama3|qwen2|gpt2 [--merges N] [--text FILE ...]
+  make_bpe_tokenizer.py OUT_DIR --flavour llama3|qwen2|gpt2|bloom [--merges N] [--text FILE ...]
 
 The merges come from our own small BPE trainer: text is cut into words (a space joins the
 word after it, as both flavours' regexes do), each word is written in GPT-2's byte-level
@@ -19,7 +19,11 @@ The pre-tokenizer, normaliser, added tokens and post-processor are the flavour's
   gpt2:   no Split step: the ByteLevel pre-tokenizer with GPT-2's own regex (use_regex), no
           normaliser, merges as "a b" strings, no BOS, <|endoftext|> (GPT-2, Pythia, Phi-2);
           with --vocab-merges, GPT-2's older files too: vocab.json, merges.txt and the
-          added_tokens_decoder of tokenizer_config.json.
+          added_tokens_decoder of tokenizer_config.json;
+  bloom:  bigscience/bloom's: <unk> <s> </s> <pad> as ids 0-3 ahead of the bytes, its Split regex
+          (a nested class in Oniguruma's syntax) then ByteLevel without a regex, no normaliser, merges as
+          "a b" strings, no BOS (a ByteLevel post-processor; BloomTokenizerFast adds none), tokenizer_config
+          as BLOOM's.
 """
 import argparse
 import heapq
@@ -37,6 +41,8 @@ DEFAULT_TEXT = [os.path.join(REPO, "tests", "data", "fixture_corpus.txt"),
 # The Split regexes of meta-llama/Llama-3.x and Qwen/Qwen2.5 tokenizer.json.
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                   r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+# bigscience/bloom's Split regex: in Oniguruma one negated class of whitespace, "(", "|", ")" and 11 marks.
+BLOOM_PATTERN = " ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+"
 QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 
@@ -135,7 +141,8 @@ def whole_words(texts, vocab, count):
 
 def tokenizer_json(flavour, merges, texts):
     alphabet = byte_alphabet()
-    vocab = {}
+    specials = ["<unk>", "<s>", "</s>", "<pad>"] if flavour == "bloom" else []
+    vocab = {name: i for i, name in enumerate(specials)}  # BLOOM's specials ahead of the bytes
     for b in range(256):
         vocab[alphabet[b]] = len(vocab)
     for a, b in merges:
@@ -182,6 +189,20 @@ def tokenizer_json(flavour, merges, texts):
         config = {"add_prefix_space": False, "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
                   "unk_token": "<|endoftext|>", "model_max_length": 1024, "tokenizer_class": "GPT2Tokenizer",
                   "added_tokens_decoder": {str(t["id"]): {k: v for k, v in t.items() if k != "id"} for t in tokens}}
+    elif flavour == "bloom":
+        tokens = [added(name, i) for i, name in enumerate(specials)]
+        body = {
+            "normalizer": None,
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": BLOOM_PATTERN}, "behavior": "Isolated", "invert": False},
+                byte_level_step()]},
+            "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False,
+                               "use_regex": False},
+            "model_extra": {"ignore_merges": False},
+            "merges": [f"{a} {b}" for a, b in merges],
+        }
+        config = {"add_prefix_space": False, "bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>",
+                  "unk_token": "<unk>", "padding_side": "left", "tokenizer_class": "BloomTokenizerFast"}
     else:
         names = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
         tokens = [added(name, n + i) for i, name in enumerate(names)]
@@ -227,13 +248,13 @@ def write(out_dir, flavour, n_merges=1500, text_paths=None, vocab_merges=False):
             json.dump(tok, f, ensure_ascii=False, indent=1)
     with open(os.path.join(out_dir, "tokenizer_config.json"), "w", encoding="utf-8") as f:
         json.dump(config, f, ensure_ascii=False, indent=1)
-    return 1 + max(t["id"] for t in tok["added_tokens"])
+    return 1 + max(list(tok["model"]["vocab"].values()) + [t["id"] for t in tok["added_tokens"]])
 
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
-    ap.add_argument("--flavour", choices=["llama3", "qwen2", "gpt2"], required=True)
+    ap.add_argument("--flavour", choices=["llama3", "qwen2", "gpt2", "bloom"], required=True)
     ap.add_argument("--vocab-merges", action="store_true", help="gpt2: vocab.json + merges.txt, no tokenizer.json")
     ap.add_argument("--merges", type=int, default=1500)
     ap.add_argument("--text", nargs="+", help="training text (.txt lines or .jsonl with a text field)")

@@ -100,6 +100,21 @@ deterministic. Every family quirk is active, sized to bite at the prompt's lengt
            untied lm_head
   falcon-sequential  F16: multi_query and parallel_attn false, so query_key_value per head [q | k | v]
            and a sequential layer: attention from input_layernorm, the MLP from post_attention_layernorm
+  falcon-rw  Falcon-RW-1B's layout, BF16: falcon-sequential's, with alibi and bias true (no RoPE keys written):
+           12 heads (not a power of 2; ALiBi slopes 2^-1 .. 2^-8, then 2^-0.5 .. 2^-3.5, which bfloat16 rounds) of
+           head_dim 8, the bias (q.k + slope * j) / sqrt(head_dim), every FalconLinear (query_key_value, dense,
+           dense_h_to_4h, dense_4h_to_h) with a bias, exact gelu MLP of 4 x 96, tied
+  bloom    BLOOM, BF16, tensors without "transformer." as the released bigscience/bloom* files hold them: 6 heads
+           (not a power of 2: ALiBi slopes 4^-1 .. 4^-4, then 2^-1 and 2^-3) of head_dim 16, word_embeddings_layernorm
+           on the embeddings, query_key_value per head [q | k | v] with biases, every projection and LayerNorm with
+           biases, BLOOM's tanh gelu MLP of 4 x 96, tied; config keys n_embed, n_layer, n_head, pretraining_tp 4
+           (slow_but_exact false), n_inner null; a tokenizer.json with BLOOM's Split regex and no BOS (ids as its
+           ByteLevel post-processor leaves them); variant bloom-prefixed: the same tensors under "transformer."
+           as BloomForCausalLM.save_pretrained writes them
+  mpt      MPT-7B's layout, BF16: 8 heads of head_dim 8, slopes 2^-1 .. 2^-8 (alibi_bias_max 8) relative to the
+           last key, Wqkv [q | k | v], LayerNorms without bias, no linear biases (no_bias), exact gelu MLP of
+           expansion_ratio 4, tied; config keys d_model, n_heads, n_layers, max_seq_len 2048, attn_config with
+           softmax_scale, clip_qkv null and qk_ln false, layer_norm_epsilon not written
   mixtral-v5, qwen3-moe-v5, qwen2-moe-v5  the same weights as transformers 5.x holds them and its
            save_pretrained(save_original_format=False) writes them: experts fused into
            mlp.experts.gate_up_proj [E, 2 I, H] and mlp.experts.down_proj [E, H, I], the router under
@@ -117,9 +132,11 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checkpoint_files import Tensor, spm_vocab_size, write_checkpoint  # noqa: E402
+from bpe_encode import encode as bpe_ids  # noqa: E402
+from checkpoint_files import Tensor, tokenizer_vocab_size, write_checkpoint  # noqa: E402
 from fixture_weights import random_weights  # noqa: E402
 from hf_layouts import fuse_experts, hf_config, tensor_shapes, text_config  # noqa: E402
+from make_bpe_tokenizer import write as write_bpe_tokenizer  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "tests", "data", "fixture_corpus.txt")
@@ -137,6 +154,8 @@ TOKENIZERS = {
     "gemma-unigram": ["--model_type=unigram", "--vocab_size=384",
                       "--pad_id=0", "--eos_id=1", "--bos_id=2", "--unk_id=3"],
 }
+# tokenizer.json tokenizers (make_bpe_tokenizer.py): flavour and merges (a vocabulary near the others').
+BPE_TOKENIZERS = {"bloom-bpe": ("bloom", 252)}
 
 FIXTURES = {
     "llama": dict(
@@ -297,14 +316,27 @@ FIXTURES = {
         config=dict(model_type="falcon", hidden=64, intermediate=256, layers=3, heads=4, kv_heads=1, head_dim=16,
                     rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2,
                     extra={"multi_query": False, "parallel_attn": False})),
+    "falcon-rw": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=2929,
+        config=dict(model_type="falcon", hidden=96, intermediate=384, layers=3, heads=12, kv_heads=1, head_dim=8,
+                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2,
+                    extra={"multi_query": False, "parallel_attn": False, "alibi": True, "bias": True})),
+    # BLOOM: <unk> <s> </s> <pad> are ids 0-3 of its tokenizer.json; the tokenizer adds no BOS
+    "bloom": dict(
+        tokenizer="bloom-bpe", dtype="BF16", shards=1, seed=2727,
+        config=dict(model_type="bloom", hidden=96, intermediate=384, layers=3, heads=6, kv_heads=6, head_dim=16,
+                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2)),
+    "mpt": dict(
+        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=2828,
+        config=dict(model_type="mpt", hidden=64, intermediate=256, layers=3, heads=8, kv_heads=8, head_dim=8,
+                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; smollm3-windowed: NoPE layers 1 and 3, windowed;
-# opt-bare: OPT's tensors under decoder.*; pythia-v5, llama3-v5, phi3-v5 and olmo3-v5: the
-# same models in transformers 5.x's layout (rope_parameters in place of rotary_pct / rotary_emb_base,
-# of rope_theta / rope_scaling, of Phi-3's longrope rope_scaling and partial_rotary_factor, or per
-# layer type in place of OLMo-3's rope_theta / rope_scaling, with layer_types written), which must
-# load and agree.
+# opt-bare: OPT's tensors under decoder.*; bloom-prefixed: BLOOM's under transformer.*; pythia-v5, llama3-v5,
+# phi3-v5 and olmo3-v5: the same models in transformers 5.x's layout (rope_parameters in place of rotary_pct /
+# rotary_emb_base, of rope_theta / rope_scaling, of Phi-3's longrope rope_scaling and partial_rotary_factor, or per
+# layer type in place of OLMo-3's rope_theta / rope_scaling, with layer_types written), which must load and agree.
 VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
             "pythia-sequential": ("pythia", {"use_parallel_residual": False}),
             "smollm3-windowed": ("smollm3", {"no_rope_layers": [1, 0, 1, 0], "use_sliding_window": True,
@@ -342,20 +374,23 @@ VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
             "qwen2-moe-v5": ("qwen2-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",
                                            "layer_types": ["full_attention"] * 3,
                                            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
-            "opt-bare": ("opt", {})}
+            "opt-bare": ("opt", {}),
+            "bloom-prefixed": ("bloom", {})}
 # Variants whose experts are written fused, as transformers 5.x holds them (fuse_experts).
 FUSED_VARIANTS = ("mixtral-v5", "qwen3-moe-v5", "qwen2-moe-v5")
-# Variants whose tensors are written without their leading "model." (the released facebook/opt-* files).
-BARE_VARIANTS = ("opt-bare",)
+# Fixtures whose tensors are written without a leading prefix, as the released files hold them (facebook/opt-*:
+# "model.", bigscience/bloom*: "transformer."); bloom-prefixed keeps BloomForCausalLM's.
+STRIPPED = {"opt-bare": "model.", "bloom": "transformer."}
 # The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
 VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
                   ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
 
-# The standard keys GPT-2 (n_embd, n_layer, n_head), GPT-Neo (num_layers, num_heads) and Falcon (num_kv_heads)
-# spell their own way.
+# The standard keys GPT-2 (n_embd, n_layer, n_head), GPT-Neo (num_layers, num_heads), Falcon (num_kv_heads), BLOOM
+# (n_embed) and MPT (d_model, n_layers, n_heads) spell their own way.
 CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
                   ("num_hidden_layers", "num_layers"), ("num_attention_heads", "num_heads"),
-                  ("num_key_value_heads", "num_kv_heads")]
+                  ("num_key_value_heads", "num_kv_heads"), ("hidden_size", "n_embed"), ("hidden_size", "d_model"),
+                  ("num_hidden_layers", "n_layers"), ("num_attention_heads", "n_heads")]
 
 
 def train_tokenizer(name, out_path):
@@ -370,6 +405,19 @@ def train_tokenizer(name, out_path):
         shutil.copyfile(os.path.join(tmp, name + ".model"), out_path)
 
 
+def tokenizer(tok_dir, name):
+    """The path of tokenizer `name` under tok_dir, made on first use: a sentencepiece model or a tokenizer.json."""
+    if name in BPE_TOKENIZERS:
+        path = os.path.join(tok_dir, name, "tokenizer.json")
+        if not os.path.exists(path):
+            write_bpe_tokenizer(os.path.dirname(path), *BPE_TOKENIZERS[name])
+        return path
+    path = os.path.join(tok_dir, name + ".model")
+    if not os.path.exists(path):
+        train_tokenizer(name, path)
+    return path
+
+
 def spm_ids(tokenizer, text_path):
     with open(text_path, "rb") as f:
         res = subprocess.run(["spm_encode", f"--model={tokenizer}", "--output_format=id"],
@@ -377,13 +425,13 @@ def spm_ids(tokenizer, text_path):
     return [int(t) for t in res.stdout.split()]
 
 
-def bare_name(name):
-    """A tensor name as OPTModel (not OPTForCausalLM) saves it: no leading "model."."""
-    return name[len("model."):] if name.startswith("model.") else name
+def stripped(prefix):
+    """Tensor names as the base model (OPTModel, BloomModel) saves them: no leading `prefix` (lm_head keeps its)."""
+    return lambda name: name[len(prefix):] if prefix and name.startswith(prefix) else name
 
 
-def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None, fused_experts=False, bare=False):
-    cfg = hf_config(dtype=spec["dtype"], vocab=spm_vocab_size(tokenizer_path), **spec["config"])
+def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None, fused_experts=False, strip=None):
+    cfg = hf_config(dtype=spec["dtype"], vocab=tokenizer_vocab_size(tokenizer_path), **spec["config"])
     weights = random_weights(cfg, spec["seed"])
     if fused_experts:
         weights = fuse_experts(cfg, weights)
@@ -391,7 +439,7 @@ def write_fixture(out_dir, spec, tokenizer_path, config_overrides=None, fused_ex
     for key in [k for k, v in (config_overrides or {}).items()
                 if v is None and k in ("rotary_pct", "rotary_emb_base", "rope_theta", "rope_scaling", "num_experts")]:
         del cfg[key]  # a key the other layout does not write
-    rename = bare_name if bare else (lambda name: name)
+    rename = stripped(strip)
     tensors = [Tensor.from_array(rename(name), spec["dtype"], weights[name])
                for name, _ in tensor_shapes(cfg, fused_experts)]
     if spec.get("vision"):
@@ -419,12 +467,16 @@ def main(argv):
     todo = [(n, s, None) for n, s in FIXTURES.items()] + \
            [(n, FIXTURES[base], over) for n, (base, over) in VARIANTS.items()]
     for name, spec, overrides in todo:
-        tok = os.path.join(tok_dir, spec["tokenizer"] + ".model")
-        if not os.path.exists(tok):
-            train_tokenizer(spec["tokenizer"], tok)
+        tok = tokenizer(tok_dir, spec["tokenizer"])
         cfg, files = write_fixture(os.path.join(out, name), spec, tok, overrides, name in FUSED_VARIANTS,
-                                   name in BARE_VARIANTS)
-        n_tokens = len(spm_ids(tok, PROMPT)) + 1  # + BOS
+                                   STRIPPED.get(name))
+        if tok.endswith(".json"):  # BLOOM's: its tokenizer_config.json beside it; no BOS
+            shutil.copyfile(os.path.join(os.path.dirname(tok), "tokenizer_config.json"),
+                            os.path.join(out, name, "tokenizer_config.json"))
+            with open(PROMPT, encoding="utf-8") as f:
+                n_tokens = len(bpe_ids(tok, f.read().removesuffix("\n")))
+        else:
+            n_tokens = len(spm_ids(tok, PROMPT)) + 1  # + BOS
         if n_tokens < MIN_PROMPT_TOKENS:
             raise RuntimeError(f"{name}: prompt is only {n_tokens} tokens")
         summary["fixtures"][name] = {"dir": os.path.join(out, name), "files": files,

@@ -3,7 +3,7 @@
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
 Gemma-3, Qwen2, Qwen3, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, GPT-Neo, OPT, Phi, Phi-3, Mixtral, OLMoE,
-Qwen3-MoE, Qwen2-MoE, SmolLM3, Falcon) and any shape, streaming every
+Qwen3-MoE, Qwen2-MoE, SmolLM3, Falcon, BLOOM, MPT) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -16,6 +16,7 @@ checkpoint_files.py.
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
 Presets: llama2-7b, mistral-7b, mixtral-8x7b, olmoe-1b-7b, qwen3-30b-a3b, qwen1.5-moe-a2.7b, gemma-7b, llama3-8b,
 qwen2.5-7b, llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, gpt-neo-1.3b, opt-6.7b, falcon-7b, falcon-40b,
+bloom-7b1 (its tensors without "transformer.", as bigscience/bloom-7b1 holds them), mpt-7b,
 phi-3-mini, smollm3-3b, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset: `--preset mixtral-8x7b --layers 4` keeps its layer shapes with 4 of its
@@ -88,6 +89,16 @@ PRESETS = {
     "falcon-40b": dict(model_type="falcon", hidden=8192, intermediate=32768, layers=60, heads=128, kv_heads=8,
                        head_dim=64, vocab=65024, rms_norm_eps=1e-5, max_positions=2048, bos_token_id=11,
                        eos_token_id=11),
+    # BLOOM-7B1: 30 layers of 32 x 128 heads, ALiBi, biases everywhere, MLP 4 x 4096, tied 250,880-token
+    # vocabulary, <s> 1 and </s> 2 (pad 3); written without "transformer." (PRESET_PREFIX_STRIPPED).
+    "bloom-7b1": dict(model_type="bloom", hidden=4096, intermediate=16384, layers=30, heads=32, kv_heads=32,
+                      head_dim=128, vocab=250880, rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1,
+                      eos_token_id=2),
+    # MPT-7B: 32 layers of 32 x 128 heads, ALiBi (alibi_bias_max 8) over max_seq_len 2048, no biases (no_bias),
+    # LayerNorms without bias, expansion_ratio 4, tied 50,432-token vocabulary (GPT-NeoX-20B's tokenizer:
+    # <|endoftext|> 0).
+    "mpt-7b": dict(model_type="mpt", hidden=4096, intermediate=16384, layers=32, heads=32, kv_heads=32,
+                   head_dim=128, vocab=50432, max_positions=2048, bos_token_id=0, eos_token_id=0),
     # Phi-3-mini-4k: 32 x 96 heads, fused qkv_proj and gate_up_proj, window 2047.
     "phi-3-mini": dict(model_type="phi3", hidden=3072, intermediate=8192, layers=32, heads=32, kv_heads=32,
                        head_dim=96, vocab=32064, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
@@ -138,6 +149,10 @@ PRESETS = {
                      rms_norm_eps=1e-5, max_positions=8192),
 }
 
+# Presets whose released files name their tensors as the base model saves them, without the CausalLM's prefix
+# (BloomModel's h.*, word_embeddings*, ln_f; an untied lm_head keeps its name).
+PRESET_PREFIX_STRIPPED = {"bloom-7b1": "transformer."}
+
 
 # --- random weights, generated as bit patterns so 7B models write at disk speed ---
 
@@ -173,6 +188,11 @@ def constant_chunks(dtype, count, value):
     yield encode(np.full(count, value, dtype=np.float32), dtype)
 
 
+# The norms' weights by name (MPT's norm_1, norm_2, norm_f too); the tests read this tuple.
+NORM_WEIGHTS = ("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "final_layernorm.weight", "ln_attn.weight",
+                "ln_mlp.weight", "norm_1.weight", "norm_2.weight", "norm_f.weight")
+
+
 def random_tensors(config, dtype, seed, fused_experts=False):
     """Tensor list for a random checkpoint; each tensor's values come from its own seed."""
     _, model_type, _ = text_config(config)
@@ -181,8 +201,7 @@ def random_tensors(config, dtype, seed, fused_experts=False):
     for k, (name, shape) in enumerate(tensor_shapes(config, fused_experts)):
         rng_seed = [seed, k]
         count = math.prod(shape)
-        if name.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "final_layernorm.weight",
-                          "ln_attn.weight", "ln_mlp.weight")):
+        if name.endswith(NORM_WEIGHTS):
             # w in [1/4, 4) for LLaMA-style norms; w = 0 for Gemma's (1 + w).
             chunks = (lambda c=count: constant_chunks(dtype, c, 0.0)) if gemma else \
                      (lambda c=count, s=rng_seed: random_chunks(dtype, c, 1.0, np.random.default_rng(s), True))
@@ -254,6 +273,10 @@ def main(argv=None):
         shape[key] = given if given is not None else shape.get(key, fallback)
     config = hf_config(dtype=dtype, **shape)
     tensors = random_tensors(config, dtype, args.seed, args.fused_experts)
+    prefix = PRESET_PREFIX_STRIPPED.get(args.preset)
+    for t in tensors:
+        if prefix and t.name.startswith(prefix):
+            t.name = t.name[len(prefix):]
     total = sum(t.nbytes for t in tensors)
     print(f"writing {args.out}: {shape['model_type']} {len(tensors)} tensors, "
           f"{total / 2**30:.2f} GiB {dtype}", flush=True)

@@ -96,8 +96,6 @@ void refuse_opt_variants(const FieldReader& f, const ModelConfig& c) {
 // new_decoder_architecture, num_kv_heads; else num_kv_heads, which the fused projection's
 // view(heads, 3, head_dim) requires to equal the heads.
 int falcon_kv_heads(const FieldReader& f, int heads) {
-  if (f.bool_or("alibi", false)) throw f.error("alibi", "must be false (ALiBi position biases are not supported)");
-  if (f.bool_or("bias", false)) throw f.error("bias", "must be false (Falcon with linear biases is not supported)");
   const bool new_architecture = f.bool_or("new_decoder_architecture", false);
   if (!new_architecture && f.bool_or("multi_query", true)) return 1;
   const int kv_heads = f.int_or("num_kv_heads", heads, 1);
@@ -111,7 +109,12 @@ int falcon_kv_heads(const FieldReader& f, int heads) {
 // one input_layernorm, or with ln_attn and ln_mlp under new_decoder_architecture and
 // num_ln_in_parallel_attn 2 (its default there); else sequential with post_attention_layernorm.
 // The combinations FalconDecoderLayer builds without the norms its forward reads are refused.
+// Falcon-RW's switches: bias (every projection's), alibi (in place of RoPE, rounded to bf16 and
+// added to q.k before FalconAttention scales it).
 void parse_falcon_layout(const FieldReader& f, RecipeInputs& in) {
+  in.linear_bias = f.bool_or("bias", false);
+  in.alibi = f.bool_or("alibi", false);
+  in.alibi_before_scale = true;
   const bool new_architecture = f.bool_or("new_decoder_architecture", false);
   in.parallel_residual = f.bool_or("parallel_attn", true);
   const int norms = f.int_or("num_ln_in_parallel_attn", new_architecture ? 2 : 1, 1);
@@ -129,6 +132,36 @@ void parse_falcon_layout(const FieldReader& f, RecipeInputs& in) {
   }
 }
 
+// MPT's switches (transformers 4.57 MptConfig, MptAttentionConfig): MptAttention reads
+// attn_config.softmax_scale; MptModel applies ALiBi always, with alibi_bias_max 8, and the rest
+// of what MosaicML's configs can ask for (q/k LayerNorms, prefix LM, other attention types,
+// logit scales, RMSNorms, MLP widths, biases) transformers would run as the plain model: refused.
+void parse_mpt(const FieldReader& top, RecipeInputs& in) {
+  if (!top.bool_or("no_bias", true)) throw top.error("no_bias", "must be true (MPT with biases is not supported)");
+  if (top.int_or("expansion_ratio", 4, 1) != 4) throw top.error("expansion_ratio", "must be 4 (MptMLP's width)");
+  if (present(top, "logit_scale")) throw top.error("logit_scale", "must be null (scaled logits are not supported)");
+  const std::string norm = top.string_or("norm_type", "low_precision_layernorm");
+  if (norm != "low_precision_layernorm" && norm != "layernorm") {
+    throw top.error("norm_type", "'" + norm + "' is not supported (expected layernorm or low_precision_layernorm)");
+  }
+  const json* config = top.find("attn_config");
+  if (config == nullptr || config->is_null()) return;
+  if (!config->is_object()) throw top.error("attn_config", "must be an object");
+  const FieldReader f = top.nested(*config, "attn_config.");
+  if (!f.bool_or("alibi", true)) throw f.error("alibi", "must be true (MPT without ALiBi is not supported)");
+  if (f.int_or("alibi_bias_max", 8, 1) != 8) {
+    throw f.error("alibi_bias_max", "must be 8 (transformers' MPT builds its slopes with 8)");
+  }
+  if (f.bool_or("qk_ln", false)) throw f.error("qk_ln", "must be false (LayerNorms on q and k are not supported)");
+  if (f.bool_or("prefix_lm", false)) throw f.error("prefix_lm", "must be false (causal attention only)");
+  if (present(f, "clip_qkv")) throw f.error("clip_qkv", "must be null (clamping q, k and v is not supported)");
+  const std::string type = f.string_or("attn_type", "multihead_attention");
+  if (type != "multihead_attention") {
+    throw f.error("attn_type", "'" + type + "' is not supported (expected multihead_attention)");
+  }
+  in.softmax_scale = f.positive_float_or("softmax_scale", 0.0f);
+}
+
 // Positive float, null (0: none), or the family default when absent.
 float optional_cap(const FieldReader& f, const char* key, double fallback) {
   const json* v = f.find(key);
@@ -141,12 +174,15 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   RecipeInputs in;
   in.layers = c.layers;
   in.hidden = c.hidden;
+  in.heads = c.heads;
   in.head_dim = c.head_dim;
   in.multimodal = multimodal;
   in.attention_bias = f.bool_or("attention_bias", family.attention_bias_default);
   in.qkv_bias = *family.qkv_bias_key != '\0' && f.bool_or(family.qkv_bias_key, true);
   in.parallel_residual = f.bool_or("use_parallel_residual", true);
+  in.alibi = family.alibi;
   if (family.reads_falcon_layout) parse_falcon_layout(f, in);
+  if (family.reads_mpt_config) parse_mpt(f, in);
   in.activation = parse_activation(f, family);
   in.query_pre_attn_scalar = f.positive_float_or("query_pre_attn_scalar", static_cast<float>(d.query_pre_attn_scalar));
   in.attn_softcap = optional_cap(f, "attn_logit_softcapping", d.attn_softcap);
@@ -214,8 +250,13 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   json aliased = *text_config;
   if (family->config_aliases != nullptr) {
     for (auto* alias = family->config_aliases; (*alias)[0] != nullptr; ++alias) {
-      if (const auto it = text_config->find((*alias)[1]); it != text_config->end() && !aliased.contains((*alias)[0]))
-        aliased[(*alias)[0]] = *it;
+      const auto it = text_config->find((*alias)[1]);
+      if (it == text_config->end()) continue;
+      // Which one a config class keeps when both are written differs (BloomConfig: n_embed).
+      if (aliased.contains((*alias)[0]) && aliased[(*alias)[0]] != *it) {
+        throw InputError(source + ": fields '" + (*alias)[0] + "' and '" + (*alias)[1] + "' disagree");
+      }
+      aliased[(*alias)[0]] = *it;
     }
   }
   const FieldReader f = multimodal ? top.nested(aliased, "text_config.") : FieldReader(aliased, source);
@@ -283,6 +324,15 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   if (f.bool_or("qk_layernorm", false)) throw f.error("qk_layernorm", "must be false (not supported)");
   if (!f.bool_or("scale_attn_weights", true)) throw f.error("scale_attn_weights", "must be true (not supported)");
   refuse_opt_variants(f, c);
+  // BloomBlock with apply_residual_connection_post_layernorm: the residual is the normed input.
+  if (f.bool_or("apply_residual_connection_post_layernorm", false)) {
+    throw f.error("apply_residual_connection_post_layernorm", "must be false (not supported)");
+  }
+  // BloomAttention and BloomMLP with slow_but_exact and pretraining_tp > 1 drop the biases of
+  // self_attention.dense and mlp.dense_4h_to_h.
+  if (f.bool_or("slow_but_exact", false) && f.int_or("pretraining_tp", 1, 1) > 1) {
+    throw f.error("slow_but_exact", "must be false with pretraining_tp > 1 (not supported)");
+  }
   // OlmoeAttention (transformers 4.57) clamps q, k and v to [-clip_qkv, clip_qkv]; not built.
   if (present(f, "clip_qkv")) throw f.error("clip_qkv", "must be null (clamping q, k and v is not supported)");
   c.tie_embeddings = top.bool_or("tie_word_embeddings", defaults.tie_embeddings);

@@ -17,29 +17,59 @@ struct UnicodeRegex::Compiled {
 
 namespace {
 
-// `pattern` with \s and \S as Unicode's White_Space property, which Oniguruma (Rust
-// tokenizers) and transformers.js use: PCRE2's own \s also takes U+180E. Escaped pairs
-// and \Q...\E quotes are copied as they are.
-std::string with_unicode_white_space(const std::string& pattern) {
+// An Oniguruma pattern (Rust tokenizers' regex) as PCRE2 reads it: \s and \S as Unicode's
+// White_Space property, which Oniguruma and transformers.js use (PCRE2's own \s also takes
+// U+180E), and a class nested in a class flattened into it, since PCRE2 reads a '[' inside a
+// class as a literal and its first ']' as the end ("[^(\s|[.,!?])]" in BLOOM's tokenizer, the
+// union [^(\s|.,!?)]). A nested negated class or an intersection (&&) has no flat form and is
+// refused. Escaped pairs, \Q...\E quotes and POSIX classes ([:alpha:]) are copied as they are.
+std::string as_pcre2(const std::string& pattern, const std::string& source) {
   std::string out;
+  int depth = 0;             // classes open at this point
+  std::size_t class_at = 0;  // where the innermost class's members begin
   for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '\\' || i + 1 == pattern.size()) {
-      out += pattern[i];
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      const char next = pattern[++i];
+      if (next == 's') {
+        out += "\\p{White_Space}";
+      } else if (next == 'S') {
+        out += "\\P{White_Space}";
+      } else if (next == 'Q') {
+        const std::size_t end = pattern.find("\\E", i + 1);
+        const std::size_t stop = end == std::string::npos ? pattern.size() : end + 2;
+        out.append(pattern, i - 1, stop - (i - 1));
+        i = stop - 1;
+      } else {
+        out += '\\';
+        out += next;
+      }
       continue;
     }
-    const char next = pattern[++i];
-    if (next == 's') {
-      out += "\\p{White_Space}";
-    } else if (next == 'S') {
-      out += "\\P{White_Space}";
-    } else if (next == 'Q') {
-      const std::size_t end = pattern.find("\\E", i + 1);
-      const std::size_t stop = end == std::string::npos ? pattern.size() : end + 2;
-      out.append(pattern, i - 1, stop - (i - 1));
-      i = stop - 1;
+    const bool first_member = depth > 0 && i == class_at;  // a ']' here is a literal member
+    if (c == '[' && depth > 0 && pattern.compare(i, 2, "[:") == 0) {
+      const std::size_t end = pattern.find(":]", i + 2);
+      if (end != std::string::npos) {
+        out.append(pattern, i, end + 2 - i);
+        i = end + 1;
+        continue;
+      }
+    }
+    if (c == '[') {
+      const bool negated = i + 1 < pattern.size() && pattern[i + 1] == '^';
+      if (depth > 0 && negated)
+        throw InputError(source + " has a negated class inside a class, which attngeom cannot read");
+      if (depth == 0) out += negated ? "[^" : "[";
+      ++depth;
+      if (negated) ++i;
+      class_at = i + 1;
+    } else if (c == ']' && depth > 0 && !first_member) {
+      if (--depth == 0) out += ']';
     } else {
-      out += '\\';
-      out += next;
+      if (depth > 0 && c == '&' && pattern.compare(i, 2, "&&") == 0) {
+        throw InputError(source + " has a class intersection (&&), which attngeom cannot read");
+      }
+      out += c;
     }
   }
   return out;
@@ -49,7 +79,7 @@ std::string with_unicode_white_space(const std::string& pattern) {
 
 UnicodeRegex::UnicodeRegex(const std::string& pattern, const std::string& source, bool literal)
     : compiled_(std::make_unique<Compiled>()) {
-  const std::string source_pattern = literal ? pattern : with_unicode_white_space(pattern);
+  const std::string source_pattern = literal ? pattern : as_pcre2(pattern, source);
   int error = 0;
   PCRE2_SIZE offset = 0;
   compiled_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source_pattern.data()), source_pattern.size(),

@@ -293,12 +293,13 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
   const ValueStates values{c.kv_heads, b.seq, c.head_dim, b.values.data(), MemorySpace::kHost};
   if (captured && !held) observer->on_values(l, values);
 
-  // DotSoftmaxWeightedSum. HF eager: softmax(softcap(q k^T * scale) + mask) v, per head, GQA via
+  // DotSoftmaxWeightedSum. HF eager: softmax(softcap(q k^T * scale (+ ALiBi)) + mask) v, per head, GQA via
   // repeat_kv; this layer's window. Optional edits (no HF counterpart; docs/method.md section 7):
   // per-head top-N keys, per-head output gates.
   AttentionCall call;
-  call.shape = {b.seq,        c.heads,       c.kv_heads, c.head_dim, r.layers[static_cast<std::size_t>(l)].window,
-                r.attn_scale, r.attn_softcap};
+  call.shape = {
+      b.seq,        c.heads,        c.kv_heads,     c.head_dim,          r.layers[static_cast<std::size_t>(l)].window,
+      r.attn_scale, r.attn_softcap, r.alibi_slopes, r.alibi_before_scale};
   call.q = &b.q;
   call.k = &b.k;
   call.v = &b.v;
@@ -370,6 +371,10 @@ void Transformer::forward(std::span<const int> tokens, const ForwardRequest& req
     }
     backend_.embed(buffers_.positions, weights_.position_embed, 1.0f, buffers_.proj);
     backend_.residual_add(buffers_.x, buffers_.proj, nullptr);
+  }
+  // BLOOM: hidden = word_embeddings_layernorm(inputs_embeds)
+  if (weights_.embed_norm.present()) {
+    backend_.rms_norm(buffers_.x, config_.hidden, norm(weights_.embed_norm, &weights_.embed_norm_bias));
   }
   // Past the last captured layer's attention, the residual stream feeds only the logits. When
   // none are asked for, that layer's output projection and MLP and every later layer are dead

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "util/error.h"
+#include "util/half.h"
 
 namespace attngeom {
 namespace {
@@ -73,6 +74,33 @@ constexpr TensorNames kFalconNames{.embed = "word_embeddings.weight", .final_nor
 constexpr const char* kFalconAliases[][2] = {
     {"hidden_size", "n_embed"},    {"num_hidden_layers", "n_layer"},         {"num_attention_heads", "n_head"},
     {"num_kv_heads", "n_head_kv"}, {"intermediate_size", "ffn_hidden_size"}, {nullptr, nullptr}};
+// BLOOM, transformers 4.57 modeling_bloom.py: BloomForCausalLM's transformer.* (body_prefix, which
+// the released checkpoints omit), a LayerNorm on the embeddings, query_key_value fused per head,
+// self_attention.dense, the non-gated mlp.dense_h_to_4h / dense_4h_to_h, tied lm_head.
+// clang-format off
+constexpr TensorNames kBloomNames{.embed = "word_embeddings.weight", .final_norm = "ln_f", .lm_head = "lm_head.weight",
+    .layers = "h.", .q = "", .k = "", .v = "", .o = "self_attention.dense",
+    .qkv_per_group = "self_attention.query_key_value", .embed_norm = "word_embeddings_layernorm", .gate = "",
+    .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"};
+// clang-format on
+constexpr const char* kBloomAliases[][2] = {{"hidden_size", "n_embed"},
+                                            {"num_hidden_layers", "n_layer"},
+                                            {"num_attention_heads", "n_head"},
+                                            {nullptr, nullptr}};
+// MPT, transformers 4.57 modeling_mpt.py: MptForCausalLM's transformer.* (body_prefix), blocks of
+// norm_1, attn.Wqkv fused as [q | k | v], attn.out_proj, norm_2 and the non-gated ffn.up_proj /
+// down_proj, transformer.norm_f, tied lm_head; no biases anywhere.
+// clang-format off
+constexpr TensorNames kMptNames{.embed = "wte.weight", .final_norm = "norm_f", .lm_head = "lm_head.weight",
+    .layers = "blocks.", .q = "", .k = "", .v = "", .o = "attn.out_proj", .qkv_concat = "attn.Wqkv", .gate = "",
+    .up = "ffn.up_proj", .down = "ffn.down_proj"};
+// clang-format on
+constexpr NormNames kMptNorms{"norm_1.weight", "", "norm_2.weight", ""};
+constexpr const char* kMptAliases[][2] = {{"hidden_size", "d_model"},
+                                          {"num_hidden_layers", "n_layers"},
+                                          {"num_attention_heads", "n_heads"},
+                                          {"max_position_embeddings", "max_seq_len"},
+                                          {nullptr, nullptr}};
 // GPT-J, transformers 4.57 modeling_gptj.py: GPTJForCausalLM's transformer.* (body_prefix), q/k/v
 // and out_proj without biases, mlp.fc_in / fc_out with them, one LayerNorm ln_1 feeding attention
 // and MLP in parallel.
@@ -194,13 +222,28 @@ const Family kFamilies[] = {
      "relu", {0,  0,   2, true, 10000.0,   1e-5, 4096, 256, 0, 0},
      &kOptNames, NormKind::kLayer, "", true, false, false, 0, "", "", false, false, "model.", kOptAliases, false, true,
      false, false, nullptr, false, "", 0, false, false, false, 2},
-    // FalconConfig: LayerNorms with biases (layer_norm_epsilon), no linear biases (bias true
-    // refused), RoPE on every channel, activation gelu, ffn_hidden_size null: 4 * hidden, tied,
-    // bos 11; multi_query, new_decoder_architecture and parallel_attn choose the layout.
+    // FalconConfig: LayerNorms with biases (layer_norm_epsilon), linear biases with bias (Falcon-RW),
+    // RoPE on every channel or ALiBi with alibi (Falcon-RW), activation gelu, ffn_hidden_size null:
+    // 4 * hidden, tied, bos 11; multi_query, new_decoder_architecture and parallel_attn choose the layout.
     {"falcon",      kPhiNorms, kNoQk,    false, false, 0, false, false, false, kNoLocal, kFull,  0, false, "activation",
      "gelu", {0,  0,  11, true, 10000.0,   1e-5, 4096, 256, 0, 0},
      &kFalconNames, NormKind::kLayer, "layer_norm_epsilon", false, false, true, 0, "", "", true, false, "transformer.",
      kFalconAliases, true, false, false, false, nullptr, false, "", 0, false, false, false, 0, "", true},
+    // BloomConfig: n_embed, n_layer, n_head, layer_norm_epsilon, LayerNorms with biases (one on the
+    // embeddings too), biases everywhere, bloom_gelu (the tanh form, no config key), MLP 4 * hidden,
+    // ALiBi (bias max 8) and no RoPE, tied, bos 1.
+    {"bloom",       kPreNorm,  kNoQk,    true,  false, 0, false, false, false, kNoLocal, kFull,  0, false, "",
+     "gelu_new", {0,  0,   1, true, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kBloomNames, NormKind::kLayer, "layer_norm_epsilon", true, false, false, 0, "", "", false, false, "transformer.",
+     kBloomAliases, true, true, false, false, nullptr, false, "", 0, false, false, false, 0, "", false, true},
+    // MptConfig: d_model, n_heads, n_layers, max_seq_len, layer_norm_epsilon, LayerNorms without
+    // biases, no linear biases, exact GELU (no config key), MLP 4 * hidden, ALiBi and no RoPE,
+    // attn_config's softmax_scale, tied.
+    {"mpt",         kMptNorms, kNoQk,    false, false, 0, false, false, false, kNoLocal, kFull,  0, false, "",
+     "gelu", {0,  0,   0, true, 10000.0,   1e-5, 4096, 256, 0, 0},
+     &kMptNames, NormKind::kLayer, "layer_norm_epsilon", false, false, false, 0, "", "", false, false, "transformer.",
+     kMptAliases, true, false, false, false, nullptr, false, "", 0, false, false, false, 0, "", false, true, false,
+     true},
     // PhiConfig: one input LayerNorm feeding attention and MLP in parallel (x = attn + mlp + x),
     // q/k/v/dense/fc1/fc2 and lm_head biases, partial_rotary_factor 0.5, gelu_new, untied.
     {"phi",         kPhiNorms, kNoQk,    true,  false, 0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
@@ -370,13 +413,16 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   r.conv1d = family.conv1d;
   r.norms = in.norms.value_or(family.norms);
   r.norm_kind = family.norm_kind;
-  r.mlp_bias = family.mlp_bias;
+  r.norm_bias = family.norm_bias;
+  r.mlp_bias = family.mlp_bias || in.linear_bias;
   r.parallel_residual = family.parallel_residual_always || (family.reads_parallel_residual && in.parallel_residual);
-  r.rotary_dim = family.rope ? in.rotary_dim : 0;
+  const bool rope = family.rope && !in.alibi;
+  r.rotary_dim = rope ? in.rotary_dim : 0;
   r.interleaved_rope = family.interleaved_rope;
   r.qk_norm = family.qk_norm;
-  r.qkv_bias = family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias) || in.qkv_bias;
-  r.o_bias = (family.reads_attention_bias && in.attention_bias) || family.o_bias_always;
+  r.qkv_bias =
+      family.qkv_bias_always || (family.reads_attention_bias && in.attention_bias) || in.qkv_bias || in.linear_bias;
+  r.o_bias = (family.reads_attention_bias && in.attention_bias) || family.o_bias_always || in.linear_bias;
   r.lm_head_bias = family.lm_head_bias;
   r.position_offset = family.position_offset;
   r.norm_weight_offset = family.norm_weight_offset;
@@ -384,7 +430,16 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   r.activation = in.activation;
   r.attn_scale = family.unscaled_scores         ? 1.0f
                  : family.query_pre_attn_scalar ? 1.0f / std::sqrt(in.query_pre_attn_scalar)
+                 : in.softmax_scale > 0         ? in.softmax_scale
                                                 : 1.0f / std::sqrt(static_cast<float>(in.head_dim));
+  if (in.alibi) {
+    r.alibi_slopes = alibi_slopes(in.heads);
+    r.alibi_before_scale = in.alibi_before_scale;
+    // HF Falcon's build_alibi_tensor: slopes.bfloat16()
+    if (in.alibi_before_scale) {
+      for (float& slope : r.alibi_slopes) slope = bf16_to_f32(f32_to_bf16(slope));
+    }
+  }
   r.attn_softcap = family.softcaps ? in.attn_softcap : 0.0f;
   r.final_softcap = family.softcaps ? in.final_softcap : 0.0f;
   r.moe = {in.experts, in.top_k, in.renormalize, in.expert_intermediate, in.shared_intermediate};
@@ -400,12 +455,23 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
     // Gemma3TextModel: rotary_emb_local (rope_local_base_freq, default rope) on sliding layers;
     // Olmo3Model: rotary_embs["sliding_attention"] (rope_theta, default rope).
     const bool nope = !in.rope_layers.empty() && !in.rope_layers[static_cast<std::size_t>(l)];
-    if (family.rope && !nope) {
+    if (rope && !nope) {
       const bool local = family.local_rope != LocalRope::kNone && sliding;
       layer.rope_table = rope_index(r.ropes, local ? in.local_rope : in.global_rope);
     }
   }
   return r;
+}
+
+std::vector<float> alibi_slopes(int heads) {
+  int p = 1;
+  while (2 * p <= heads) p *= 2;
+  std::vector<float> slopes;
+  for (int k = 1; k <= p; ++k) slopes.push_back(static_cast<float>(std::exp2(-8.0 * k / p)));
+  for (int k = 1; static_cast<int>(slopes.size()) < heads; k += 2) {
+    slopes.push_back(static_cast<float>(std::exp2(-8.0 * k / (2 * p))));
+  }
+  return slopes;
 }
 
 int uniform_window(const ModelRecipe& recipe) {

@@ -3,10 +3,10 @@
 // follows. Semantics follow Hugging Face transformers 4.57 (modeling_llama.py,
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
 // modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_olmo3.py, modeling_gpt_neox.py, modeling_gpt2.py,
-// modeling_opt.py, modeling_phi.py, modeling_phi3.py, modeling_mixtral.py, modeling_olmoe.py, modeling_qwen2_moe.py,
-// modeling_qwen3_moe.py and
-// modeling_rope_utils.py). The family table in recipe.cc shows every family side by side; the forward pass reads only
-// the resolved ModelRecipe and never a family name. Adding a family is adding a row.
+// modeling_opt.py, modeling_bloom.py, modeling_mpt.py, modeling_phi.py, modeling_phi3.py, modeling_mixtral.py,
+// modeling_olmoe.py, modeling_qwen2_moe.py, modeling_qwen3_moe.py and modeling_rope_utils.py). The family table in
+// recipe.cc shows every family side by side; the forward pass reads only the resolved ModelRecipe and never a family
+// name. Adding a family is adding a row.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -98,6 +98,9 @@ struct TensorNames {
   // Non-empty: learned absolute position embeddings [max_positions + position_offset, hidden]
   // added to the token embeddings (GPT-2's wpe, OPT's embed_positions).
   const char* position_embed = "";
+  // Non-empty: a LayerNorm on the embeddings (+ ".weight", ".bias"; BLOOM's
+  // word_embeddings_layernorm).
+  const char* embed_norm = "";
   const char* gate = "mlp.gate_proj";  // empty (and no gate_up): a non-gated MLP, down(act(up(x)))
   // Non-empty: gate and up fused as [gate | up] row blocks [2 * intermediate, hidden] (Phi-3's
   // gate_up_proj: gate, up = gate_up_proj(x).chunk(2, dim=-1)); gate and up above unused.
@@ -239,6 +242,12 @@ struct Family {
   // Falcon: the kv heads, the norms and the residual from multi_query, new_decoder_architecture,
   // num_ln_in_parallel_attn and parallel_attn (RecipeInputs::norms, parallel_residual).
   bool reads_falcon_layout = false;
+  // BLOOM, MPT: ALiBi position biases (alibi_slopes) and no RoPE.
+  bool alibi = false;
+  // MPT: LayerNorms without a bias (its Hub weights hold none).
+  bool norm_bias = true;
+  // MPT: its switches, the attention's under attn_config (config_json.cc).
+  bool reads_mpt_config = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -276,6 +285,7 @@ struct ModelRecipe {
   bool conv1d = false;  // matrices stored [in, out] (GPT-2's Conv1D), transposed at load
   NormNames norms;
   NormKind norm_kind = NormKind::kRms;
+  bool norm_bias = true;  // LayerNorms have a bias (Family::norm_bias)
   bool mlp_bias = false;
   // HF GPT-NeoX use_parallel_residual: x = x + attn(ln1(x)) + mlp(ln2(x)), both from the same x.
   bool parallel_residual = false;
@@ -293,7 +303,11 @@ struct ModelRecipe {
   float norm_weight_offset = 0;
   float embedding_scale = 1;  // sqrt(hidden) in fp32 for the Gemmas
   Activation activation = Activation::kSilu;
-  float attn_scale = 1;             // score scale
+  float attn_scale = 1;  // score scale
+  // [heads] ALiBi slopes (alibi_slopes; bf16 for Falcon): query i's score of key j gains
+  // ops/attention_tiles.h alibi_bias; empty: none.
+  std::vector<float> alibi_slopes;
+  bool alibi_before_scale = false;  // RecipeInputs::alibi_before_scale
   float attn_softcap = 0;           // 0: none; else scores = cap * tanh(scores / cap) before the mask
   float final_softcap = 0;          // 0: none; else logits = cap * tanh(logits / cap)
   std::vector<RopeSpec> ropes;      // distinct RoPE tables
@@ -308,11 +322,13 @@ struct ModelRecipe {
 struct RecipeInputs {
   int layers = 0;
   int hidden = 0;
+  int heads = 0;
   int head_dim = 0;
   bool attention_bias = false;
   bool qkv_bias = false;  // Family::qkv_bias_key
   Activation activation = Activation::kSilu;
   float query_pre_attn_scalar = 0;  // 0: absent
+  float softmax_scale = 0;          // MPT's attn_config.softmax_scale; 0: absent (1 / sqrt(head_dim))
   float attn_softcap = 0;
   float final_softcap = 0;
   int sliding_window = 0;            // 0: none (null)
@@ -322,21 +338,30 @@ struct RecipeInputs {
   std::vector<bool> rope_layers;     // [layers] false: no RoPE (SmolLM3's no_rope_layers); empty: RoPE everywhere
   int window_pattern = 0;            // sliding_window_pattern when read; 0: the family's
   bool parallel_residual = false;
-  std::optional<NormNames> norms;  // the config's choice of norm slots (Falcon); else the family's
-  int rotary_dim = 0;              // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)
-  RopeSpec global_rope;            // rope_theta with rope_scaling
-  RopeSpec local_rope;             // sliding layers' (Family::local_rope)
-  bool multimodal = false;         // weights under language_model.
-  int experts = 0;                 // MoeTraits::experts_key
-  int top_k = 0;                   // num_experts_per_tok
-  bool renormalize = false;        // MoeTraits::renormalize(_key)
-  int expert_intermediate = 0;     // MoeTraits::intermediate_key, else intermediate_size
-  int shared_intermediate = 0;     // MoeTraits::shared_intermediate_key; 0: no shared expert
-  int sparse_step = 1;             // decoder_sparse_step (MoeTraits::sparse_step)
-  std::vector<int> dense_layers;   // mlp_only_layers (MoeTraits::sparse_step)
+  bool linear_bias = false;         // Falcon's bias: every projection has one
+  bool alibi = false;               // ALiBi in place of RoPE (Family::alibi, Falcon's alibi)
+  bool alibi_before_scale = false;  // Falcon: its bf16 ALiBi added to q.k before the score scale
+  std::optional<NormNames> norms;   // the config's choice of norm slots (Falcon); else the family's
+  int rotary_dim = 0;               // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)
+  RopeSpec global_rope;             // rope_theta with rope_scaling
+  RopeSpec local_rope;              // sliding layers' (Family::local_rope)
+  bool multimodal = false;          // weights under language_model.
+  int experts = 0;                  // MoeTraits::experts_key
+  int top_k = 0;                    // num_experts_per_tok
+  bool renormalize = false;         // MoeTraits::renormalize(_key)
+  int expert_intermediate = 0;      // MoeTraits::intermediate_key, else intermediate_size
+  int shared_intermediate = 0;      // MoeTraits::shared_intermediate_key; 0: no shared expert
+  int sparse_step = 1;              // decoder_sparse_step (MoeTraits::sparse_step)
+  std::vector<int> dense_layers;    // mlp_only_layers (MoeTraits::sparse_step)
 };
 
 ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);
+
+// ALiBi slopes of `heads` heads (HF BLOOM build_alibi_tensor, MPT gen_slopes with
+// alibi_bias_max 8): for the largest power of two p <= heads, 2^(-8k / p) for k = 1..p, then
+// for the remaining heads 2^(-8k / (2p)) for k = 1, 3, 5, ...; computed in double, rounded once
+// to float.
+std::vector<float> alibi_slopes(int heads);
 
 // The window every layer shares; 0 when some layer attends globally or layers differ.
 int uniform_window(const ModelRecipe& recipe);

@@ -23,13 +23,17 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
   const ModelRecipe& r = c.recipe;
   const TensorNames& n = r.names;
   const std::int64_t hidden = c.hidden;
-  const bool layer_norm = r.norm_kind == NormKind::kLayer;
+  const bool norm_bias = r.norm_kind == NormKind::kLayer && r.norm_bias;
   std::vector<WeightSlot> slots;
   const std::string root = r.weight_prefix + r.body_prefix;
   slots.push_back({root + n.embed, {c.vocab, hidden}, kEmbed});
   if (*n.position_embed != '\0') {
     slots.push_back(
         {root + n.position_embed, {std::int64_t{c.max_positions} + r.position_offset, hidden}, kPositionEmbed});
+  }
+  if (*n.embed_norm != '\0') {
+    slots.push_back({root + n.embed_norm + ".weight", {hidden}, kEmbedNorm});
+    slots.push_back({root + n.embed_norm + ".bias", {hidden}, kEmbedNormBias});
   }
   // QkNorm::kPerHead shares one [head_dim] weight across heads; kWholeProjection spans them all.
   const bool per_head = r.qk_norm == QkNorm::kPerHead;
@@ -38,11 +42,12 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
     const auto add = [&](const std::string& name, std::vector<std::int64_t> shape, TensorRole role) {
       slots.push_back({p + name, std::move(shape), role, l});
     };
-    // A LayerNorm has a bias beside its weight (input norms only: post-norms are RMS families').
+    // A LayerNorm has a bias beside its weight unless the family's have none (input norms only:
+    // post-norms are RMS families').
     const auto norm = [&](const char* name, TensorRole role, TensorRole bias_role) {
       if (*name == '\0') return;
       add(name, {hidden}, role);
-      if (layer_norm && bias_role != role) add(bias_of(name), {hidden}, bias_role);
+      if (norm_bias && bias_role != role) add(bias_of(name), {hidden}, bias_role);
     };
     // A projection [rows, cols] ([cols, rows] as a Conv1D stores it), with its bias when `bias`.
     const auto linear = [&](const char* name, std::int64_t rows, std::int64_t cols, TensorRole role, bool bias,
@@ -102,7 +107,7 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
     linear(n.down, hidden, c.intermediate, kDownProj, r.mlp_bias, kDownBias);
   }
   slots.push_back({root + n.final_norm + ".weight", {hidden}, kFinalNorm});
-  if (layer_norm) slots.push_back({root + n.final_norm + ".bias", {hidden}, kFinalNormBias});
+  if (norm_bias) slots.push_back({root + n.final_norm + ".bias", {hidden}, kFinalNormBias});
   if (!c.tie_embeddings) slots.push_back({r.weight_prefix + n.lm_head, {c.vocab, hidden}, kLmHead});
   if (r.lm_head_bias) slots.push_back({r.weight_prefix + bias_of(n.lm_head), {c.vocab}, kLmHeadBias});
   return slots;
@@ -117,6 +122,10 @@ Tensor& tensor_at(ModelTensors<Tensor>& t, const WeightSlot& slot) {
         return t.embed;
       case kPositionEmbed:
         return t.position_embed;
+      case kEmbedNorm:
+        return t.embed_norm;
+      case kEmbedNormBias:
+        return t.embed_norm_bias;
       case kFinalNorm:
         return t.final_norm;
       case kFinalNormBias:

@@ -68,8 +68,10 @@ struct LayerTensors {
 
 template <class Tensor>
 struct ModelTensors {
-  Tensor embed;           // [vocab, hidden]
-  Tensor position_embed;  // [max_positions, hidden] learned absolute positions (GPT-2's wpe)
+  Tensor embed;            // [vocab, hidden]
+  Tensor position_embed;   // [max_positions, hidden] learned absolute positions (GPT-2's wpe)
+  Tensor embed_norm;       // [1, hidden] a LayerNorm on the embeddings (BLOOM), with its bias
+  Tensor embed_norm_bias;  // [1, hidden]
   std::vector<LayerTensors<Tensor>> layers;
   Tensor final_norm;       // [1, hidden]
   Tensor final_norm_bias;  // [1, hidden] LayerNorm families
@@ -89,6 +91,8 @@ inline bool present(const TensorView& v) { return v.data != nullptr; }
 enum class TensorRole {
   kEmbed,
   kPositionEmbed,
+  kEmbedNorm,
+  kEmbedNormBias,
   kFinalNorm,
   kFinalNormBias,
   kLmHead,

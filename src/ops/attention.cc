@@ -39,7 +39,7 @@ void keep_top_n(float* probs, int count, int n, int* order) {
 
 namespace {
 
-// One head: all query blocks, the soft-cap when set, softmax (then top-N when topn > 0),
+// One head: all query blocks, the ALiBi bias and the soft-cap when set, softmax (then top-N when topn > 0),
 // P V, and copies of the captured rows. bf16: null for fp32 products; both share every
 // step between the two products.
 void attend_one_head(const AttentionShape& shape, int head, const float* q, const float* k, const float* v, float* out,
@@ -53,6 +53,7 @@ void attend_one_head(const AttentionShape& shape, int head, const float* q, cons
   const float* k_head = k + static_cast<std::int64_t>(kv) * d;
   const float* v_head = v + static_cast<std::int64_t>(kv) * d;
   float* out_head = out + static_cast<std::int64_t>(head) * d;
+  const AlibiHead alibi = shape.alibi(head);
   std::size_t next_capture = 0;
 
   for (int r0 = 0; r0 < shape.seq; r0 += AttentionScratch::kBlockRows) {
@@ -70,6 +71,9 @@ void attend_one_head(const AttentionShape& shape, int head, const float* q, cons
       const int lo = first_visible_key(shape, i) - b.key0;
       const int hi = i - b.key0 + 1;  // exclusive
       std::fill(row, row + lo, 0.0f);
+      if (alibi.slope != 0) {
+        for (int j = lo; j < hi; ++j) row[j] += alibi_bias(alibi.slope, alibi.before_scale, shape.scale, i, b.key0 + j);
+      }
       if (shape.softcap > 0) soft_cap(row + lo, hi - lo, shape.softcap);
       softmax_row(row + lo, hi - lo);
       if (topn > 0) keep_top_n(row + lo, hi - lo, topn, order);

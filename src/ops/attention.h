@@ -1,5 +1,5 @@
 #pragma once
-// The CPU's attention: blocked causal (optionally sliding-window, optionally soft-capped)
+// The CPU's attention: blocked causal (optionally sliding-window, ALiBi-biased, soft-capped)
 // softmax attention, threaded over heads.
 // Scores are computed a block of query rows at a time, skipping fully masked keys,
 // so no T x T matrix ever exists; the requested rows are handed out a block of heads at a

@@ -2,6 +2,7 @@
 // The shape of one layer's attention and the query blocks the attention core works in.
 
 #include <cstddef>
+#include <span>
 
 #include "ops/attention_tiles.h"
 #include "util/gqa.h"
@@ -16,6 +17,13 @@ struct AttentionShape {
   int window = 0;  // 0: full causal; else query i sees keys j with 0 <= i - j < window
   float scale = 1;
   float softcap = 0;  // 0: none; else scores = softcap * tanh(scale q.k / softcap) before the mask
+  // [heads] ALiBi slopes: head h's score of key j for query i gains
+  // alibi_bias(slope_h, alibi_before_scale, scale, i, j) before the soft-cap; empty: none.
+  std::span<const float> alibi_slopes = {};
+  bool alibi_before_scale = false;  // Falcon-RW's bf16 bias, added to q.k before the scale
+  AlibiHead alibi(int head) const {
+    return {alibi_slopes.empty() ? 0.0f : alibi_slopes[static_cast<std::size_t>(head)], alibi_before_scale};
+  }
 };
 
 // Keys visible to query row i: [first_key(i), i].

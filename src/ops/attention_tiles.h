@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "util/half.h"
 #include "util/host_device.h"
 
 namespace attngeom {
@@ -45,11 +46,31 @@ ATTNGEOM_HD inline int first_visible_key(int i, int window) {
   return window > 0 && i - window + 1 > 0 ? i - window + 1 : 0;
 }
 
-// Query row i's score for key j before the softmax: the soft-capped scaled product, or -inf
-// where the mask hides j (after i, before the window) or the row is past the sequence.
-ATTNGEOM_HD inline float visible_score(float product, int i, int j, int seq, int window, float scale, float softcap) {
+// What ALiBi adds to query row i's scaled score for key j (slope 0: nothing). BLOOM and MPT:
+// slope * (j - i); BLOOM adds slope * j and MPT slope * (j - (T - 1)), which differ from it by a
+// constant per row and so give the same softmax, and relative to the query the bias is smallest
+// on the recent keys that ALiBi favours, where fp32 keeps it most exactly. Falcon-RW
+// (before_scale): HF Falcon's build_alibi_tensor rounds the key's position j and its product
+// with the (bf16) slope to bf16, and adds it to q.k before the scale.
+ATTNGEOM_HD inline float alibi_bias(float slope, bool before_scale, float scale, int i, int j) {
+  if (!before_scale) return slope * static_cast<float>(j - i);
+  const float position = bf16_to_f32(f32_to_bf16(static_cast<float>(j)));
+  return scale * bf16_to_f32(f32_to_bf16(slope * position));
+}
+
+// The ALiBi of one head: its slope and the form of alibi_bias.
+struct AlibiHead {
+  float slope = 0;
+  bool before_scale = false;
+};
+
+// Query row i's score for key j before the softmax: the scaled product plus the ALiBi bias,
+// soft-capped when set, or -inf where the mask hides j (after i, before the window) or the row
+// is past the sequence.
+ATTNGEOM_HD inline float visible_score(float product, int i, int j, int seq, int window, float scale, float softcap,
+                                       AlibiHead alibi) {
   if (i >= seq || j > i || j < first_visible_key(i, window)) return -HUGE_VALF;
-  const float s = scale * product;
+  const float s = scale * product + alibi_bias(alibi.slope, alibi.before_scale, scale, i, j);
   return softcap > 0 ? softcap * tanhf(s / softcap) : s;
 }
 

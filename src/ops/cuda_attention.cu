@@ -83,9 +83,10 @@ __global__ void softmax_kernel(SoftmaxBlock b) {
   const int lo = first_visible_key(query, b.window) - b.key0;
   const int hi = query - b.key0 + 1;  // exclusive
 
+  const float slope = b.alibi_slopes != nullptr ? b.alibi_slopes[b.head_begin + local_head] : 0.0f;
   float max_value = -INFINITY;
   for (int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
-    float s = row[j];
+    float s = row[j] + alibi_bias(slope, b.alibi_before_scale, b.scale, query, b.key0 + j);
     if (b.softcap > 0) s = b.softcap * tanhf(s / b.softcap);
     row[j] = s;
     max_value = s > max_value ? s : max_value;

@@ -337,7 +337,7 @@ class CudaBackend final : public Backend {
   Scratch<std::uint16_t> x_bf16_, q_bf16_, k_bf16_, v_bf16_, probs_bf16_;
   Scratch<int> ints_, topn_, capture_index_, capture_queries_;
   Scratch<std::uint16_t> gathered_q_bf16_;
-  Scratch<float> gates_, row_weights_;
+  Scratch<float> gates_, row_weights_, alibi_slopes_;
   Scratch<unsigned long long> counter_;
 };
 
@@ -352,6 +352,7 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
   const int block_heads = capturing ? capture_block_heads(s, captured_rows) : s.heads;
   const std::size_t seq = static_cast<std::size_t>(s.seq);
   const int* topn = call.head_topn.empty() ? nullptr : topn_.upload(call.head_topn, stream_);
+  const float* slopes = s.alibi_slopes.empty() ? nullptr : alibi_slopes_.upload(s.alibi_slopes, stream_);
   const int* capture_index = nullptr;
   if (capturing) {
     std::vector<int> index(seq, -1);
@@ -382,9 +383,19 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
   const std::uint16_t* q_rows = bf16 ? q_bf16_.data() : nullptr;
   const int* queries = nullptr;
   if (fused) {
-    const cuda::FusedAttention all{q_bf16_.data(), k_bf16_.data(), v_bf16_.data(), call.out->data(kCuda),
-                                   s.seq,          s.heads,        s.kv_heads,     s.head_dim,
-                                   s.window,       s.scale,        s.softcap};
+    const cuda::FusedAttention all{q_bf16_.data(),
+                                   k_bf16_.data(),
+                                   v_bf16_.data(),
+                                   call.out->data(kCuda),
+                                   s.seq,
+                                   s.heads,
+                                   s.kv_heads,
+                                   s.head_dim,
+                                   s.window,
+                                   s.scale,
+                                   s.softcap,
+                                   slopes,
+                                   s.alibi_before_scale};
     check(cuda::fused_attention(all, stream_), "the fused attention kernel");
     if (capturing) {
       // The captured rows of the bf16 queries, moved as 32-bit words (two bf16 each: head_dim is even).
@@ -427,6 +438,9 @@ void CudaBackend::attention(const AttentionCall& call, const AttentionRowSink& s
       block.key0 = key0;
       block.window = s.window;
       block.softcap = s.softcap;
+      block.alibi_slopes = slopes;
+      block.alibi_before_scale = s.alibi_before_scale;
+      block.scale = s.scale;
       block.topn = topn;
       block.capture_index = capture_index;
       block.captured = captured;

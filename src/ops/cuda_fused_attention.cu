@@ -64,6 +64,7 @@ __global__ void __launch_bounds__(kThreads) fused_attention_kernel(FusedAttentio
   const int q0 = (gridDim.x - 1 - blockIdx.x) * kFusedTileRows;
   const int head = blockIdx.y;
   const int kv = head / (a.heads / a.kv_heads);
+  const AlibiHead alibi{a.alibi_slopes != nullptr ? a.alibi_slopes[head] : 0.0f, a.alibi_before_scale};
   const long long q_stride = static_cast<long long>(a.heads) * d;
   const long long kv_stride = static_cast<long long>(a.kv_heads) * d;
   const Bf16* q = reinterpret_cast<const Bf16*>(a.q) + static_cast<long long>(head) * d;
@@ -113,7 +114,7 @@ __global__ void __launch_bounds__(kThreads) fused_attention_kernel(FusedAttentio
     float* mine = scores + row * kScoreLd + half * 32;
     float tile_max = -HUGE_VALF;
     for (int j = 0; j < 32; ++j) {
-      mine[j] = visible_score(mine[j], query, k0 + half * 32 + j, a.seq, a.window, a.scale, a.softcap);
+      mine[j] = visible_score(mine[j], query, k0 + half * 32 + j, a.seq, a.window, a.scale, a.softcap, alibi);
       tile_max = fmaxf(tile_max, mine[j]);
     }
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));

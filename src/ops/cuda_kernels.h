@@ -64,7 +64,7 @@ cudaError_t scale_heads(float* out, int seq, int heads, int head_dim, const floa
 
 // One query block's rows of the heads [head_begin, head_begin + heads) after their scores:
 // in place on scores [heads, rows, keys] (query r0 + i, or queries[i], against key key0 + j,
-// already scaled), the soft-cap when set, the causal and window mask, softmax, then each
+// already scaled), the ALiBi bias and the soft-cap when set, the causal and window mask, softmax, then each
 // head's top-N keys when topn[head] > 0 (ops/attention.h keep_top_n). Masked keys become
 // exact zeros.
 struct SoftmaxBlock {
@@ -77,6 +77,9 @@ struct SoftmaxBlock {
   int key0 = 0;
   int window = 0;
   float softcap = 0;
+  const float* alibi_slopes = nullptr;  // [all heads] ALiBi slopes (ops/attention_tiles.h alibi_bias), or null
+  bool alibi_before_scale = false;
+  float scale = 1;            // the scores' scale, for alibi_before_scale
   const int* topn = nullptr;  // [all heads] or null
   // Captured rows: capture_index[query] = its row among the captured, or -1 ([seq], or null);
   // captured [heads, captured_rows, seq] receives them whole.
@@ -91,8 +94,8 @@ struct SoftmaxBlock {
 cudaError_t attention_softmax(const SoftmaxBlock& block, cudaStream_t stream);
 
 // Attention of every query row in bf16 without keeping its scores (cuda_fused_attention.cu):
-// out[i, h] = sum_j p(i, j) v[j, kv(h)] with the causal and window mask and the soft-cap as
-// in SoftmaxBlock, scores from bf16 products with fp32 sums, a running softmax
+// out[i, h] = sum_j p(i, j) v[j, kv(h)] with the causal and window mask, the ALiBi bias and the
+// soft-cap as in SoftmaxBlock, scores from bf16 products with fp32 sums, a running softmax
 // (ops/attention_tiles.h) whose weights are rounded to bf16 for their products with v.
 // Where ops/attention_tiles.h fused_attention_fits; no top-N.
 struct FusedAttention {
@@ -107,6 +110,8 @@ struct FusedAttention {
   int window = 0;
   float scale = 1;
   float softcap = 0;
+  const float* alibi_slopes = nullptr;  // [heads] or null
+  bool alibi_before_scale = false;
 };
 cudaError_t fused_attention(const FusedAttention& attention, cudaStream_t stream);
 // Lets the fused kernel ask for up to `shared_limit` bytes of shared memory per block on the

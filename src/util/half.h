@@ -1,9 +1,12 @@
 #pragma once
-// Storage dtypes of checkpoint tensors and their widening to fp32.
+// Storage dtypes of checkpoint tensors and their widening to fp32. The bf16 conversions run in
+// CUDA kernels too: this header stays C++17.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+
+#include "util/host_device.h"
 
 namespace attngeom {
 
@@ -12,7 +15,7 @@ enum class DType { kF32, kF16, kBF16, kI32, kF64 };
 std::string_view dtype_name(DType dtype);
 std::size_t dtype_size(DType dtype);
 
-inline float bf16_to_f32(std::uint16_t bits) {
+ATTNGEOM_HD inline float bf16_to_f32(std::uint16_t bits) {
   const std::uint32_t widened = static_cast<std::uint32_t>(bits) << 16;
   float out;
   std::memcpy(&out, &widened, sizeof out);
@@ -20,7 +23,7 @@ inline float bf16_to_f32(std::uint16_t bits) {
 }
 
 // Round-to-nearest-even, as torch does; NaN stays NaN.
-inline std::uint16_t f32_to_bf16(float value) {
+ATTNGEOM_HD inline std::uint16_t f32_to_bf16(float value) {
   std::uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);

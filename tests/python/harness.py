@@ -11,16 +11,21 @@ import st_reader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import bpe_encode  # noqa: E402
+
 PROMPT = os.path.join(REPO, "tests", "data", "fixture_prompt.txt")
 COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "llama-linear", "llama-yarn", "qwen2",
                     "qwen3", "gemma2", "gemma3-text", "gemma3", "olmo2", "olmo3", "olmo3-v5", "pythia",
                     "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "phi3-v5", "llama3-v5",
                     "mixtral", "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed", "opt",
-                    "opt-bare", "qwen2-moe", "qwen2-moe-v5", "falcon", "falcon-40b", "falcon-sequential"]
+                    "opt-bare", "qwen2-moe", "qwen2-moe-v5", "falcon", "falcon-40b", "falcon-sequential", "falcon-rw",
+                    "bloom", "bloom-prefixed", "mpt"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
                    "olmo2", "olmo3", "pythia", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "mixtral", "olmoe",
-                   "qwen3-moe", "smollm3", "opt", "qwen2-moe", "falcon", "falcon-40b", "falcon-sequential"]
+                   "qwen3-moe", "smollm3", "opt", "qwen2-moe", "falcon", "falcon-40b", "falcon-sequential", "falcon-rw",
+                   "bloom", "mpt"]
 
 
 def spm_ids(tokenizer, text_path):
@@ -33,6 +38,20 @@ def spm_ids(tokenizer, text_path):
         out = subprocess.run(["spm_encode", f"--model={tokenizer}", "--output_format=id"],
                              stdin=f, check=True, stdout=subprocess.PIPE).stdout
     return [int(t) for t in out.split()]
+
+
+def prompt_ids(model_dir, bos, text_path=PROMPT):
+    """(the ids `capture --text` must give, the text's ids alone): with a tokenizer.model, spm_encode's ids after
+    the config's BOS; with a tokenizer.json (BLOOM's shape), bpe_encode's of the text less one final line ending,
+    as capture reads it, and no BOS (its ByteLevel post-processor adds none)."""
+    if os.path.exists(os.path.join(model_dir, "tokenizer.model")):
+        ids = spm_ids(os.path.join(model_dir, "tokenizer.model"), text_path)
+        return [bos] + ids, ids
+    with open(text_path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    text = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
+    ids = bpe_encode.encode(os.path.join(model_dir, "tokenizer.json"), text)
+    return ids, ids
 
 
 # The device the engine runs on in these tests: ATTNGEOM_TEST_DEVICE (the GPU variants of the
@@ -79,14 +98,16 @@ def describe(proc):
             f"stderr: {proc.stderr.strip()[:2000]}\nstdout: {proc.stdout.strip()[:500]}")
 
 
-# GPT2Config's and GPTNeoConfig's attribute_maps: the standard key, and the one their config.json writes.
+# GPT2Config's, GPTNeoConfig's, BloomConfig's and MptConfig's attribute_maps (and BLOOM's n_embed): the standard
+# key, and the one their config.json writes.
 CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), ("num_attention_heads", "n_head"),
                   ("max_position_embeddings", "n_positions"), ("num_hidden_layers", "num_layers"),
-                  ("num_attention_heads", "num_heads")]
+                  ("num_attention_heads", "num_heads"), ("hidden_size", "n_embed"), ("hidden_size", "d_model"),
+                  ("num_hidden_layers", "n_layers"), ("num_attention_heads", "n_heads")]
 
 
 def load_config(model_dir):
-    """config.json, with GPT-2's and GPT-Neo's key names also under the standard ones, and Falcon's
+    """config.json, with GPT-2's, GPT-Neo's, BLOOM's and MPT's key names also under the standard ones, and Falcon's
     kv heads (falcon_kv_heads) as num_key_value_heads."""
     with open(os.path.join(model_dir, "config.json")) as f:
         cfg = json.load(f)

@@ -4,19 +4,21 @@ Written from transformers 4.57's eager modeling code (modeling_llama, modeling_m
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
 modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_gpt_neo,
 modeling_phi, modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_qwen2_moe,
-modeling_smollm3, modeling_opt, modeling_falcon and modeling_rope_utils), not from the C++ engine. Computes in float64
-(or `dtype`) from the stored weights, widened. With dtype float32 and hf_rounding=True it stands in
-for HF's fp32 eager forward: RoPE frequencies, angles and attention factor in float32 as
-LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32. Shapes: T tokens, H query heads,
-Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the operations are in
+modeling_smollm3, modeling_opt, modeling_falcon, modeling_bloom, modeling_mpt and modeling_rope_utils), not from
+the C++ engine. Computes in float64 (or `dtype`) from the stored weights, widened. With dtype float32 and
+hf_rounding=True it stands in for HF's fp32 eager forward: RoPE frequencies, angles and attention factor in
+float32 as LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32, ALiBi slopes in float32 as
+build_alibi_tensor / build_mpt_alibi_tensor compute them (Falcon's, then rounded to bfloat16, in both). Shapes: T
+tokens, H query heads, Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the operations are in
 reference_ops.py, the GPT-2-like families' forwards (GPT-2, GPT-J, GPT-Neo, OPT, Falcon) in
-reference_forward_gpt.py.
+reference_forward_gpt.py, the ALiBi families' (BLOOM, MPT) in reference_forward_alibi.py.
 """
 import json
 import math
 
 import numpy as np
 
+from reference_forward_alibi import alibi_layer0_value_input, forward_bloom, forward_mpt
 from reference_forward_gpt import (falcon_split, forward_falcon, forward_gpt2, forward_gpt_neo, forward_gptj,
                                   forward_opt, opt_embed)
 from reference_ops import (apply_rope, attend, attention_mask, keep_top_n, layer_norm, rms_norm, rope_cos_sin,
@@ -269,6 +271,8 @@ def layer0_value_input(m, tokens):
     """(h [T, hidden], W_v [kv_heads*D, hidden], b_v or None): layer 0's value projection and
     its input, the attention's normed input (for bounds on the values' rounding)."""
     tokens = np.asarray(tokens, dtype=np.int64)
+    if m.model_type in ("bloom", "mpt"):
+        return alibi_layer0_value_input(m, tokens)
     if m.model_type == "gpt_neox":
         p, H, D = "gpt_neox.layers.0.", m.heads, m.head_dim
         x = m.weight("gpt_neox.embed_in.weight")[tokens]
@@ -302,7 +306,8 @@ def layer0_value_input(m, tokens):
         h = layer_norm(m.weight("transformer.word_embeddings.weight")[tokens], W(m.attn_norm + ".weight"),
                        W(m.attn_norm + ".bias"), m.eps)
         w = W("self_attention.query_key_value.weight")
-        return h, w[falcon_split(m, np.arange(len(w), dtype=np.float64)[None])[2].reshape(-1).astype(np.int64)], None
+        rows = falcon_split(m, np.arange(len(w), dtype=np.float64)[None])[2].reshape(-1).astype(np.int64)
+        return h, w[rows], W("self_attention.query_key_value.bias")[rows] if m.linear_bias else None
     if m.model_type == "phi3":
         p, q_rows, kv_rows = "model.layers.0.", m.heads * m.head_dim, m.kv_heads * m.head_dim
         h = rms_norm(m.weight("model.embed_tokens.weight")[tokens], m.weight(p + "input_layernorm.weight"), m.eps, 0.0)
@@ -321,4 +326,5 @@ def layer0_value_input(m, tokens):
 
 # The families whose layer differs from the LLaMA-style one forward() runs itself.
 FAMILY_FORWARDS = {"gpt_neox": forward_neox, "gpt2": forward_gpt2, "gptj": forward_gptj, "gpt_neo": forward_gpt_neo,
-                   "opt": forward_opt, "falcon": forward_falcon, "phi3": forward_phi3, "phi": forward_phi}
+                   "opt": forward_opt, "falcon": forward_falcon, "phi3": forward_phi3, "phi": forward_phi,
+                   "bloom": forward_bloom, "mpt": forward_mpt}

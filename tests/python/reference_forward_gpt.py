@@ -4,6 +4,7 @@ with biases, fused or renamed projections. Each returns what reference_forward.f
 """
 import numpy as np
 
+from reference_forward_alibi import falcon_alibi_bias
 from reference_ops import (apply_rope, apply_rope_interleaved, attend, attention_mask, gptj_cos_sin, layer_norm,
                            rope_cos_sin)
 
@@ -124,24 +125,29 @@ def opt_embed(m, tokens):
 
 
 def forward_falcon(m, tokens, want_logits=True, head_gates=None, topn=None):
-    """FalconForCausalLM (transformers 4.57 modeling_falcon, eager, RoPE): the same outputs as forward()."""
+    """FalconForCausalLM (transformers 4.57 modeling_falcon, eager; RoPE, or ALiBi with alibi): the same outputs as
+    forward(). With alibi, FalconAttention's eager branch: (q.k + alibi) * inv_norm_factor; its softmax mask
+    holds alibi * inv_norm_factor too (FalconModel._update_causal_mask), so HF's eager path adds it twice, its
+    SDPA path and the RW code once: once here (reference_self_alibi.py measures the other)."""
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H = len(tokens), m.heads
     x = m.weight("transformer.word_embeddings.weight")[tokens]
     cos, sin = rope_cos_sin(np.arange(T), m.head_dim, m.theta, m.dtype, m.rope_scaling, m.hf_rounding, m.max_positions)
-    allowed = attention_mask(T, None)
+    allowed, bias = attention_mask(T, None), falcon_alibi_bias(m, T) if m.alibi else None
     kv_of_head = np.arange(H) // (H // m.kv_heads)                    # a group's query heads share its k, v
     out = {"attn": [], "values": []}
     for layer in range(m.layers):
         W = lambda n: m.weight(f"transformer.h.{layer}.{n}")
         ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
-        mlp = lambda v: m.act(v @ W("mlp.dense_h_to_4h.weight").T) @ W("mlp.dense_4h_to_h.weight").T
+        linear = lambda v, name: v @ W(name + ".weight").T + (W(name + ".bias") if m.linear_bias else 0)  # bias
+        mlp = lambda v: linear(m.act(linear(v, "mlp.dense_h_to_4h")), "mlp.dense_4h_to_h")
         h = ln(x, m.attn_norm)
-        q, k, v = falcon_split(m, h @ W("self_attention.query_key_value.weight").T)
+        q, k, v = falcon_split(m, linear(h, "self_attention.query_key_value"))
         out["values"].append(v.copy())
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        ctx = attend(m, q, k[kv_of_head], v[kv_of_head], allowed, layer, out, head_gates, topn)
-        attn = ctx @ W("self_attention.dense.weight").T
+        if m.rotary:                                                   # FalconConfig.rotary: not alibi
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        ctx = attend(m, q, k[kv_of_head], v[kv_of_head], allowed, layer, out, head_gates, topn, bias, m.alibi_scaled)
+        attn = linear(ctx, "self_attention.dense")
         if m.parallel:  # mlp + attn + x, the MLP from the attention's norm or from its own
             x = x + (mlp(h if m.mlp_norm == m.attn_norm else ln(x, m.mlp_norm)) + attn)
         else:

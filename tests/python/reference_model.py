@@ -8,7 +8,8 @@ import os
 import numpy as np
 
 import st_reader
-from reference_ops import gelu_erf, gelu_tanh, relu, silu
+from reference_ops import (alibi_slopes, alibi_slopes_torch_f32, gelu_bloom, gelu_erf, gelu_tanh, relu,
+                           round_bf16, silu)
 
 
 # Per family (config.json model_type; gemma3 multimodal reads text_config as gemma3_text):
@@ -73,6 +74,9 @@ class Model:
             return
         if top["model_type"] == "falcon":
             self._init_falcon(top, model_dir, dtype, hf_rounding)
+            return
+        if top["model_type"] in ("bloom", "mpt"):
+            (self._init_bloom if top["model_type"] == "bloom" else self._init_mpt)(top, model_dir, dtype, hf_rounding)
             return
         multimodal = top["model_type"] == "gemma3"
         cfg = top["text_config"] if multimodal else top
@@ -290,16 +294,23 @@ class Model:
         query_key_value holds per group its query heads, its k and its v (multi_query: one group), or per
         head q, k, v ("per_head"). FalconDecoderLayer: num_ln_in_parallel_attn (None: 2 in the new
         architecture) picks ln_attn / ln_mlp or one input_layernorm for both branches of the parallel
-        layer; parallel_attn false is sequential with post_attention_layernorm. Refused, as the layers
-        HF would not build (or the engine does not read): alibi, bias, the layouts asserted below."""
+        layer; parallel_attn false is sequential with post_attention_layernorm. bias (Falcon-RW): every FalconLinear
+        with a bias. alibi (Falcon-RW): no RoPE (FalconConfig.rotary), instead modeling_falcon's own
+        build_alibi_tensor: BLOOM's slopes rounded to bfloat16 times the key position j (cast to bfloat16 too),
+        the product rounded to bfloat16 again (whatever the model's dtype), added to q.k before the
+        1 / sqrt(head_dim) scale (reference_forward_alibi.falcon_alibi_bias). Refused, as the layers HF would not
+        build: the layouts asserted below."""
         layers = cfg.get("num_hidden_layers", cfg.get("n_layer", 32))
         heads = cfg.get("num_attention_heads", cfg.get("n_head", 71))
         self._init_layernorm_family(cfg, "falcon", cfg.get("hidden_size", 4544), layers, heads,
                                     cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 11),
                                     cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
         assert self.head_dim * heads == self.hidden, (self.hidden, heads)
-        assert not cfg.get("alibi", False), "alibi: ALiBi biases are not read here"
-        assert not cfg.get("bias", False), "bias: linear biases are not read here"
+        self.alibi, self.linear_bias = bool(cfg.get("alibi", False)), bool(cfg.get("bias", False))
+        self.rotary, self.alibi_scaled, self.alibi_origin, self.alibi_bf16 = not self.alibi, True, "key0", True
+        if self.alibi:
+            exact = alibi_slopes(heads)  # float64; with hf_rounding torch's float32 ones; then .bfloat16()
+            self.slopes = round_bf16(alibi_slopes_torch_f32(heads, "bloom") if hf_rounding else exact).astype(dtype)
         new, parallel = cfg.get("new_decoder_architecture", False), cfg.get("parallel_attn", True)
         multi_query, kv = cfg.get("multi_query", True), cfg.get("num_kv_heads", cfg.get("n_head_kv")) or heads
         n_ln = cfg.get("num_ln_in_parallel_attn")
@@ -323,6 +334,65 @@ class Model:
         self.theta, self.rope_scaling = cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling")
         self.rotary_dim, self.max_positions = self.head_dim, cfg.get("max_position_embeddings", 2048)
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+
+    def _init_bloom(self, cfg, model_dir, dtype, hf_rounding):
+        """BloomConfig: n_embed (which wins over hidden_size), n_layer and n_head (num_hidden_layers and
+        num_attention_heads through its attribute_map, set after them and so winning), layer_norm_epsilon, bos 1,
+        tied by default. BloomModel: word_embeddings_layernorm on the embeddings, query_key_value per head
+        [q | k | v], biases everywhere, a 4 x hidden MLP whatever n_inner says, BLOOM's tanh gelu, ALiBi slopes
+        times the key's position j. Refused: apply_residual_connection_post_layernorm (the normed input as the
+        residual) and slow_but_exact with pretraining_tp > 1 (its split dense layers drop their biases). Tensors
+        under transformer. (BloomForCausalLM) or bare (BloomModel: the released bigscience/bloom* files)."""
+        hidden = cfg["n_embed"] if cfg.get("n_embed") is not None else cfg.get("hidden_size", 64)
+        heads = cfg.get("num_attention_heads", cfg.get("n_head", 8))
+        self._init_layernorm_family(cfg, "bloom", hidden, cfg.get("num_hidden_layers", cfg.get("n_layer", 2)), heads,
+                                    cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 1),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert self.head_dim * heads == hidden, (hidden, heads)
+        assert not cfg.get("apply_residual_connection_post_layernorm"), "apply_residual_connection_post_layernorm"
+        assert not (cfg.get("slow_but_exact") and cfg.get("pretraining_tp", 1) > 1), "slow_but_exact, pretraining_tp"
+        self.act, self.embed_norm = gelu_bloom, "word_embeddings_layernorm"
+        self._alibi(8, alibi_shift=False)
+        w = load_weights(model_dir)
+        bare = "word_embeddings.weight" in w
+        self.w = {("transformer." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
+
+    def _init_mpt(self, cfg, model_dir, dtype, hf_rounding):
+        """MptConfig: d_model, n_heads, n_layers (hidden_size, num_attention_heads, num_hidden_layers through its
+        attribute_map, winning), layer_norm_epsilon 1e-5, max_seq_len (ALiBi's table: longer inputs fail),
+        attn_config's softmax_scale (null: 1 / sqrt(head_dim)) and clip_qkv (q, k, v clamped), tied by default; bos
+        as written (MptConfig has none). MptModel: LayerNorms with their bias set to None, Wqkv [q | k | v] and no
+        linear bias, an exact-gelu MLP of 4 x d_model, ALiBi of bias max 8 relative to the last key. Refused, as
+        transformers ignores what the MosaicML code reads: expansion_ratio != 4, attn_config alibi false,
+        alibi_bias_max != 8, qk_ln, prefix_lm, attn_type multiquery, logit_scale, no_bias false, norm_type other
+        than a LayerNorm, a wpe tensor."""
+        attn = {"alibi": True, "alibi_bias_max": 8, "qk_ln": False, "prefix_lm": False, "clip_qkv": None,
+                "softmax_scale": None, "attn_type": "multihead_attention", **(cfg.get("attn_config") or {})}
+        hidden = cfg.get("hidden_size", cfg.get("d_model", 2048))
+        heads = cfg.get("num_attention_heads", cfg.get("n_heads", 16))
+        self._init_layernorm_family(cfg, "mpt", hidden, cfg.get("num_hidden_layers", cfg.get("n_layers", 24)), heads,
+                                    cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id"),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert self.head_dim * heads == hidden, (hidden, heads)
+        norm = cfg.get("norm_type", "low_precision_layernorm")
+        refused = {"expansion_ratio": cfg.get("expansion_ratio", 4) != 4, "alibi": not attn["alibi"],
+                   "alibi_bias_max": attn["alibi_bias_max"] != 8, "qk_ln": attn["qk_ln"],
+                   "prefix_lm": attn["prefix_lm"], "attn_type": attn["attn_type"] != "multihead_attention",
+                   "logit_scale": cfg.get("logit_scale") is not None, "no_bias": not cfg.get("no_bias", True),
+                   "norm_type": norm not in ("layernorm", "low_precision_layernorm")}
+        assert not any(refused.values()), [k for k, v in refused.items() if v]
+        self.scale = attn["softmax_scale"] if attn["softmax_scale"] is not None else self.head_dim ** -0.5
+        self.clip_qkv, self.max_positions, self.act = attn["clip_qkv"], cfg.get("max_seq_len", 2048), gelu_erf
+        self._alibi(8, alibi_shift=True)
+        self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items()}
+        assert not self.has("transformer.wpe.weight"), "transformer.wpe: learned positions are not read here"
+
+    def _alibi(self, bias_max, alibi_shift):
+        """ALiBi's slopes [H] in the model's dtype (with hf_rounding: float32 as transformers' torch code makes
+        them) and whether the bias is relative to the last key (MPT) or the first (BLOOM)."""
+        exact = alibi_slopes(self.heads, bias_max).astype(self.dtype)
+        self.slopes = alibi_slopes_torch_f32(self.heads, self.model_type) if self.hf_rounding else exact
+        self.alibi_shift = alibi_shift
 
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
@@ -420,6 +490,9 @@ class Model:
             return self.weight("transformer.word_embeddings.weight" if self.tied else "lm_head.weight")
         if self.model_type == "phi":
             return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
+        if self.model_type in ("bloom", "mpt"):
+            embed = "transformer.word_embeddings.weight" if self.model_type == "bloom" else "transformer.wte.weight"
+            return self.weight(embed if self.tied else "lm_head.weight")
         return self.weight("model.embed_tokens.weight" if self.tied else "lm_head.weight")
 
 

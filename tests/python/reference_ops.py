@@ -1,7 +1,7 @@
 """The operations of the independent numpy forward (reference_forward.py), from transformers
 4.57's eager code: activations (SiLU, ReLU, GELU), LayerNorm and RMSNorm, soft-caps, RoPE tables (modeling_rope_utils:
-default, linear, llama3, yarn) and rotation (rotate_half; GPT-J's interleaved rotate_every_two), the
-causal and sliding-window mask, the masked softmax and prune's top-N keys.
+default, linear, llama3, yarn) and rotation (rotate_half; GPT-J's interleaved rotate_every_two), ALiBi slopes,
+bfloat16 rounding, the causal and sliding-window mask, the masked softmax and prune's top-N keys.
 """
 import math
 
@@ -20,6 +20,11 @@ def relu(x):
 def gelu_tanh(x):
     # transformers' gelu_pytorch_tanh == torch gelu(approximate="tanh")
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gelu_bloom(x):
+    """modeling_bloom's bloom_gelu_forward: the tanh GELU with sqrt(2 / pi) written as 0.79788456."""
+    return x * 0.5 * (1.0 + np.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
 
 
 _erf = np.frompyfunc(math.erf, 1, 1)
@@ -168,6 +173,41 @@ def apply_rope_interleaved(x, cos, sin):
     return x * cos + rotate_every_two(x) * sin
 
 
+def alibi_slopes(heads, bias_max=8.0):
+    """ALiBi's slope per head [heads], float64, in closed form: with p = 2^ceil(log2 heads), 2^(-bias_max m / p)
+    for m = 1..p; when heads < p, those of even m, then those of odd m, the first `heads` of them. BLOOM's
+    build_alibi_tensor (2^(-8/c) to the powers 1..c for c = 2^floor(log2 heads), then 2^(-4/c) to the odd
+    powers 1, 3, ..) and MPT's build_mpt_alibi_tensor (its alibi_bias_max) give this list (bias_max 8 for BLOOM;
+    reference_self_alibi.py checks both recipes)."""
+    p = 2 ** math.ceil(math.log2(heads))
+    slopes = 2.0 ** (-bias_max * np.arange(1, p + 1) / p)
+    return slopes if p == heads else np.concatenate([slopes[1::2], slopes[::2]])[:heads]
+
+
+def alibi_slopes_torch_f32(heads, family):
+    """The slopes in float32 as transformers' torch code computes them (the fp32 eager stand-in's): BLOOM
+    pow(float32 base, k) for the powers of alibi_slopes' docstring; MPT 1 / pow(2, float32(m) * (8 / p)), then
+    reordered."""
+    f32 = np.float32
+    if family == "bloom":
+        c = 2 ** math.floor(math.log2(heads))
+        slopes = np.power(f32(2 ** (-(2 ** -(math.log2(c) - 3)))), np.arange(1, c + 1).astype(f32))
+        extra = np.power(f32(2 ** (-(2 ** -(math.log2(2 * c) - 3)))),
+                         np.arange(1, 1 + 2 * min(c, heads - c), 2).astype(f32))
+        return np.concatenate([slopes, extra]).astype(f32)
+    p = 2 ** math.ceil(math.log2(heads))
+    slopes = f32(1.0) / np.power(f32(2), np.arange(1, p + 1).astype(f32) * f32(8 / p))
+    return slopes if p == heads else np.concatenate([slopes[1::2], slopes[::2]])[:heads]
+
+
+def round_bf16(x):
+    """x rounded to bfloat16 (8 significant bits, to nearest even), as float32: torch's .bfloat16() and the
+    product of a bfloat16 tensor (Falcon's build_alibi_tensor rounds its slopes and slope * j so)."""
+    u = np.array(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    half, low = np.uint64(0x7FFF), np.uint64(16)
+    return ((u + half + ((u >> low) & np.uint64(1))) >> low << low).astype(np.uint32).view(np.float32)
+
+
 def attention_mask(T, window):
     """[T, T] bool, True where query i may attend key j: j <= i and i - j < window."""
     i = np.arange(T)[:, None]
@@ -198,11 +238,18 @@ def keep_top_n(probs, n):
     return kept / kept.sum(axis=-1, keepdims=True)
 
 
-def attend(m, q, k, v, allowed, layer, out, head_gates, topn):
+def attend(m, q, k, v, allowed, layer, out, head_gates, topn, bias=None, scale_bias=False):
     """Multi-head attention without GQA or soft-cap: q, k, v [H, T, D] -> [T, H*D]; the
-    probabilities are appended to out["attn"]. Edits as in forward()."""
+    probabilities are appended to out["attn"]. `bias` (ALiBi's [H, 1, T] or [H, T, T]) is added to the
+    scaled scores, or with scale_bias to q.k before the scale (Falcon's (q.k + alibi) * inv_norm_factor).
+    Edits as in forward()."""
     H, T, D = q.shape
-    probs = softmax_masked((q @ k.transpose(0, 2, 1)) * m.dtype(m.scale), allowed)  # [H, T, T]
+    if bias is not None and scale_bias:
+        scores = (q @ k.transpose(0, 2, 1) + bias) * m.dtype(m.scale)      # [H, T, T]
+    else:
+        scores = (q @ k.transpose(0, 2, 1)) * m.dtype(m.scale)
+        scores = scores if bias is None else scores + bias
+    probs = softmax_masked(scores, allowed)
     if topn is not None:
         probs = np.stack([keep_top_n(probs[h], int(topn[layer][h])) for h in range(H)])
     out["attn"].append(probs)

@@ -3,7 +3,7 @@ layout), falcon-40b (new_decoder_architecture's kv groups, ln_attn / ln_mlp) and
 fixtures against a second forward written token by token, which finds each head's rows of the fused
 query_key_value by index arithmetic from the config alone; then each quirk bites (a reader of another
 split, norm or residual gets other attention and logits), and the layouts the engine refuses are
-refused here too."""
+refused here too. The loop forward reads Falcon-RW's ALiBi and biases too (falcon-rw: reference_self_alibi.py)."""
 import json
 import math
 import os
@@ -13,7 +13,7 @@ import numpy as np
 import reference_forward as rf
 from reference_model import Model
 from reference_self_gpt import scalar_layer_norm
-from reference_self_lib import check, check_loop_forward, check_useful, loop_buffers, prompt_tokens, read_variants
+from reference_self_lib import check, checked_fixture, loop_buffers, read_variants
 
 
 def falcon_blocks(cfg):
@@ -43,12 +43,19 @@ def falcon_norms(cfg):
     return "input_layernorm", "post_attention_layernorm", False
 
 
-def forward_incremental_falcon(m, tokens):
+def bf16(x):
+    """x rounded to 8 significant bits, ties to even (bfloat16, for normal numbers), by frexp and round."""
+    mant, exp = math.frexp(x)
+    return math.ldexp(round(mant * 256), exp - 8)
+
+
+def forward_incremental_falcon(m, tokens, slopes=None):
     """Falcon token by token with a KV cache, scalar loops: each head's q, k, v from its own rows of
     query_key_value (falcon_blocks), the pairs (i, i + D/2) turned by pos * theta^(-2i / D) over the
     whole head, scores / sqrt(D), a query head reading its group's k and v; exact gelu; the layer's
     norms and residual by falcon_norms; the head tied to word_embeddings unless lm_head.weight is
-    configured."""
+    configured. With alibi no turning, the score of key j (q . k + bf16(bf16(slope) bf16(j))) / sqrt(D) for
+    `slopes` (float64); with bias each projection's bias rows beside its weight rows."""
     cfg = m.cfg
     blocks, (attn_norm, mlp_norm, parallel) = falcon_blocks(cfg), falcon_norms(cfg)
     T, H, D, L, Hkv = len(tokens), cfg["num_attention_heads"], m.head_dim, m.layers, len(blocks["k"])
@@ -56,6 +63,7 @@ def forward_incremental_falcon(m, tokens):
     cache_k, cache_v, attn, logits = loop_buffers(L, H, Hkv, T, m.vocab)
     gelu = lambda vec: np.array([0.5 * u * (1.0 + math.erf(u / math.sqrt(2.0))) for u in vec])
     E = lambda n: m.weight("transformer." + n)
+    alibi = [[bf16(bf16(s) * bf16(j)) for j in range(T)] for s in slopes] if cfg.get("alibi") else None
 
     def rotate(vec, pos):
         out = np.array(vec, dtype=np.float64)
@@ -70,23 +78,28 @@ def forward_incremental_falcon(m, tokens):
         x = E("word_embeddings.weight")[tok]
         for layer in range(L):
             W = lambda n: E(f"h.{layer}.{n}")
+            B = lambda n: W(n + ".bias") if cfg.get("bias") else 0.0
             norm = lambda vec, name: scalar_layer_norm(vec, W(name + ".weight"), W(name + ".bias"), eps)
-            fused = W("self_attention.query_key_value.weight")
-            rows = lambda block, vec: fused[block * D:(block + 1) * D] @ vec
+            fused, fused_b = W("self_attention.query_key_value.weight"), B("self_attention.query_key_value")
+            rows = lambda block, vec: fused[block * D:(block + 1) * D] @ vec + \
+                (fused_b[block * D:(block + 1) * D] if cfg.get("bias") else 0.0)
+            turn = (lambda vec, pos: vec) if alibi else rotate
             h = norm(x, attn_norm)
             for g in range(Hkv):
-                cache_k[layer][g].append(rotate(rows(blocks["k"][g], h), t))
+                cache_k[layer][g].append(turn(rows(blocks["k"][g], h), t))
                 cache_v[layer][g].append(rows(blocks["v"][g], h))
             ctx = np.zeros(H * D)
             for head in range(H):
-                g, qh = blocks["kv_of"][head], rotate(rows(blocks["q"][head], h), t)
-                scores = [float(np.dot(qh, kj)) / math.sqrt(D) for kj in cache_k[layer][g]]
+                g, qh = blocks["kv_of"][head], turn(rows(blocks["q"][head], h), t)
+                scores = [(float(np.dot(qh, kj)) + (alibi[head][j] if alibi else 0.0)) / math.sqrt(D)
+                          for j, kj in enumerate(cache_k[layer][g])]
                 e = [math.exp(sc - max(scores)) for sc in scores]
                 for j, ej in enumerate(e):
                     attn[layer, head, t, j] = ej / sum(e)
                     ctx[head * D:(head + 1) * D] += (ej / sum(e)) * cache_v[layer][g][j]
-            a = W("self_attention.dense.weight") @ ctx
-            mlp = lambda vec: W("mlp.dense_4h_to_h.weight") @ gelu(W("mlp.dense_h_to_4h.weight") @ vec)
+            a = W("self_attention.dense.weight") @ ctx + B("self_attention.dense")
+            mlp = lambda vec: W("mlp.dense_4h_to_h.weight") @ gelu(W("mlp.dense_h_to_4h.weight") @ vec +
+                                                                    B("mlp.dense_h_to_4h")) + B("mlp.dense_4h_to_h")
             if parallel:
                 x = x + (mlp(h if mlp_norm == attn_norm else norm(x, mlp_norm)) + a)
             else:
@@ -152,13 +165,7 @@ def falcon_checks(fixture_dir, n_loop):
 
 def common(fixture_dir, name, n_loop):
     """(dir, model, tokens, reference forward) of a Falcon fixture, its loop forward and usefulness checked."""
-    d = os.path.join(fixture_dir, name)
-    m = Model(d)
-    tokens = prompt_tokens(d, m)
-    ref = rf.forward(m, tokens)
-    check_loop_forward(name, m, forward_incremental_falcon(m, tokens[:n_loop]), rf.forward(m, tokens[:n_loop]), n_loop)
-    check_useful(name, d, m, tokens, ref)
-    return d, m, tokens, ref
+    return checked_fixture(fixture_dir, name, n_loop, forward_incremental_falcon)
 
 
 def layer_norms(m):
@@ -241,13 +248,12 @@ def sequential(fixture_dir, n_loop):
 
 
 def falcon_refusals(d):
-    """The layouts the engine refuses (HF would build no such layer, or reads ALiBi or biases), refused
-    here; the readings beside them: Falcon2-11B's one norm in the new architecture, the RW names."""
+    """The layouts the engine refuses (HF would build no such layer), refused here; the readings beside them:
+    Falcon2-11B's one norm in the new architecture, the RW names, alibi and bias (Falcon-RW's) on this layout."""
     with open(os.path.join(d, "config.json")) as f:
         cfg = json.load(f)
     new = dict(cfg, new_decoder_architecture=True)
-    refused = {"alibi": dict(cfg, alibi=True), "bias": dict(cfg, bias=True),
-               "num_kv_heads 2 without multi_query": dict(cfg, multi_query=False, num_kv_heads=2),
+    refused = {"num_kv_heads 2 without multi_query": dict(cfg, multi_query=False, num_kv_heads=2),
                "parallel_attn false in the new architecture": dict(new, parallel_attn=False),
                "num_ln_in_parallel_attn 2 in the old one": dict(cfg, num_ln_in_parallel_attn=2),
                "num_ln_in_parallel_attn 3": dict(new, num_ln_in_parallel_attn=3)}
@@ -257,7 +263,11 @@ def falcon_refusals(d):
     names = {k: v for k, v in cfg.items() if k not in ("num_hidden_layers", "num_attention_heads")}
     read = {"num_kv_heads 4, num_ln_in_parallel_attn 1": dict(new, num_kv_heads=4, num_ln_in_parallel_attn=1),
             "n_layer 2, n_head 4, n_head_kv 2": dict(names, n_layer=2, n_head=4, n_head_kv=2,
-                                                     new_decoder_architecture=True)}
+                                                     new_decoder_architecture=True),
+            "alibi, bias": dict(cfg, alibi=True, bias=True)}
+    layout = lambda m: (m.layers, m.heads, m.kv_heads, m.attn_norm, m.mlp_norm, m.parallel) + \
+        ((m.rotary, m.linear_bias) if m.alibi else ())
     got = read_variants(d, read, layout)
-    want = [(3, 8, 4, "input_layernorm", "input_layernorm", True), (2, 4, 2, "ln_attn", "ln_mlp", True)]
+    want = [(3, 8, 4, "input_layernorm", "input_layernorm", True), (2, 4, 2, "ln_attn", "ln_mlp", True),
+            (3, 8, 1, "input_layernorm", "input_layernorm", True, False, True)]
     check(list(got.values()) == want, "falcon: read: " + "; ".join(f"{k}: {v}" for k, v in got.items()))

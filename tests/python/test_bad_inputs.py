@@ -198,7 +198,7 @@ def corrupt_tokenizer(ctx):
 
 @case()
 def unsupported_model_type(ctx):
-    edit_json(ctx.path("config.json"), lambda c: c.update(model_type="bloom"))
+    edit_json(ctx.path("config.json"), lambda c: c.update(model_type="rwkv"))
     return [], ["llama", "mistral", "gemma"]
 
 

@@ -3,7 +3,8 @@
 
   test_capture_vs_reference.py --bin PATH/attngeom --fixtures DIR [--fixture NAME ...]
 
-Per fixture: token ids equal spm_encode's with BOS (config's id) prepended; with all
+Per fixture: token ids equal spm_encode's with BOS (config's id) prepended (a tokenizer.json's, BLOOM's:
+tools/bpe_encode.py's, no BOS); with all
 query rows, layer by layer, the engine (fp32) is at least as close to the float64
 reference as the same reference run in float32 with HF's rounding (an fp32 eager
 stand-in) is: error <= 4 x the float32 reference's error + a floor of 4 fp32 ulps
@@ -49,8 +50,7 @@ class Fixture:
         self.model = Model(self.dir)
         self.model32 = Model(self.dir, np.float32, hf_rounding=True)
         self.fixed_tol = name in FIXED_TOL_FIXTURES
-        self.spm = harness.spm_ids(os.path.join(self.dir, "tokenizer.model"), harness.PROMPT)
-        self.ids = [self.model.bos] + self.spm
+        self.ids, self.spm = harness.prompt_ids(self.dir, self.model.bos)  # with BOS (if any), the text's alone
         self.failures = []
         self.row = {"fixture": name, "T": len(self.ids)}
         self.table = []  # (run, T, Q, attn err, values rel err, logits rel err or None)
@@ -193,7 +193,7 @@ class Fixture:
                 return label
         first = next(iter(accepted.values()))
         diff = next((i for i, (a, b) in enumerate(zip(got, first)) if a != b), min(len(got), len(first)))
-        self.fail(f"[{tag}] tokens differ from sentencepiece's: {len(got)} ids vs {len(first)}, first "
+        self.fail(f"[{tag}] tokens differ from the reference tokenizer's: {len(got)} ids vs {len(first)}, first "
                   f"difference at {diff}: engine {got[diff:diff + 5]}, expected {list(first[diff:diff + 5])}")
         return None
 
@@ -284,13 +284,14 @@ class Fixture:
 
 
 # The suffixes of fixtures that hold their base fixture's model in another layout.
-LAYOUT_VARIANTS = ("-v5", "-bare")
+LAYOUT_VARIANTS = ("-v5", "-bare", "-prefixed")
 
 
 def agreement_of_layouts(full_dumps):
     """A transformers 5.x config (NAME-v5, rope_parameters, fused experts) of the same weights as
-    NAME's 4.x one, or the same tensors without their leading "model." (NAME-bare, OPT's released
-    files), must give the same dump, bit for bit: the two layouts are one model."""
+    NAME's 4.x one, the same tensors without their leading "model." (NAME-bare, OPT's released
+    files) or with BloomForCausalLM's "transformer." (bloom-prefixed; bloom holds the released files'
+    bare names), must give the same dump, bit for bit: the two layouts are one model."""
     failures = []
     for name, full in full_dumps.items():
         base = base_of(name)

@@ -2,7 +2,7 @@
 """Hugging Face tokenizer.json checkpoints end to end (tools/make_bpe_tokenizer.py writes
 the tokenizers: LLaMA-3 style with BOS, Qwen2 and GPT-2 style without).
 
-  test_hf_tokenizer.py --bin PATH/attngeom --check reference --flavour llama3|qwen2|gpt2 --reference DIR [--node NODE]
+  test_hf_tokenizer.py --bin PATH/attngeom --check reference --flavour llama3|qwen2|gpt2|bloom --reference DIR [--node NODE]
   test_hf_tokenizer.py --bin PATH/attngeom --check capture
 
 reference  `attngeom tokenize` against transformers.js (DIR holds encode.mjs and its
@@ -138,7 +138,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--check", choices=["reference", "capture"], required=True)
-    ap.add_argument("--flavour", choices=["llama3", "qwen2", "gpt2"])
+    ap.add_argument("--flavour", choices=["llama3", "qwen2", "gpt2", "bloom"])
     ap.add_argument("--reference", help="folder with encode.mjs and transformers.js installed")
     ap.add_argument("--node", default="node")
     args = ap.parse_args()

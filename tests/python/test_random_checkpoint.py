@@ -29,7 +29,7 @@ from reference_model import Model  # noqa: E402
 import st_reader  # noqa: E402
 from checkpoint_files import spm_vocab_size  # noqa: E402
 from hf_layouts import GEMMAS, hf_config, tensor_shapes  # noqa: E402
-from make_random_checkpoint import PRESETS  # noqa: E402
+from make_random_checkpoint import NORM_WEIGHTS, PRESET_PREFIX_STRIPPED, PRESETS  # noqa: E402
 
 # Published parameter counts of the real models these presets copy.
 PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
@@ -38,7 +38,10 @@ PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
                  "gpt-neo-1.3b": 1_315_575_808, "opt-6.7b": 6_658_473_984, "falcon-7b": 6_921_720_704,
                  # Falcon-40B, tied (its config writes no tie_word_embeddings), counted from its shapes: 60 x
                  # (query_key_value (128 + 16) x 64 rows, dense, 2 x 4 x 8192^2 MLP, 2 norms) + embeddings + ln_f
-                 "falcon-40b": 41_303_293_952}
+                 "falcon-40b": 41_303_293_952, "bloom-7b1": 7_069_016_064,
+                 # MPT-7B (its model card: 6.7B), counted from its shapes: 32 x (Wqkv, out_proj, 2 x 4 x 4096^2 MLP,
+                 # 2 norms without bias) + wte + norm_f
+                 "mpt-7b": 6_649_286_656}
 # The mixtures' totals as their model cards round them (three significant digits).
 PRESET_PARAMS_ROUNDED = {"mixtral-8x7b": 46.7e9, "olmoe-1b-7b": 6.92e9, "qwen3-30b-a3b": 30.5e9, "gpt-j-6b": 6.05e9,
                          "smollm3-3b": 3.08e9, "qwen1.5-moe-a2.7b": 14.3e9}
@@ -80,11 +83,20 @@ CASES = [
     ("qwen2-moe-fused", ["--model-type", "qwen2_moe", "--hidden", "64", "--intermediate", "96", "--moe-intermediate",
                          "32", "--layers", "2", "--heads", "4", "--experts", "4", "--experts-per-tok", "2",
                          "--fused-experts", "--dtype", "f32"]),
+    ("bloom-bf16", ["--model-type", "bloom", "--hidden", "64", "--intermediate", "256", "--layers", "2",
+                    "--heads", "4", "--dtype", "bf16"]),
+    ("mpt-f16", ["--model-type", "mpt", "--hidden", "64", "--intermediate", "256", "--layers", "2", "--heads", "8",
+                 "--dtype", "f16"]),
     ("qwen3-moe-fused", ["--model-type", "qwen3_moe", "--hidden", "64", "--intermediate", "128",
                          "--moe-intermediate", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2",
                          "--head-dim", "32", "--experts", "4", "--experts-per-tok", "2", "--fused-experts",
                          "--dtype", "bf16"]),
 ]
+# Presets at a small shape, their layouts kept (bloom-7b1's tensors without "transformer."), the vocabulary the
+# tokenizer's.
+SMALL = ["--hidden", "64", "--intermediate", "256", "--layers", "2", "--heads", "4", "--kv-heads", "4",
+         "--head-dim", "16"]
+PRESET_CASES = [("preset-bloom-7b1-small", "bloom-7b1", SMALL), ("preset-mpt-7b-small", "mpt-7b", SMALL)]
 failures = []
 
 
@@ -94,7 +106,8 @@ def check(ok, what):
         failures.append(what)
 
 
-def validate(name, out, tokenizer):
+def validate(name, out, tokenizer, stripped=None):
+    """`stripped`: the prefix the tensors are written without (lm_head keeps its name)."""
     with open(os.path.join(out, "config.json")) as f:
         cfg = json.load(f)
     text = cfg.get("text_config", cfg)  # a multimodal config's text tower
@@ -111,7 +124,8 @@ def validate(name, out, tokenizer):
         dtypes.update(dt)
         where.update({k: fname for k in t})
     fused = any(k.endswith("mlp.experts.gate_up_proj") for k in tensors)  # transformers 5.x's layout
-    expected = dict(tensor_shapes(cfg, fused))
+    expected = {k[len(stripped):] if stripped and k.startswith(stripped) else k: s
+                for k, s in tensor_shapes(cfg, fused)}
     check(set(tensors) == set(expected), f"{name}: tensor names ({len(tensors)})")
     check(all(tuple(tensors[k].shape) == tuple(s) for k, s in expected.items() if k in tensors),
           f"{name}: tensor shapes match the config")
@@ -124,7 +138,7 @@ def validate(name, out, tokenizer):
     check(finite, f"{name}: all values finite")
     band = True
     for k, a in tensors.items():
-        if k.endswith(("norm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight", "ln_attn.weight", "ln_mlp.weight")):
+        if k.endswith(NORM_WEIGHTS):
             continue
         embedding = k.endswith(("model.embed_tokens.weight", "wte.weight", "word_embeddings.weight")) and \
             cfg["model_type"] not in GEMMAS
@@ -178,14 +192,18 @@ def main():
         n = sum(math.prod(s) for _, s in tensor_shapes(hf_config(dtype="BF16", **PRESETS[preset])))
         check(float(f"{n:.3g}") == rounded, f"preset {preset}: {n:,} parameters, {rounded / 1e9:g}B as published")
     with tempfile.TemporaryDirectory(prefix="attngeom-randckpt-") as tmp:
-        for name, flags in CASES:
+        vocab = ["--vocab", str(spm_vocab_size(tokenizer))]
+        runs = [(name, flags, None) for name, flags in CASES] + [
+            (name, ["--preset", preset] + vocab + flags, PRESET_PREFIX_STRIPPED.get(preset))
+            for name, preset, flags in PRESET_CASES]
+        for name, flags, stripped in runs:
             out = os.path.join(tmp, name)
             cmd = [sys.executable, "-B", os.path.join(TOOLS, "make_random_checkpoint.py"),
                    "--tokenizer", tokenizer, "--out", out, "--seed", "5"] + flags
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             check(proc.returncode == 0, f"{name}: generator exit {proc.returncode} {proc.stdout.strip()[-300:]}")
             if proc.returncode == 0:
-                validate(name, out, tokenizer)
+                validate(name, out, tokenizer, stripped)
         check_tokenizer_kinds(tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0

@@ -10,8 +10,9 @@
    (2i, 2i + 1), and with pairs (i, i + R/2) once its q/k rows are de-interleaved; SmolLM3's
    with its NoPE layers left unturned; GPT-Neo's with learned positions, unscaled scores and
    windows on its local layers only; OPT's with positions from row t + 2; Falcon's with each head's rows
-   of the fused query_key_value found by index arithmetic (reference_self_falcon.py). Qwen2-MoE's sparse
-   block (routed experts and the sigmoid-gated shared expert) against one written token by token.
+   of the fused query_key_value found by index arithmetic (reference_self_falcon.py); BLOOM's and MPT's
+   with ALiBi slopes from transcriptions of transformers' two recipes (reference_self_alibi.py). Qwen2-MoE's
+   sparse block (routed experts and the sigmoid-gated shared expert) against one written token by token.
 3. The fixtures are useful: some heads are peaky, everything is finite, and a float32
    run of the reference stays well inside the engine's tolerances.
 """
@@ -36,6 +37,7 @@ from reference_self_lib import (check, check_loop_forward, close, failures, floa
                                 loop_buffers, prompt_tokens, scalar_attention)
 from reference_self_gpt import gpt_neo_checks, gptj_checks, opt_checks  # noqa: E402
 from reference_self_falcon import falcon_checks  # noqa: E402
+from reference_self_alibi import alibi_checks  # noqa: E402
 
 FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "smollm3", "smollm3-windowed"]
 def hand_computed():
@@ -390,6 +392,7 @@ def main():
     moe_checks(args.fixtures, "qwen2-moe", "qwen2-moe-v5")
     qwen2_moe_checks(args.fixtures)
     falcon_checks(args.fixtures, args.loop_tokens)
+    alibi_checks(args.fixtures, args.loop_tokens)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

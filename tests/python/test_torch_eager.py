@@ -4,7 +4,8 @@
   test_torch_eager.py --fixtures DIR [--fixture NAME ...]
 
 On every fixture of a family torch_eager implements, with the prompt's tokens (BOS + spm_encode's
-ids), torch_eager's fp32 forward must be as close to reference_forward.py's float64 forward as
+ids; with BLOOM's tokenizer.json, bpe_encode's and no BOS: harness.prompt_ids), torch_eager's fp32
+forward must be as close to reference_forward.py's float64 forward as
 the same reference run in float32 with HF's rounding (the fp32 eager stand-in of
 test_capture_vs_reference.py) is, by that test's rule: error <= 4 x the float32 reference's
 error + a floor of 4 fp32 ulps, for the logits (relative to the largest |logit|) and for each
@@ -29,7 +30,7 @@ from test_capture_vs_reference import PARITY_FACTOR, PARITY_FLOOR  # noqa: E402 
 FIXTURES = ["llama", "mistral", "mistral-nowindow", "gemma", "gemma2", "gemma3", "gemma3-text", "olmo2", "llama3", "llama-linear", "llama3-v5", "qwen2", "pythia",
             "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "qwen3", "mixtral", "olmoe",
             "qwen3-moe", "smollm3", "smollm3-windowed", "opt", "opt-bare", "qwen2-moe", "falcon", "falcon-40b",
-            "falcon-sequential"]
+            "falcon-sequential", "bloom", "bloom-prefixed", "mpt"]
 
 
 def load_torch_eager():
@@ -49,7 +50,7 @@ def load_torch_eager():
 
 def check_fixture(te, torch, model_dir):
     """(rows of (what, torch error, fp32 stand-in error, bound), failures) for one fixture."""
-    ids = [Model(model_dir).bos] + harness.spm_ids(os.path.join(model_dir, "tokenizer.model"), harness.PROMPT)
+    ids = harness.prompt_ids(model_dir, Model(model_dir).bos)[0]
     ref = rf.forward(Model(model_dir), ids)
     ref32 = rf.forward(Model(model_dir, np.float32, hf_rounding=True), ids)
     cfg = harness.load_config(model_dir)

@@ -10,7 +10,7 @@ add_test(NAME python.tokenizer_reference_install
           -DNPM=${ATTNGEOM_NPM} -P ${PROJECT_SOURCE_DIR}/tests/tokenizer_reference/npm_ci.cmake)
 set_tests_properties(python.tokenizer_reference_install PROPERTIES
   FIXTURES_SETUP attngeom_tokenizer_reference TIMEOUT 900)
-foreach(_flavour llama3 qwen2 gpt2)
+foreach(_flavour llama3 qwen2 gpt2 bloom)
   add_test(NAME python.hf_tokenizer_${_flavour}
     COMMAND ${_py} ${_here}/test_hf_tokenizer.py --bin $<TARGET_FILE:attngeom> --check reference
             --flavour ${_flavour} --reference ${_tokref} --node ${ATTNGEOM_NODE})

@@ -17,12 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "util/half.h"
+
 namespace attngeom {
 namespace {
 
 struct Case {
   int seq, heads, kv_heads, head_dim, window;
   float scale, softcap;
+  float slope = 0;  // head h's ALiBi slope is slope / (h + 1)
+  bool before_scale = false;
 };
 
 struct Inputs {
@@ -69,7 +73,8 @@ std::vector<float> tiled_attention(const Case& c, const Inputs& in) {
                                       ? dot(&in.q[(static_cast<std::size_t>(query) * c.heads + h) * d],
                                             &in.k[(static_cast<std::size_t>(key) * c.kv_heads + kv) * d], d)
                                       : 0.0f;
-            scores[j] = visible_score(product, query, key, c.seq, c.window, c.scale, c.softcap);
+            scores[j] = visible_score(product, query, key, c.seq, c.window, c.scale, c.softcap,
+                                      {c.slope / (h + 1), c.before_scale});
             tile_max = std::max(tile_max, scores[j]);
           }
           const float factor = halves[0].raise_max(tile_max);
@@ -109,7 +114,11 @@ std::vector<double> reference_attention(const Case& c, const Inputs& in) {
           product += static_cast<double>(in.q[(static_cast<std::size_t>(i) * c.heads + h) * d + x]) *
                      in.k[(static_cast<std::size_t>(j) * c.kv_heads + kv) * d + x];
         }
-        product *= c.scale;
+        // Falcon-RW's bias: j and its product with the slope rounded to bf16, before the scale.
+        const float slope = c.slope / (h + 1);
+        const float rounded = bf16_to_f32(f32_to_bf16(slope * bf16_to_f32(f32_to_bf16(static_cast<float>(j)))));
+        product =
+            c.before_scale ? (product + rounded) * c.scale : product * c.scale + static_cast<double>(slope) * (j - i);
         s[j] = c.softcap > 0 ? c.softcap * std::tanh(product / c.softcap) : product;
         largest = std::max(largest, s[j]);
       }
@@ -129,16 +138,18 @@ std::vector<double> reference_attention(const Case& c, const Inputs& in) {
 
 TEST(AttentionTiles, TheKernelsStepsGiveSoftmaxAttention) {
   const std::vector<Case> cases = {
-      {1, 2, 1, 16, 0, 0.25f, 0.0f},      // one row
-      {63, 4, 2, 32, 0, 0.18f, 0.0f},     // one partial tile
-      {64, 4, 2, 32, 0, 0.18f, 0.0f},     // one whole tile
-      {65, 4, 2, 32, 0, 0.18f, 0.0f},     // a tile of one row after a whole one
-      {200, 4, 1, 32, 37, 0.18f, 0.0f},   // a window shorter than a tile: rows see keys of two tiles at most
-      {200, 2, 2, 32, 64, 0.18f, 0.0f},   // a window of one tile
-      {300, 4, 2, 16, 100, 0.25f, 0.0f},  // a window over tile edges
-      {150, 4, 2, 32, 1, 0.18f, 0.0f},    // each row sees only itself
-      {130, 4, 2, 32, 0, 1.0f, 5.0f},     // soft-cap, large scores
-      {130, 4, 2, 32, 50, 2.0f, 0.0f},    // large scores: the maximum rises often
+      {1, 2, 1, 16, 0, 0.25f, 0.0f},                // one row
+      {63, 4, 2, 32, 0, 0.18f, 0.0f},               // one partial tile
+      {64, 4, 2, 32, 0, 0.18f, 0.0f},               // one whole tile
+      {65, 4, 2, 32, 0, 0.18f, 0.0f},               // a tile of one row after a whole one
+      {200, 4, 1, 32, 37, 0.18f, 0.0f},             // a window shorter than a tile: rows see keys of two tiles at most
+      {200, 2, 2, 32, 64, 0.18f, 0.0f},             // a window of one tile
+      {300, 4, 2, 16, 100, 0.25f, 0.0f},            // a window over tile edges
+      {150, 4, 2, 32, 1, 0.18f, 0.0f},              // each row sees only itself
+      {130, 4, 2, 32, 0, 1.0f, 5.0f},               // soft-cap, large scores
+      {130, 4, 2, 32, 50, 2.0f, 0.0f},              // large scores: the maximum rises often
+      {200, 4, 2, 32, 0, 0.18f, 0.0f, 0.5f},        // ALiBi: far keys fade, slopes differ by head
+      {300, 4, 2, 32, 0, 0.18f, 0.0f, 0.5f, true},  // Falcon-RW's: bf16 positions from 256 on
   };
   constexpr double kEps = std::numeric_limits<float>::epsilon();
   for (const Case& c : cases) {
@@ -171,10 +182,14 @@ TEST(AttentionTiles, FirstVisibleKeyFollowsTheWindow) {
   EXPECT_EQ(first_visible_key(10, 0), 0);
   EXPECT_EQ(first_visible_key(10, 4), 7);  // keys 7, 8, 9, 10
   EXPECT_EQ(first_visible_key(2, 4), 0);
-  EXPECT_EQ(visible_score(1.0f, 10, 6, 20, 4, 1.0f, 0.0f), -HUGE_VALF);
-  EXPECT_EQ(visible_score(1.0f, 10, 11, 20, 0, 1.0f, 0.0f), -HUGE_VALF);
-  EXPECT_EQ(visible_score(1.0f, 20, 0, 20, 0, 1.0f, 0.0f), -HUGE_VALF);  // past the sequence
-  EXPECT_EQ(visible_score(2.0f, 10, 7, 20, 4, 0.5f, 0.0f), 1.0f);
+  EXPECT_EQ(visible_score(1.0f, 10, 6, 20, 4, 1.0f, 0.0f, {}), -HUGE_VALF);
+  EXPECT_EQ(visible_score(1.0f, 10, 11, 20, 0, 1.0f, 0.0f, {0.5f}), -HUGE_VALF);
+  EXPECT_EQ(visible_score(1.0f, 20, 0, 20, 0, 1.0f, 0.0f, {}), -HUGE_VALF);  // past the sequence
+  EXPECT_EQ(visible_score(2.0f, 10, 7, 20, 4, 0.5f, 0.0f, {}), 1.0f);
+  EXPECT_EQ(visible_score(2.0f, 10, 7, 20, 4, 0.5f, 0.0f, {0.25f}), 0.25f);  // ALiBi: 0.25 * (7 - 10) added
+  // Falcon-RW's: 0.5 * (2 + 0.25 * 7) = 1.875; key 257 is position 256 in bf16.
+  EXPECT_EQ(visible_score(2.0f, 10, 7, 20, 0, 0.5f, 0.0f, {0.25f, true}), 1.875f);
+  EXPECT_EQ(visible_score(0.0f, 300, 257, 400, 0, 1.0f, 0.0f, {1.0f, true}), 256.0f);
 }
 
 }  // namespace

@@ -276,11 +276,10 @@ TEST(ConfigJson, ReadsOlmoeAndQwen3MoeIn4xAnd5xLayouts) {
 }
 
 TEST(ConfigJson, RejectsBadConfigsNamingTheField) {
-  EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("unsupported model_type 'bloom' (supported: llama, mistral, "),
+  EXPECT_NE(error_of(R"({"model_type":"rwkv"})").find("unsupported model_type 'rwkv' (supported: llama, mistral, "),
             std::string::npos);
   // Each refusal of a model names the route that remains: a dump of its arrays, then metrics.
-  EXPECT_NE(error_of(R"({"model_type":"bloom"})").find("attngeom.write_dump, then attngeom metrics"),
-            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type":"rwkv"})").find("attngeom.write_dump, then attngeom metrics"), std::string::npos);
   EXPECT_NE(error_of(R"({"model_type":"granitemoe","num_local_experts":40})").find("then attngeom metrics"),
             std::string::npos);
   EXPECT_NE(error_of("{oops").find("malformed JSON"), std::string::npos);

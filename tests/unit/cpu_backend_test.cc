@@ -13,6 +13,7 @@
 
 #include "ops/attention.h"
 #include "random_values.h"
+#include "util/half.h"
 
 namespace attngeom {
 namespace {
@@ -89,6 +90,17 @@ TEST(CpuBackend, Fp32ProductsBesideBf16MatchTheFp32Backend) {
   EXPECT_EQ(results[0], results[1]);
 }
 
+// ALiBi of head h: BLOOM's and MPT's slope * (j - i) after the scale, or Falcon-RW's before it,
+// slope * j with j and the product rounded to bf16 as torch rounds them.
+double alibi_after_scale(const AttentionShape& s, int h, int i, int j) {
+  return s.alibi_slopes.empty() || s.alibi_before_scale ? 0.0 : static_cast<double>(s.alibi_slopes[h]) * (j - i);
+}
+double alibi_before_scale(const AttentionShape& s, int h, int j) {
+  if (s.alibi_slopes.empty() || !s.alibi_before_scale) return 0.0;
+  const float position = bf16_to_f32(f32_to_bf16(static_cast<float>(j)));
+  return bf16_to_f32(f32_to_bf16(s.alibi_slopes[h] * position));
+}
+
 // Naive attention: full score rows, mask, softmax and weighted sums, in double.
 struct NaiveAttention {
   std::vector<double> probs;  // [heads, seq, seq]
@@ -110,7 +122,7 @@ NaiveAttention naive_attention(const AttentionShape& s, const std::vector<float>
         double dot = 0;
         for (int c = 0; c < d; ++c)
           dot += static_cast<double>(q[(i * s.heads + h) * d + c]) * k[(j * s.kv_heads + g) * d + c];
-        row[j] = dot * s.scale;
+        row[j] = (dot + alibi_before_scale(s, h, j)) * s.scale + alibi_after_scale(s, h, i, j);
         mx = std::max(mx, row[j]);
       }
       double sum = 0;
@@ -125,12 +137,17 @@ NaiveAttention naive_attention(const AttentionShape& s, const std::vector<float>
   return r;
 }
 
-class AttentionTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
+enum class Alibi { kNone, kAfterScale, kBeforeScale };
+
+class AttentionTest : public ::testing::TestWithParam<std::tuple<int, int, Alibi>> {};
 
 TEST_P(AttentionTest, MatchesNaiveProbabilitiesOutputsAndCapturedRows) {
-  const auto [window, kv_heads] = GetParam();
+  const auto [window, kv_heads, alibi] = GetParam();
   AttentionShape s{150, 4, kv_heads, 16, window, 0.0f};
   s.scale = 1.0f / std::sqrt(16.0f);
+  const std::vector<float> slopes = {0.37f, 0.09f, 0.021f, 0.0049f};
+  if (alibi != Alibi::kNone) s.alibi_slopes = slopes;
+  s.alibi_before_scale = alibi == Alibi::kBeforeScale;
   std::mt19937 rng(5);
   const auto q = random_vector(static_cast<std::size_t>(s.seq) * s.heads * s.head_dim, rng, 2.0f);
   const auto k = random_vector(static_cast<std::size_t>(s.seq) * s.kv_heads * s.head_dim, rng, 2.0f);
@@ -175,9 +192,13 @@ TEST_P(AttentionTest, MatchesNaiveProbabilitiesOutputsAndCapturedRows) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WindowsAndGqa, AttentionTest,
-                         ::testing::Values(std::make_tuple(0, 4), std::make_tuple(0, 2), std::make_tuple(40, 1),
-                                           std::make_tuple(64, 2), std::make_tuple(200, 4)));
+INSTANTIATE_TEST_SUITE_P(WindowsGqaAndAlibi, AttentionTest,
+                         ::testing::Values(std::make_tuple(0, 4, Alibi::kNone), std::make_tuple(0, 2, Alibi::kNone),
+                                           std::make_tuple(40, 1, Alibi::kNone), std::make_tuple(64, 2, Alibi::kNone),
+                                           std::make_tuple(200, 4, Alibi::kNone),
+                                           std::make_tuple(0, 4, Alibi::kAfterScale),
+                                           std::make_tuple(40, 2, Alibi::kAfterScale),
+                                           std::make_tuple(0, 2, Alibi::kBeforeScale)));
 
 }  // namespace
 }  // namespace attngeom

@@ -344,6 +344,9 @@ void run_attention(Side& side, const AttentionCase& c, const AttentionInputs& in
   out = side.host(ob);
 }
 
+// ALiBi slopes of 8 heads (BLOOM's and MPT's rule: 2^(-h - 1)).
+const std::vector<float> kAlibiSlopes = {0.5f, 0.25f, 0.125f, 0.0625f, 0.03125f, 0.015625f, 0.0078125f, 0.00390625f};
+
 std::vector<AttentionCase> attention_cases() {
   const AttentionShape base{300, 8, 2, 64, 0, 0.125f, 0};
   std::vector<AttentionCase> cases;
@@ -365,6 +368,12 @@ std::vector<AttentionCase> attention_cases() {
   mha.kv_heads = 8;
   mha.window = 50;
   cases.push_back({"multi-head, window, top-n", mha, {3, 0, 7, 1, 0, 2, 9, 4}, {}, {5, 250}, 0});
+  AttentionShape alibi = mha;
+  alibi.window = 0;
+  alibi.alibi_slopes = kAlibiSlopes;
+  cases.push_back({"alibi", alibi, {}, {}, {0, 150, 299}, 0});
+  alibi.alibi_before_scale = true;
+  cases.push_back({"falcon-rw alibi", alibi, {}, {}, {0, 299}, 0});
   return cases;
 }
 
@@ -427,6 +436,8 @@ TEST_F(CudaBackendTest, FusedAttentionMatchesTheBlocksInBf16) {
           const AttentionShape shape{seq, 8, kv_heads, head_dim, window, 1.0f / std::sqrt(float(head_dim)), 0};
           AttentionCase c{"fused", shape, {}, {}, {}, 0};
           if (head_dim == 80) c.shape.softcap = 3.0f;
+          if (head_dim == 96 || head_dim == 128) c.shape.alibi_slopes = kAlibiSlopes;
+          c.shape.alibi_before_scale = head_dim == 128;
           c.capture = seq > 5 ? std::vector<int>{0, 5, seq - 1} : std::vector<int>{seq - 1};
           const AttentionInputs in = random_inputs(c, static_cast<unsigned>(seq + head_dim + window));
           std::vector<float> out[2], captured[2];

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "recipe_test_util.h"
+#include "util/half.h"
 
 namespace attngeom {
 namespace {
@@ -76,9 +77,9 @@ TEST(Recipe, OptReadsFfnDimAndOffsetsItsLearnedPositions) {
   EXPECT_NE(message(R"(,"_remove_final_layer_norm":true)").find("field '_remove_final_layer_norm'"), std::string::npos);
 }
 
-// FalconConfig's three layouts: Falcon-7B's one kv head and one norm feeding attention and MLP in
-// parallel, Falcon-40B's grouped kv heads with ln_attn and ln_mlp, and the sequential layer; the
-// fused query_key_value holds each kv group's query heads, then its k and v.
+// FalconConfig's layouts: Falcon-7B's one kv head and one norm feeding attention and MLP in
+// parallel, Falcon-40B's grouped kv heads with ln_attn and ln_mlp, the sequential layer, and
+// Falcon-RW's; the fused query_key_value holds each kv group's query heads, then its k and v.
 TEST(Recipe, FalconReadsItsLayoutFromMultiQueryAndTheNewDecoderArchitecture) {
   const std::string falcon =
       R"({"model_type":"falcon","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":8,"vocab_size":100)";
@@ -115,9 +116,22 @@ TEST(Recipe, FalconReadsItsLayoutFromMultiQueryAndTheNewDecoderArchitecture) {
                                "config.json")
                 .layers,
             3);
+  // Falcon-RW (tiiuae/falcon-rw-1b): the sequential layer with biases on every projection, and
+  // ALiBi with bf16 slopes added to q.k before the scale; no RoPE.
+  const ModelConfig rw = parse_model_config(
+      falcon + R"(,"multi_query":false,"parallel_attn":false,"alibi":true,"bias":true})", "config.json");
+  EXPECT_TRUE(rw.recipe.qkv_bias && rw.recipe.o_bias && rw.recipe.mlp_bias);
+  EXPECT_EQ(rw.recipe.rotary_dim, 0);
+  EXPECT_TRUE(rw.recipe.ropes.empty());
+  EXPECT_EQ(rope_tables(rw), (std::vector<int>{-1, -1}));
+  std::vector<float> rounded = alibi_slopes(8);
+  for (float& slope : rounded) slope = bf16_to_f32(f32_to_bf16(slope));
+  EXPECT_EQ(rw.recipe.alibi_slopes, rounded);
+  EXPECT_TRUE(rw.recipe.alibi_before_scale);
+  EXPECT_EQ(slot_of(rw, 1, TensorRole::kDownBias), "transformer.h.1.mlp.dense_4h_to_h.bias 64");
+  EXPECT_EQ(slot_of(rw, 1, TensorRole::kQkvBias), "transformer.h.1.self_attention.query_key_value.bias 192");
+  EXPECT_TRUE(seven_b.recipe.alibi_slopes.empty());
   const auto message = [&](const std::string& extra) { return refusal(falcon + extra + "}"); };
-  EXPECT_NE(message(R"(,"alibi":true)").find("field 'alibi'"), std::string::npos);
-  EXPECT_NE(message(R"(,"bias":true)").find("field 'bias'"), std::string::npos);
   EXPECT_NE(message(R"(,"multi_query":false,"num_kv_heads":2)").find("field 'num_kv_heads'"), std::string::npos);
   EXPECT_NE(message(R"(,"new_decoder_architecture":true,"parallel_attn":false)").find("field 'parallel_attn'"),
             std::string::npos);

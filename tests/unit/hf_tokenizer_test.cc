@@ -111,6 +111,23 @@ TEST(UnicodeRegex, Llama3SplitPattern) {
   EXPECT_THROW(UnicodeRegex("[\\p{L}", "bad"), InputError);
 }
 
+// BLOOM's Split pattern: Oniguruma reads the nested class as a union, so the pieces are runs of
+// anything but white space, '(', '|', ')' and the listed punctuation, each after an optional space.
+TEST(UnicodeRegex, BloomsNestedClassIsTheUnionOfItsMembers) {
+  const UnicodeRegex re(" ?[^(\\s|[.,!?…。，、।۔،])]+", "test");
+  const std::string text = "Hello, world! (a|b) 你好。再见…ok";
+  std::vector<std::string> pieces;
+  for (const auto& [b, e] : re.find_all(text)) pieces.push_back(text.substr(b, e - b));
+  const std::vector<std::string> want = {"Hello", " world", "a", "b", " 你好", "再见", "ok"};
+  EXPECT_EQ(pieces, want);
+  const UnicodeRegex posix("[[:digit:][ab]]+", "test");  // a POSIX class stays one
+  const std::string digits = "x12ab3-";
+  ASSERT_EQ(posix.find_all(digits).size(), 1u);
+  EXPECT_EQ(posix.find_all(digits)[0], std::make_pair(std::size_t{1}, std::size_t{6}));
+  EXPECT_THROW(UnicodeRegex("[a[^b]]", "negated"), InputError);
+  EXPECT_THROW(UnicodeRegex("[a-z&&[b-d]]", "intersection"), InputError);
+}
+
 TEST(UnicodeText, NormalFormsAndSpaces) {
   EXPECT_EQ(normalize_unicode("e\xcc\x81", NormalForm::kNfc), "\xc3\xa9");  // e + U+0301 -> é
   EXPECT_EQ(normalize_unicode("\xc3\xa9", NormalForm::kNfd), "e\xcc\x81");
