@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "util/error.h"
+#include "util/mapped_file.h"
 
 namespace attngeom {
 
@@ -310,6 +311,12 @@ TensorView rope_pairs_as_halves(const TensorView& stored, std::int64_t heads, st
   return view;
 }
 
+// The checkpoint's bytes of `stored`, copied by arrange_weights and never read again, dropped
+// from the resident set: a fused projection and its split copies are not both held.
+void release(const TensorView& stored) {
+  release_mapped_pages(stored.data, static_cast<std::size_t>(stored.numel()) * dtype_size(stored.dtype));
+}
+
 }  // namespace
 
 void arrange_weights(const ModelConfig& c, Weights& weights) {
@@ -318,7 +325,10 @@ void arrange_weights(const ModelConfig& c, Weights& weights) {
     // HF Conv1D: y = x @ W + b with W [in, out]; nn.Linear's layout is W^T.
     if (c.recipe.conv1d) {
       for (TensorView* m : {&l.qkv_proj, &l.o_proj, &l.up_proj, &l.down_proj}) {
-        if (present(*m)) *m = transposed(*m, weights.derived);
+        if (!present(*m)) continue;
+        const TensorView stored = *m;
+        *m = transposed(stored, weights.derived);
+        release(stored);
       }
     }
     if (present(l.gate_up_proj)) {
@@ -326,6 +336,7 @@ void arrange_weights(const ModelConfig& c, Weights& weights) {
       const std::int64_t inter = c.intermediate;
       l.gate_proj = strided_rows(l.gate_up_proj, 1, 0, 0, inter, l.gate_up_proj.name + " [gate]", weights.derived);
       l.up_proj = strided_rows(l.gate_up_proj, 1, 0, inter, inter, l.gate_up_proj.name + " [up]", weights.derived);
+      release(l.gate_up_proj);
     }
     if (present(l.experts_gate_up)) {
       // transformers 5.x MixtralExperts: gate, up = linear(h, gate_up_proj[e]).chunk(2, dim=-1);
@@ -345,8 +356,11 @@ void arrange_weights(const ModelConfig& c, Weights& weights) {
     if (c.recipe.interleaved_rope) {
       ATTNGEOM_CHECK(!present(l.qkv_proj) && !present(l.q_bias) && c.recipe.qk_norm == QkNorm::kNone);
       const std::int64_t rotary = c.recipe.rotary_dim;
-      l.q_proj = rope_pairs_as_halves(l.q_proj, c.heads, c.head_dim, rotary, weights.derived);
-      l.k_proj = rope_pairs_as_halves(l.k_proj, c.kv_heads, c.head_dim, rotary, weights.derived);
+      for (TensorView* m : {&l.q_proj, &l.k_proj}) {
+        const TensorView stored = *m;
+        *m = rope_pairs_as_halves(stored, m == &l.q_proj ? c.heads : c.kv_heads, c.head_dim, rotary, weights.derived);
+        release(stored);
+      }
     }
     if (!present(l.qkv_proj)) continue;
     const std::int64_t d = c.head_dim;
@@ -373,6 +387,7 @@ void arrange_weights(const ModelConfig& c, Weights& weights) {
                                             l.qkv_bias.name + which, weights.derived));
       }
     }
+    if (!c.recipe.conv1d) release(l.qkv_proj);  // a Conv1D's was transposed into memory of ours
   }
 }
 

@@ -158,6 +158,8 @@ Tensor& tensor_at(ModelTensors<Tensor>& tensors, const WeightSlot& slot);
 // gate_up_proj and down_proj) into each expert's gate_proj, up_proj and down_proj, as views into
 // the stored tensors (each expert's rows are contiguous there; nothing is copied); GPT-J's q_proj
 // and k_proj rows reordered from interleaved RoPE pairs to halves (ModelRecipe::interleaved_rope).
+// The stored tensors it copies are not read again: their pages of the file mapping are dropped
+// from the resident set (release_mapped_pages), so they are not held twice.
 void arrange_weights(const ModelConfig& config, Weights& weights);
 
 // The checkpoint's tensors as `backend` reads them, uploaded slot by slot (tied: one copy);

@@ -26,4 +26,9 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+// Drops the resident pages of a read-only file mapping that lie wholly inside
+// [data, data + bytes): the process's resident set shrinks by them, and a later read maps them
+// in again from the file. For mapped bytes that are copied elsewhere and not read again.
+void release_mapped_pages(const void* data, std::size_t bytes);
+
 }  // namespace attngeom

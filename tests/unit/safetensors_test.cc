@@ -2,6 +2,7 @@
 #include "io/safetensors.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -114,6 +115,38 @@ TEST(Safetensors, WriterOutputReadsBackAndAppearsOnlyOnCommit) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(xe->data.data()) % 8, 0u);
   EXPECT_EQ(std::memcmp(h.find("ids")->data.data(), ids.data(), 8), 0);
   std::filesystem::remove_all(dir);
+}
+
+// The resident set as /proc/self/statm counts it, in bytes.
+std::size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// A mapped tensor copied elsewhere (a fused projection split at load) leaves the resident set,
+// and reads back the same from the file if it is read again.
+TEST(MappedFile, ReleasedPagesLeaveTheResidentSetAndReadBackTheSame) {
+  const auto path = std::filesystem::temp_directory_path() / ("attngeom_release_" + std::to_string(::getpid()));
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  {
+    std::vector<std::uint8_t> bytes(kBytes);
+    for (std::size_t i = 0; i < kBytes; ++i) bytes[i] = static_cast<std::uint8_t>(i * 2654435761u >> 24);
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), kBytes);
+  }
+  const MappedFile file(path);
+  const auto sum = [&] {
+    std::uint64_t total = 0;
+    for (const std::uint8_t b : file.bytes()) total += b;
+    return total;
+  };
+  const std::uint64_t before = sum();
+  const std::size_t resident = resident_bytes();
+  release_mapped_pages(file.bytes().data() + 1, kBytes - 1);  // all but the first page, partly held
+  EXPECT_GT(resident, resident_bytes() + kBytes / 2);
+  EXPECT_EQ(sum(), before);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
