@@ -21,7 +21,7 @@ import numpy as np
 from reference_forward_alibi import alibi_layer0_value_input, forward_bloom, forward_mpt
 from reference_forward_gpt import (falcon_split, forward_falcon, forward_gpt2, forward_gpt_neo, forward_gptj,
                                   forward_opt, opt_embed)
-from reference_ops import (apply_rope, attend, attention_mask, keep_top_n, layer_norm, rms_norm, rope_cos_sin,
+from reference_ops import (apply_rope, attend, attention_mask, keep_top_n, layer_norm, named_layer_norm, rms_norm, rope_cos_sin,
                            soft_cap, softmax_masked)
 
 
@@ -167,7 +167,7 @@ def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
         p = f"gpt_neox.layers.{layer}."
         W = lambda n: m.weight(p + n)
         linear = lambda v, name: v @ W(name + ".weight").T + (W(name + ".bias") if m.has(p + name + ".bias") else 0)
-        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        ln = lambda v, name: named_layer_norm(m, v, p + name)
         # qkv.view(T, H, 3 * D).transpose -> chunk(3): per head, [q | k | v]
         qkv = linear(ln(x, "input_layernorm"), "attention.query_key_value").reshape(T, H, 3 * D).transpose(1, 0, 2)
         q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]     # [H, T, D]
@@ -184,7 +184,7 @@ def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
             a = attn + x
             x = mlp(a) + a
     if want_logits:
-        h = layer_norm(x, m.weight("gpt_neox.final_layer_norm.weight"), m.weight("gpt_neox.final_layer_norm.bias"), m.eps)
+        h = named_layer_norm(m, x, "gpt_neox.final_layer_norm")
         out["logits"] = h @ m.lm_head().T
     return out
 
@@ -203,7 +203,7 @@ def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
         p = f"model.layers.{layer}."
         W = lambda n: m.weight(p + n)
         linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
-        h = layer_norm(x, W("input_layernorm.weight"), W("input_layernorm.bias"), m.eps)  # one norm, both branches
+        h = named_layer_norm(m, x, p + "input_layernorm")  # one norm, both branches
         heads = lambda a, n: a.reshape(T, n, D).transpose(1, 0, 2)
         q, k = heads(linear(h, "self_attn.q_proj"), H), heads(linear(h, "self_attn.k_proj"), Hkv)
         v = heads(linear(h, "self_attn.v_proj"), Hkv)
@@ -216,7 +216,7 @@ def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
         ff = linear(m.act(linear(h, "mlp.fc1")), "mlp.fc2")
         x = attn + ff + x
     if want_logits:
-        h = layer_norm(x, m.weight("model.final_layernorm.weight"), m.weight("model.final_layernorm.bias"), m.eps)
+        h = named_layer_norm(m, x, "model.final_layernorm")
         out["logits"] = h @ m.lm_head().T + m.weight("lm_head.bias")
     return out
 
@@ -276,30 +276,30 @@ def layer0_value_input(m, tokens):
     if m.model_type == "gpt_neox":
         p, H, D = "gpt_neox.layers.0.", m.heads, m.head_dim
         x = m.weight("gpt_neox.embed_in.weight")[tokens]
-        h = layer_norm(x, m.weight(p + "input_layernorm.weight"), m.weight(p + "input_layernorm.bias"), m.eps)
+        h = named_layer_norm(m, x, p + "input_layernorm")
         w = m.weight(p + "attention.query_key_value.weight").reshape(H, 3 * D, -1)[:, 2 * D:]
         b = m.weight(p + "attention.query_key_value.bias").reshape(H, 3 * D)[:, 2 * D:]
         return h, w.reshape(H * D, -1), b.reshape(-1)
     if m.model_type == "gpt2":
         p, hidden = "transformer.h.0.", m.hidden
         x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
-        h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
+        h = named_layer_norm(m, x, p + "ln_1")
         return h, m.weight(p + "attn.c_attn.weight")[:, 2 * hidden:].T, m.weight(p + "attn.c_attn.bias")[2 * hidden:]
     if m.model_type == "gptj":
         p = "transformer.h.0."
         x = m.weight("transformer.wte.weight")[tokens]
-        h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
+        h = named_layer_norm(m, x, p + "ln_1")
         return h, m.weight(p + "attn.v_proj.weight"), None
     if m.model_type == "gpt_neo":
         p = "transformer.h.0."
         x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
-        h = layer_norm(x, m.weight(p + "ln_1.weight"), m.weight(p + "ln_1.bias"), m.eps)
+        h = named_layer_norm(m, x, p + "ln_1")
         return h, m.weight(p + "attn.attention.v_proj.weight"), None
     if m.model_type == "opt":
         p = "model.decoder.layers.0."
         x = opt_embed(m, np.asarray(tokens, dtype=np.int64))
         W = lambda n: m.weight(p + n)
-        h = layer_norm(x, W("self_attn_layer_norm.weight"), W("self_attn_layer_norm.bias"), m.eps)
+        h = named_layer_norm(m, x, p + "self_attn_layer_norm")
         return h, W("self_attn.v_proj.weight"), W("self_attn.v_proj.bias")
     if m.model_type == "falcon":  # query_key_value's v rows: where falcon_split puts the row indices
         W = lambda n: m.weight("transformer.h.0." + n)
@@ -315,7 +315,7 @@ def layer0_value_input(m, tokens):
     if m.model_type == "phi":
         p = "model.layers.0."
         x = m.weight("model.embed_tokens.weight")[tokens]
-        h = layer_norm(x, m.weight(p + "input_layernorm.weight"), m.weight(p + "input_layernorm.bias"), m.eps)
+        h = named_layer_norm(m, x, p + "input_layernorm")
         return h, m.weight(p + "self_attn.v_proj.weight"), m.weight(p + "self_attn.v_proj.bias")
     x = m.weight("model.embed_tokens.weight")[tokens] * m.embed_scale
     norm = m.norm_names[0]

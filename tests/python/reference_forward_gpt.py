@@ -5,7 +5,7 @@ with biases, fused or renamed projections. Each returns what reference_forward.f
 import numpy as np
 
 from reference_forward_alibi import falcon_alibi_bias
-from reference_ops import (apply_rope, apply_rope_interleaved, attend, attention_mask, gptj_cos_sin, layer_norm,
+from reference_ops import (apply_rope, apply_rope_interleaved, attend, attention_mask, gptj_cos_sin, named_layer_norm,
                            rope_cos_sin)
 
 
@@ -20,7 +20,7 @@ def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
         p = f"transformer.h.{layer}."
         W = lambda n: m.weight(p + n)
         conv1d = lambda v, name: v @ W(name + ".weight") + W(name + ".bias")   # Conv1D: W [in, out]
-        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        ln = lambda v, name: named_layer_norm(m, v, p + name)
         qkv = conv1d(ln(x, "ln_1"), "attn.c_attn")                          # [T, 3 hidden]
         heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)               # [H, T, D]
         q, k, v = heads(qkv[:, :hidden]), heads(qkv[:, hidden:2 * hidden]), heads(qkv[:, 2 * hidden:])
@@ -28,7 +28,7 @@ def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
         x = x + conv1d(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "attn.c_proj")
         x = x + conv1d(m.act(conv1d(ln(x, "ln_2"), "mlp.c_fc")), "mlp.c_proj")
     if want_logits:
-        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
+        h = named_layer_norm(m, x, "transformer.ln_f")
         out["logits"] = h @ m.lm_head().T
     return out
 
@@ -49,7 +49,7 @@ def forward_gptj(m, tokens, want_logits=True, head_gates=None, topn=None):
         p = f"transformer.h.{layer}."
         W = lambda n: m.weight(p + n)
         linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
-        h = layer_norm(x, W("ln_1.weight"), W("ln_1.bias"), m.eps)       # one norm, both branches
+        h = named_layer_norm(m, x, p + "ln_1")       # one norm, both branches
         heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
         q, k, v = (heads(h @ W(f"attn.{n}_proj.weight").T) for n in "qkv")  # no biases
         out["values"].append(v.copy())
@@ -57,7 +57,7 @@ def forward_gptj(m, tokens, want_logits=True, head_gates=None, topn=None):
         ff = linear(m.act(linear(h, "mlp.fc_in")), "mlp.fc_out")
         x = attn + ff + x
     if want_logits:
-        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
+        h = named_layer_norm(m, x, "transformer.ln_f")
         out["logits"] = h @ m.lm_head().T + m.weight("lm_head.bias")  # lm_head has a bias, tied or not
     return out
 
@@ -74,7 +74,7 @@ def forward_gpt_neo(m, tokens, want_logits=True, head_gates=None, topn=None):
         p = f"transformer.h.{layer}."
         W = lambda n: m.weight(p + n)
         linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
-        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        ln = lambda v, name: named_layer_norm(m, v, p + name)
         h = ln(x, "ln_1")
         heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
         q, k, v = (heads(h @ W(f"attn.attention.{n}_proj.weight").T) for n in "qkv")  # no biases
@@ -84,7 +84,7 @@ def forward_gpt_neo(m, tokens, want_logits=True, head_gates=None, topn=None):
         x = x + linear(ctx, "attn.attention.out_proj")
         x = x + linear(m.act(linear(ln(x, "ln_2"), "mlp.c_fc")), "mlp.c_proj")
     if want_logits:
-        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
+        h = named_layer_norm(m, x, "transformer.ln_f")
         out["logits"] = h @ m.lm_head().T                                  # no lm_head bias
     return out
 
@@ -101,7 +101,7 @@ def forward_opt(m, tokens, want_logits=True, head_gates=None, topn=None):
         p = f"model.decoder.layers.{layer}."
         W = lambda n: m.weight(p + n)
         linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")
-        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        ln = lambda v, name: named_layer_norm(m, v, p + name)
         h = ln(x, "self_attn_layer_norm")
         heads = lambda a: a.reshape(T, H, D).transpose(1, 0, 2)           # [H, T, D]
         # OPTAttention: the projected query, bias included, times head_dim^-0.5; attend() scales by 1
@@ -111,8 +111,7 @@ def forward_opt(m, tokens, want_logits=True, head_gates=None, topn=None):
         x = x + linear(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "self_attn.out_proj")
         x = x + linear(m.act(linear(ln(x, "final_layer_norm"), "fc1")), "fc2")  # the layer's MLP-input norm
     if want_logits:
-        h = layer_norm(x, m.weight("model.decoder.final_layer_norm.weight"),
-                       m.weight("model.decoder.final_layer_norm.bias"), m.eps)
+        h = named_layer_norm(m, x, "model.decoder.final_layer_norm")
         out["logits"] = h @ m.lm_head().T                                  # no lm_head bias
     return out
 
@@ -137,8 +136,9 @@ def forward_falcon(m, tokens, want_logits=True, head_gates=None, topn=None):
     kv_of_head = np.arange(H) // (H // m.kv_heads)                    # a group's query heads share its k, v
     out = {"attn": [], "values": []}
     for layer in range(m.layers):
-        W = lambda n: m.weight(f"transformer.h.{layer}.{n}")
-        ln = lambda v, name: layer_norm(v, W(name + ".weight"), W(name + ".bias"), m.eps)
+        p = f"transformer.h.{layer}."
+        W = lambda n: m.weight(p + n)
+        ln = lambda v, name: named_layer_norm(m, v, p + name)
         linear = lambda v, name: v @ W(name + ".weight").T + (W(name + ".bias") if m.linear_bias else 0)  # bias
         mlp = lambda v: linear(m.act(linear(v, "mlp.dense_h_to_4h")), "mlp.dense_4h_to_h")
         h = ln(x, m.attn_norm)
@@ -154,7 +154,7 @@ def forward_falcon(m, tokens, want_logits=True, head_gates=None, topn=None):
             x = x + attn
             x = x + mlp(ln(x, m.mlp_norm))
     if want_logits:
-        h = layer_norm(x, m.weight("transformer.ln_f.weight"), m.weight("transformer.ln_f.bias"), m.eps)
+        h = named_layer_norm(m, x, "transformer.ln_f")
         out["logits"] = h @ m.lm_head().T                                  # no lm_head bias
     return out
 

@@ -42,6 +42,11 @@ def layer_norm(x, w, b, eps):
     return (x - mean) / np.sqrt(var + eps) * w + b
 
 
+def named_layer_norm(m, x, name):
+    """layer_norm with the model m's tensors name.weight and name.bias, at m.eps."""
+    return layer_norm(x, m.weight(name + ".weight"), m.weight(name + ".bias"), m.eps)
+
+
 def rms_norm(x, w, eps, offset):
     """x * rsqrt(mean(x^2) + eps) * (offset + w); x: [..., dim]."""
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * (offset + w)
