@@ -20,7 +20,10 @@ fused query_key_value per kv group or per head, one or two LayerNorms feeding at
 parallel, or a sequential layer; RoPE over the whole head; GPT-2's eager softmax), and the ALiBi families
 BLOOM (word_embeddings_layernorm, query_key_value per head, alibi.baddbmm scores, BLOOM's tanh GELU; tensors
 with or without "transformer.") and MPT (LayerNorms without bias, Wqkv, scores plus fp32 slopes times
-j - (T - 1), exact GELU, no linear biases). For
+j - (T - 1), exact GELU, no linear biases), OLMo-1 (LLaMA's layer with LayerNorms without weight or bias), StarCoder2
+(LLaMA's attention with LayerNorms and biases, the non-gated c_fc / c_proj MLP, windows on every layer), GPTBigCode
+(GPT-2's layer with nn.Linear weights, c_attn of one kv head with multi_query, else per head [q | k | v]); q, k and v
+clamped to clip_qkv for OLMo, OLMoE (after its q/k norms) and MPT. For
 benchmarking; its fp32 logits are checked against the float64 reference
 (tests/python/test_torch_eager.py).
 
@@ -47,8 +50,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_eager_ops import (ACTIVATIONS, alibi_bias, attention, layer_norm, mlp_gate_up, mlp_gated,  # noqa: E402
-                             mlp_plain, mlp_sparse_moe, qkv_concat, qkv_falcon, qkv_per_head, qkv_separate, rms_norm,
-                             rope_tables)
+                             mlp_plain, mlp_sparse_moe, qkv_bigcode, qkv_concat, qkv_falcon, qkv_per_head, qkv_separate,
+                             rms_norm, rope_tables, weightless_layer_norm)
 
 # Enough tokens to touch every weight; far fewer than a timed sequence, so the warm-up is cheap.
 WARMUP_TOKENS = 16
@@ -181,6 +184,18 @@ FAMILIES = {
                   embed_norm="transformer.word_embeddings_layernorm", final_norm="transformer.ln_f", qkv=qkv_falcon,
                   o_name="self_attention.dense", mlp_names=("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"),
                   eps=("layer_norm_epsilon", 1e-5), act=(None, "bloom_gelu"), rotary=0.0, tied=True, alibi="bloom"),
+    # OLMo-1: LLaMA's layer, every norm F.layer_norm without weight or bias at eps 1e-5 (no config key)
+    "olmo": dict(LLAMA, norm=weightless_layer_norm, eps=(None, 1e-5)),
+    # StarCoder2: nn.LayerNorm at norm_epsilon, q/k/v/o and the c_fc / c_proj MLP with biases (use_bias), tied
+    "starcoder2": dict(LLAMA, norm=layer_norm, mlp=mlp_plain, mlp_names=("mlp.c_fc", "mlp.c_proj"),
+                       eps=("norm_epsilon", 1e-5), act=("hidden_act", "gelu_pytorch_tanh"), tied=True,
+                       window=("every", None)),
+    # GPTBigCode: GPT-2's layer with nn.Linear weights; eager_attention_forward's fp32 softmax (4.57)
+    "gpt_bigcode": dict(LAYER_NORMED, layers="transformer.h.", embed="transformer.wte.weight",
+                        positions="transformer.wpe.weight", final_norm="transformer.ln_f", norms=("ln_1", "ln_2"),
+                        qkv=qkv_bigcode, qkv_name="attn.c_attn", o_name="attn.c_proj",
+                        mlp_names=("mlp.c_fc", "mlp.c_proj"), eps=("layer_norm_epsilon", 1e-5),
+                        act=("activation_function", "gelu_pytorch_tanh"), rotary=0.0, tied=True),
     # MPT: LayerNorms with their bias set to None, Wqkv [q | k | v], no linear biases, exact GELU, tied
     "mpt": dict(LAYER_NORMED, layers="transformer.blocks.", embed="transformer.wte.weight",
                 final_norm="transformer.norm_f", norms=("norm_1", "norm_2"), qkv=qkv_concat, qkv_name="attn.Wqkv",
@@ -236,6 +251,9 @@ class Model:
             assert not cfg.get("apply_residual_connection_post_layernorm"), "apply_residual_connection_post_layernorm"
             assert not (cfg.get("slow_but_exact") and cfg.get("pretraining_tp", 1) > 1), "slow_but_exact"
         self.kv_heads = cfg.get("num_key_value_heads") or self.heads
+        if mt == "gpt_bigcode":  # GPTBigCodeAttention: one kv head with multi_query (default true)
+            assert cfg.get("scale_attn_weights", True), "scale_attn_weights false"
+            self.kv_heads = 1 if cfg.get("multi_query", True) else self.heads
         self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
         self.eps = cfg.get(fam["eps"][0], fam["eps"][1])
         self.act = ACTIVATIONS[cfg.get(fam["act"][0]) or fam["act"][1]]
@@ -260,11 +278,14 @@ class Model:
             self.final_cap = cfg.get("final_logit_softcapping", fam["caps"][1])
         else:
             self.score_scale, self.attn_cap, self.final_cap = self.head_dim ** -0.5, None, None
-        # MPT's attn_config: softmax_scale (null: 1 / sqrt(hidden / heads)), clip_qkv, alibi_bias_max
+        # MPT's attn_config: softmax_scale (null: 1 / sqrt(hidden / heads)), clip_qkv (0: none), alibi_bias_max;
+        # OLMo's and OLMoE's clip_qkv
         attn = (cfg.get("attn_config") or {}) if mt == "mpt" else {}
         if mt == "mpt":
             self.score_scale = first(attn.get("softmax_scale"), 1 / math.sqrt(self.hidden / self.heads))
-        self.clip_qkv, self.alibi_bias_max = attn.get("clip_qkv"), attn.get("alibi_bias_max", 8)
+        self.clip_qkv, self.alibi_bias_max = attn.get("clip_qkv") or None, attn.get("alibi_bias_max", 8)
+        if mt in ("olmo", "olmoe"):
+            self.clip_qkv = cfg.get("clip_qkv")
         experts, top_k, norm_topk = fam.get("experts", (0, 0, False))
         self.experts = first(cfg.get("num_local_experts"), cfg.get("num_experts"), experts)
         self.top_k, self.norm_topk = cfg.get("num_experts_per_tok", top_k), cfg.get("norm_topk_prob", norm_topk)

@@ -21,9 +21,14 @@ def rms_norm(m, x, name):
     return w.to(x.dtype) * xf.to(x.dtype)
 
 
+def weightless_layer_norm(m, x, name):
+    """OlmoLayerNorm (OLMo-1): F.layer_norm without weight or bias, in fp32, cast back; no tensors."""
+    return F.layer_norm(x.float(), (x.shape[-1],), None, None, m.eps).to(x.dtype)
+
+
 def layer_norm(m, x, name):
-    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo, OPT, Falcon, BLOOM), or without one
-    where the checkpoint has none (MPT's, its bias set to None)."""
+    """nn.LayerNorm with its bias (GPT-NeoX, Phi, GPT-2, GPT-J, GPT-Neo, OPT, Falcon, BLOOM, StarCoder2,
+    GPTBigCode), or without one where the checkpoint has none (MPT's, its bias set to None)."""
     bias = m.w.get(name + ".bias")
     return F.layer_norm(x, (x.shape[-1],), m.w[name + ".weight"].to(x.dtype),
                         None if bias is None else bias.to(x.dtype), m.eps)
@@ -155,20 +160,23 @@ def qkv_separate(m, p, h):
 
 
 def qkv_concat(m, p, h):
-    """One projection of rows [q | k | v]: Phi-3's qkv_proj, GPT-2's c_attn (Conv1D), MPT's Wqkv (clamped to
-    +-clip_qkv where attn_config sets it)."""
+    """One projection of rows [q | k | v]: Phi-3's qkv_proj, GPT-2's c_attn (Conv1D), MPT's Wqkv, GPTBigCode's
+    multi_query c_attn ([q heads | k | v] of one kv head)."""
     qkv = m.project(h, p + m.fam["qkv_name"])
-    if m.clip_qkv:
-        qkv = qkv.clamp(min=-m.clip_qkv, max=m.clip_qkv)
     q_end, k_end = m.heads * m.head_dim, (m.heads + m.kv_heads) * m.head_dim
     return (split_heads(m, qkv[:, :q_end], m.heads), split_heads(m, qkv[:, q_end:k_end], m.kv_heads),
             split_heads(m, qkv[:, k_end:], m.kv_heads))
 
 
-def qkv_per_head(m, p, h):
+def qkv_per_head(m, p, h, name="attention.query_key_value"):
     """GPT-NeoX's query_key_value: qkv.view(T, H, 3 D), each head's [q | k | v], chunk(3)."""
-    qkv = m.project(h, p + "attention.query_key_value")
+    qkv = m.project(h, p + name)
     return qkv.view(h.shape[0], m.heads, 3 * m.head_dim).transpose(0, 1).chunk(3, dim=-1)
+
+
+def qkv_bigcode(m, p, h):
+    """GPTBigCode's c_attn: multi_query [q heads | k | v] (qkv_concat), else each head's [q | k | v]."""
+    return qkv_concat(m, p, h) if m.kv_heads == 1 else qkv_per_head(m, p, h, "attn.c_attn")
 
 
 def qkv_falcon(m, p, h):
@@ -201,6 +209,8 @@ def attention(m, p, h, cos, sin, mask, attentions):
     q, k, v = m.fam["qkv"](m, p, h)
     if m.fam["qk_norm"]:
         q, k = qk_norm(m, p, q, "self_attn.q_norm"), qk_norm(m, p, k, "self_attn.k_norm")
+    if m.clip_qkv is not None:  # OLMo's, OLMoE's (after its q/k norms), MPT's (of Wqkv's output): elementwise
+        q, k, v = (a.clamp(min=-m.clip_qkv, max=m.clip_qkv) for a in (q, k, v))
     if cos is not None:
         q, k = apply_rope(q, cos, sin, m.fam["interleaved"]), apply_rope(k, cos, sin, m.fam["interleaved"])
     k = k.repeat_interleave(m.heads // m.kv_heads, dim=0)  # HF repeat_kv

@@ -132,6 +132,11 @@ def config_seeds():
         "mpt.json": json.dumps({"model_type": "mpt", "d_model": 64, "n_heads": 4, "n_layers": 2, "vocab_size": 100,
                                 "max_seq_len": 128, "no_bias": True,
                                 "attn_config": {"alibi": True, "alibi_bias_max": 8, "softmax_scale": None}}).encode(),
+        "olmo.json": config(model_type="olmo", clip_qkv=8.0, bos_token_id=None),
+        "starcoder2.json": config(model_type="starcoder2", norm_epsilon=1e-5, use_bias=True, sliding_window=16),
+        "gpt_bigcode.json": json.dumps({"model_type": "gpt_bigcode", "n_embd": 64, "n_layer": 2, "n_head": 4,
+                                        "n_positions": 128, "n_inner": None, "vocab_size": 100,
+                                        "multi_query": False}).encode(),
         "not_object.json": b"[1, 2, 3]",
         "truncated.json": config()[:40],
     }

@@ -1,6 +1,7 @@
 """The random weights of tools/make_fixtures.py's checkpoints: scaled so activations stay O(1), the
 heads run from peaky to diffuse, a content direction makes head 0 pick keys by token identity, and
-each family's quirk bites (learned positions, routers, Falcon's fused query_key_value, BLOOM's and MPT's)."""
+each family's quirk bites (learned positions, routers, the fused query_key_value of Falcon, BLOOM and MPT and
+GPTBigCode's c_attn, OLMo-1's clip_qkv)."""
 import re
 
 import numpy as np
@@ -19,6 +20,12 @@ NEO_Q_GAIN = 0.55
 # OPT's pre-LN layers on random weights attend diffusely past layer 0 (as GPT-2's fixture does); its q rows
 # at 2.5x give every layer peaky rows (max p > 0.5: 10-48 %) beside diffuse ones (< 0.1: 13-53 %).
 OPT_Q_GAIN = 2.5
+# GPTBigCode's pre-LN layers diffuse past layer 0 too (as GPT-2's, OPT's); its q rows at 2x give every layer
+# peaky rows beside diffuse ones.
+BIGCODE_Q_GAIN = 2.0
+# OLMo-1's k and v rows at 1.5x: with clip_qkv 2.5 about a tenth of q, k and v entries alike are clamped (at 1x, k's
+# and v's a fifth as many), and every layer keeps peaky heads.
+OLMO_KV_GAIN = 1.5
 ROUTER_GAIN = 3.0  # router logits of std ~3: decisive top-k choices, every expert in use
 # Qwen2-MoE's shared_expert_gate keeps the 1 / sqrt(hidden) scale of the other projections: logits of std
 # ~1, so its sigmoid runs from ~0.1 to ~0.9 over the prompt's tokens.
@@ -61,6 +68,10 @@ def random_weights(cfg, seed):
             a = falcon_qkv(rng, cfg, name, seed)
         elif name.endswith(("self_attention.query_key_value.weight", "attn.Wqkv.weight")):
             a = alibi_qkv(rng, h, H, name, seed, per_head=model_type == "bloom")
+        elif name.endswith("attn.c_attn.weight") and model_type == "gpt_bigcode":
+            multi_query = text.get("multi_query", True)
+            a = grouped_qkv(rng, h, H, 1 if multi_query else H, [BIGCODE_Q_GAIN * s for s in Q_SCALES], name, seed,
+                            not multi_query)
         elif name == "transformer.word_embeddings.weight" and model_type == "falcon" and text.get("bias"):
             # Falcon-RW: embeddings of norm ~sqrt(h), above the common offset its biases add to every token
             # (of ~1 they leave all tokens alike after layer 0, and no head peaky)
@@ -88,6 +99,8 @@ def random_weights(cfg, seed):
                 a *= 3.0
             elif name.endswith(("block_sparse_moe.gate.weight", "mlp.gate.weight")):
                 a *= ROUTER_GAIN
+            if model_type == "olmo" and name.endswith(("k_proj.weight", "v_proj.weight")):
+                a *= OLMO_KV_GAIN
         w[name] = a.astype(np.float32)
     return w
 
@@ -100,18 +113,27 @@ def content_dir(hidden, name, seed):
 
 
 def falcon_qkv(rng, cfg, name, seed):
-    """Falcon's fused query_key_value [rows, hidden]: q, k and v rows drawn as the other families' (q
-    scaled per head, the content rows on q head 0 and on its kv head 0), then laid out as
-    FalconAttention._split_heads reads them: per kv group its query heads, its k, its v
-    (new_decoder_architecture; multi_query: one group), or without either, per head its q, k, v."""
+    """Falcon's fused query_key_value [rows, hidden] (grouped_qkv), laid out as FalconAttention._split_heads reads
+    it: per kv group its query heads, its k, its v (new_decoder_architecture; multi_query: one group), or without
+    either, per head its q, k, v."""
     h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
-    kv, d = falcon_layout(cfg)[0], h // heads
+    per_head = not cfg.get("new_decoder_architecture") and not cfg.get("multi_query", True)
+    q_scales = FALCON_RW_Q_SCALES if cfg.get("alibi") else FALCON_Q_SCALES
+    return grouped_qkv(rng, h, heads, falcon_layout(cfg)[0], q_scales, name, seed, per_head)
+
+
+def grouped_qkv(rng, h, heads, kv, q_scales, name, seed, per_head):
+    """A fused q, k, v projection [rows, hidden]: q, k and v rows drawn as the other families' (q scaled per head
+    by q_scales, the content rows on q head 0 and on its kv head 0), then per kv group its query heads, its k, its v
+    (GPTBigCode's multi_query c_attn: one group), or with per_head, each head's q, k, v in turn (GPTBigCode's MHA
+    c_attn)."""
+    d = h // heads
     draw = lambda n: rng.normal(0.0, 1.0 / np.sqrt(h), size=(n, d, h))
-    q = draw(heads) * np.array((FALCON_RW_Q_SCALES if cfg.get("alibi") else FALCON_Q_SCALES)[:heads])[:, None, None]
+    q = draw(heads) * np.array(q_scales[:heads])[:, None, None]
     k, v = draw(kv), draw(kv)
     q[0, d // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
     k[0, d // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)
-    if not cfg.get("new_decoder_architecture") and not cfg.get("multi_query", True):
+    if per_head:
         rows = [np.stack([q[i], k[i], v[i]]) for i in range(heads)]
     else:
         g = heads // kv

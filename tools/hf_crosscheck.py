@@ -11,8 +11,8 @@ second opinion, run where transformers is installed (docs/tests.md, "Against tra
 For each DIR/NAME.safetensors, an fp32 `attngeom capture --queries all --logits` dump of the
 fixture NAME (or any other query rows), it runs the checkpoint in transformers with eager attention on the dump's token
 ids, in float64 and in float32, and compares with the dump layer by layer: attention rows
-[H, Q, T] (absolute), value states [H_kv, T, d] (v_proj's output, hooked; relative to the
-layer's largest magnitude) and logits [T, vocab] (relative); it also reports both forwards'
+[H, Q, T] (absolute), value states [H_kv, T, d] (v_proj's output, hooked, clamped to clip_qkv where the config
+sets one; relative to the layer's largest magnitude) and logits [T, vocab] (relative); it also reports both forwards'
 errors against make test's numpy float64 reference. The dump passes when each error
 against float64 is at most 4 x float32-transformers' error against float64, plus 4 fp32 ulps:
 the parity rule of tests/python/test_capture_vs_reference.py, with transformers as the
@@ -70,9 +70,11 @@ def hf_forward(model_dir, tokens, dtype, overrides):
     for layer in text.layers:
         attn = layer.self_attn
         kv_heads, head_dim = attn.config.num_key_value_heads, attn.head_dim
+        clip = getattr(attn.config, "clip_qkv", None)  # OLMo, OLMoE: the value states are v_proj's output clamped
 
-        def keep(_module, _inputs, out, kv_heads=kv_heads, head_dim=head_dim):
-            values.append(out[0].reshape(-1, kv_heads, head_dim).transpose(0, 1).detach().double().numpy())
+        def keep(_module, _inputs, out, kv_heads=kv_heads, head_dim=head_dim, clip=clip):
+            v = out[0] if clip is None else out[0].clamp(min=-clip, max=clip)
+            values.append(v.reshape(-1, kv_heads, head_dim).transpose(0, 1).detach().double().numpy())
 
         hooks.append(attn.v_proj.register_forward_hook(keep))
     with torch.no_grad():

@@ -3,12 +3,13 @@
 (`hf_config`) and its tensors' names and shapes in order (`tensor_shapes`), mixtures of experts
 per expert or fused as transformers 5.x holds them. Shared by tools/make_random_checkpoint.py,
 make_fixtures.py, make_planted_model.py and the tests. The families without LLaMA's layer have their
-tensor layouts in hf_layouts_gpt.py (BLOOM's and MPT's configs too)."""
+tensor layouts in hf_layouts_gpt.py (BLOOM's, MPT's, StarCoder2's and GPTBigCode's configs too)."""
 import numpy as np
 
 from hf_layouts_gpt import (LLAMA_STYLE_KEYS, bloom_config, bloom_tensor_shapes, falcon_tensor_shapes,
-                            gpt2_tensor_shapes, gpt_neo_tensor_shapes, gptj_tensor_shapes, mpt_config,
-                            mpt_tensor_shapes, neox_tensor_shapes, opt_tensor_shapes, phi_tensor_shapes)
+                            gpt2_tensor_shapes, gpt_bigcode_config, gpt_bigcode_tensor_shapes, gpt_neo_tensor_shapes,
+                            gptj_tensor_shapes, mpt_config, mpt_tensor_shapes, neox_tensor_shapes, opt_tensor_shapes,
+                            phi_tensor_shapes, starcoder2_config, starcoder2_tensor_shapes)
 
 # safetensors dtype -> config.json's torch_dtype
 TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -21,7 +22,9 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "mixtral": "MixtralForCausalLM", "olmoe": "OlmoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
                  "smollm3": "SmolLM3ForCausalLM", "opt": "OPTForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM",
                  "falcon": "FalconForCausalLM", "bloom": "BloomForCausalLM",
-                 "mpt": "MPTForCausalLM"}  # mosaicml/mpt-7b's spelling (its remote code's; transformers': Mpt...)
+                 "mpt": "MPTForCausalLM",  # mosaicml/mpt-7b's spelling (its remote code's; transformers': Mpt...)
+                 "olmo": "OlmoForCausalLM", "starcoder2": "Starcoder2ForCausalLM",
+                 "gpt_bigcode": "GPTBigCodeForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 
 
@@ -36,7 +39,7 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
     (Qwen3-MoE's and Qwen2-MoE's experts; else `intermediate`). A
     gemma3 (multimodal) config nests the text fields under text_config, beside a vision_config."""
     if tie_word_embeddings is None:
-        tied = ("smollm3", "gpt_neo", "opt", "falcon", "bloom", "mpt")
+        tied = ("smollm3", "gpt_neo", "opt", "falcon", "bloom", "mpt", "starcoder2", "gpt_bigcode")
         tie_word_embeddings = model_type in GEMMAS or model_type in tied
     text_type = "gemma3_text" if model_type == "gemma3" else model_type
     cfg = {
@@ -118,6 +121,11 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
         return bloom_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, rms_norm_eps, extra)
     if model_type == "mpt":
         return mpt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, max_positions, extra)
+    if model_type == "gpt_bigcode":
+        return gpt_bigcode_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, rms_norm_eps, max_positions,
+                                  extra)
+    if model_type == "starcoder2":
+        return starcoder2_config(cfg, hidden, heads, head_dim, rms_norm_eps, sliding_window, extra)
     if model_type == "phi3":
         # Phi3Config (transformers 4.57): original_max_position_embeddings beside max_position_embeddings
         # (longrope's pretrained length), sliding_window (null: none), partial_rotary_factor.
@@ -151,6 +159,15 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
             # sliding layers; layer_types, when `extra` does not write it, defaults to every fourth
             # layer full attention and the others sliding.
             cfg.update(sliding_window=sliding_window or 4096)
+    elif model_type == "olmo":
+        # OlmoConfig (transformers 4.57): LLaMA's layer with every norm a LayerNorm without weight or bias at eps
+        # 1e-5 (no config key: rms_norm_eps not written), no head_dim key (hidden / heads), clip_qkv (null: no
+        # clamp of q, k, v), pad 1, untied by default.
+        if head_dim * heads != hidden:
+            raise ValueError("olmo: head_dim == hidden / heads")
+        for key in ("rms_norm_eps", "head_dim"):
+            cfg.pop(key, None)
+        cfg.update(hidden_act="silu", rope_scaling=None, clip_qkv=None, pad_token_id=cfg.get("pad_token_id", 1))
     elif model_type == "mistral":
         cfg.update(hidden_act="silu", sliding_window=sliding_window)
     elif model_type == "mixtral":
@@ -228,6 +245,7 @@ LAYER_NORMS = {
     "sandwich": ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                  "post_feedforward_layernorm"),
     "post": (None, "post_attention_layernorm", None, "post_feedforward_layernorm"),
+    "none": (None, None, None, None),  # OLMo-1's LayerNorms hold no tensors
 }
 
 
@@ -387,11 +405,15 @@ def tensor_shapes(cfg, fused_experts=False):
         return bloom_tensor_shapes(cfg)
     if mt == "mpt":
         return mpt_tensor_shapes(cfg)
+    if mt == "gpt_bigcode":
+        return gpt_bigcode_tensor_shapes(cfg)
+    if mt == "starcoder2":
+        return starcoder2_tensor_shapes(cfg)
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh
     norms = LAYER_NORMS["sandwich" if mt in ("gemma2", "gemma3_text") else "post" if mt in ("olmo2", "olmo3")
-                        else "pre"]
+                        else "none" if mt == "olmo" else "pre"]
     attention_bias = text.get("attention_bias", False) and mt not in ("mistral", "qwen2", "qwen2_moe")
     qkv_bias = attention_bias or mt == "qwen2" or (mt == "qwen2_moe" and text.get("qkv_bias", True))
     out = [(prefix + "model.embed_tokens.weight", (text["vocab_size"], h))]
@@ -419,7 +441,8 @@ def tensor_shapes(cfg, fused_experts=False):
                     (p + "mlp.up_proj.weight", (inter, h)),
                     (p + "mlp.down_proj.weight", (h, inter))]
         out += norm(3)
-    out.append((prefix + "model.norm.weight", (h,)))
+    if mt != "olmo":
+        out.append((prefix + "model.norm.weight", (h,)))
     if not cfg["tie_word_embeddings"]:
         out.append((prefix + "lm_head.weight", (text["vocab_size"], h)))
     return out

@@ -1,6 +1,7 @@
 """The tensor layouts of the families without LLaMA's decoder layer (GPT-NeoX, Phi and Phi-3, GPT-2,
-GPT-J, GPT-Neo, OPT, Falcon, BLOOM, MPT): each one's tensors' names and shapes in the order a save writes them,
-and the configs of the ALiBi families BLOOM and MPT. Used by hf_layouts.tensor_shapes and hf_config."""
+GPT-J, GPT-Neo, OPT, Falcon, BLOOM, MPT, StarCoder2, GPTBigCode): each one's tensors' names and shapes in the order
+a save writes them, and the configs of BLOOM, MPT, StarCoder2 and GPTBigCode. Used by hf_layouts.tensor_shapes and
+hf_config."""
 
 # The LLaMA-style keys that GPT-2, GPT-J, GPT-Neo, OPT, Falcon, BLOOM and MPT configs spell their own way (n_embd,
 # n_layer, d_model, ...) or lack.
@@ -203,6 +204,12 @@ def bloom_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, eps, extr
     return cfg
 
 
+# MptConfig's attn_config as mosaicml/mpt-7b writes it (clip_qkv null: no clamp of Wqkv's output).
+MPT_ATTN_CONFIG = {"alibi": True, "alibi_bias_max": 8, "attn_impl": "torch", "attn_pdrop": 0,
+                   "attn_type": "multihead_attention", "attn_uses_sequence_id": False, "clip_qkv": None,
+                   "prefix_lm": False, "qk_ln": False, "softmax_scale": None}
+
+
 def mpt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, max_positions, extra):
     """MptConfig (transformers 4.57) as mosaicml/mpt-7b writes it: d_model, n_heads, n_layers, expansion_ratio
     4 (transformers builds 4 x d_model whatever it says), max_seq_len (the ALiBi table's width), no
@@ -215,16 +222,92 @@ def mpt_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, max_positio
     for key in LLAMA_STYLE_KEYS + ("initializer_range",) + tied:
         cfg.pop(key, None)  # tie_word_embeddings only where it is false
     cfg.update(d_model=hidden, n_heads=heads, n_layers=layers, expansion_ratio=intermediate // hidden,
-               max_seq_len=max_positions, attn_config={
-                   "alibi": True, "alibi_bias_max": 8, "attn_impl": "torch", "attn_pdrop": 0,
-                   "attn_type": "multihead_attention", "attn_uses_sequence_id": False, "clip_qkv": None,
-                   "prefix_lm": False, "qk_ln": False, "softmax_scale": None},
+               max_seq_len=max_positions, attn_config=dict(MPT_ATTN_CONFIG),
                emb_pdrop=0, resid_pdrop=0, embedding_fraction=1.0, init_device="cpu", learned_pos_emb=True,
                logit_scale=None, no_bias=True, norm_type="low_precision_layernorm", verbose=0, use_cache=False)
     cfg.update(extra or {})
     return cfg
 
 
+def starcoder2_config(cfg, hidden, heads, head_dim, eps, sliding_window, extra):
+    """Starcoder2Config (transformers 4.57) as bigcode/starcoder2-* write it: LLaMA's key names with norm_epsilon
+    (nn.LayerNorm's eps; an rms_norm_eps beside it, as starcoder2-15b writes one, is not read), use_bias (every
+    projection and the MLP with biases), gelu_pytorch_tanh, sliding_window on every layer (null: none), no head_dim
+    key (hidden / heads), no attention_bias; norm_type and mlp_type, which transformers ignores; tied by default
+    (tie_word_embeddings not written)."""
+    if head_dim * heads != hidden:
+        raise ValueError("starcoder2: head_dim == hidden / heads")
+    for key in ("rms_norm_eps", "head_dim", "attention_bias") + (("tie_word_embeddings",) if cfg["tie_word_embeddings"]
+                                                                  else ()):
+        cfg.pop(key, None)
+    cfg.update(hidden_act="gelu_pytorch_tanh", norm_epsilon=eps, use_bias=True, sliding_window=sliding_window,
+               rope_scaling=None, residual_dropout=0.0, embedding_dropout=0.0, norm_type="layer_norm",
+               mlp_type="default")
+    cfg.update(extra or {})
+    return cfg
+
+
+def gpt_bigcode_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, eps, max_positions, extra):
+    """GPTBigCodeConfig (transformers 4.57) as bigcode/starcoder writes it: GPT-2's key names (n_embd, n_layer,
+    n_head, n_positions, n_inner: null where it is 4 * n_embd), gelu_pytorch_tanh, layer_norm_epsilon,
+    scale_attn_weights, the fp32-softmax switches, multi_query (kv_heads 1: one kv head; else MHA); tied by
+    default (tie_word_embeddings not written)."""
+    if kv_heads not in (1, heads) or head_dim * heads != hidden:
+        raise ValueError("gpt_bigcode: kv_heads 1 or heads, head_dim == hidden / heads")
+    layers = cfg["num_hidden_layers"]
+    for key in LLAMA_STYLE_KEYS + (("tie_word_embeddings",) if cfg["tie_word_embeddings"] else ()):
+        cfg.pop(key, None)
+    cfg.update(n_embd=hidden, n_inner=None if intermediate == 4 * hidden else intermediate, n_layer=layers,
+               n_head=heads, n_positions=max_positions, activation_function="gelu_pytorch_tanh",
+               layer_norm_epsilon=eps, scale_attn_weights=True, attention_softmax_in_fp32=True,
+               scale_attention_softmax_in_fp32=True, multi_query=kv_heads == 1, resid_pdrop=0.0, embd_pdrop=0.0,
+               attn_pdrop=0.0)
+    cfg.update(extra or {})
+    return cfg
+
+
+def starcoder2_tensor_shapes(cfg):
+    """Starcoder2ForCausalLM's tensors (model.*): embed_tokens, per layer q/k/v/o_proj, the LayerNorms
+    input_layernorm and post_attention_layernorm, mlp.c_fc [intermediate, h] and mlp.c_proj, every projection with
+    a bias under use_bias (default true), LayerNorms always with theirs; model.norm; lm_head only when untied."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    nh = cfg["num_attention_heads"]
+    nkv, hd, bias = cfg.get("num_key_value_heads") or 2, h // nh, cfg.get("use_bias", True)
+    ln = lambda name: [(name + ".weight", (h,)), (name + ".bias", (h,))]
+    out = [("model.embed_tokens.weight", (v, h))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        for name, rows, cols in (("self_attn.q_proj", nh * hd, h), ("self_attn.k_proj", nkv * hd, h),
+                                 ("self_attn.v_proj", nkv * hd, h), ("self_attn.o_proj", h, nh * hd),
+                                 ("mlp.c_fc", inter, h), ("mlp.c_proj", h, inter)):
+            out += [(p + name + ".weight", (rows, cols))] + ([(p + name + ".bias", (rows,))] if bias else [])
+        out += ln(p + "input_layernorm") + ln(p + "post_attention_layernorm")
+    out += ln("model.norm")
+    if not cfg.get("tie_word_embeddings", True):
+        out.append(("lm_head.weight", (v, h)))
+    return out
+
+
+def gpt_bigcode_tensor_shapes(cfg):
+    """GPTBigCodeForCausalLM's tensors (transformer.*): wte, learned positions wpe [n_positions, h], per layer ln_1,
+    attn.c_attn (nn.Linear [h + 2 kv_dim, h]: kv_dim head_dim with multi_query, h without), attn.c_proj, ln_2,
+    mlp.c_fc [n_inner (null: 4 h), h] and mlp.c_proj, every one with a bias; ln_f; lm_head only when untied."""
+    h, v, heads = cfg["n_embd"], cfg["vocab_size"], cfg["n_head"]
+    inter, kv_dim = cfg.get("n_inner") or 4 * h, h // heads if cfg.get("multi_query", True) else h
+    ln = lambda name: [(name + ".weight", (h,)), (name + ".bias", (h,))]
+    out = [("transformer.wte.weight", (v, h)), ("transformer.wpe.weight", (cfg["n_positions"], h))]
+    for i in range(cfg["n_layer"]):
+        p = f"transformer.h.{i}."
+        out += ln(p + "ln_1")
+        for name, rows, cols in (("attn.c_attn", h + 2 * kv_dim, h), ("attn.c_proj", h, h)):
+            out += [(p + name + ".weight", (rows, cols)), (p + name + ".bias", (rows,))]
+        out += ln(p + "ln_2")
+        for name, rows, cols in (("mlp.c_fc", inter, h), ("mlp.c_proj", h, inter)):
+            out += [(p + name + ".weight", (rows, cols)), (p + name + ".bias", (rows,))]
+    out += ln("transformer.ln_f")
+    if not cfg.get("tie_word_embeddings", True):
+        out.append(("lm_head.weight", (v, h)))
+    return out
 
 
 def bloom_tensor_shapes(cfg):

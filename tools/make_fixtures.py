@@ -4,8 +4,8 @@
   make_fixtures.py OUT_DIR
 
 Writes OUT_DIR/<fixture>/ (config.json, safetensors, tokenizer.model) and
-OUT_DIR/fixtures.json (a summary). Tokenizers are trained with spm_train on
-tests/data/fixture_corpus.txt, the weights drawn by fixture_weights.py; everything is seeded and
+OUT_DIR/fixtures.json (a summary). The fixtures are specified in fixture_specs.py. Tokenizers are trained with
+spm_train on tests/data/fixture_corpus.txt, the weights drawn by fixture_weights.py; everything is seeded and
 deterministic. Every family quirk is active, sized to bite at the prompt's length (~300 tokens):
 
   llama    MHA, F32, one model.safetensors, untied lm_head, head_dim not written
@@ -114,7 +114,25 @@ deterministic. Every family quirk is active, sized to bite at the prompt's lengt
   mpt      MPT-7B's layout, BF16: 8 heads of head_dim 8, slopes 2^-1 .. 2^-8 (alibi_bias_max 8) relative to the
            last key, Wqkv [q | k | v], LayerNorms without bias, no linear biases (no_bias), exact gelu MLP of
            expansion_ratio 4, tied; config keys d_model, n_heads, n_layers, max_seq_len 2048, attn_config with
-           softmax_scale, clip_qkv null and qk_ln false, layer_norm_epsilon not written
+           softmax_scale, clip_qkv null and qk_ln false, layer_norm_epsilon not written; variant mpt-clip:
+           attn_config.clip_qkv 2.5, Wqkv's output clamped before the split (over the prompt 3 % of its entries:
+           q 5.5 %, k 2.3 %, v 1.5 %)
+  olmo     OLMo-1, BF16: LLaMA's layer, GQA 4/2, every norm a LayerNorm without weight or bias at eps 1e-5 (no norm
+           tensors in the file, no rms_norm_eps key), clip_qkv 2.5: q, k and v each clamped before RoPE (k and v
+           rows at 1.5x: over the prompt 13 % of the entries are clamped, q 16 %, k 11 %, v 10 %), no biases
+           (attention_bias false), untied; variant olmo-noclip (clip_qkv null)
+  olmoe-clip  the olmoe weights with clip_qkv 3: the clamp after the q/k RMSNorms (over the prompt 9 % of the
+           entries: q 12 %, k 11 %, v 0.7 %)
+  starcoder2  StarCoder2, BF16: GQA 4/2, LayerNorms with biases at norm_epsilon 1e-6 (rms_norm_eps 1e-5 written
+           beside it, as starcoder2-15b's config does; not read), q/k/v/o_proj and the non-gated MLP
+           c_proj(tanh gelu(c_fc)) of 192 with biases (use_bias), RoPE over the whole head at rope_theta 100000
+           (written), sliding_window 48 on every layer, tied (no lm_head.weight)
+  gpt-bigcode  GPTBigCode (StarCoder's layout), BF16: GPT-2's sequential layer with learned positions (wpe) and
+           nn.Linear weights [out, in] under transformer., multi_query: c_attn [q heads | k | v] of hidden + 2 x 16
+           rows, one kv head for all 4 query heads, biases everywhere, n_inner null (4 x 64), tanh gelu, tied,
+           q rows at 2x (BIGCODE_Q_GAIN) so that every layer keeps peaky heads
+  gpt-bigcode-mha  F16: multi_query false: c_attn per head [q | k | v] (GPT-NeoX's layout, not GPT-2's), n_inner
+           192 written
   mixtral-v5, qwen3-moe-v5, qwen2-moe-v5  the same weights as transformers 5.x holds them and its
            save_pretrained(save_original_format=False) writes them: experts fused into
            mlp.experts.gate_up_proj [E, 2 I, H] and mlp.experts.down_proj [E, H, I], the router under
@@ -134,6 +152,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bpe_encode import encode as bpe_ids  # noqa: E402
 from checkpoint_files import Tensor, tokenizer_vocab_size, write_checkpoint  # noqa: E402
+from fixture_specs import FIXTURES, FUSED_VARIANTS, STRIPPED, VARIANTS, VISION_TENSORS  # noqa: E402
 from fixture_weights import random_weights  # noqa: E402
 from hf_layouts import fuse_experts, hf_config, tensor_shapes, text_config  # noqa: E402
 from make_bpe_tokenizer import write as write_bpe_tokenizer  # noqa: E402
@@ -156,234 +175,6 @@ TOKENIZERS = {
 }
 # tokenizer.json tokenizers (make_bpe_tokenizer.py): flavour and merges (a vocabulary near the others').
 BPE_TOKENIZERS = {"bloom-bpe": ("bloom", 252)}
-
-FIXTURES = {
-    "llama": dict(
-        tokenizer="llama-bpe", dtype="F32", shards=1, seed=101,
-        config=dict(model_type="llama", hidden=64, intermediate=176, layers=2, heads=4,
-                    kv_heads=4, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
-                    max_positions=2048, write_head_dim=False, bos_token_id=1, eos_token_id=2)),
-    "mistral": dict(
-        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=202,
-        config=dict(model_type="mistral", hidden=64, intermediate=192, layers=3, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6,
-                    max_positions=4096, sliding_window=64, bos_token_id=1, eos_token_id=2)),
-    "gemma": dict(
-        tokenizer="gemma-unigram", dtype="BF16", shards=3, seed=303,
-        config=dict(model_type="gemma", hidden=96, intermediate=256, layers=2, heads=4,
-                    kv_heads=1, head_dim=32, rope_theta=50000.0, rms_norm_eps=1e-6,
-                    max_positions=8192, bos_token_id=2, eos_token_id=1, pad_token_id=0)),
-    "llama3": dict(
-        tokenizer="llama-bpe", dtype="BF16", shards=1, seed=404,
-        config=dict(model_type="llama", hidden=64, intermediate=160, layers=2, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=500000.0, rms_norm_eps=1e-5,
-                    max_positions=4096, bos_token_id=1, eos_token_id=2,
-                    extra={"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                            "high_freq_factor": 4.0,
-                                            "original_max_position_embeddings": 64}})),
-    "qwen2": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=505,
-        config=dict(model_type="qwen2", hidden=64, intermediate=176, layers=3, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6,
-                    max_positions=4096, sliding_window=48, tie_word_embeddings=True,
-                    bos_token_id=1, eos_token_id=2,
-                    extra={"use_sliding_window": True, "max_window_layers": 1})),
-    "qwen3": dict(
-        tokenizer="llama-bpe", dtype="F16", shards=1, seed=606,
-        config=dict(model_type="qwen3", hidden=64, intermediate=160, layers=2, heads=4,
-                    kv_heads=2, head_dim=32, rope_theta=1000000.0, rms_norm_eps=1e-6,
-                    max_positions=4096, bos_token_id=1, eos_token_id=2,
-                    extra={"attention_bias": True})),
-    "gemma2": dict(
-        tokenizer="gemma-unigram", dtype="BF16", shards=2, seed=707,
-        config=dict(model_type="gemma2", hidden=96, intermediate=192, layers=3, heads=4,
-                    kv_heads=2, head_dim=32, rope_theta=10000.0, rms_norm_eps=1e-6,
-                    max_positions=8192, sliding_window=40, bos_token_id=2, eos_token_id=1,
-                    pad_token_id=0,
-                    extra={"query_pre_attn_scalar": 24, "attn_logit_softcapping": 6.0,
-                           "final_logit_softcapping": 2.0})),
-    "gemma3-text": dict(
-        tokenizer="gemma-unigram", dtype="F32", shards=1, seed=808,
-        config=dict(model_type="gemma3_text", hidden=64, intermediate=160, layers=3, heads=4,
-                    kv_heads=1, head_dim=24, rope_theta=1000000.0, rms_norm_eps=1e-6,
-                    max_positions=8192, sliding_window=32, bos_token_id=2, eos_token_id=1,
-                    pad_token_id=0,
-                    extra={"query_pre_attn_scalar": 32, "rope_local_base_freq": 10000.0,
-                           "rope_scaling": {"rope_type": "linear", "factor": 4.0},
-                           "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})),
-    "gemma3": dict(
-        tokenizer="gemma-unigram", dtype="BF16", shards=2, seed=909, vision=True,
-        config=dict(model_type="gemma3", hidden=64, intermediate=128, layers=4, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6,
-                    max_positions=8192, sliding_window=36, bos_token_id=2, eos_token_id=1,
-                    pad_token_id=0,
-                    extra={"sliding_window_pattern": 3, "rope_local_base_freq": 10000.0,
-                           "rope_scaling": {"rope_type": "linear", "factor": 8.0}})),
-    "olmo2": dict(
-        tokenizer="llama-bpe", dtype="F32", shards=1, seed=1010,
-        config=dict(model_type="olmo2", hidden=64, intermediate=160, layers=2, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=500000.0, rms_norm_eps=1e-6,
-                    max_positions=4096, bos_token_id=1, eos_token_id=2)),
-    "pythia": dict(
-        tokenizer="llama-bpe", dtype="F16", shards=1, seed=1111,
-        config=dict(model_type="gpt_neox", hidden=64, intermediate=256, layers=3, heads=4,
-                    kv_heads=4, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
-                    max_positions=2048, bos_token_id=1, eos_token_id=2,
-                    extra={"rotary_pct": 0.5})),
-    "gpt2": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=1212,
-        config=dict(model_type="gpt2", hidden=64, intermediate=192, layers=3, heads=4,
-                    kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=1024,
-                    tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)),
-    "phi3": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=1414,
-        config=dict(model_type="phi3", hidden=64, intermediate=160, layers=2, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
-                    max_positions=1024, sliding_window=200, bos_token_id=1, eos_token_id=2,
-                    tie_word_embeddings=False,
-                    extra={"original_max_position_embeddings": 256, "partial_rotary_factor": 0.75,
-                           "rope_scaling": {"type": "longrope",
-                                            "short_factor": [1.0, 1.1, 1.3, 1.8, 2.5, 3.0],
-                                            "long_factor": [1.0, 1.5, 2.5, 4.0, 8.0, 16.0]}})),
-    "phi": dict(
-        tokenizer="llama-bpe", dtype="F32", shards=1, seed=1313,
-        config=dict(model_type="phi", hidden=80, intermediate=192, layers=2, heads=4,
-                    kv_heads=4, head_dim=20, rope_theta=10000.0, rms_norm_eps=1e-5,
-                    max_positions=2048, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)),
-    "mixtral": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=1515,
-        config=dict(model_type="mixtral", hidden=64, intermediate=96, layers=2, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-5,
-                    max_positions=4096, sliding_window=80, bos_token_id=1, eos_token_id=2)),
-    "olmoe": dict(
-        tokenizer="llama-bpe", dtype="F32", shards=1, seed=1616,
-        config=dict(model_type="olmoe", hidden=64, intermediate=48, layers=2, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=10000.0, rms_norm_eps=1e-5,
-                    max_positions=4096, bos_token_id=1, eos_token_id=2, experts=8, experts_per_tok=3,
-                    extra={"attention_bias": True})),
-    "qwen3-moe": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=2, seed=1717,
-        config=dict(model_type="qwen3_moe", hidden=64, intermediate=160, moe_intermediate=48, layers=6, heads=4,
-                    kv_heads=2, head_dim=32, rope_theta=1000000.0, rms_norm_eps=1e-6,
-                    max_positions=4096, bos_token_id=1, eos_token_id=2, experts=8, experts_per_tok=2,
-                    extra={"decoder_sparse_step": 2, "mlp_only_layers": [3], "norm_topk_prob": True})),
-    "olmo3": dict(
-        tokenizer="llama-bpe", dtype="BF16", shards=1, seed=1818,
-        config=dict(model_type="olmo3", hidden=64, intermediate=160, layers=4, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=500000.0, rms_norm_eps=1e-6,
-                    max_positions=4096, sliding_window=40, bos_token_id=1, eos_token_id=2,
-                    extra={"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
-                                            "original_max_position_embeddings": 2048}})),
-    "gptj": dict(
-        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=1919,
-        config=dict(model_type="gptj", hidden=64, intermediate=256, layers=3, heads=4,
-                    kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=2048,
-                    bos_token_id=1, eos_token_id=2, extra={"rotary_dim": 8})),
-    "gpt-neo": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=2121,
-        config=dict(model_type="gpt_neo", hidden=64, intermediate=256, layers=4, heads=4,
-                    kv_heads=4, head_dim=16, rms_norm_eps=1e-5, max_positions=2048, sliding_window=40,
-                    bos_token_id=1, eos_token_id=2)),
-    "smollm3": dict(
-        tokenizer="llama-bpe", dtype="BF16", shards=1, seed=2020,
-        config=dict(model_type="smollm3", hidden=64, intermediate=160, layers=4, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=2000000.0, rms_norm_eps=1e-6,
-                    max_positions=4096, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)),
-    # OPT prepends "</s>" as BOS (bos_token_id 2 = eos_token_id; pad 1): id 2 is "</s>" in this tokenizer too
-    "opt": dict(
-        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=2222,
-        config=dict(model_type="opt", hidden=64, intermediate=160, layers=4, heads=4, kv_heads=4, head_dim=16,
-                    max_positions=2048, bos_token_id=2, eos_token_id=2, pad_token_id=1)),
-    "qwen2-moe": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=2, seed=2335,
-        config=dict(model_type="qwen2_moe", hidden=64, intermediate=160, moe_intermediate=48, layers=3, heads=4,
-                    kv_heads=2, head_dim=16, rope_theta=1000000.0, rms_norm_eps=1e-6, max_positions=8192,
-                    sliding_window=48, bos_token_id=1, eos_token_id=2, experts=8, experts_per_tok=4,
-                    extra={"mlp_only_layers": [1], "shared_expert_intermediate_size": 80, "max_window_layers": 1})),
-    # Falcon: kv_heads 1 is the old decoder (Falcon-7B's multi_query), others new_decoder_architecture's groups;
-    # bos and eos the tokenizer's <s> and </s> (Falcon's own 11 is an ordinary piece here)
-    "falcon": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=2424,
-        config=dict(model_type="falcon", hidden=64, intermediate=256, layers=3, heads=8, kv_heads=1, head_dim=8,
-                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2)),
-    "falcon-40b": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=2, seed=2525,
-        config=dict(model_type="falcon", hidden=128, intermediate=192, layers=3, heads=8, kv_heads=2, head_dim=16,
-                    rms_norm_eps=1e-5, max_positions=2048, tie_word_embeddings=False, bos_token_id=1,
-                    eos_token_id=2)),
-    "falcon-sequential": dict(
-        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=2626,
-        config=dict(model_type="falcon", hidden=64, intermediate=256, layers=3, heads=4, kv_heads=1, head_dim=16,
-                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2,
-                    extra={"multi_query": False, "parallel_attn": False})),
-    "falcon-rw": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=2929,
-        config=dict(model_type="falcon", hidden=96, intermediate=384, layers=3, heads=12, kv_heads=1, head_dim=8,
-                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2,
-                    extra={"multi_query": False, "parallel_attn": False, "alibi": True, "bias": True})),
-    # BLOOM: <unk> <s> </s> <pad> are ids 0-3 of its tokenizer.json; the tokenizer adds no BOS
-    "bloom": dict(
-        tokenizer="bloom-bpe", dtype="BF16", shards=1, seed=2727,
-        config=dict(model_type="bloom", hidden=96, intermediate=384, layers=3, heads=6, kv_heads=6, head_dim=16,
-                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2)),
-    "mpt": dict(
-        tokenizer="mistral-bpe", dtype="BF16", shards=1, seed=2828,
-        config=dict(model_type="mpt", hidden=64, intermediate=256, layers=3, heads=8, kv_heads=8, head_dim=8,
-                    rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2)),
-}
-# name -> (base fixture, config overrides); same weights and tokenizer as the base
-# pythia-sequential: use_parallel_residual false; smollm3-windowed: NoPE layers 1 and 3, windowed;
-# opt-bare: OPT's tensors under decoder.*; bloom-prefixed: BLOOM's under transformer.*; pythia-v5, llama3-v5,
-# phi3-v5 and olmo3-v5: the same models in transformers 5.x's layout (rope_parameters in place of rotary_pct /
-# rotary_emb_base, of rope_theta / rope_scaling, of Phi-3's longrope rope_scaling and partial_rotary_factor, or per
-# layer type in place of OLMo-3's rope_theta / rope_scaling, with layer_types written), which must load and agree.
-VARIANTS = {"mistral-nowindow": ("mistral", {"sliding_window": None}),
-            "pythia-sequential": ("pythia", {"use_parallel_residual": False}),
-            "smollm3-windowed": ("smollm3", {"no_rope_layers": [1, 0, 1, 0], "use_sliding_window": True,
-                                             "sliding_window": 48}),
-            "llama3-v5": ("llama3", {"rope_scaling": None, "rope_theta": None, "transformers_version": "5.0.0",
-                                     "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
-                                                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                                                         "original_max_position_embeddings": 64}}),
-            "pythia-v5": ("pythia", {"rotary_pct": None, "rotary_emb_base": None, "transformers_version": "5.0.0",
-                                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
-                                                         "partial_rotary_factor": 0.5}}),
-            "phi3-v5": ("phi3", {"rope_scaling": None, "rope_theta": None, "partial_rotary_factor": None,
-                                 "transformers_version": "5.0.0",
-                                 "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0,
-                                                     "partial_rotary_factor": 0.75,
-                                                     "original_max_position_embeddings": 256,
-                                                     "short_factor": [1.0, 1.1, 1.3, 1.8, 2.5, 3.0],
-                                                     "long_factor": [1.0, 1.5, 2.5, 4.0, 8.0, 16.0]}}),
-            "llama-linear": ("llama3", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}}),
-            "llama-yarn": ("llama3", {"rope_scaling": {"rope_type": "yarn", "factor": 8.0,
-                                                       "original_max_position_embeddings": 2048, "beta_fast": 16,
-                                                       "beta_slow": 2, "mscale": 1.0, "mscale_all_dim": 0.5,
-                                                       "truncate": False}}),
-            "olmo3-v5": ("olmo3", {"rope_scaling": None, "rope_theta": None, "transformers_version": "5.0.0",
-                                   "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
-                                   "rope_parameters": {
-                                       "sliding_attention": {"rope_type": "default", "rope_theta": 500000.0},
-                                       "full_attention": {"rope_type": "yarn", "rope_theta": 500000.0, "factor": 4.0,
-                                                          "original_max_position_embeddings": 2048}}}),
-            "mixtral-v5": ("mixtral", {"rope_theta": None, "transformers_version": "5.0.0",
-                                       "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
-            "qwen3-moe-v5": ("qwen3-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",
-                                           "num_experts": None, "num_local_experts": 8,
-                                           "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
-            "qwen2-moe-v5": ("qwen2-moe", {"rope_theta": None, "rope_scaling": None, "transformers_version": "5.0.0",
-                                           "layer_types": ["full_attention"] * 3,
-                                           "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
-            "opt-bare": ("opt", {}),
-            "bloom-prefixed": ("bloom", {})}
-# Variants whose experts are written fused, as transformers 5.x holds them (fuse_experts).
-FUSED_VARIANTS = ("mixtral-v5", "qwen3-moe-v5", "qwen2-moe-v5")
-# Fixtures whose tensors are written without a leading prefix, as the released files hold them (facebook/opt-*:
-# "model.", bigscience/bloom*: "transformer."); bloom-prefixed keeps BloomForCausalLM's.
-STRIPPED = {"opt-bare": "model.", "bloom": "transformer."}
-# The vision tower's tensors in the multimodal fixture: NaN, so reading one fails the load.
-VISION_TENSORS = [("vision_tower.vision_model.embeddings.patch_embedding.weight", (32, 3, 14, 14)),
-                  ("multi_modal_projector.mm_input_projection_weight", (32, 64))]
 
 # The standard keys GPT-2 (n_embd, n_layer, n_head), GPT-Neo (num_layers, num_heads), Falcon (num_kv_heads), BLOOM
 # (n_embed) and MPT (d_model, n_layers, n_heads) spell their own way.
@@ -485,6 +276,8 @@ def main(argv):
         for std, alias in CONFIG_ALIASES:
             if alias in text:
                 text.setdefault(std, text[alias])
+        if text.get("multi_query") and cfg["model_type"] == "gpt_bigcode":  # GPTBigCode's one kv head
+            text.setdefault("num_key_value_heads", 1)
         print(f"{name:17s} {cfg['model_type']:11s} {spec['dtype']:4s} hidden={text['hidden_size']} "
               f"layers={text['num_hidden_layers']} heads={text['num_attention_heads']}/"
               f"{text.get('num_key_value_heads', text['num_attention_heads'])} head_dim={text.get('head_dim', '-')} "

@@ -2,8 +2,8 @@
 """Random-weight Hugging Face checkpoints (config.json + safetensors + tokenizer.model or .json).
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
-Gemma-3, Qwen2, Qwen3, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, GPT-Neo, OPT, Phi, Phi-3, Mixtral, OLMoE,
-Qwen3-MoE, Qwen2-MoE, SmolLM3, Falcon, BLOOM, MPT) and any shape, streaming every
+Gemma-3, Qwen2, Qwen3, OLMo, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, GPT-Neo, OPT, Phi, Phi-3, Mixtral, OLMoE,
+Qwen3-MoE, Qwen2-MoE, SmolLM3, Falcon, BLOOM, MPT, StarCoder2, GPTBigCode) and any shape, streaming every
 tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
@@ -16,7 +16,7 @@ checkpoint_files.py.
       --layers 2 --heads 4 --kv-heads 2 --tokenizer T.model --dtype f16 --out DIR
 Presets: llama2-7b, mistral-7b, mixtral-8x7b, olmoe-1b-7b, qwen3-30b-a3b, qwen1.5-moe-a2.7b, gemma-7b, llama3-8b,
 qwen2.5-7b, llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, gpt-neo-1.3b, opt-6.7b, falcon-7b, falcon-40b,
-bloom-7b1 (its tensors without "transformer.", as bigscience/bloom-7b1 holds them), mpt-7b,
+bloom-7b1 (its tensors without "transformer.", as bigscience/bloom-7b1 holds them), mpt-7b, olmo-7b, starcoder2-7b,
 phi-3-mini, smollm3-3b, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset: `--preset mixtral-8x7b --layers 4` keeps its layer shapes with 4 of its
@@ -27,7 +27,8 @@ tokenizer.json, copied under its own name. Mixtures of experts: --experts, --exp
 transformers 5.x holds them (save_pretrained(save_original_format=False): the router under
 mlp.gate, mlp.experts.gate_up_proj [experts, 2 * inter, hidden] and mlp.experts.down_proj
 [experts, hidden, inter] in place of one tensor per expert). Falcon: --kv-heads 1 writes Falcon-7B's
-layout (multi_query), any other count Falcon-40B's (new_decoder_architecture with num_kv_heads).
+layout (multi_query), any other count Falcon-40B's (new_decoder_architecture with num_kv_heads). GPTBigCode:
+--kv-heads 1 writes multi_query (StarCoder's), the default (one per head) multi_query false.
 """
 import argparse
 import math
@@ -99,6 +100,16 @@ PRESETS = {
     # <|endoftext|> 0).
     "mpt-7b": dict(model_type="mpt", hidden=4096, intermediate=16384, layers=32, heads=32, kv_heads=32,
                    head_dim=128, vocab=50432, max_positions=2048, bos_token_id=0, eos_token_id=0),
+    # OLMo-7B-0424-hf: 32 layers of 32 x 128 heads, weightless LayerNorms (no norm tensors), clip_qkv 8, no biases,
+    # untied 50,304-token vocabulary (GPT-NeoX-20B's tokenizer: no BOS, eos 50279, pad 1).
+    "olmo-7b": dict(model_type="olmo", hidden=4096, intermediate=11008, layers=32, heads=32, kv_heads=32,
+                    head_dim=128, vocab=50304, rope_theta=10000.0, max_positions=4096, bos_token_id=None,
+                    eos_token_id=50279, pad_token_id=1, extra={"clip_qkv": 8.0}),
+    # StarCoder2-7B: 32 layers of 36 x 128 heads on 4 kv heads, LayerNorms and every projection with biases, MLP
+    # 18432, window 4096 on every layer, rope_theta 1e6, tied 49,152-token vocabulary, bos and eos 0.
+    "starcoder2-7b": dict(model_type="starcoder2", hidden=4608, intermediate=18432, layers=32, heads=36, kv_heads=4,
+                          head_dim=128, vocab=49152, rope_theta=1000000.0, rms_norm_eps=1e-5, max_positions=16384,
+                          sliding_window=4096, bos_token_id=0, eos_token_id=0),
     # Phi-3-mini-4k: 32 x 96 heads, fused qkv_proj and gate_up_proj, window 2047.
     "phi-3-mini": dict(model_type="phi3", hidden=3072, intermediate=8192, layers=32, heads=32, kv_heads=32,
                        head_dim=96, vocab=32064, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
@@ -222,8 +233,8 @@ def main(argv=None):
     for flag in ["hidden", "intermediate", "layers", "heads", "kv-heads", "head-dim", "vocab"]:
         ap.add_argument("--" + flag, type=int)
     ap.add_argument("--sliding-window", type=int,
-                    help="mistral, qwen2/3, qwen2_moe and smollm3 (unused there), gemma2/3, olmo3, gpt_neo (its local "
-                         "layers' window_size); omit for null (gemma2/3, olmo3: 4096; gpt_neo: 256)")
+                    help="mistral, starcoder2, qwen2/3, qwen2_moe and smollm3 (unused there), gemma2/3, olmo3, gpt_neo "
+                         "(its local layers' window_size); omit for null (gemma2/3, olmo3: 4096; gpt_neo: 256)")
     ap.add_argument("--experts", type=int, help="mixtral, olmoe, qwen3_moe, qwen2_moe: experts per sparse layer")
     ap.add_argument("--experts-per-tok", type=int, help="mixtral, olmoe, qwen3_moe, qwen2_moe: experts each token uses")
     ap.add_argument("--moe-intermediate", type=int,
@@ -264,7 +275,7 @@ def main(argv=None):
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
     if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2", "gptj", "phi", "phi3", "olmoe",
-                               "qwen3_moe", "opt", "falcon"):
+                               "qwen3_moe", "opt", "falcon", "olmo", "gpt_bigcode"):
         shape.pop("sliding_window", None)
     if args.fused_experts and shape["model_type"] not in MOE:
         ap.error("--fused-experts needs a mixture of experts (mixtral, olmoe, qwen3_moe, qwen2_moe)")

@@ -173,6 +173,10 @@ Checkpoint::Checkpoint(const fs::path& dir) : dir_(dir) {
   }
   weights_.layers.assign(static_cast<std::size_t>(config_.layers), LayerTensors<TensorView>{});
   for (const WeightSlot& slot : weight_slots(config_)) {
+    if (slot.unit) {
+      tensor_at(weights_, slot) = unit_weight(slot, weights_.derived);
+      continue;
+    }
     std::size_t shard = 0;
     if (!tensor_to_shard.empty()) {
       const auto it = tensor_to_shard.find(slot.name);

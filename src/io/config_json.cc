@@ -154,7 +154,10 @@ void parse_mpt(const FieldReader& top, RecipeInputs& in) {
   }
   if (f.bool_or("qk_ln", false)) throw f.error("qk_ln", "must be false (LayerNorms on q and k are not supported)");
   if (f.bool_or("prefix_lm", false)) throw f.error("prefix_lm", "must be false (causal attention only)");
-  if (present(f, "clip_qkv")) throw f.error("clip_qkv", "must be null (clamping q, k and v is not supported)");
+  // MptAttention clamps only `if self.clip_qkv`: 0 is none.
+  const json* clip = f.find("clip_qkv");
+  const bool zero = clip != nullptr && clip->is_number() && clip->get<double>() == 0;
+  in.clip_qkv = zero ? 0.0f : f.positive_float_or("clip_qkv", 0.0f);
   const std::string type = f.string_or("attn_type", "multihead_attention");
   if (type != "multihead_attention") {
     throw f.error("attn_type", "'" + type + "' is not supported (expected multihead_attention)");
@@ -180,6 +183,9 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.attention_bias = f.bool_or("attention_bias", family.attention_bias_default);
   in.qkv_bias = *family.qkv_bias_key != '\0' && f.bool_or(family.qkv_bias_key, true);
   in.parallel_residual = f.bool_or("use_parallel_residual", true);
+  if (*family.linear_bias_key != '\0') in.linear_bias = f.bool_or(family.linear_bias_key, true);
+  if (family.reads_clip_qkv) in.clip_qkv = f.positive_float_or("clip_qkv", 0.0f);
+  in.multi_query = family.reads_multi_query && f.bool_or("multi_query", true);
   in.alibi = family.alibi;
   if (family.reads_falcon_layout) parse_falcon_layout(f, in);
   if (family.reads_mpt_config) parse_mpt(f, in);
@@ -271,8 +277,9 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   }
   c.layers = f.positive_int_or("num_hidden_layers", defaults.layers);
   c.heads = f.positive_int_or("num_attention_heads", defaults.heads);
-  c.kv_heads = family->reads_falcon_layout
-                   ? falcon_kv_heads(f, c.heads)
+  c.kv_heads = family->reads_falcon_layout ? falcon_kv_heads(f, c.heads)
+               : family->reads_multi_query
+                   ? (f.bool_or("multi_query", true) ? 1 : c.heads)
                    : f.int_or("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads, 1);
   c.vocab = f.positive_int_or("vocab_size", defaults.vocab);
   c.max_positions = f.int_or("max_position_embeddings", 1 << 30, 1);
@@ -333,8 +340,12 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   if (f.bool_or("slow_but_exact", false) && f.int_or("pretraining_tp", 1, 1) > 1) {
     throw f.error("slow_but_exact", "must be false with pretraining_tp > 1 (not supported)");
   }
-  // OlmoeAttention (transformers 4.57) clamps q, k and v to [-clip_qkv, clip_qkv]; not built.
-  if (present(f, "clip_qkv")) throw f.error("clip_qkv", "must be null (clamping q, k and v is not supported)");
+  // OlmoAttention and OlmoeAttention clamp q, k and v to [-clip_qkv, clip_qkv]; the other families'
+  // classes ignore the key, which such a config may not expect.
+  if (!family->reads_clip_qkv && present(f, "clip_qkv")) {
+    throw f.error("clip_qkv",
+                  std::string("must be null for ") + family->model_type + " (its attention does not clamp)");
+  }
   c.tie_embeddings = top.bool_or("tie_word_embeddings", defaults.tie_embeddings);
   c.recipe = build_recipe(*family, recipe_inputs(f, *family, c, multimodal));
   c.sliding_window = uniform_window(c.recipe);

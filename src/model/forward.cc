@@ -139,6 +139,10 @@ void Transformer::attention_input(int l) {
     backend_.rms_norm(b.q, c.q_dim(), norm(w.q_norm));
     backend_.rms_norm(b.k, c.kv_dim(), norm(w.k_norm));
   }
+  // HF OLMo and MPT: q, k, v = (qkv projections).clamp(-clip_qkv, clip_qkv); OLMoE clamps after the q/k norms.
+  if (r.clip_qkv > 0) {
+    for (Buffer* x : {&b.q, &b.k, &b.v}) backend_.clamp_symmetric(*x, r.clip_qkv);
+  }
   // HF: q, k = apply_rotary_pos_emb(q, k, cos, sin), with this layer's table; GPT-NeoX rotates the
   // first rotary_dim of each head only (the table's width)
   const int table = r.layers[static_cast<std::size_t>(l)].rope_table;

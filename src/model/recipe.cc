@@ -118,6 +118,8 @@ constexpr TensorNames kPhi3Names{.q = "", .k = "", .v = "", .qkv_concat = "self_
     .gate_up = "mlp.gate_up_proj", .up = "", .down = "mlp.down_proj"};
 // clang-format on
 constexpr NormNames kPhiNorms{"input_layernorm.weight", "", "input_layernorm.weight", ""};
+// StarCoder2, transformers 4.57 modeling_starcoder2.py: LLaMA's names with the non-gated mlp.c_fc / c_proj.
+constexpr TensorNames kStarcoder2Names{.gate = "", .up = "mlp.c_fc", .down = "mlp.c_proj"};
 // clang-format off
 constexpr TensorNames kPhiNames{.final_norm = "model.final_layernorm", .o = "self_attn.dense", .gate = "",
     .up = "mlp.fc1", .down = "mlp.fc2"};
@@ -264,11 +266,11 @@ const Family kFamilies[] = {
      false, false, false, &kMixtralMoe},
     // OlmoeConfig: LLaMA's pre-norm layer with OLMo-2's q/k RMSNorm over the whole projection
     // (after the biases of attention_bias, before RoPE), rms_norm_eps 1e-5, no window; every
-    // layer sparse, the top-k weights renormalised only with norm_topk_prob; clip_qkv refused.
-    {"olmoe",       kPreNorm,  kWhole,   false, true,  0, false, false, false, kNoLocal, kFull,  0, false, "hidden_act",
-     "silu", {0,  0,   1, false, 10000.0,   1e-5, 4096, 256, 0, 0},
-     &kOlmoeNames, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false,
-     false, false, false, &kOlmoeMoe},
+    // layer sparse, the top-k weights renormalised only with norm_topk_prob; clip_qkv.
+    {.model_type = "olmoe", .norms = kPreNorm, .qk_norm = kWhole, .reads_attention_bias = true, .local_rope = kNoLocal,
+     .window = kFull, .activation_key = "hidden_act", .activation_default = "silu",
+     .defaults = {0, 0, 1, false, 10000.0, 1e-5, 4096, 256, 0, 0}, .names = &kOlmoeNames, .eps_key = "rms_norm_eps",
+     .moe = &kOlmoeMoe, .reads_clip_qkv = true},
     // Qwen3MoeConfig: Qwen3's attention (per-head q/k RMSNorm, head_dim explicit, else hidden /
     // heads), kv_heads 4, rms_norm_eps 1e-6; sparse and dense layers by decoder_sparse_step and
     // mlp_only_layers; use_sliding_window true refused.
@@ -289,6 +291,28 @@ const Family kFamilies[] = {
      "silu", {4,  0, 128000, true, 2000000.0, 1e-6, 0, 256, 0, 0},
      nullptr, NormKind::kRms, "rms_norm_eps", false, false, false, 0, "", "", true, false, "", nullptr, false, false,
      false, false, nullptr, false, "", 0, false, true},
+    // OlmoConfig: LLaMA's layer with LayerNorms of neither weight nor bias at eps 1e-5 (no key),
+    // attention_bias, clip_qkv, untied; bos_token_id None (0 here: GPT-NeoX's <|endoftext|>).
+    {.model_type = "olmo", .norms = kPreNorm, .qk_norm = kNoQk, .reads_attention_bias = true, .local_rope = kNoLocal,
+     .window = kFull, .activation_key = "hidden_act", .activation_default = "silu",
+     .defaults = {0, 0, 0, false, 10000.0, 1e-5, 4096, 256, 0, 0}, .norm_kind = NormKind::kLayer, .eps_key = "",
+     .norm_bias = false, .reads_clip_qkv = true, .norm_affine = false},
+    // Starcoder2Config: LayerNorms with biases (norm_epsilon), every projection and the non-gated
+    // MLP biased with use_bias, gelu_pytorch_tanh, kv_heads 2, sliding_window (null: none) on every
+    // layer, tied, bos 50256.
+    {.model_type = "starcoder2", .norms = kPreNorm, .qk_norm = kNoQk, .local_rope = kNoLocal, .window = kEvery,
+     .activation_key = "hidden_act", .activation_default = "gelu_pytorch_tanh",
+     .defaults = {2, 0, 50256, true, 10000.0, 1e-5, 0, 256, 0, 0}, .names = &kStarcoder2Names,
+     .norm_kind = NormKind::kLayer, .eps_key = "norm_epsilon", .linear_bias_key = "use_bias"},
+    // GPTBigCodeConfig: GPT-2's keys and layer with nn.Linear projections, c_attn fused by
+    // multi_query (default true), gelu_pytorch_tanh, biases everywhere, learned positions, tied,
+    // bos 50256.
+    {.model_type = "gpt_bigcode", .norms = kGpt2Norms, .qk_norm = kNoQk, .qkv_bias_always = true,
+     .local_rope = kNoLocal, .window = kFull, .activation_key = "activation_function",
+     .activation_default = "gelu_pytorch_tanh", .defaults = {0, 0, 50256, true, 10000.0, 1e-5, 4096, 256, 0, 0},
+     .names = &kGpt2Names, .norm_kind = NormKind::kLayer, .eps_key = "layer_norm_epsilon", .mlp_bias = true,
+     .rope = false, .body_prefix = "transformer.", .config_aliases = kGpt2Aliases, .intermediate_4x = true,
+     .o_bias_always = true, .reads_multi_query = true},
     // clang-format on
 };
 
@@ -414,6 +438,10 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   r.norms = in.norms.value_or(family.norms);
   r.norm_kind = family.norm_kind;
   r.norm_bias = family.norm_bias;
+  r.norm_affine = family.norm_affine;
+  r.clip_qkv = in.clip_qkv;
+  // GPTBigCodeAttention without multi_query: c_attn(x).view(..., heads, 3 * head_dim), per head [q | k | v].
+  if (family.reads_multi_query && !in.multi_query) std::swap(r.names.qkv_per_group, r.names.qkv_concat);
   r.mlp_bias = family.mlp_bias || in.linear_bias;
   r.parallel_residual = family.parallel_residual_always || (family.reads_parallel_residual && in.parallel_residual);
   const bool rope = family.rope && !in.alibi;

@@ -4,7 +4,8 @@
 // modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_gemma3.py,
 // modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_olmo3.py, modeling_gpt_neox.py, modeling_gpt2.py,
 // modeling_opt.py, modeling_bloom.py, modeling_mpt.py, modeling_phi.py, modeling_phi3.py, modeling_mixtral.py,
-// modeling_olmoe.py, modeling_qwen2_moe.py, modeling_qwen3_moe.py and modeling_rope_utils.py). The family table in
+// modeling_olmoe.py, modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_olmo.py, modeling_starcoder2.py,
+// modeling_gpt_bigcode.py and modeling_rope_utils.py). The family table in
 // recipe.cc shows every family side by side; the forward pass reads only the resolved ModelRecipe and never a family
 // name. Adding a family is adding a row.
 #include <optional>
@@ -178,21 +179,21 @@ struct MoeTraits {
 
 // One family's fixed traits: one row of the table in recipe.cc.
 struct Family {
-  const char* model_type;
+  const char* model_type = "";
   NormNames norms;
-  QkNorm qk_norm;
-  bool qkv_bias_always;        // Qwen2: q, k, v biases whatever attention_bias says; o_proj none
-  bool reads_attention_bias;   // attention_bias gives q, k, v and o_proj biases
-  float norm_weight_offset;    // RMSNorm multiplies by (offset + w): the Gemmas use 1
-  bool scale_embeddings;       // the Gemmas: embeddings * sqrt(hidden)
-  bool query_pre_attn_scalar;  // scores scaled by query_pre_attn_scalar^-0.5, not head_dim^-0.5
-  bool softcaps;               // reads attn_logit_softcapping and final_logit_softcapping
-  LocalRope local_rope;        // the RoPE of sliding layers
-  WindowRule window;
-  int global_every;            // kLayerTypes without layer_types: layer i is global iff (i + 1) % n == 0
-  bool reads_window_pattern;   // Gemma-3: sliding_window_pattern overrides global_every
-  const char* activation_key;  // "hidden_act" or "hidden_activation"
-  const char* activation_default;
+  QkNorm qk_norm = QkNorm::kNone;
+  bool qkv_bias_always = false;             // Qwen2: q, k, v biases whatever attention_bias says; o_proj none
+  bool reads_attention_bias = false;        // attention_bias gives q, k, v and o_proj biases
+  float norm_weight_offset = 0;             // RMSNorm multiplies by (offset + w): the Gemmas use 1
+  bool scale_embeddings = false;            // the Gemmas: embeddings * sqrt(hidden)
+  bool query_pre_attn_scalar = false;       // scores scaled by query_pre_attn_scalar^-0.5, not head_dim^-0.5
+  bool softcaps = false;                    // reads attn_logit_softcapping and final_logit_softcapping
+  LocalRope local_rope = LocalRope::kNone;  // the RoPE of sliding layers
+  WindowRule window = WindowRule::kNone;
+  int global_every = 0;                       // kLayerTypes without layer_types: layer i is global iff (i + 1) % n == 0
+  bool reads_window_pattern = false;          // Gemma-3: sliding_window_pattern overrides global_every
+  const char* activation_key = "hidden_act";  // "hidden_act" or "hidden_activation"
+  const char* activation_default = "silu";
   FamilyDefaults defaults;
   // Families beyond the LLaMA layout (GPT-NeoX); the defaults are LLaMA's.
   const TensorNames* names = nullptr;  // null: TensorNames{}
@@ -248,6 +249,17 @@ struct Family {
   bool norm_bias = true;
   // MPT: its switches, the attention's under attn_config (config_json.cc).
   bool reads_mpt_config = false;
+  // OLMo, OLMoE: clip_qkv (null or positive) clamps q, k and v (ModelRecipe::clip_qkv); MPT reads
+  // attn_config.clip_qkv. Elsewhere the key is refused.
+  bool reads_clip_qkv = false;
+  // OLMo: LayerNorms with neither weight nor bias; the checkpoint holds no norm tensors, and the
+  // norms read a unit weight made at load (WeightSlot::unit).
+  bool norm_affine = true;
+  // StarCoder2: this key (use_bias, default true) gives every projection a bias, the MLP's too.
+  const char* linear_bias_key = "";
+  // GPT-BigCode: multi_query (default true) shares one kv head and fuses the projection as
+  // [q | k | v] (TensorNames::qkv_concat); false fuses it per head (TensorNames::qkv_per_group).
+  bool reads_multi_query = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -308,6 +320,8 @@ struct ModelRecipe {
   // ops/attention_tiles.h alibi_bias; empty: none.
   std::vector<float> alibi_slopes;
   bool alibi_before_scale = false;  // RecipeInputs::alibi_before_scale
+  float clip_qkv = 0;               // 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] before RoPE
+  bool norm_affine = true;          // Family::norm_affine
   float attn_softcap = 0;           // 0: none; else scores = cap * tanh(scores / cap) before the mask
   float final_softcap = 0;          // 0: none; else logits = cap * tanh(logits / cap)
   std::vector<RopeSpec> ropes;      // distinct RoPE tables
@@ -341,6 +355,8 @@ struct RecipeInputs {
   bool linear_bias = false;         // Falcon's bias: every projection has one
   bool alibi = false;               // ALiBi in place of RoPE (Family::alibi, Falcon's alibi)
   bool alibi_before_scale = false;  // Falcon: its bf16 ALiBi added to q.k before the score scale
+  float clip_qkv = 0;               // Family::reads_clip_qkv; 0: null
+  bool multi_query = false;         // Family::reads_multi_query
   std::optional<NormNames> norms;   // the config's choice of norm slots (Falcon); else the family's
   int rotary_dim = 0;               // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)
   RopeSpec global_rope;             // rope_theta with rope_scaling

@@ -48,6 +48,7 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
     const auto norm = [&](const char* name, TensorRole role, TensorRole bias_role) {
       if (*name == '\0') return;
       add(name, {hidden}, role);
+      slots.back().unit = !r.norm_affine;
       if (norm_bias && bias_role != role) add(bias_of(name), {hidden}, bias_role);
     };
     // A projection [rows, cols] ([cols, rows] as a Conv1D stores it), with its bias when `bias`.
@@ -108,10 +109,21 @@ std::vector<WeightSlot> weight_slots(const ModelConfig& c) {
     linear(n.down, hidden, c.intermediate, kDownProj, r.mlp_bias, kDownBias);
   }
   slots.push_back({root + n.final_norm + ".weight", {hidden}, kFinalNorm});
+  slots.back().unit = !r.norm_affine;
   if (norm_bias) slots.push_back({root + n.final_norm + ".bias", {hidden}, kFinalNormBias});
   if (!c.tie_embeddings) slots.push_back({r.weight_prefix + n.lm_head, {c.vocab, hidden}, kLmHead});
   if (r.lm_head_bias) slots.push_back({r.weight_prefix + bias_of(n.lm_head), {c.vocab}, kLmHeadBias});
   return slots;
+}
+
+TensorView unit_weight(const WeightSlot& slot, std::vector<std::shared_ptr<const std::vector<std::byte>>>& derived) {
+  ATTNGEOM_CHECK(slot.unit && slot.shape.size() == 1);
+  const std::vector<float> ones(static_cast<std::size_t>(slot.shape[0]), 1.0f);
+  auto memory = std::make_shared<std::vector<std::byte>>(ones.size() * sizeof(float));
+  std::memcpy(memory->data(), ones.data(), memory->size());
+  TensorView view{slot.name + " [ones]", DType::kF32, 1, slot.shape[0], memory->data()};
+  derived.push_back(std::move(memory));
+  return view;
 }
 
 template <class Tensor>

@@ -141,10 +141,16 @@ struct WeightSlot {
   TensorRole role = TensorRole::kEmbed;
   int layer = -1;   // -1 for the model-level roles
   int expert = -1;  // the expert of kExpert* roles
+  // Not in the checkpoint: a weight of ones made at load (unit_weight), the weight of a norm
+  // without one (Family::norm_affine).
+  bool unit = false;
 };
 
 // Every tensor a checkpoint of `config` must contain. Tied embeddings have no lm_head slot.
 std::vector<WeightSlot> weight_slots(const ModelConfig& config);
+
+// A unit slot's weight: F32 ones of its shape, in memory appended to `derived`.
+TensorView unit_weight(const WeightSlot& slot, std::vector<std::shared_ptr<const std::vector<std::byte>>>& derived);
 
 // The tensor of `tensors` that `slot` names; tensors.layers must be sized to the config's.
 template <class Tensor>

@@ -118,6 +118,7 @@ class CpuBackend final : public Backend {
   }
 
   void soft_cap(Buffer& x, float cap) override { attngeom::soft_cap(x.data(kHost), x.numel(), cap); }
+  void clamp_symmetric(Buffer& x, float limit) override { attngeom::clamp_symmetric(x.data(kHost), x.numel(), limit); }
 
   std::int64_t count_nonfinite(const Buffer& x) override {
     return static_cast<std::int64_t>(

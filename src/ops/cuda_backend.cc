@@ -202,6 +202,11 @@ class CudaBackend final : public Backend {
     check(cuda::soft_cap(x.data(kCuda), x.numel(), cap, stream_), "the soft cap kernel");
   }
 
+  void clamp_symmetric(Buffer& x, float limit) override {
+    use_device();
+    check(cuda::clamp_symmetric(x.data(kCuda), x.numel(), limit, stream_), "the clamp kernel");
+  }
+
   std::int64_t count_nonfinite(const Buffer& x) override {
     use_device();
     unsigned long long* counter = counter_.at_least(1);

@@ -50,6 +50,9 @@ void add_bias(float* x, std::int64_t rows, std::int64_t cols, const float* bias)
 // final_logit_softcapping). Vectorised through libmvec tanhf; see vector_math.cc.
 void soft_cap(float* x, std::int64_t count, float cap);
 
+// In place on x[count]: x = min(max(x, -limit), limit) (HF OLMo, OLMoE and MPT clip_qkv). NaN stays NaN.
+void clamp_symmetric(float* x, std::int64_t count, float limit);
+
 // In place on one row of scores: softmax over [0, n). Sums in double. Vectorised through
 // glibc's libmvec expf (at most 4 ulp, against 1 for scalar expf); see vector_math.cc.
 void softmax_row(float* row, std::int64_t n);

@@ -20,12 +20,13 @@ COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "
                     "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "phi3-v5", "llama3-v5",
                     "mixtral", "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed", "opt",
                     "opt-bare", "qwen2-moe", "qwen2-moe-v5", "falcon", "falcon-40b", "falcon-sequential", "falcon-rw",
-                    "bloom", "bloom-prefixed", "mpt"]
+                    "bloom", "bloom-prefixed", "mpt", "mpt-clip", "olmo", "olmo-noclip", "olmoe-clip", "starcoder2",
+                    "gpt-bigcode", "gpt-bigcode-mha"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
                    "olmo2", "olmo3", "pythia", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "mixtral", "olmoe",
                    "qwen3-moe", "smollm3", "opt", "qwen2-moe", "falcon", "falcon-40b", "falcon-sequential", "falcon-rw",
-                   "bloom", "mpt"]
+                   "bloom", "mpt", "olmo", "starcoder2", "gpt-bigcode", "gpt-bigcode-mha"]
 
 
 def spm_ids(tokenizer, text_path):
@@ -107,8 +108,9 @@ CONFIG_ALIASES = [("hidden_size", "n_embd"), ("num_hidden_layers", "n_layer"), (
 
 
 def load_config(model_dir):
-    """config.json, with GPT-2's, GPT-Neo's, BLOOM's and MPT's key names also under the standard ones, and Falcon's
-    kv heads (falcon_kv_heads) as num_key_value_heads."""
+    """config.json, with GPT-2's, GPT-Neo's, BLOOM's, MPT's and GPTBigCode's key names also under the standard ones,
+    and Falcon's kv heads (falcon_kv_heads) and GPTBigCode's (one with multi_query, its default) as
+    num_key_value_heads."""
     with open(os.path.join(model_dir, "config.json")) as f:
         cfg = json.load(f)
     for std, alias in CONFIG_ALIASES:
@@ -116,6 +118,8 @@ def load_config(model_dir):
             cfg[std] = cfg[alias]
     if cfg.get("model_type") == "falcon":
         cfg.setdefault("num_key_value_heads", falcon_kv_heads(cfg))
+    if cfg.get("model_type") == "gpt_bigcode":
+        cfg.setdefault("num_key_value_heads", 1 if cfg.get("multi_query", True) else cfg["num_attention_heads"])
     return cfg
 
 

@@ -4,13 +4,14 @@ Written from transformers 4.57's eager modeling code (modeling_llama, modeling_m
 modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3,
 modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_gpt_neo,
 modeling_phi, modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_qwen2_moe,
-modeling_smollm3, modeling_opt, modeling_falcon, modeling_bloom, modeling_mpt and modeling_rope_utils), not from
+modeling_smollm3, modeling_opt, modeling_falcon, modeling_bloom, modeling_mpt, modeling_olmo, modeling_starcoder2,
+modeling_gpt_bigcode and modeling_rope_utils), not from
 the C++ engine. Computes in float64 (or `dtype`) from the stored weights, widened. With dtype float32 and
 hf_rounding=True it stands in for HF's fp32 eager forward: RoPE frequencies, angles and attention factor in
 float32 as LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32, ALiBi slopes in float32 as
 build_alibi_tensor / build_mpt_alibi_tensor compute them (Falcon's, then rounded to bfloat16, in both). Shapes: T
 tokens, H query heads, Hkv kv heads, D head_dim. The checkpoint is a reference_model.Model; the operations are in
-reference_ops.py, the GPT-2-like families' forwards (GPT-2, GPT-J, GPT-Neo, OPT, Falcon) in
+reference_ops.py, the GPT-2-like families' forwards (GPT-2, GPT-J, GPT-Neo, OPT, Falcon, GPTBigCode) in
 reference_forward_gpt.py, the ALiBi families' (BLOOM, MPT) in reference_forward_alibi.py.
 """
 import json
@@ -19,8 +20,8 @@ import math
 import numpy as np
 
 from reference_forward_alibi import alibi_layer0_value_input, forward_bloom, forward_mpt
-from reference_forward_gpt import (falcon_split, forward_falcon, forward_gpt2, forward_gpt_neo, forward_gptj,
-                                  forward_opt, opt_embed)
+from reference_forward_gpt import (bigcode_split, falcon_split, forward_falcon, forward_gpt2, forward_gpt_bigcode,
+                                  forward_gpt_neo, forward_gptj, forward_opt, opt_embed)
 from reference_ops import (apply_rope, attend, attention_mask, keep_top_n, layer_norm, named_layer_norm, rms_norm, rope_cos_sin,
                            soft_cap, softmax_masked)
 
@@ -50,13 +51,15 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     for layer in range(m.layers):
         p = f"model.layers.{layer}."
         W = lambda n: m.weight(p + n)
-        norm = lambda v, name: v if name is None else rms_norm(v, W(name + ".weight"), m.eps, m.norm_offset)
+        norm = lambda v, name: v if name is None else m.norm(v, p + name)
         linear = lambda v, name: v @ W(name + ".weight").T + (W(name + ".bias") if m.has(p + name + ".bias") else 0)
         h = norm(x, attn_in)                                               # [T, hidden]
         q, k, v = linear(h, "self_attn.q_proj"), linear(h, "self_attn.k_proj"), linear(h, "self_attn.v_proj")
         if m.qk_norm == "whole":                                           # OLMo-2: over the projection
             q = rms_norm(q, W("self_attn.q_norm.weight"), m.eps, m.norm_offset)
             k = rms_norm(k, W("self_attn.k_norm.weight"), m.eps, m.norm_offset)
+        if m.clip_qkv is not None:                                         # OLMo, OLMoE: clamp before RoPE
+            q, k, v = (np.clip(a, -dt(m.clip_qkv), dt(m.clip_qkv)) for a in (q, k, v))
         q = q.reshape(T, H, D).transpose(1, 0, 2)                          # [H, T, D]
         k = k.reshape(T, Hkv, D).transpose(1, 0, 2)                        # [Hkv, T, D]
         v = v.reshape(T, Hkv, D).transpose(1, 0, 2)
@@ -87,11 +90,14 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
             x = x + sparse_moe(m, h, W, p)
             out.setdefault("experts", {})[layer] = m.expert_choice[-1]
             continue
+        if m.mlp_kind == "plain":                                          # StarCoder2: c_proj(act(c_fc h))
+            x = x + norm(linear(m.act(linear(h, "mlp.c_fc")), "mlp.c_proj"), mlp_out)
+            continue
         gate = h @ W("mlp.gate_proj.weight").T                             # [T, inter]
         up = h @ W("mlp.up_proj.weight").T
         x = x + norm((m.act(gate) * up) @ W("mlp.down_proj.weight").T, mlp_out)
     if want_logits:
-        h = rms_norm(x, m.weight("model.norm.weight"), m.eps, m.norm_offset)
+        h = m.norm(x, "model.norm")
         out["logits"] = soft_cap(h @ m.lm_head().T, m.final_cap)           # [T, vocab]
     return out
 
@@ -269,7 +275,8 @@ def forward_phi3(m, tokens, want_logits=True, head_gates=None, topn=None):
 
 def layer0_value_input(m, tokens):
     """(h [T, hidden], W_v [kv_heads*D, hidden], b_v or None): layer 0's value projection and
-    its input, the attention's normed input (for bounds on the values' rounding)."""
+    its input, the attention's normed input (for bounds on the values' rounding; clip_qkv's clamp, 1-Lipschitz,
+    keeps a bound on the product one on the values)."""
     tokens = np.asarray(tokens, dtype=np.int64)
     if m.model_type in ("bloom", "mpt"):
         return alibi_layer0_value_input(m, tokens)
@@ -301,6 +308,13 @@ def layer0_value_input(m, tokens):
         W = lambda n: m.weight(p + n)
         h = named_layer_norm(m, x, p + "self_attn_layer_norm")
         return h, W("self_attn.v_proj.weight"), W("self_attn.v_proj.bias")
+    if m.model_type == "gpt_bigcode":  # c_attn's v rows: where bigcode_split puts the row indices
+        W = lambda n: m.weight("transformer.h.0." + n)
+        x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(len(tokens))]
+        rows = bigcode_split(m, np.arange(len(W("attn.c_attn.weight")), dtype=np.float64)[None])[2]
+        rows = rows.reshape(-1).astype(np.int64)
+        h = named_layer_norm(m, x, "transformer.h.0.ln_1")
+        return h, W("attn.c_attn.weight")[rows], W("attn.c_attn.bias")[rows]
     if m.model_type == "falcon":  # query_key_value's v rows: where falcon_split puts the row indices
         W = lambda n: m.weight("transformer.h.0." + n)
         h = layer_norm(m.weight("transformer.word_embeddings.weight")[tokens], W(m.attn_norm + ".weight"),
@@ -319,7 +333,7 @@ def layer0_value_input(m, tokens):
         return h, m.weight(p + "self_attn.v_proj.weight"), m.weight(p + "self_attn.v_proj.bias")
     x = m.weight("model.embed_tokens.weight")[tokens] * m.embed_scale
     norm = m.norm_names[0]
-    h = x if norm is None else rms_norm(x, m.weight(f"model.layers.0.{norm}.weight"), m.eps, m.norm_offset)
+    h = x if norm is None else m.norm(x, f"model.layers.0.{norm}")
     bias = "model.layers.0.self_attn.v_proj.bias"
     return h, m.weight("model.layers.0.self_attn.v_proj.weight"), m.weight(bias) if m.has(bias) else None
 
@@ -327,4 +341,4 @@ def layer0_value_input(m, tokens):
 # The families whose layer differs from the LLaMA-style one forward() runs itself.
 FAMILY_FORWARDS = {"gpt_neox": forward_neox, "gpt2": forward_gpt2, "gptj": forward_gptj, "gpt_neo": forward_gpt_neo,
                    "opt": forward_opt, "falcon": forward_falcon, "phi3": forward_phi3, "phi": forward_phi,
-                   "bloom": forward_bloom, "mpt": forward_mpt}
+                   "bloom": forward_bloom, "mpt": forward_mpt, "gpt_bigcode": forward_gpt_bigcode}

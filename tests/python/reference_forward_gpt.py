@@ -1,6 +1,6 @@
 """The numpy forwards of the GPT-2-like families (transformers 4.57 modeling_gpt2, modeling_gptj,
-modeling_gpt_neo, modeling_opt, modeling_falcon): learned positions or RoPE of their own, LayerNorms
-with biases, fused or renamed projections. Each returns what reference_forward.forward() returns.
+modeling_gpt_neo, modeling_opt, modeling_falcon, modeling_gpt_bigcode): learned positions or RoPE of their own,
+LayerNorms with biases, fused or renamed projections. Each returns what reference_forward.forward() returns.
 """
 import numpy as np
 
@@ -31,6 +31,43 @@ def forward_gpt2(m, tokens, want_logits=True, head_gates=None, topn=None):
         h = named_layer_norm(m, x, "transformer.ln_f")
         out["logits"] = h @ m.lm_head().T
     return out
+
+
+def forward_gpt_bigcode(m, tokens, want_logits=True, head_gates=None, topn=None):
+    """GPTBigCodeForCausalLM (transformers 4.57 modeling_gpt_bigcode, eager): the same outputs as forward()."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    T, H = len(tokens), m.heads
+    assert T <= m.max_positions, f"{T} tokens: GPTBigCode's wpe has n_positions {m.max_positions} rows"
+    x = m.weight("transformer.wte.weight")[tokens] + m.weight("transformer.wpe.weight")[np.arange(T)]
+    allowed = attention_mask(T, None)
+    kv_of_head = np.arange(H) // (H // m.kv_heads)                      # multi_query: every head reads kv head 0
+    out = {"attn": [], "values": []}
+    for layer in range(m.layers):
+        p = f"transformer.h.{layer}."
+        W = lambda n: m.weight(p + n)
+        linear = lambda v, name: v @ W(name + ".weight").T + W(name + ".bias")   # nn.Linear: W [out, in]
+        ln = lambda v, name: named_layer_norm(m, v, p + name)
+        q, k, v = bigcode_split(m, linear(ln(x, "ln_1"), "attn.c_attn"))
+        out["values"].append(v.copy())
+        x = x + linear(attend(m, q, k[kv_of_head], v[kv_of_head], allowed, layer, out, head_gates, topn), "attn.c_proj")
+        x = x + linear(m.act(linear(ln(x, "ln_2"), "mlp.c_fc")), "mlp.c_proj")
+    if want_logits:
+        h = named_layer_norm(m, x, "transformer.ln_f")
+        out["logits"] = h @ m.lm_head().T                                  # no lm_head bias
+    return out
+
+
+def bigcode_split(m, qkv):
+    """GPTBigCodeAttention's split of c_attn's output [T, rows] -> q [H, T, D], k and v [Hkv, T, D]: with
+    multi_query ("grouped") the first n_embd columns the query heads, then one k and one v of head_dim; without
+    ("per_head") each head's q, k, v of head_dim in turn; "concat" reads GPT-2's [q heads | k heads | v heads]
+    (not GPTBigCode's: for the self-checks)."""
+    T, H, D = qkv.shape[0], m.heads, m.head_dim
+    heads = lambda a: a.reshape(T, -1, D).transpose(1, 0, 2)
+    if m.qkv_layout == "per_head":
+        return tuple(qkv.reshape(T, H, 3, D).transpose(2, 1, 0, 3))      # view(T, H, 3 D), split D, D, D
+    kv = D if m.qkv_layout == "grouped" else H * D
+    return heads(qkv[:, :H * D]), heads(qkv[:, H * D:H * D + kv]), heads(qkv[:, H * D + kv:])
 
 
 def forward_gptj(m, tokens, want_logits=True, head_gates=None, topn=None):

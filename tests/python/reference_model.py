@@ -8,12 +8,12 @@ import os
 import numpy as np
 
 from reference_model_gpt import LayerNormFamilies, load_weights  # noqa: F401 (load_weights: read from here too)
-from reference_ops import gelu_tanh, silu
+from reference_ops import gelu_erf, gelu_tanh, layer_norm, named_layer_norm, rms_norm, silu
 
 
 # Per family (config.json model_type; gemma3 multimodal reads text_config as gemma3_text):
 #   norms: the decoder layer's four norm slots (attention input, attention output, MLP input,
-#          MLP output) as tensor names, None where the family has none.
+#          MLP output) as tensor names, None where the family has none (RMSNorms, except NORM_KINDS').
 PRE = ("input_layernorm", None, "post_attention_layernorm", None)
 SANDWICH = ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm")
 POST = (None, "post_attention_layernorm", None, "post_feedforward_layernorm")
@@ -33,7 +33,16 @@ FAMILIES = {
     "qwen3_moe":   dict(norms=PRE, qk="head", gemma=False, kv=4, hd=None, theta=1e4, eps=1e-6),
     "qwen2_moe":   dict(norms=PRE, qk=None, gemma=False, kv=16, hd=None, theta=1e4, eps=1e-6),
     "smollm3":     dict(norms=PRE, qk=None, gemma=False, kv=4, hd=None, theta=2e6, eps=1e-6),
+    "olmo":        dict(norms=PRE, qk=None, gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
+    "starcoder2":  dict(norms=PRE, qk=None, gemma=False, kv=2, hd=None, theta=1e4, eps=1e-5),
 }
+# The families whose norms are no RMSNorms: OLMo-1's OlmoLayerNorm (F.layer_norm without weight or bias, eps fixed
+# at 1e-5; no tensors), StarCoder2's nn.LayerNorm (weight and bias, eps norm_epsilon).
+NORM_KINDS = {"olmo": "weightless", "starcoder2": "layer"}
+# Config defaults that differ from LLaMA's: bos_token_id (OlmoConfig: None), tie_word_embeddings, hidden_act.
+BOS = {"olmo": None, "starcoder2": 50256}
+TIED = ("smollm3", "starcoder2")
+ACTIVATIONS = {"silu": silu, "gelu_pytorch_tanh": gelu_tanh, "gelu_new": gelu_tanh, "gelu": gelu_erf}
 # Mixtures of experts (transformers 4.57 MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
 # Qwen3MoeSparseMoeBlock, Qwen2MoeSparseMoeBlock): the sparse block's prefix, the expert count's key and
 # default, top_k's default, whether the top-k weights are renormalised (None: norm_topk_prob, default
@@ -74,6 +83,9 @@ class Model(LayerNormFamilies):
         if top["model_type"] == "falcon":
             self._init_falcon(top, model_dir, dtype, hf_rounding)
             return
+        if top["model_type"] == "gpt_bigcode":
+            self._init_gpt_bigcode(top, model_dir, dtype, hf_rounding)
+            return
         if top["model_type"] in ("bloom", "mpt"):
             (self._init_bloom if top["model_type"] == "bloom" else self._init_mpt)(top, model_dir, dtype, hf_rounding)
             return
@@ -92,19 +104,27 @@ class Model(LayerNormFamilies):
         self.kv_heads = cfg.get("num_key_value_heads") or fam["kv"] or self.heads
         self.head_dim = cfg.get("head_dim") or fam["hd"] or self.hidden // self.heads
         assert self.heads % self.kv_heads == 0, (self.heads, self.kv_heads)
-        self.eps = cfg.get("rms_norm_eps", fam["eps"])
+        # OLMo-1: eps 1e-5 whatever the config says; StarCoder2: norm_epsilon (an rms_norm_eps beside it unread)
+        self.norm_kind = NORM_KINDS.get(self.model_type, "rms")
+        self.eps = {"olmo": 1e-5, "starcoder2": cfg.get("norm_epsilon", 1e-5)}.get(self.model_type,
+                                                                                   cfg.get("rms_norm_eps", fam["eps"]))
         self.vocab = cfg["vocab_size"]
         self.max_positions = cfg.get("max_position_embeddings")  # YaRN's fallback original length
-        self.bos = cfg.get("bos_token_id", 2 if gemma else 1)
-        self.tied = top.get("tie_word_embeddings", gemma or self.model_type == "smollm3")  # SmolLM3Config ties too
+        self.bos = cfg.get("bos_token_id", BOS.get(self.model_type, 2 if gemma else 1))
+        self.tied = top.get("tie_word_embeddings", gemma or self.model_type in TIED)  # SmolLM3Config ties too
         self.norm_offset = 1.0 if gemma else 0.0          # GemmaRMSNorm: * (1 + w)
         self.embed_scale = self.hidden ** 0.5 if gemma else 1.0
-        act = cfg.get("hidden_activation") or "gelu_pytorch_tanh" if gemma else cfg.get("hidden_act", "silu")
-        assert act in ("silu", "gelu_pytorch_tanh"), act
-        self.act = silu if act == "silu" else gelu_tanh
+        default_act = "gelu_pytorch_tanh" if self.model_type == "starcoder2" else "silu"
+        act = cfg.get("hidden_activation") or "gelu_pytorch_tanh" if gemma else cfg.get("hidden_act", default_act)
+        assert act in ACTIVATIONS and (act in ("silu", "gelu_pytorch_tanh") or self.model_type == "starcoder2"), act
+        self.act = ACTIVATIONS[act]
+        # StarCoder2's MLP: c_proj(act(c_fc h)) (Starcoder2MLP); the others' gated down(act(gate h) * up h).
+        self.mlp_kind = "plain" if self.model_type == "starcoder2" else "gated"
         # Biases: Qwen2 has q/k/v biases always, Qwen2-MoE by qkv_bias (default true; o_proj none in
-        # both); the others follow attention_bias on q, k, v and o (Mistral has no biases).
+        # both); StarCoder2 by use_bias (default true; its MLP's too); the others follow attention_bias on
+        # q, k, v and o (Mistral has no biases). forward() reads whichever bias tensors the checkpoint holds.
         bias = cfg.get("attention_bias", False) and self.model_type not in ("mistral", "qwen2", "qwen2_moe")
+        bias = cfg.get("use_bias", True) if self.model_type == "starcoder2" else bias
         self.qkv_bias = bias or self.model_type == "qwen2" or (self.model_type == "qwen2_moe" and
                                                                 cfg.get("qkv_bias", True))
         self.o_bias = bias
@@ -137,13 +157,19 @@ class Model(LayerNormFamilies):
         step = cfg.get("decoder_sparse_step", 1) if self.model_type in ("qwen3_moe", "qwen2_moe") else 1
         self.shared_expert = self.model_type == "qwen2_moe"
         self.sparse = [self.experts > 0 and i not in dense and (i + 1) % step == 0 for i in range(self.layers)]
-        assert not cfg.get("clip_qkv"), "clip_qkv"
+        # OlmoAttention, OlmoeAttention: q, k, v (after OLMoE's q/k norms) clamped to [-clip_qkv, clip_qkv] when
+        # it is not None; 0 or below would clamp them to nothing or invert the bounds: refused.
+        self.clip_qkv = cfg.get("clip_qkv") if self.model_type in ("olmo", "olmoe") else None
+        assert self.clip_qkv is None or self.clip_qkv > 0, f"clip_qkv {self.clip_qkv}"
+        assert self.model_type in ("olmo", "olmoe") or not cfg.get("clip_qkv"), "clip_qkv"
         assert not cfg.get("mlp_bias"), "mlp_bias"  # LLaMA's and SmolLM3's MLP biases are not read here
         self.expert_load = []  # [sparse layers] x [experts] tokens routed, filled by forward
         self.shared_gate = []  # [sparse layers] x [T] Qwen2-MoE's sigmoid(shared_expert_gate h), filled by forward
         self.route_gap = []    # [layers] the smallest router-logit gap between a chosen and an unchosen expert
         self.dtype, self.hf_rounding = dtype, hf_rounding
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
+        if self.model_type == "starcoder2" and not bias:  # use_bias false: Starcoder2 builds no projection biases
+            self.w = {k: v for k, v in self.w.items() if not k.endswith(("_proj.bias", "c_fc.bias"))}
 
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""
@@ -170,7 +196,7 @@ class Model(LayerNormFamilies):
         # 5.x: even layers < max_window_layers), so such a config is refused, not guessed.
         assert not (self.model_type in ("qwen3_moe", "qwen2_moe") and cfg.get("use_sliding_window")), \
             "use_sliding_window"
-        return self.model_type in ("mistral", "mixtral")
+        return self.model_type in ("mistral", "mixtral", "starcoder2")
 
     def _smollm3_rope_layers(self, cfg):
         """SmolLM3Config.no_rope_layers: 1 where the layer turns q and k, 0 where it is NoPE; not
@@ -200,7 +226,8 @@ class Model(LayerNormFamilies):
     def _window(self, cfg, i):
         if not self._sliding(cfg, i):
             return None  # LlamaModel has no window whatever the config says
-        return cfg.get("sliding_window", 4096)  # MistralConfig etc. default 4096; null: none
+        # MistralConfig etc. default 4096, Starcoder2Config None; null: none
+        return cfg.get("sliding_window", None if self.model_type == "starcoder2" else 4096)
 
     def _rope(self, cfg, fam, i):
         """{theta, scaling} of layer i: Gemma-3 sliding layers use rope_local_base_freq, plain;
@@ -227,13 +254,22 @@ class Model(LayerNormFamilies):
     def weight(self, name):
         return self.w[self.prefix + name]
 
+    def norm(self, x, name):
+        """The LLaMA-style layer's norm `name` (a tensor prefix) of x: RMSNorm with name.weight, OLMo-1's LayerNorm
+        without weight or bias, or StarCoder2's LayerNorm with name.weight and name.bias."""
+        if self.norm_kind == "weightless":
+            return layer_norm(x, 1.0, 0.0, self.eps)
+        if self.norm_kind == "layer":
+            return named_layer_norm(self, x, name)
+        return rms_norm(x, self.weight(name + ".weight"), self.eps, self.norm_offset)
+
     def has(self, name):
         return self.prefix + name in self.w
 
     def lm_head(self):
         if self.model_type == "gpt_neox":
             return self.weight("gpt_neox.embed_in.weight" if self.tied else "embed_out.weight")
-        if self.model_type in ("gpt2", "gptj", "gpt_neo"):
+        if self.model_type in ("gpt2", "gptj", "gpt_neo", "gpt_bigcode"):
             return self.weight("transformer.wte.weight" if self.tied else "lm_head.weight")
         if self.model_type == "opt":
             return self.weight("model.decoder.embed_tokens.weight" if self.tied else "lm_head.weight")

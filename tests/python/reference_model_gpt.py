@@ -1,5 +1,5 @@
 """The config readers of the families with LayerNorms (GPT-NeoX, Phi, Phi-3, GPT-2, GPT-J, GPT-Neo, OPT, Falcon,
-BLOOM, MPT) for reference_model.Model, and the reader of a checkpoint's weights.
+BLOOM, MPT, GPTBigCode) for reference_model.Model, and the reader of a checkpoint's weights.
 """
 import json
 import os
@@ -80,6 +80,32 @@ class LayerNormFamilies:
         self.act = gelu_tanh  # gelu_new: the tanh approximation
         w = load_weights(model_dir)
         bare = "transformer.wte.weight" not in w
+        self.w = {("transformer." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
+
+    def _init_gpt_bigcode(self, cfg, model_dir, dtype, hf_rounding):
+        """GPTBigCodeConfig: n_embd, n_layer, n_head, n_positions (hidden_size, num_hidden_layers,
+        num_attention_heads, max_position_embeddings through its attribute_map, set after them and so winning),
+        n_inner (null: 4 n_embd), layer_norm_epsilon, activation_function (default gelu_pytorch_tanh), tied by
+        default, bos 50256. GPTBigCodeAttention (nn.Linear c_attn, biases everywhere): multi_query (default true)
+        gives one kv head of head_dim shared by every query head, c_attn's output [q (n_embd) | k | v]; without it
+        each head's [q | k | v] in turn (view(T, H, 3 D)). Scores times head_dim^-0.5; the fp32-softmax switches
+        change no fp32 result. Refused: scale_attn_weights false (unscaled scores), which the engine refuses."""
+        hidden = cfg.get("hidden_size", cfg.get("n_embd", 768))
+        heads = cfg.get("num_attention_heads", cfg.get("n_head", 12))
+        self._init_layernorm_family(cfg, "gpt_bigcode", hidden, cfg.get("num_hidden_layers", cfg.get("n_layer", 12)),
+                                    heads, cfg.get("layer_norm_epsilon", 1e-5), cfg.get("bos_token_id", 50256),
+                                    cfg.get("tie_word_embeddings", True), dtype, hf_rounding)
+        assert self.head_dim * heads == hidden, (hidden, heads)
+        assert cfg.get("scale_attn_weights", True), "scale_attn_weights false"
+        self.qkv_layout = "grouped" if cfg.get("multi_query", True) else "per_head"
+        self.kv_heads = 1 if self.qkv_layout == "grouped" else heads
+        self.ffn = cfg.get("n_inner") or 4 * hidden
+        self.max_positions = cfg.get("max_position_embeddings", cfg.get("n_positions", 1024))  # wpe's rows
+        act = cfg.get("activation_function", "gelu_pytorch_tanh")  # gelu_fast (SantaCoder's): the tanh formula too
+        assert act in ("gelu_pytorch_tanh", "gelu_new", "gelu_fast", "gelu"), act
+        self.act = gelu_erf if act == "gelu" else gelu_tanh
+        w = load_weights(model_dir)
+        bare = "transformer.wte.weight" not in w  # saved from GPTBigCodeModel
         self.w = {("transformer." + k if bare and k != "lm_head.weight" else k): v.astype(dtype) for k, v in w.items()}
 
     def _init_gptj(self, cfg, model_dir, dtype, hf_rounding):
@@ -225,7 +251,8 @@ class LayerNormFamilies:
     def _init_mpt(self, cfg, model_dir, dtype, hf_rounding):
         """MptConfig: d_model, n_heads, n_layers (hidden_size, num_attention_heads, num_hidden_layers through its
         attribute_map, winning), layer_norm_epsilon 1e-5, max_seq_len (ALiBi's table: longer inputs fail),
-        attn_config's softmax_scale (null: 1 / sqrt(head_dim)) and clip_qkv (q, k, v clamped), tied by default; bos
+        attn_config's softmax_scale (null: 1 / sqrt(head_dim)) and clip_qkv (Wqkv's output clamped before the split
+        into q, k, v; null or 0: no clamp), tied by default; bos
         as written (MptConfig has none). MptModel: LayerNorms with their bias set to None, Wqkv [q | k | v] and no
         linear bias, an exact-gelu MLP of 4 x d_model, ALiBi of bias max 8 relative to the last key. Refused, as
         transformers ignores what the MosaicML code reads: expansion_ratio != 4, attn_config alibi false,
@@ -246,6 +273,8 @@ class LayerNormFamilies:
                    "logit_scale": cfg.get("logit_scale") is not None, "no_bias": not cfg.get("no_bias", True),
                    "norm_type": norm not in ("layernorm", "low_precision_layernorm")}
         assert not any(refused.values()), [k for k, v in refused.items() if v]
+        # MptAttention clamps Wqkv's output where clip_qkv is truthy (0: none); below 0 the bounds invert: refused
+        assert not attn["clip_qkv"] or attn["clip_qkv"] > 0, f"clip_qkv {attn['clip_qkv']}"
         self.scale = attn["softmax_scale"] if attn["softmax_scale"] is not None else self.head_dim ** -0.5
         self.clip_qkv, self.max_positions, self.act = attn["clip_qkv"], cfg.get("max_seq_len", 2048), gelu_erf
         self._alibi(8, alibi_shift=True)

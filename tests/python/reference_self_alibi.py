@@ -91,8 +91,8 @@ def forward_incremental_alibi(m, tokens):
     """BLOOM or MPT token by token with a KV cache, scalar loops: LayerNorms by hand (MPT's without bias, BLOOM's
     embedding norm first), each head's q, k, v rows of the fused projection by index (BLOOM: block 3 h + r of
     head_dim rows, MPT: block r H + h), the score at query t and key j q . k / sqrt(D) + slope_h j (BLOOM) or
-    q . k softmax_scale + slope_h (j - t) (MPT), slopes from the recipes above; BLOOM's gelu with its 0.79788456,
-    MPT's erf; the tied head."""
+    q . k softmax_scale + slope_h (j - t) (MPT), slopes from the recipes above, MPT's q, k and v entries clamped to
+    attn_config's clip_qkv where it is set; BLOOM's gelu with its 0.79788456, MPT's erf; the tied head."""
     bloom = m.model_type == "bloom"
     T, H, D, L = len(tokens), m.heads, m.head_dim, m.layers
     slopes = bloom_recipe(H) if bloom else mpt_recipe(H)
@@ -104,6 +104,8 @@ def forward_incremental_alibi(m, tokens):
     else:
         gelu = lambda u: 0.5 * u * (1.0 + math.erf(u / math.sqrt(2.0)))
     block = (lambda h, r: 3 * h + r) if bloom else (lambda h, r: r * H + h)
+    clip = None if bloom else (m.cfg.get("attn_config") or {}).get("clip_qkv")
+    clamp = (lambda vec: vec) if not clip else (lambda vec: np.array([min(max(float(u), -clip), clip) for u in vec]))
     for t, tok in enumerate(tokens):
         x = norm(E("word_embeddings.weight")[tok], "word_embeddings_layernorm") if bloom else E("wte.weight")[tok]
         for layer in range(L):
@@ -111,8 +113,8 @@ def forward_incremental_alibi(m, tokens):
             fused = E(p + ("self_attention.query_key_value.weight" if bloom else "attn.Wqkv.weight"))
             h = norm(x, p + ("input_layernorm" if bloom else "norm_1"))
             bias = E(p + "self_attention.query_key_value.bias") if bloom else np.zeros(len(fused))
-            rows = lambda head, r: fused[block(head, r) * D:(block(head, r) + 1) * D] @ h + \
-                bias[block(head, r) * D:(block(head, r) + 1) * D]
+            rows = lambda head, r: clamp(fused[block(head, r) * D:(block(head, r) + 1) * D] @ h +
+                                         bias[block(head, r) * D:(block(head, r) + 1) * D])
             ctx = np.zeros(H * D)
             for head in range(H):
                 cache_k[layer][head].append(rows(head, 1))

@@ -13,7 +13,7 @@ import numpy as np
 import reference_forward as rf
 from reference_model import Model
 from reference_self_gpt import scalar_layer_norm
-from reference_self_lib import check, checked_fixture, loop_buffers, read_variants
+from reference_self_lib import check, checked_fixture, loop_buffers, read_variants, scalar_rope
 
 
 def falcon_blocks(cfg):
@@ -66,13 +66,7 @@ def forward_incremental_falcon(m, tokens, slopes=None):
     alibi = [[bf16(bf16(s) * bf16(j)) for j in range(T)] for s in slopes] if cfg.get("alibi") else None
 
     def rotate(vec, pos):
-        out = np.array(vec, dtype=np.float64)
-        for i in range(D // 2):
-            angle = pos * theta ** (-2.0 * i / D)
-            a, b = vec[i], vec[i + D // 2]
-            out[i] = a * math.cos(angle) - b * math.sin(angle)
-            out[i + D // 2] = b * math.cos(angle) + a * math.sin(angle)
-        return out
+        return scalar_rope(vec, pos, theta)
 
     for t, tok in enumerate(tokens):
         x = E("word_embeddings.weight")[tok]

@@ -12,7 +12,7 @@ import reference_forward as rf
 from reference_model import Model, load_weights
 import reference_ops as ops
 from reference_self_lib import (check, check_loop_forward, float32_errors, loop_buffers, loop_errors,
-                                prompt_tokens, scalar_attention)
+                                prompt_tokens, scalar_attention, scalar_rope)
 
 
 def scalar_layer_norm(vec, w, b, eps):
@@ -33,14 +33,7 @@ def forward_incremental_gptj(m, tokens, interleaved=True):
         return scalar_layer_norm(vec, w, b, m.eps)
 
     def rotate(vec, pos):
-        out = np.array(vec, dtype=np.float64)
-        for i in range(R // 2):
-            angle = pos * 10000.0 ** (-2.0 * i / R)
-            ia, ib = (2 * i, 2 * i + 1) if interleaved else (i, i + R // 2)
-            a, b = vec[ia], vec[ib]
-            out[ia] = a * math.cos(angle) - b * math.sin(angle)
-            out[ib] = b * math.cos(angle) + a * math.sin(angle)
-        return out
+        return scalar_rope(vec, pos, 10000.0, R, interleaved)
 
     for t, tok in enumerate(tokens):
         x = m.weight("transformer.wte.weight")[tok]

@@ -41,7 +41,13 @@ PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
                  "falcon-40b": 41_303_293_952, "bloom-7b1": 7_069_016_064,
                  # MPT-7B (its model card: 6.7B), counted from its shapes: 32 x (Wqkv, out_proj, 2 x 4 x 4096^2 MLP,
                  # 2 norms without bias) + wte + norm_f
-                 "mpt-7b": 6_649_286_656}
+                 "mpt-7b": 6_649_286_656,
+                 # OLMo-7B-0424 (6.9B), counted from its shapes: 32 x (4 x 4096^2 attention, 3 x 4096 x 11008 MLP, no
+                 # norm tensors) + embed_tokens + lm_head
+                 "olmo-7b": 6_888_095_744,
+                 # StarCoder2-7B (its model card: 7.17B), counted from its shapes: 32 x (q, o 4608^2, k, v 512 x 4608,
+                 # 2 x 18432 x 4608 MLP, all with biases, 2 LayerNorms) + tied embed_tokens + norm
+                 "starcoder2-7b": 7_173_923_840}
 # The mixtures' totals as their model cards round them (three significant digits).
 PRESET_PARAMS_ROUNDED = {"mixtral-8x7b": 46.7e9, "olmoe-1b-7b": 6.92e9, "qwen3-30b-a3b": 30.5e9, "gpt-j-6b": 6.05e9,
                          "smollm3-3b": 3.08e9, "qwen1.5-moe-a2.7b": 14.3e9}
@@ -87,6 +93,10 @@ CASES = [
                     "--heads", "4", "--dtype", "bf16"]),
     ("mpt-f16", ["--model-type", "mpt", "--hidden", "64", "--intermediate", "256", "--layers", "2", "--heads", "8",
                  "--dtype", "f16"]),
+    ("gpt-bigcode-mqa-bf16", ["--model-type", "gpt_bigcode", "--hidden", "64", "--intermediate", "256", "--layers",
+                              "2", "--heads", "4", "--kv-heads", "1", "--dtype", "bf16"]),
+    ("gpt-bigcode-mha-f32", ["--model-type", "gpt_bigcode", "--hidden", "64", "--intermediate", "192", "--layers",
+                             "2", "--heads", "4", "--dtype", "f32"]),
     ("qwen3-moe-fused", ["--model-type", "qwen3_moe", "--hidden", "64", "--intermediate", "128",
                          "--moe-intermediate", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2",
                          "--head-dim", "32", "--experts", "4", "--experts-per-tok", "2", "--fused-experts",
@@ -96,7 +106,8 @@ CASES = [
 # tokenizer's.
 SMALL = ["--hidden", "64", "--intermediate", "256", "--layers", "2", "--heads", "4", "--kv-heads", "4",
          "--head-dim", "16"]
-PRESET_CASES = [("preset-bloom-7b1-small", "bloom-7b1", SMALL), ("preset-mpt-7b-small", "mpt-7b", SMALL)]
+PRESET_CASES = [("preset-bloom-7b1-small", "bloom-7b1", SMALL), ("preset-mpt-7b-small", "mpt-7b", SMALL),
+                ("preset-olmo-7b-small", "olmo-7b", SMALL), ("preset-starcoder2-7b-small", "starcoder2-7b", SMALL)]
 failures = []
 
 
@@ -147,7 +158,7 @@ def validate(name, out, tokenizer, stripped=None):
         band &= m.min() >= scale / 8 and m.max() < scale * 8 and 0.3 < (a > 0).mean() < 0.7
     check(band, f"{name}: magnitudes within [scale/8, 8 scale), both signs")
     model = Model(out)
-    res = rf.forward(model, [model.bos] + list(range(3, 40)))
+    res = rf.forward(model, ([] if model.bos is None else [model.bos]) + list(range(3, 40)))  # OLMo's: no BOS
     check(np.isfinite(res["logits"]).all() and all(np.isfinite(a).all() for a in res["attn"]),
           f"{name}: reference forward runs, finite")
 

@@ -11,8 +11,10 @@
    with its NoPE layers left unturned; GPT-Neo's with learned positions, unscaled scores and
    windows on its local layers only; OPT's with positions from row t + 2; Falcon's with each head's rows
    of the fused query_key_value found by index arithmetic (reference_self_falcon.py); BLOOM's and MPT's
-   with ALiBi slopes from transcriptions of transformers' two recipes (reference_self_alibi.py). Qwen2-MoE's
-   sparse block (routed experts and the sigmoid-gated shared expert) against one written token by token.
+   with ALiBi slopes from transcriptions of transformers' two recipes (reference_self_alibi.py); OLMo-1's,
+   OLMoE's and MPT's with q, k, v clamped to clip_qkv (reference_self_clip.py); StarCoder2's and GPTBigCode's
+   (reference_self_code.py). Qwen2-MoE's sparse block (routed experts and the sigmoid-gated shared expert)
+   against one written token by token.
 3. The fixtures are useful: some heads are peaky, everything is finite, and a float32
    run of the reference stays well inside the engine's tolerances.
 """
@@ -38,6 +40,8 @@ from reference_self_lib import (check, check_loop_forward, close, failures, floa
 from reference_self_gpt import gpt_neo_checks, gptj_checks, opt_checks  # noqa: E402
 from reference_self_falcon import falcon_checks  # noqa: E402
 from reference_self_alibi import alibi_checks  # noqa: E402
+from reference_self_clip import clip_checks  # noqa: E402
+from reference_self_code import code_checks  # noqa: E402
 
 FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "smollm3", "smollm3-windowed"]
 def hand_computed():
@@ -393,6 +397,9 @@ def main():
     qwen2_moe_checks(args.fixtures)
     falcon_checks(args.fixtures, args.loop_tokens)
     alibi_checks(args.fixtures, args.loop_tokens)
+    clip_checks(args.fixtures, args.loop_tokens)
+    moe_checks(args.fixtures, "olmoe-clip")
+    code_checks(args.fixtures, args.loop_tokens)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

@@ -30,7 +30,8 @@ from test_capture_vs_reference import PARITY_FACTOR, PARITY_FLOOR  # noqa: E402 
 FIXTURES = ["llama", "mistral", "mistral-nowindow", "gemma", "gemma2", "gemma3", "gemma3-text", "olmo2", "llama3", "llama-linear", "llama3-v5", "qwen2", "pythia",
             "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "qwen3", "mixtral", "olmoe",
             "qwen3-moe", "smollm3", "smollm3-windowed", "opt", "opt-bare", "qwen2-moe", "falcon", "falcon-40b",
-            "falcon-sequential", "bloom", "bloom-prefixed", "mpt"]
+            "falcon-sequential", "bloom", "bloom-prefixed", "mpt", "mpt-clip", "olmo", "starcoder2", "gpt-bigcode",
+            "gpt-bigcode-mha"]
 
 
 def load_torch_eager():

@@ -118,12 +118,14 @@ TEST(Recipe, MptReadsItsAttnConfigAndHasNoBiases) {
     return parse_model_config(edited(from, to), "config.json");
   };
   EXPECT_FLOAT_EQ(config(R"("softmax_scale":null)", R"("softmax_scale":0.1)").recipe.attn_scale, 0.1f);
+  EXPECT_EQ(config(R"("clip_qkv":null)", R"("clip_qkv":6)").recipe.clip_qkv, 6.0f);
+  EXPECT_EQ(config(R"("clip_qkv":null)", R"("clip_qkv":0)").recipe.clip_qkv, 0.0f);  // `if self.clip_qkv`
   const std::vector<std::vector<std::string>> refused = {
       {R"("alibi":true)", R"("alibi":false)", "field 'attn_config.alibi'"},
       {R"("alibi_bias_max":8)", R"("alibi_bias_max":16)", "field 'attn_config.alibi_bias_max'"},
       {R"("qk_ln":false)", R"("qk_ln":true)", "field 'attn_config.qk_ln'"},
       {R"("prefix_lm":false)", R"("prefix_lm":true)", "field 'attn_config.prefix_lm'"},
-      {R"("clip_qkv":null)", R"("clip_qkv":6)", "field 'attn_config.clip_qkv'"},
+      {R"("clip_qkv":null)", R"("clip_qkv":-6)", "field 'attn_config.clip_qkv'"},
       {R"("multihead_attention")", R"("grouped_query_attention")", "field 'attn_config.attn_type'"},
       {R"("no_bias":true)", R"("no_bias":false)", "field 'no_bias'"},
       {R"("expansion_ratio":4)", R"("expansion_ratio":2)", "field 'expansion_ratio'"},

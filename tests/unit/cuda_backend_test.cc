@@ -110,7 +110,7 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
   for (int i = 0; i < head_dim / 2; ++i) inv_freq[static_cast<std::size_t>(i)] = std::pow(10000.0, -2.0 * i / head_dim);
   std::copy_n(inv_freq.begin(), partial_inv_freq.size(), partial_inv_freq.begin());
   const std::vector<int> picked = {32, 0, 7};
-  constexpr int kOps = 10;
+  constexpr int kOps = 11;
   std::vector<float> results[2][kOps];
   Side* sides[2] = {&cpu, &gpu};
   for (int s = 0; s < 2; ++s) {
@@ -140,6 +140,9 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
     results[s][4] = side.host(a);
     b.soft_cap(a, 2.0f);
     results[s][5] = side.host(a);
+    Buffer clamped = side.buffer(results[s][5], rows, cols);
+    b.clamp_symmetric(clamped, 1.0f);  // OLMo's clip_qkv
+    results[s][10] = side.host(clamped);
     Buffer g = b.allocate(static_cast<std::int64_t>(picked.size()), cols);
     b.gather_rows(a, picked, g);
     results[s][6] = side.host(g);
@@ -159,7 +162,8 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
                          "gather_rows",
                          "heads_to_host",
                          "partial rope, scaled",
-                         "layer norm with bias"};
+                         "layer norm with bias",
+                         "clamp_symmetric"};
   for (int op = 0; op < kOps; ++op) expect_close(results[1][op], results[0][op], 8 * kEps, names[op]);
 }
 

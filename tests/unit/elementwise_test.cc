@@ -164,5 +164,14 @@ TEST(Elementwise, SoftmaxRowMatchesDoublePrecisionDefinition) {
   }
 }
 
+TEST(ClampSymmetric, ClampsBothSidesAndKeepsNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x{-9.0f, -2.0f, -1.5f, 0.0f, 1.5f, 2.0f, 7.0f, nan};
+  clamp_symmetric(x.data(), static_cast<std::int64_t>(x.size()), 2.0f);
+  const std::vector<float> want{-2.0f, -2.0f, -1.5f, 0.0f, 1.5f, 2.0f, 2.0f};
+  EXPECT_EQ(std::vector<float>(x.begin(), x.begin() + 7), want);
+  EXPECT_TRUE(std::isnan(x[7]));
+}
+
 }  // namespace
 }  // namespace attngeom

@@ -131,8 +131,8 @@ TEST(Recipe, RefusalsNameTheField) {
   EXPECT_NE(
       message(R"({"model_type":"olmoe",)" + sizes(2) + R"(,"num_local_experts":8})").find("field 'num_local_experts'"),
       std::string::npos);
-  // OLMoE's q/k/v clamp, Qwen3-MoE's window, malformed sparse-layer lists.
-  EXPECT_NE(message(R"({"model_type":"olmoe",)" + sizes(2) + R"(,"clip_qkv":8.0})").find("field 'clip_qkv'"),
+  // A q/k/v clamp where the family has none, Qwen3-MoE's window, malformed sparse-layer lists.
+  EXPECT_NE(message(R"({"model_type":"qwen3_moe",)" + sizes(2) + R"(,"clip_qkv":8.0})").find("field 'clip_qkv'"),
             std::string::npos);
   EXPECT_EQ(message(R"({"model_type":"olmoe",)" + sizes(2) + R"(,"clip_qkv":null})"), "");
   const std::string qwen3_moe = R"({"model_type":"qwen3_moe",)" + sizes(4);
