@@ -23,7 +23,9 @@ with or without "transformer.") and MPT (LayerNorms without bias, Wqkv, scores p
 j - (T - 1), exact GELU, no linear biases), OLMo-1 (LLaMA's layer with LayerNorms without weight or bias), StarCoder2
 (LLaMA's attention with LayerNorms and biases, the non-gated c_fc / c_proj MLP, windows on every layer), GPTBigCode
 (GPT-2's layer with nn.Linear weights, c_attn of one kv head with multi_query, else per head [q | k | v]); q, k and v
-clamped to clip_qkv for OLMo, OLMoE (after its q/k norms) and MPT. For
+clamped to clip_qkv for OLMo, OLMoE (after its q/k norms) and MPT, StableLM (LLaMA's names with LayerNorms, q/k/v
+biases, RoPE on the leading partial_rotary_factor of each head, parallel or sequential residual) and Granite (LLaMA's
+layer with its embedding, attention, residual and logits multipliers). For
 benchmarking; its fp32 logits are checked against the float64 reference
 (tests/python/test_torch_eager.py).
 
@@ -112,7 +114,8 @@ LLAMA = dict(layers="model.layers.", embed="model.embed_tokens.weight", position
              attn_prefix="self_attn.", o_name="self_attn.o_proj", gpt2_attention=False, mlp=mlp_gated, conv1d=False,
              parallel=False, eps=("rms_norm_eps", 1e-6), act=("hidden_act", "silu"), theta=10000.0, rotary=1.0,
              interleaved=False, tied=False, window=None, qk_norm=None, caps=None, local_rope=False, nope=False,
-             unscaled=False, scale_query=False, position_offset=0, shared_expert=False, alibi=None, embed_norm=None)
+             unscaled=False, scale_query=False, position_offset=0, shared_expert=False, alibi=None, embed_norm=None,
+             multipliers=False)
 # Mixtures of experts: (block prefix, router, the experts' gate, up and down) and the config
 # class's defaults (experts, experts per token, norm_topk_prob).
 MOE_NAMES = ("mlp.", "gate", ("gate_proj", "up_proj", "down_proj"))
@@ -145,7 +148,7 @@ FAMILIES = {
     "gpt_neox": dict(LAYER_NORMED, layers="gpt_neox.layers.", embed="gpt_neox.embed_in.weight", head="embed_out.weight",
                      final_norm="gpt_neox.final_layer_norm", qkv=qkv_per_head, o_name="attention.dense",
                      mlp_names=("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"), act=("hidden_act", "gelu"), rotary=0.25,
-                     parallel="use_parallel_residual"),
+                     parallel=("use_parallel_residual", True)),
     "phi": dict(LAYER_NORMED, head_bias=True, final_norm="model.final_layernorm",
                 norms=("input_layernorm", "input_layernorm"), o_name="self_attn.dense",
                 mlp_names=("mlp.fc1", "mlp.fc2"), rotary=0.5, parallel=True),
@@ -196,6 +199,13 @@ FAMILIES = {
                         qkv=qkv_bigcode, qkv_name="attn.c_attn", o_name="attn.c_proj",
                         mlp_names=("mlp.c_fc", "mlp.c_proj"), eps=("layer_norm_epsilon", 1e-5),
                         act=("activation_function", "gelu_pytorch_tanh"), rotary=0.0, tied=True),
+    # StableLM: LLaMA's names, nn.LayerNorm at layer_norm_eps, a quarter of each head turned by default, the q/k/v
+    # biases use_qkv_bias wrote; with use_parallel_residual one input_layernorm feeds attention and MLP
+    "stablelm": dict(LLAMA, norm=layer_norm, eps=("layer_norm_eps", 1e-5), rotary=0.25,
+                     parallel=("use_parallel_residual", False)),
+    # Granite: LLaMA's layer, embeddings x embedding_multiplier, scores x attention_multiplier, each branch x
+    # residual_multiplier, logits / logits_scaling (GraniteConfig: each 1.0 by default)
+    "granite": dict(LLAMA, multipliers=True),
     # MPT: LayerNorms with their bias set to None, Wqkv [q | k | v], no linear biases, exact GELU, tied
     "mpt": dict(LAYER_NORMED, layers="transformer.blocks.", embed="transformer.wte.weight",
                 final_norm="transformer.norm_f", norms=("norm_1", "norm_2"), qkv=qkv_concat, qkv_name="attn.Wqkv",
@@ -258,8 +268,11 @@ class Model:
         self.eps = cfg.get(fam["eps"][0], fam["eps"][1])
         self.act = ACTIVATIONS[cfg.get(fam["act"][0]) or fam["act"][1]]
         self.tied = cfg.get("tie_word_embeddings", fam["tied"])
-        self.parallel = fam["parallel"] if isinstance(fam["parallel"], bool) else cfg.get(fam["parallel"], True)
+        self.parallel = fam["parallel"] if isinstance(fam["parallel"], bool) else cfg.get(*fam["parallel"])
         self.norms, self.per_head_qkv = fam["norms"], mt == "bloom"  # BLOOM's query_key_value: per head q, k, v
+        if mt == "stablelm":  # StableLmDecoderLayer: no post_attention_layernorm with use_parallel_residual
+            assert not cfg.get("qk_layernorm"), "qk_layernorm"
+            self.norms = ("input_layernorm",) * 2 if self.parallel else fam["norms"]
         if mt == "falcon":
             self.kv_heads, self.per_head_qkv, self.norms, self.parallel = falcon_layout(cfg)
         # RoPE: transformers 4.x keys (rope_theta / GPT-NeoX's rotary_emb_base, rope_scaling,
@@ -278,6 +291,14 @@ class Model:
             self.final_cap = cfg.get("final_logit_softcapping", fam["caps"][1])
         else:
             self.score_scale, self.attn_cap, self.final_cap = self.head_dim ** -0.5, None, None
+        # Granite's multipliers (the others': 1, and scores by 1 / sqrt(head_dim))
+        multiplier = lambda key: cfg.get(key, 1.0) if fam["multipliers"] else 1.0
+        if fam["multipliers"]:
+            assert not cfg.get("mlp_bias"), "mlp_bias"
+            self.score_scale = multiplier("attention_multiplier")
+        self.embedding_multiplier, self.residual_multiplier = multiplier("embedding_multiplier"), \
+            multiplier("residual_multiplier")
+        self.logits_scaling = multiplier("logits_scaling")
         # MPT's attn_config: softmax_scale (null: 1 / sqrt(hidden / heads)), clip_qkv (0: none), alibi_bias_max;
         # OLMo's and OLMoE's clip_qkv
         attn = (cfg.get("attn_config") or {}) if mt == "mpt" else {}
@@ -358,6 +379,8 @@ def embed(m, tokens):
         x = x + m.w[m.fam["positions"]][start:start + tokens.shape[0]].to(m.dtype)
     if m.fam["scale_embeddings"]:  # Gemma: hidden * torch.tensor(hidden ** 0.5, dtype)
         x = x * torch.tensor(m.hidden ** 0.5, dtype=m.dtype)
+    if m.fam["multipliers"]:  # Granite: inputs_embeds * embedding_multiplier
+        x = x * m.embedding_multiplier
     return x
 
 
@@ -383,12 +406,12 @@ def forward(cfg, w, tokens, dtype, linear):
             p + name if name else None for name in m.norms + m.fam["post_norms"])
         h = m.norm(x, attn_norm) if attn_norm else x
         a = attention(m, p, h, cos, sin, masks[window], attentions)
-        if m.parallel:  # GPT-NeoX: mlp + attn + x; Phi, Falcon: attn + mlp + x, one norm for both or two
+        if m.parallel:  # GPT-NeoX: mlp + attn + x; Phi, Falcon, StableLM: attn + mlp + x, one norm for both or two
             x = a + m.fam["mlp"](m, p, h if mlp_norm == attn_norm else m.norm(x, mlp_norm)) + x
-        else:
-            x = x + (m.norm(a, attn_post) if attn_post else a)
+        else:  # Granite's branches times residual_multiplier (the others' 1)
+            x = x + (m.norm(a, attn_post) if attn_post else a) * m.residual_multiplier
             f = m.fam["mlp"](m, p, m.norm(x, mlp_norm) if mlp_norm else x)
-            x = x + (m.norm(f, mlp_post) if mlp_post else f)
+            x = x + (m.norm(f, mlp_post) if mlp_post else f) * m.residual_multiplier
     return x, attentions
 
 
@@ -399,6 +422,8 @@ def logits(cfg, w, x, dtype, linear):
     y = m.linear(m.norm(x, m.fam["final_norm"]), m.w[head], dtype)
     if m.final_cap:  # Gemma-2: cap * tanh(logits / cap)
         y = torch.tanh(y / m.final_cap) * m.final_cap
+    if m.fam["multipliers"]:  # Granite: logits / logits_scaling
+        y = y / m.logits_scaling
     return y + m.w["lm_head.bias"].to(dtype) if m.fam["head_bias"] else y
 
 

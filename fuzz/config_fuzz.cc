@@ -27,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const float slope : c.recipe.alibi_slopes) ATTNGEOM_CHECK(slope > 0 && slope < 1);
     // clip_qkv clamps to a positive bound; norms without a weight (OLMo) read a made one-vector.
     ATTNGEOM_CHECK(c.recipe.clip_qkv >= 0);
+    ATTNGEOM_CHECK(c.recipe.embedding_scale > 0 && c.recipe.residual_scale > 0 && c.recipe.logits_scale > 0);
     for (const attngeom::WeightSlot& slot : attngeom::weight_slots(c)) {
       for (const std::int64_t dim : slot.shape) ATTNGEOM_CHECK(dim > 0 && dim <= (std::int64_t{1} << 30));
       ATTNGEOM_CHECK(!slot.unit || (slot.shape.size() == 1 && !c.recipe.norm_affine));

@@ -137,6 +137,10 @@ def config_seeds():
         "gpt_bigcode.json": json.dumps({"model_type": "gpt_bigcode", "n_embd": 64, "n_layer": 2, "n_head": 4,
                                         "n_positions": 128, "n_inner": None, "vocab_size": 100,
                                         "multi_query": False}).encode(),
+        "stablelm_parallel.json": config(model_type="stablelm", layer_norm_eps=1e-5, partial_rotary_factor=0.25,
+                                         use_qkv_bias=True, use_parallel_residual=True),
+        "granite.json": config(model_type="granite", embedding_multiplier=12.0, attention_multiplier=0.0078125,
+                               residual_multiplier=0.22, logits_scaling=16.0),
         "not_object.json": b"[1, 2, 3]",
         "truncated.json": config()[:40],
     }

@@ -8,6 +8,12 @@ from hf_layouts_gpt import MPT_ATTN_CONFIG
 # beside it (as bigcode/starcoder2-15b's config writes one; transformers reads neither that nor a layer_norm_epsilon).
 OLMO_CLIP, OLMOE_CLIP, MPT_CLIP = 2.5, 3.0, 2.5
 STARCODER2_EPS = 1e-6
+# StableLM's layer_norm_eps away from StableLmConfig's 1e-5 (which stablelm-parallel writes). Granite's multipliers:
+# Granite-3.x-8B's embedding 12 and residual 0.22; attention 1/32, an eighth of 1 / sqrt(head_dim 16) (as the 2B's
+# 1/64 of its 1 / sqrt(64); the 8B's 1/128 is an eleventh of its 1 / sqrt(128)); logits 8 (the 8B's 16).
+STABLELM_EPS = 1e-6
+GRANITE_MULTIPLIERS = {"embedding_multiplier": 12.0, "attention_multiplier": 0.03125, "residual_multiplier": 0.22,
+                       "logits_scaling": 8.0}
 
 FIXTURES = {
     "llama": dict(
@@ -200,6 +206,21 @@ FIXTURES = {
         tokenizer="mistral-bpe", dtype="F16", shards=1, seed=3333,
         config=dict(model_type="gpt_bigcode", hidden=64, intermediate=192, layers=3, heads=4, kv_heads=4, head_dim=16,
                     rms_norm_eps=1e-5, max_positions=2048, bos_token_id=1, eos_token_id=2)),
+    "stablelm": dict(
+        tokenizer="llama-bpe", dtype="BF16", shards=1, seed=3434,
+        config=dict(model_type="stablelm", hidden=128, intermediate=352, layers=3, heads=4, kv_heads=2, head_dim=32,
+                    rope_theta=10000.0, rms_norm_eps=STABLELM_EPS, max_positions=4096, bos_token_id=1,
+                    eos_token_id=2, extra={"use_qkv_bias": True})),
+    "stablelm-parallel": dict(
+        tokenizer="mistral-bpe", dtype="F16", shards=1, seed=3535,
+        config=dict(model_type="stablelm", hidden=64, intermediate=176, layers=3, heads=4, kv_heads=4, head_dim=16,
+                    rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096, bos_token_id=1, eos_token_id=2,
+                    extra={"use_parallel_residual": True, "partial_rotary_factor": 0.5})),
+    "granite": dict(
+        tokenizer="llama-bpe", dtype="BF16", shards=1, seed=3636,
+        config=dict(model_type="granite", hidden=64, intermediate=160, layers=3, heads=4, kv_heads=2, head_dim=16,
+                    rope_theta=10000000.0, rms_norm_eps=1e-5, max_positions=4096, tie_word_embeddings=True,
+                    bos_token_id=1, eos_token_id=2, extra=GRANITE_MULTIPLIERS)),
 }
 # name -> (base fixture, config overrides); same weights and tokenizer as the base
 # pythia-sequential: use_parallel_residual false; smollm3-windowed: NoPE layers 1 and 3, windowed;

@@ -1,7 +1,7 @@
 """The random weights of tools/make_fixtures.py's checkpoints: scaled so activations stay O(1), the
 heads run from peaky to diffuse, a content direction makes head 0 pick keys by token identity, and
 each family's quirk bites (learned positions, routers, the fused query_key_value of Falcon, BLOOM and MPT and
-GPTBigCode's c_attn, OLMo-1's clip_qkv)."""
+GPTBigCode's c_attn, OLMo-1's clip_qkv, Granite's multipliers)."""
 import re
 
 import numpy as np
@@ -77,7 +77,10 @@ def random_weights(cfg, seed):
             # (of ~1 they leave all tokens alike after layer 0, and no head peaky)
             a = rng.normal(0.0, 1.0, size=shape)
         elif name == prefix + "model.embed_tokens.weight":
-            a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else 1.0, size=shape)
+            # Granite's drawn at 1 / embedding_multiplier (its small-init embeddings, scaled up): the scaled ones
+            # O(1), so that the branches (times residual_multiplier) move the residual stream
+            scale = 1.0 / text["embedding_multiplier"] if model_type == "granite" else 1.0
+            a = rng.normal(0.0, (1.0 / np.sqrt(h)) if gemma else scale, size=shape)
             a[text["bos_token_id"]] *= BOS_EMBED_SCALE
         else:
             # GPT-2's Conv1D weights [in, out] scale by their input width, shape[0].
@@ -91,6 +94,8 @@ def random_weights(cfg, seed):
                     a *= NEO_Q_GAIN
                 elif model_type == "opt":
                     a *= OPT_Q_GAIN
+                elif model_type == "granite":  # scores as the others' at 1 / sqrt(D): attention_multiplier bites
+                    a /= text["attention_multiplier"] * np.sqrt(D)
             elif name.endswith("k_proj.weight"):
                 a = a.reshape(Hkv, D, h)
                 a[0, D // 2 - 1] += CONTENT_GAIN * content_dir(h, name, seed)

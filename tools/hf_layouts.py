@@ -3,13 +3,15 @@
 (`hf_config`) and its tensors' names and shapes in order (`tensor_shapes`), mixtures of experts
 per expert or fused as transformers 5.x holds them. Shared by tools/make_random_checkpoint.py,
 make_fixtures.py, make_planted_model.py and the tests. The families without LLaMA's layer have their
-tensor layouts in hf_layouts_gpt.py (BLOOM's, MPT's, StarCoder2's and GPTBigCode's configs too)."""
+tensor layouts in hf_layouts_gpt.py (BLOOM's, MPT's, StarCoder2's, GPTBigCode's, StableLM's and Granite's configs
+too)."""
 import numpy as np
 
 from hf_layouts_gpt import (LLAMA_STYLE_KEYS, bloom_config, bloom_tensor_shapes, falcon_tensor_shapes,
                             gpt2_tensor_shapes, gpt_bigcode_config, gpt_bigcode_tensor_shapes, gpt_neo_tensor_shapes,
-                            gptj_tensor_shapes, mpt_config, mpt_tensor_shapes, neox_tensor_shapes, opt_tensor_shapes,
-                            phi_tensor_shapes, starcoder2_config, starcoder2_tensor_shapes)
+                            gptj_tensor_shapes, granite_config, mpt_config, mpt_tensor_shapes, neox_tensor_shapes,
+                            opt_tensor_shapes, phi_tensor_shapes, stablelm_config, stablelm_tensor_shapes,
+                            starcoder2_config, starcoder2_tensor_shapes)
 
 # safetensors dtype -> config.json's torch_dtype
 TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -24,7 +26,8 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "
                  "falcon": "FalconForCausalLM", "bloom": "BloomForCausalLM",
                  "mpt": "MPTForCausalLM",  # mosaicml/mpt-7b's spelling (its remote code's; transformers': Mpt...)
                  "olmo": "OlmoForCausalLM", "starcoder2": "Starcoder2ForCausalLM",
-                 "gpt_bigcode": "GPTBigCodeForCausalLM"}
+                 "gpt_bigcode": "GPTBigCodeForCausalLM", "stablelm": "StableLmForCausalLM",
+                 "granite": "GraniteForCausalLM"}
 GEMMAS = ("gemma", "gemma2", "gemma3_text", "gemma3")
 
 
@@ -126,6 +129,10 @@ def hf_config(model_type, hidden, intermediate, layers, heads, kv_heads, head_di
                                   extra)
     if model_type == "starcoder2":
         return starcoder2_config(cfg, hidden, heads, head_dim, rms_norm_eps, sliding_window, extra)
+    if model_type == "stablelm":
+        return stablelm_config(cfg, hidden, heads, head_dim, rms_norm_eps, extra)
+    if model_type == "granite":
+        return granite_config(cfg, extra)
     if model_type == "phi3":
         # Phi3Config (transformers 4.57): original_max_position_embeddings beside max_position_embeddings
         # (longrope's pretrained length), sliding_window (null: none), partial_rotary_factor.
@@ -409,6 +416,8 @@ def tensor_shapes(cfg, fused_experts=False):
         return gpt_bigcode_tensor_shapes(cfg)
     if mt == "starcoder2":
         return starcoder2_tensor_shapes(cfg)
+    if mt == "stablelm":
+        return stablelm_tensor_shapes(cfg)
     h, inter = text["hidden_size"], text["intermediate_size"]
     nh, nkv = text["num_attention_heads"], text["num_key_value_heads"]
     hd = text.get("head_dim") or h // nh

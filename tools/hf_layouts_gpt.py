@@ -1,7 +1,7 @@
 """The tensor layouts of the families without LLaMA's decoder layer (GPT-NeoX, Phi and Phi-3, GPT-2,
-GPT-J, GPT-Neo, OPT, Falcon, BLOOM, MPT, StarCoder2, GPTBigCode): each one's tensors' names and shapes in the order
-a save writes them, and the configs of BLOOM, MPT, StarCoder2 and GPTBigCode. Used by hf_layouts.tensor_shapes and
-hf_config."""
+GPT-J, GPT-Neo, OPT, Falcon, BLOOM, MPT, StarCoder2, GPTBigCode, StableLM): each one's tensors' names and shapes in
+the order a save writes them, and the configs of BLOOM, MPT, StarCoder2, GPTBigCode, StableLM and Granite (whose
+tensors are LLaMA's). Used by hf_layouts.tensor_shapes and hf_config."""
 
 # The LLaMA-style keys that GPT-2, GPT-J, GPT-Neo, OPT, Falcon, BLOOM and MPT configs spell their own way (n_embd,
 # n_layer, d_model, ...) or lack.
@@ -247,6 +247,34 @@ def starcoder2_config(cfg, hidden, heads, head_dim, eps, sliding_window, extra):
     return cfg
 
 
+def stablelm_config(cfg, hidden, heads, head_dim, eps, extra):
+    """StableLmConfig (transformers 4.57) as stabilityai/stablelm-2-1_6b writes it: LLaMA's key names with
+    layer_norm_eps (nn.LayerNorm's eps; no rms_norm_eps), use_qkv_bias (default here false), qk_layernorm false,
+    use_parallel_residual false, partial_rotary_factor 0.25 (the leading quarter of each head turned), silu,
+    rope_scaling null, no head_dim key (hidden / heads), no attention_bias; untied by default."""
+    if head_dim * heads != hidden:
+        raise ValueError("stablelm: head_dim == hidden / heads")
+    for key in ("rms_norm_eps", "head_dim", "attention_bias"):
+        cfg.pop(key, None)
+    cfg.update(hidden_act="silu", layer_norm_eps=eps, use_qkv_bias=False, qk_layernorm=False,
+               use_parallel_residual=False, partial_rotary_factor=0.25, rope_scaling=None, hidden_dropout=0.0)
+    cfg.update(extra or {})
+    return cfg
+
+
+def granite_config(cfg, extra):
+    """GraniteConfig (transformers 4.57) as ibm-granite/granite-3.x-* write it: LLaMA's keys and the four
+    multipliers (embedding_multiplier, attention_multiplier in place of 1 / sqrt(head_dim), residual_multiplier,
+    logits_scaling), here at GraniteConfig's defaults 1.0 unless `extra` says; mlp_bias false, no head_dim key
+    where it is hidden / heads."""
+    if cfg.get("head_dim") == cfg["hidden_size"] // cfg["num_attention_heads"]:
+        cfg.pop("head_dim")
+    cfg.update(hidden_act="silu", rope_scaling=None, mlp_bias=False, embedding_multiplier=1.0,
+               attention_multiplier=1.0, residual_multiplier=1.0, logits_scaling=1.0)
+    cfg.update(extra or {})
+    return cfg
+
+
 def gpt_bigcode_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, eps, max_positions, extra):
     """GPTBigCodeConfig (transformers 4.57) as bigcode/starcoder writes it: GPT-2's key names (n_embd, n_layer,
     n_head, n_positions, n_inner: null where it is 4 * n_embd), gelu_pytorch_tanh, layer_norm_epsilon,
@@ -266,26 +294,56 @@ def gpt_bigcode_config(cfg, hidden, intermediate, heads, kv_heads, head_dim, eps
     return cfg
 
 
-def starcoder2_tensor_shapes(cfg):
-    """Starcoder2ForCausalLM's tensors (model.*): embed_tokens, per layer q/k/v/o_proj, the LayerNorms
-    input_layernorm and post_attention_layernorm, mlp.c_fc [intermediate, h] and mlp.c_proj, every projection with
-    a bias under use_bias (default true), LayerNorms always with theirs; model.norm; lm_head only when untied."""
+def layer_normed_llama_shapes(cfg, kv_default, tied_default, layer):
+    """The tensors (model.*) of the families with LLaMA's names and nn.LayerNorms (StarCoder2, StableLM):
+    embed_tokens, per layer layer(prefix, h, intermediate, heads, kv heads, head_dim) (its projections and
+    LayerNorms), model.norm with weight and bias; lm_head only when untied."""
     h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
     nh = cfg["num_attention_heads"]
-    nkv, hd, bias = cfg.get("num_key_value_heads") or 2, h // nh, cfg.get("use_bias", True)
-    ln = lambda name: [(name + ".weight", (h,)), (name + ".bias", (h,))]
+    nkv, hd = cfg.get("num_key_value_heads") or kv_default, h // nh
     out = [("model.embed_tokens.weight", (v, h))]
     for i in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{i}."
+        out += layer(f"model.layers.{i}.", h, inter, nh, nkv, hd)
+    out += [("model.norm.weight", (h,)), ("model.norm.bias", (h,))]
+    if not cfg.get("tie_word_embeddings", tied_default):
+        out.append(("lm_head.weight", (v, h)))
+    return out
+
+
+def starcoder2_tensor_shapes(cfg):
+    """Starcoder2ForCausalLM's tensors: per layer q/k/v/o_proj, mlp.c_fc [intermediate, h] and mlp.c_proj, every
+    one with a bias under use_bias (default true), then the LayerNorms input_layernorm and post_attention_layernorm
+    (always with biases); tied by default."""
+    bias = cfg.get("use_bias", True)
+
+    def layer(p, h, inter, nh, nkv, hd):
+        out = []
         for name, rows, cols in (("self_attn.q_proj", nh * hd, h), ("self_attn.k_proj", nkv * hd, h),
                                  ("self_attn.v_proj", nkv * hd, h), ("self_attn.o_proj", h, nh * hd),
                                  ("mlp.c_fc", inter, h), ("mlp.c_proj", h, inter)):
             out += [(p + name + ".weight", (rows, cols))] + ([(p + name + ".bias", (rows,))] if bias else [])
-        out += ln(p + "input_layernorm") + ln(p + "post_attention_layernorm")
-    out += ln("model.norm")
-    if not cfg.get("tie_word_embeddings", True):
-        out.append(("lm_head.weight", (v, h)))
-    return out
+        return out + [(p + n + s, (h,)) for n in ("input_layernorm", "post_attention_layernorm")
+                      for s in (".weight", ".bias")]
+    return layer_normed_llama_shapes(cfg, 2, True, layer)
+
+
+def stablelm_tensor_shapes(cfg):
+    """StableLmForCausalLM's tensors in StableLmDecoderLayer's order: q/k/v_proj (with biases under use_qkv_bias),
+    o_proj (never a bias), the gated MLP gate/up/down_proj without biases, then the LayerNorms input_layernorm and,
+    unless use_parallel_residual, post_attention_layernorm; num_key_value_heads 32 when not written (StableLmConfig's
+    default); untied by default."""
+    bias = cfg.get("use_qkv_bias", False)
+    norms = ("input_layernorm",) + (() if cfg.get("use_parallel_residual") else ("post_attention_layernorm",))
+
+    def layer(p, h, inter, nh, nkv, hd):
+        out = []
+        for name, rows in (("q", nh * hd), ("k", nkv * hd), ("v", nkv * hd)):
+            out += [(f"{p}self_attn.{name}_proj.weight", (rows, h))]
+            out += [(f"{p}self_attn.{name}_proj.bias", (rows,))] if bias else []
+        out += [(p + "self_attn.o_proj.weight", (h, nh * hd)), (p + "mlp.gate_proj.weight", (inter, h)),
+                (p + "mlp.up_proj.weight", (inter, h)), (p + "mlp.down_proj.weight", (h, inter))]
+        return out + [(p + n + s, (h,)) for n in norms for s in (".weight", ".bias")]
+    return layer_normed_llama_shapes(cfg, 32, False, layer)
 
 
 def gpt_bigcode_tensor_shapes(cfg):

@@ -133,6 +133,22 @@ deterministic. Every family quirk is active, sized to bite at the prompt's lengt
            q rows at 2x (BIGCODE_Q_GAIN) so that every layer keeps peaky heads
   gpt-bigcode-mha  F16: multi_query false: c_attn per head [q | k | v] (GPT-NeoX's layout, not GPT-2's), n_inner
            192 written
+  stablelm  StableLM-2-1.6B's layout, BF16: LLaMA's names, GQA 4/2 of head_dim 32 (hidden 128; no head_dim key),
+           every norm an nn.LayerNorm with weight and bias at layer_norm_eps 1e-6 (not StableLmConfig's 1e-5, which
+           moves layer 0's values by 3 % of their max at the small BOS embedding; no rms_norm_eps key), q/k/v_proj
+           biases (use_qkv_bias; none on o_proj or the gated SiLU MLP), RoPE on the first 8 of the 32 channels of each
+           head (partial_rotary_factor 0.25; head 0's content row, channel 15, unturned), sequential
+           (post_attention_layernorm), untied
+  stablelm-parallel  F16, MHA of head_dim 16: use_parallel_residual (one input_layernorm feeding attention and
+           MLP, x + attn(ln x) + mlp(ln x); no post_attention_layernorm tensors), partial_rotary_factor 0.5 (8 of 16
+           channels), no biases but the LayerNorms' (use_qkv_bias false), layer_norm_eps 1e-5 written
+  granite  Granite-3.x's layout, BF16: LLaMA's layer, GQA 4/2 of head_dim 16, RMSNorm at rms_norm_eps 1e-5,
+           rope_theta 1e7 (3.1's), tied, no biases; embedding_multiplier 12 (the embeddings drawn at 1/12),
+           attention_multiplier 1/32 in place of 1 / sqrt(16) (q rows at 8x, so the scores are the other fixtures';
+           1 / sqrt(16) in its place sharpens them 8x), residual_multiplier 0.22 on the attention and the MLP
+           branch, logits_scaling 8; on the prompt's first 160 tokens leaving out the embedding, attention or residual
+           multiplier changes attention by >= 0.89 (from layer 1 on for the embedding's and the residual's) and the
+           logits by >= 0.13 of their max
   mixtral-v5, qwen3-moe-v5, qwen2-moe-v5  the same weights as transformers 5.x holds them and its
            save_pretrained(save_original_format=False) writes them: experts fused into
            mlp.experts.gate_up_proj [E, 2 I, H] and mlp.experts.down_proj [E, H, I], the router under

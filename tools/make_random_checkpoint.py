@@ -3,8 +3,8 @@
 
 Writes a model directory of any family attngeom reads (LLaMA, Mistral, Gemma, Gemma-2,
 Gemma-3, Qwen2, Qwen3, OLMo, OLMo-2, OLMo-3, GPT-NeoX, GPT-2, GPT-J, GPT-Neo, OPT, Phi, Phi-3, Mixtral, OLMoE,
-Qwen3-MoE, Qwen2-MoE, SmolLM3, Falcon, BLOOM, MPT, StarCoder2, GPTBigCode) and any shape, streaming every
-tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
+Qwen3-MoE, Qwen2-MoE, SmolLM3, Falcon, BLOOM, MPT, StarCoder2, GPTBigCode, StableLM, Granite) and any shape,
+streaming every tensor to disk in chunks, so a 7B bf16 checkpoint (13.5 GB) never sits in RAM.
 Values are finite and scaled like a trained model's (projections ~ 1/sqrt(fan_in),
 norm weights ~ 1, or ~ 0 for Gemma's (1 + w)); they carry no meaning.
 
@@ -17,7 +17,7 @@ checkpoint_files.py.
 Presets: llama2-7b, mistral-7b, mixtral-8x7b, olmoe-1b-7b, qwen3-30b-a3b, qwen1.5-moe-a2.7b, gemma-7b, llama3-8b,
 qwen2.5-7b, llama-1b, pythia-6.9b, pythia-1.4b, gpt2-xl, gpt-j-6b, gpt-neo-1.3b, opt-6.7b, falcon-7b, falcon-40b,
 bloom-7b1 (its tensors without "transformer.", as bigscience/bloom-7b1 holds them), mpt-7b, olmo-7b, starcoder2-7b,
-phi-3-mini, smollm3-3b, h1024-l8 (a LLaMA
+stablelm-2-1.6b, granite-3-8b, phi-3-mini, smollm3-3b, h1024-l8 (a LLaMA
 of hidden size 1024, 8 layers and 16 heads: mid-sized, for memory measurements). Explicit
 flags override a preset: `--preset mixtral-8x7b --layers 4` keeps its layer shapes with 4 of its
 32 layers (12 GB in bf16 instead of 93). --tokenizer takes a sentencepiece tokenizer.model or a Hugging Face
@@ -110,6 +110,18 @@ PRESETS = {
     "starcoder2-7b": dict(model_type="starcoder2", hidden=4608, intermediate=18432, layers=32, heads=36, kv_heads=4,
                           head_dim=128, vocab=49152, rope_theta=1000000.0, rms_norm_eps=1e-5, max_positions=16384,
                           sliding_window=4096, bos_token_id=0, eos_token_id=0),
+    # StableLM-2-1.6B: 24 layers of 32 x 64 heads (MHA), LayerNorms with biases, q/k/v biases (use_qkv_bias), RoPE
+    # on a quarter of each head, sequential, untied 100,352-token vocabulary, bos and eos 100257 (<|endoftext|>).
+    "stablelm-2-1.6b": dict(model_type="stablelm", hidden=2048, intermediate=5632, layers=24, heads=32, kv_heads=32,
+                            head_dim=64, vocab=100352, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
+                            bos_token_id=100257, eos_token_id=100257, extra={"use_qkv_bias": True}),
+    # Granite-3.1-8B: 40 layers of 32 x 128 heads on 8 kv heads, MLP 12800, embeddings x 12, scores x 1/128,
+    # branches x 0.22, logits / 16, rope_theta 1e7 (3.0's: 1e4), tied 49,155-token vocabulary, bos, eos and pad 0.
+    "granite-3-8b": dict(model_type="granite", hidden=4096, intermediate=12800, layers=40, heads=32, kv_heads=8,
+                         head_dim=128, vocab=49155, rope_theta=10000000.0, rms_norm_eps=1e-5, max_positions=131072,
+                         tie_word_embeddings=True, bos_token_id=0, eos_token_id=0, pad_token_id=0,
+                         extra={"embedding_multiplier": 12.0, "attention_multiplier": 0.0078125,
+                                "residual_multiplier": 0.22, "logits_scaling": 16.0}),
     # Phi-3-mini-4k: 32 x 96 heads, fused qkv_proj and gate_up_proj, window 2047.
     "phi-3-mini": dict(model_type="phi3", hidden=3072, intermediate=8192, layers=32, heads=32, kv_heads=32,
                        head_dim=96, vocab=32064, rope_theta=10000.0, rms_norm_eps=1e-5, max_positions=4096,
@@ -275,7 +287,7 @@ def main(argv=None):
     if shape["vocab"] < tok_vocab:
         ap.error(f"vocab {shape['vocab']} is smaller than the tokenizer's {tok_vocab}")
     if shape["model_type"] in ("llama", "gemma", "olmo2", "gpt_neox", "gpt2", "gptj", "phi", "phi3", "olmoe",
-                               "qwen3_moe", "opt", "falcon", "olmo", "gpt_bigcode"):
+                               "qwen3_moe", "opt", "falcon", "olmo", "gpt_bigcode", "stablelm", "granite"):
         shape.pop("sliding_window", None)
     if args.fused_experts and shape["model_type"] not in MOE:
         ap.error("--fused-experts needs a mixture of experts (mixtral, olmoe, qwen3_moe, qwen2_moe)")

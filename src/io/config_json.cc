@@ -165,6 +165,18 @@ void parse_mpt(const FieldReader& top, RecipeInputs& in) {
   in.softmax_scale = f.positive_float_or("softmax_scale", 0.0f);
 }
 
+// StableLmDecoderLayer: q/k/v biases with use_qkv_bias; use_parallel_residual: x = x + attn(ln(x)) +
+// mlp(ln(x)), input_layernorm feeding both (no post_attention_layernorm), else sequential.
+void parse_stablelm_layout(const FieldReader& f, RecipeInputs& in) {
+  // StableLmAttention splits heads by hidden_size / num_attention_heads whatever head_dim says.
+  if (static_cast<std::int64_t>(in.head_dim) * in.heads != in.hidden) {
+    throw f.error("head_dim", "must be hidden_size / num_attention_heads for stablelm");
+  }
+  in.qkv_bias = f.bool_or("use_qkv_bias", false);
+  in.parallel_residual = f.bool_or("use_parallel_residual", false);
+  if (in.parallel_residual) in.norms = NormNames{"input_layernorm.weight", "", "input_layernorm.weight", ""};
+}
+
 // Positive float, null (0: none), or the family default when absent.
 float optional_cap(const FieldReader& f, const char* key, double fallback) {
   const json* v = f.find(key);
@@ -189,6 +201,13 @@ RecipeInputs recipe_inputs(const FieldReader& f, const Family& family, const Mod
   in.alibi = family.alibi;
   if (family.reads_falcon_layout) parse_falcon_layout(f, in);
   if (family.reads_mpt_config) parse_mpt(f, in);
+  if (family.reads_stablelm_layout) parse_stablelm_layout(f, in);
+  if (family.reads_multipliers) {
+    in.embedding_multiplier = f.positive_float_or("embedding_multiplier", 1.0f);
+    in.attention_multiplier = f.positive_float_or("attention_multiplier", 1.0f);
+    in.residual_multiplier = f.positive_float_or("residual_multiplier", 1.0f);
+    in.logits_scaling = f.positive_float_or("logits_scaling", 1.0f);
+  }
   in.activation = parse_activation(f, family);
   in.query_pre_attn_scalar = f.positive_float_or("query_pre_attn_scalar", static_cast<float>(d.query_pre_attn_scalar));
   in.attn_softcap = optional_cap(f, "attn_logit_softcapping", d.attn_softcap);

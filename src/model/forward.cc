@@ -265,10 +265,12 @@ void Transformer::shared_expert(int l, Buffer& out) {
 // OLMo-2 norm each branch's output first: post_attention_layernorm, post_feedforward_layernorm).
 // HF GPT-NeoX use_parallel_residual: x = mlp(ln2(x)) + attn(ln1(x)) + x, both branches from the
 // same x, summed in that order; HF Phi likewise, x = attn(ln(x)) + mlp(ln(x)) + x, the MLP reading
-// the attention's input norm (mlp_input_norm names the same tensor).
+// the attention's input norm (mlp_input_norm names the same tensor). HF Granite: each branch
+// times residual_multiplier before its add.
 void Transformer::residual_update(int l) {
   const LayerTensors<Weight>& w = weights_.layers[static_cast<std::size_t>(l)];
   ForwardBuffers& b = buffers_;
+  const float branch_scale = config_.recipe.residual_scale;
   output_projection(l, b.proj);
   if (config_.recipe.parallel_residual) {
     mlp(l, b.mlp_out);
@@ -276,9 +278,11 @@ void Transformer::residual_update(int l) {
     backend_.residual_add(b.x, b.mlp_out, nullptr);
     return;
   }
+  if (branch_scale != 1.0f) backend_.scale(b.proj, branch_scale);
   const RmsNormSpec attn_post_norm = norm(w.attn_output_norm, nullptr);
   backend_.residual_add(b.x, b.proj, w.attn_output_norm.present() ? &attn_post_norm : nullptr);
   mlp(l, b.proj);
+  if (branch_scale != 1.0f) backend_.scale(b.proj, branch_scale);
   const RmsNormSpec mlp_post_norm = norm(w.mlp_output_norm, nullptr);
   backend_.residual_add(b.x, b.proj, w.mlp_output_norm.present() ? &mlp_post_norm : nullptr);
 }
@@ -338,7 +342,7 @@ void Transformer::layer(int l, const ForwardRequest& request, ForwardObserver* o
 }
 
 // HF: logits = lm_head(norm(x))[rows] (Gemma-2: then final_logit_softcapping; GPT-NeoX:
-// embed_out(final_layer_norm(x)))
+// embed_out(final_layer_norm(x)); Granite: divided by logits_scaling)
 void Transformer::compute_logits(std::span<const int> rows, std::vector<float>& logits) {
   const auto count = static_cast<std::int64_t>(rows.size());
   Buffer picked = backend_.allocate(count, config_.hidden);  // [rows, hidden]
@@ -347,7 +351,8 @@ void Transformer::compute_logits(std::span<const int> rows, std::vector<float>& 
   Buffer out = backend_.allocate(count, config_.vocab);  // [rows, vocab]
   const LinearTarget head{&weights_.lm_head, &out};
   backend_.linear(stored(picked), {&head, 1});
-  add_bias_if_present(out, weights_.lm_head_bias);  // Phi
+  add_bias_if_present(out, weights_.lm_head_bias);                                            // Phi
+  if (config_.recipe.logits_scale != 1.0f) backend_.scale(out, config_.recipe.logits_scale);  // Granite
   check_finite(out, "lm_head: the logits");
   if (config_.recipe.final_softcap > 0) backend_.soft_cap(out, config_.recipe.final_softcap);
   logits.resize(static_cast<std::size_t>(out.numel()));

@@ -313,6 +313,18 @@ const Family kFamilies[] = {
      .names = &kGpt2Names, .norm_kind = NormKind::kLayer, .eps_key = "layer_norm_epsilon", .mlp_bias = true,
      .rope = false, .body_prefix = "transformer.", .config_aliases = kGpt2Aliases, .intermediate_4x = true,
      .o_bias_always = true, .reads_multi_query = true},
+    // StableLmConfig: LayerNorms with biases (layer_norm_eps), q/k/v biases with use_qkv_bias,
+    // partial_rotary_factor 0.25, sequential unless use_parallel_residual, untied, bos 0, kv_heads 32.
+    {.model_type = "stablelm", .norms = kPreNorm, .qk_norm = kNoQk, .local_rope = kNoLocal, .window = kFull,
+     .activation_key = "hidden_act", .activation_default = "silu",
+     .defaults = {32, 0, 0, false, 10000.0, 1e-5, 4096, 256, 0, 0}, .norm_kind = NormKind::kLayer,
+     .eps_key = "layer_norm_eps", .reads_parallel_residual = true, .rotary_fraction = 0.25,
+     .reads_stablelm_layout = true},
+    // GraniteConfig: LLaMA's layer with embedding, attention, residual and logits multipliers
+    // (1 by default), rms_norm_eps 1e-6, untied.
+    {.model_type = "granite", .norms = kPreNorm, .qk_norm = kNoQk, .reads_attention_bias = true, .local_rope = kNoLocal,
+     .window = kFull, .activation_key = "hidden_act", .activation_default = "silu",
+     .defaults = {0, 0, 1, false, 10000.0, 1e-6, 4096, 256, 0, 0}, .reads_multipliers = true},
     // clang-format on
 };
 
@@ -454,9 +466,12 @@ ModelRecipe build_recipe(const Family& family, const RecipeInputs& in) {
   r.lm_head_bias = family.lm_head_bias;
   r.position_offset = family.position_offset;
   r.norm_weight_offset = family.norm_weight_offset;
-  r.embedding_scale = family.scale_embeddings ? std::sqrt(static_cast<float>(in.hidden)) : 1.0f;
+  r.embedding_scale = family.scale_embeddings ? std::sqrt(static_cast<float>(in.hidden)) : in.embedding_multiplier;
+  r.residual_scale = in.residual_multiplier;
+  r.logits_scale = 1.0f / in.logits_scaling;
   r.activation = in.activation;
   r.attn_scale = family.unscaled_scores         ? 1.0f
+                 : family.reads_multipliers     ? in.attention_multiplier
                  : family.query_pre_attn_scalar ? 1.0f / std::sqrt(in.query_pre_attn_scalar)
                  : in.softmax_scale > 0         ? in.softmax_scale
                                                 : 1.0f / std::sqrt(static_cast<float>(in.head_dim));

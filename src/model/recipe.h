@@ -5,7 +5,7 @@
 // modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_olmo3.py, modeling_gpt_neox.py, modeling_gpt2.py,
 // modeling_opt.py, modeling_bloom.py, modeling_mpt.py, modeling_phi.py, modeling_phi3.py, modeling_mixtral.py,
 // modeling_olmoe.py, modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_olmo.py, modeling_starcoder2.py,
-// modeling_gpt_bigcode.py and modeling_rope_utils.py). The family table in
+// modeling_gpt_bigcode.py, modeling_stablelm.py, modeling_granite.py and modeling_rope_utils.py). The family table in
 // recipe.cc shows every family side by side; the forward pass reads only the resolved ModelRecipe and never a family
 // name. Adding a family is adding a row.
 #include <optional>
@@ -260,6 +260,12 @@ struct Family {
   // GPT-BigCode: multi_query (default true) shares one kv head and fuses the projection as
   // [q | k | v] (TensorNames::qkv_concat); false fuses it per head (TensorNames::qkv_per_group).
   bool reads_multi_query = false;
+  // StableLM: use_qkv_bias (default false) and use_parallel_residual (default false), whose
+  // parallel layer feeds the MLP from input_layernorm.
+  bool reads_stablelm_layout = false;
+  // Granite: embedding_multiplier, attention_multiplier (the score scale), residual_multiplier
+  // and logits_scaling (ModelRecipe::residual_scale, logits_scale).
+  bool reads_multipliers = false;
 };
 
 // The family of a config.json model_type (gemma3 multimodal is read as its gemma3_text
@@ -313,7 +319,11 @@ struct ModelRecipe {
   bool qkv_bias = false;
   bool o_bias = false;
   float norm_weight_offset = 0;
-  float embedding_scale = 1;  // sqrt(hidden) in fp32 for the Gemmas
+  float embedding_scale = 1;  // sqrt(hidden) in fp32 for the Gemmas; Granite's embedding_multiplier
+  // Granite: x = x + branch * residual_scale for the attention and the MLP branch;
+  // logits = lm_head(norm(x)) * logits_scale (1 / logits_scaling).
+  float residual_scale = 1;
+  float logits_scale = 1;
   Activation activation = Activation::kSilu;
   float attn_scale = 1;  // score scale
   // [heads] ALiBi slopes (alibi_slopes; bf16 for Falcon): query i's score of key j gains
@@ -357,18 +367,21 @@ struct RecipeInputs {
   bool alibi_before_scale = false;  // Falcon: its bf16 ALiBi added to q.k before the score scale
   float clip_qkv = 0;               // Family::reads_clip_qkv; 0: null
   bool multi_query = false;         // Family::reads_multi_query
-  std::optional<NormNames> norms;   // the config's choice of norm slots (Falcon); else the family's
-  int rotary_dim = 0;               // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)
-  RopeSpec global_rope;             // rope_theta with rope_scaling
-  RopeSpec local_rope;              // sliding layers' (Family::local_rope)
-  bool multimodal = false;          // weights under language_model.
-  int experts = 0;                  // MoeTraits::experts_key
-  int top_k = 0;                    // num_experts_per_tok
-  bool renormalize = false;         // MoeTraits::renormalize(_key)
-  int expert_intermediate = 0;      // MoeTraits::intermediate_key, else intermediate_size
-  int shared_intermediate = 0;      // MoeTraits::shared_intermediate_key; 0: no shared expert
-  int sparse_step = 1;              // decoder_sparse_step (MoeTraits::sparse_step)
-  std::vector<int> dense_layers;    // mlp_only_layers (MoeTraits::sparse_step)
+  // Family::reads_multipliers: embedding_multiplier, attention_multiplier, residual_multiplier,
+  // logits_scaling (1 when absent).
+  float embedding_multiplier = 1, attention_multiplier = 1, residual_multiplier = 1, logits_scaling = 1;
+  std::optional<NormNames> norms;  // the config's choice of norm slots (Falcon); else the family's
+  int rotary_dim = 0;              // channels of each head rotated (partial_rotary_factor, rotary_pct, rotary_dim)
+  RopeSpec global_rope;            // rope_theta with rope_scaling
+  RopeSpec local_rope;             // sliding layers' (Family::local_rope)
+  bool multimodal = false;         // weights under language_model.
+  int experts = 0;                 // MoeTraits::experts_key
+  int top_k = 0;                   // num_experts_per_tok
+  bool renormalize = false;        // MoeTraits::renormalize(_key)
+  int expert_intermediate = 0;     // MoeTraits::intermediate_key, else intermediate_size
+  int shared_intermediate = 0;     // MoeTraits::shared_intermediate_key; 0: no shared expert
+  int sparse_step = 1;             // decoder_sparse_step (MoeTraits::sparse_step)
+  std::vector<int> dense_layers;   // mlp_only_layers (MoeTraits::sparse_step)
 };
 
 ModelRecipe build_recipe(const Family& family, const RecipeInputs& in);

@@ -189,6 +189,8 @@ class Backend {
   virtual void residual_add(Buffer& x, Buffer& y, const RmsNormSpec* post_norm) = 0;
   // In place: x = cap * tanh(x / cap).
   virtual void soft_cap(Buffer& x, float cap) = 0;
+  // In place: x = x * factor.
+  virtual void scale(Buffer& x, float factor) = 0;
   // In place: x = min(max(x, -limit), limit).
   virtual void clamp_symmetric(Buffer& x, float limit) = 0;
   // How many elements of x are NaN or infinite.

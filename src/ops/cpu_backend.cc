@@ -118,6 +118,7 @@ class CpuBackend final : public Backend {
   }
 
   void soft_cap(Buffer& x, float cap) override { attngeom::soft_cap(x.data(kHost), x.numel(), cap); }
+  void scale(Buffer& x, float factor) override { scale_in_place(x.data(kHost), x.numel(), factor); }
   void clamp_symmetric(Buffer& x, float limit) override { attngeom::clamp_symmetric(x.data(kHost), x.numel(), limit); }
 
   std::int64_t count_nonfinite(const Buffer& x) override {

@@ -202,6 +202,11 @@ class CudaBackend final : public Backend {
     check(cuda::soft_cap(x.data(kCuda), x.numel(), cap, stream_), "the soft cap kernel");
   }
 
+  void scale(Buffer& x, float factor) override {
+    use_device();
+    check(cuda::scale(x.data(kCuda), x.numel(), factor, stream_), "the scale kernel");
+  }
+
   void clamp_symmetric(Buffer& x, float limit) override {
     use_device();
     check(cuda::clamp_symmetric(x.data(kCuda), x.numel(), limit, stream_), "the clamp kernel");

@@ -115,6 +115,10 @@ __global__ void soft_cap_kernel(float* x, std::int64_t count, float cap) {
   ATTNGEOM_GRID_STRIDE(i, count) x[i] = cap * tanhf(x[i] / cap);
 }
 
+__global__ void scale_kernel(float* x, std::int64_t count, float factor) {
+  ATTNGEOM_GRID_STRIDE(i, count) x[i] *= factor;
+}
+
 __global__ void clamp_kernel(float* x, std::int64_t count, float limit) {
   ATTNGEOM_GRID_STRIDE(i, count) x[i] = x[i] < -limit ? -limit : x[i] > limit ? limit : x[i];
 }
@@ -202,6 +206,11 @@ cudaError_t add_in_place(float* x, const float* y, std::int64_t count, cudaStrea
 
 cudaError_t soft_cap(float* x, std::int64_t count, float cap, cudaStream_t stream) {
   soft_cap_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, cap);
+  return cudaGetLastError();
+}
+
+cudaError_t scale(float* x, std::int64_t count, float factor, cudaStream_t stream) {
+  scale_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, factor);
   return cudaGetLastError();
 }
 

@@ -50,6 +50,8 @@ cudaError_t gated_activation(int activation, const float* gate, const float* up,
 cudaError_t add_in_place(float* x, const float* y, std::int64_t count, cudaStream_t stream);
 // x[i] = cap * tanh(x[i] / cap)
 cudaError_t soft_cap(float* x, std::int64_t count, float cap, cudaStream_t stream);
+// x[i] *= factor
+cudaError_t scale(float* x, std::int64_t count, float factor, cudaStream_t stream);
 // x[i] = min(max(x[i], -limit), limit)
 cudaError_t clamp_symmetric(float* x, std::int64_t count, float limit, cudaStream_t stream);
 // *counter = how many x[i] are NaN or infinite

@@ -84,6 +84,11 @@ void add_in_place(float* x, const float* y, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) x[i] += y[i];
 }
 
+void scale_in_place(float* x, std::int64_t count, float factor) {
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) x[i] *= factor;
+}
+
 void clamp_symmetric(float* x, std::int64_t count, float limit) {
 #pragma omp parallel for simd schedule(static)
   for (std::int64_t i = 0; i < count; ++i) x[i] = x[i] < -limit ? -limit : x[i] > limit ? limit : x[i];

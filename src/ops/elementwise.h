@@ -50,6 +50,9 @@ void add_bias(float* x, std::int64_t rows, std::int64_t cols, const float* bias)
 // final_logit_softcapping). Vectorised through libmvec tanhf; see vector_math.cc.
 void soft_cap(float* x, std::int64_t count, float cap);
 
+// x[i] *= factor      (HF Granite's residual_multiplier and logits_scaling)
+void scale_in_place(float* x, std::int64_t count, float factor);
+
 // In place on x[count]: x = min(max(x, -limit), limit) (HF OLMo, OLMoE and MPT clip_qkv). NaN stays NaN.
 void clamp_symmetric(float* x, std::int64_t count, float limit);
 

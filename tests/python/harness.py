@@ -21,12 +21,13 @@ COMPARE_FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "llama3", "
                     "mixtral", "olmoe", "qwen3-moe", "mixtral-v5", "qwen3-moe-v5", "smollm3", "smollm3-windowed", "opt",
                     "opt-bare", "qwen2-moe", "qwen2-moe-v5", "falcon", "falcon-40b", "falcon-sequential", "falcon-rw",
                     "bloom", "bloom-prefixed", "mpt", "mpt-clip", "olmo", "olmo-noclip", "olmoe-clip", "starcoder2",
-                    "gpt-bigcode", "gpt-bigcode-mha"]
+                    "gpt-bigcode", "gpt-bigcode-mha", "stablelm", "stablelm-parallel", "granite"]
 # One fixture per family (no config-only variants), for the slower checks.
 FAMILY_FIXTURES = ["llama", "mistral", "gemma", "llama3", "qwen2", "qwen3", "gemma2", "gemma3-text", "gemma3",
                    "olmo2", "olmo3", "pythia", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "mixtral", "olmoe",
                    "qwen3-moe", "smollm3", "opt", "qwen2-moe", "falcon", "falcon-40b", "falcon-sequential", "falcon-rw",
-                   "bloom", "mpt", "olmo", "starcoder2", "gpt-bigcode", "gpt-bigcode-mha"]
+                   "bloom", "mpt", "olmo", "starcoder2", "gpt-bigcode", "gpt-bigcode-mha", "stablelm",
+                   "stablelm-parallel", "granite"]
 
 
 def spm_ids(tokenizer, text_path):

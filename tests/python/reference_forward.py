@@ -5,7 +5,7 @@ modeling_gemma, modeling_gemma2, modeling_gemma3, modeling_qwen2, modeling_qwen3
 modeling_olmo2, modeling_olmo3, modeling_gpt_neox, modeling_gpt2, modeling_gptj, modeling_gpt_neo,
 modeling_phi, modeling_phi3, modeling_mixtral, modeling_olmoe, modeling_qwen3_moe, modeling_qwen2_moe,
 modeling_smollm3, modeling_opt, modeling_falcon, modeling_bloom, modeling_mpt, modeling_olmo, modeling_starcoder2,
-modeling_gpt_bigcode and modeling_rope_utils), not from
+modeling_gpt_bigcode, modeling_stablelm, modeling_granite and modeling_rope_utils), not from
 the C++ engine. Computes in float64 (or `dtype`) from the stored weights, widened. With dtype float32 and
 hf_rounding=True it stands in for HF's fp32 eager forward: RoPE frequencies, angles and attention factor in
 float32 as LlamaRotaryEmbedding computes them, sqrt(hidden) rounded to float32, ALiBi slopes in float32 as
@@ -22,8 +22,8 @@ import numpy as np
 from reference_forward_alibi import alibi_layer0_value_input, forward_bloom, forward_mpt
 from reference_forward_gpt import (bigcode_split, falcon_split, forward_falcon, forward_gpt2, forward_gpt_bigcode,
                                   forward_gpt_neo, forward_gptj, forward_opt, opt_embed)
-from reference_ops import (apply_rope, attend, attention_mask, keep_top_n, layer_norm, named_layer_norm, rms_norm, rope_cos_sin,
-                           soft_cap, softmax_masked)
+from reference_ops import (apply_partial_rope, attend, attention_mask, keep_top_n, layer_norm, named_layer_norm,
+                           rms_norm, rope_cos_sin, soft_cap, softmax_masked)
 
 
 def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
@@ -32,7 +32,9 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
 
     Optional edits (attngeom prune, docs/method.md section 7), both [layers, heads]: `topn`
     keeps each query's top-N keys of a head (0: all), renormalised; `head_gates` multiplies
-    each head's attention output before o_proj (0 removes the head)."""
+    each head's attention output before o_proj (0 removes the head). The LLaMA-style layer here also runs
+    StableLM's partial rotary and parallel residual and Granite's multipliers (reference_model's
+    _stablelm_granite)."""
     own = FAMILY_FORWARDS.get(model.model_type)
     if own is not None:
         return own(model, tokens, want_logits, head_gates, topn)
@@ -40,8 +42,9 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
     tokens = np.asarray(tokens, dtype=np.int64)
     T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
     assert tokens.min() >= 0 and tokens.max() < m.vocab
-    # Gemma: hidden * torch.tensor(hidden ** 0.5, dtype=hidden.dtype)
+    # Gemma: hidden * torch.tensor(hidden ** 0.5, dtype=hidden.dtype); Granite: embedding_multiplier
     x = m.weight("model.embed_tokens.weight")[tokens] * dt(m.embed_scale)  # [T, hidden]
+    residual = dt(m.residual_multiplier)                                   # Granite's; else 1
     tables = {}
     group = H // Hkv
     kv_of_head = np.arange(H) // group                                     # repeat_kv
@@ -71,10 +74,10 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         if rope is not None:                                               # None: SmolLM3's NoPE layers
             key = (rope["theta"], json.dumps(rope["scaling"], sort_keys=True))
             if key not in tables:
-                tables[key] = rope_cos_sin(np.arange(T), D, rope["theta"], dt, rope["scaling"], m.hf_rounding,
-                                           m.max_positions)
-            cos, sin = tables[key]                                         # [T, D]
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+                tables[key] = rope_cos_sin(np.arange(T), m.rotary_dim, rope["theta"], dt, rope["scaling"],
+                                           m.hf_rounding, m.max_positions)
+            cos, sin = tables[key]                                         # [T, R]: StableLM's R < D
+            q, k = apply_partial_rope(q, cos, sin), apply_partial_rope(k, cos, sin)
         scores = soft_cap((q @ k[kv_of_head].transpose(0, 2, 1)) * dt(m.scale), m.attn_cap)  # [H, T, T]
         probs = softmax_masked(scores, attention_mask(T, m.layer_window[layer]))
         if topn is not None:
@@ -84,8 +87,8 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
         if head_gates is not None:
             heads_out = heads_out * np.asarray(head_gates[layer], dtype=dt)[:, None, None]
         ctx = heads_out.transpose(1, 0, 2).reshape(T, H * D)               # [T, H*D]
-        x = x + norm(linear(ctx, "self_attn.o_proj"), attn_out)
-        h = norm(x, mlp_in)
+        x = x + norm(linear(ctx, "self_attn.o_proj"), attn_out) * residual
+        h = h if m.parallel else norm(x, mlp_in)                           # StableLM's parallel: ln(x) for both
         if m.experts and m.sparse[layer]:
             x = x + sparse_moe(m, h, W, p)
             out.setdefault("experts", {})[layer] = m.expert_choice[-1]
@@ -95,10 +98,10 @@ def forward(model, tokens, want_logits=True, head_gates=None, topn=None):
             continue
         gate = h @ W("mlp.gate_proj.weight").T                             # [T, inter]
         up = h @ W("mlp.up_proj.weight").T
-        x = x + norm((m.act(gate) * up) @ W("mlp.down_proj.weight").T, mlp_out)
+        x = x + norm((m.act(gate) * up) @ W("mlp.down_proj.weight").T, mlp_out) * residual
     if want_logits:
         h = m.norm(x, "model.norm")
-        out["logits"] = soft_cap(h @ m.lm_head().T, m.final_cap)           # [T, vocab]
+        out["logits"] = soft_cap(h @ m.lm_head().T, m.final_cap) / dt(m.logits_scaling)  # [T, vocab]
     return out
 
 
@@ -179,8 +182,7 @@ def forward_neox(m, tokens, want_logits=True, head_gates=None, topn=None):
         q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]     # [H, T, D]
         out["values"].append(v.copy())
         # Partial rotary: rotate_half over the first R dims, the rest passed through.
-        q = np.concatenate([apply_rope(q[..., :R], cos, sin), q[..., R:]], axis=-1)
-        k = np.concatenate([apply_rope(k[..., :R], cos, sin), k[..., R:]], axis=-1)
+        q, k = apply_partial_rope(q, cos, sin), apply_partial_rope(k, cos, sin)
         attn = linear(attend(m, q, k, v, allowed, layer, out, head_gates, topn), "attention.dense")
         mlp = lambda v: linear(m.act(linear(ln(v, "post_attention_layernorm"), "mlp.dense_h_to_4h")),
                                "mlp.dense_4h_to_h")
@@ -215,8 +217,7 @@ def forward_phi(m, tokens, want_logits=True, head_gates=None, topn=None):
         v = heads(linear(h, "self_attn.v_proj"), Hkv)
         out["values"].append(v.copy())
         # Partial rotary: the first R dims of each head, the rest passed through.
-        q = np.concatenate([apply_rope(q[..., :R], cos, sin), q[..., R:]], axis=-1)
-        k = np.concatenate([apply_rope(k[..., :R], cos, sin), k[..., R:]], axis=-1)
+        q, k = apply_partial_rope(q, cos, sin), apply_partial_rope(k, cos, sin)
         attn = linear(attend(m, q, k[kv_of_head], v[kv_of_head], allowed, layer, out, head_gates, topn),
                       "self_attn.dense")
         ff = linear(m.act(linear(h, "mlp.fc1")), "mlp.fc2")
@@ -248,12 +249,12 @@ def longrope_cos_sin(m, T):
 def forward_phi3(m, tokens, want_logits=True, head_gates=None, topn=None):
     """Phi3ForCausalLM (transformers 4.57 modeling_phi3): the same outputs as forward()."""
     tokens = np.asarray(tokens, dtype=np.int64)
-    T, H, Hkv, D, R = len(tokens), m.heads, m.kv_heads, m.head_dim, m.rotary_dim
+    T, H, Hkv, D = len(tokens), m.heads, m.kv_heads, m.head_dim
     x = m.weight("model.embed_tokens.weight")[tokens]
     cos, sin = longrope_cos_sin(m, T)                                     # [T, R]
     allowed = attention_mask(T, m.window)
     kv_of_head = np.arange(H) // (H // Hkv)
-    rotate = lambda a: np.concatenate([apply_rope(a[..., :R], cos, sin), a[..., R:]], axis=-1)
+    rotate = lambda a: apply_partial_rope(a, cos, sin)
     out = {"attn": [], "values": []}
     for layer in range(m.layers):
         W = lambda n: m.weight(f"model.layers.{layer}." + n)

@@ -35,12 +35,14 @@ FAMILIES = {
     "smollm3":     dict(norms=PRE, qk=None, gemma=False, kv=4, hd=None, theta=2e6, eps=1e-6),
     "olmo":        dict(norms=PRE, qk=None, gemma=False, kv=None, hd=None, theta=1e4, eps=1e-5),
     "starcoder2":  dict(norms=PRE, qk=None, gemma=False, kv=2, hd=None, theta=1e4, eps=1e-5),
+    "stablelm":    dict(norms=PRE, qk=None, gemma=False, kv=32, hd=None, theta=1e4, eps=1e-5),
+    "granite":     dict(norms=PRE, qk=None, gemma=False, kv=None, hd=None, theta=1e4, eps=1e-6),
 }
 # The families whose norms are no RMSNorms: OLMo-1's OlmoLayerNorm (F.layer_norm without weight or bias, eps fixed
-# at 1e-5; no tensors), StarCoder2's nn.LayerNorm (weight and bias, eps norm_epsilon).
-NORM_KINDS = {"olmo": "weightless", "starcoder2": "layer"}
+# at 1e-5; no tensors), StarCoder2's and StableLM's nn.LayerNorm (weight and bias, eps norm_epsilon, layer_norm_eps).
+NORM_KINDS = {"olmo": "weightless", "starcoder2": "layer", "stablelm": "layer"}
 # Config defaults that differ from LLaMA's: bos_token_id (OlmoConfig: None), tie_word_embeddings, hidden_act.
-BOS = {"olmo": None, "starcoder2": 50256}
+BOS = {"olmo": None, "starcoder2": 50256, "stablelm": 0}
 TIED = ("smollm3", "starcoder2")
 ACTIVATIONS = {"silu": silu, "gelu_pytorch_tanh": gelu_tanh, "gelu_new": gelu_tanh, "gelu": gelu_erf}
 # Mixtures of experts (transformers 4.57 MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
@@ -104,16 +106,19 @@ class Model(LayerNormFamilies):
         self.kv_heads = cfg.get("num_key_value_heads") or fam["kv"] or self.heads
         self.head_dim = cfg.get("head_dim") or fam["hd"] or self.hidden // self.heads
         assert self.heads % self.kv_heads == 0, (self.heads, self.kv_heads)
-        # OLMo-1: eps 1e-5 whatever the config says; StarCoder2: norm_epsilon (an rms_norm_eps beside it unread)
+        # OLMo-1: eps 1e-5 whatever the config says; StarCoder2: norm_epsilon (an rms_norm_eps beside it unread);
+        # StableLM: layer_norm_eps
         self.norm_kind = NORM_KINDS.get(self.model_type, "rms")
-        self.eps = {"olmo": 1e-5, "starcoder2": cfg.get("norm_epsilon", 1e-5)}.get(self.model_type,
-                                                                                   cfg.get("rms_norm_eps", fam["eps"]))
+        self.eps = {"olmo": 1e-5, "starcoder2": cfg.get("norm_epsilon", 1e-5),
+                    "stablelm": cfg.get("layer_norm_eps", 1e-5)}.get(self.model_type,
+                                                                      cfg.get("rms_norm_eps", fam["eps"]))
         self.vocab = cfg["vocab_size"]
         self.max_positions = cfg.get("max_position_embeddings")  # YaRN's fallback original length
         self.bos = cfg.get("bos_token_id", BOS.get(self.model_type, 2 if gemma else 1))
         self.tied = top.get("tie_word_embeddings", gemma or self.model_type in TIED)  # SmolLM3Config ties too
         self.norm_offset = 1.0 if gemma else 0.0          # GemmaRMSNorm: * (1 + w)
         self.embed_scale = self.hidden ** 0.5 if gemma else 1.0
+        self._stablelm_granite(cfg)
         default_act = "gelu_pytorch_tanh" if self.model_type == "starcoder2" else "silu"
         act = cfg.get("hidden_activation") or "gelu_pytorch_tanh" if gemma else cfg.get("hidden_act", default_act)
         assert act in ACTIVATIONS and (act in ("silu", "gelu_pytorch_tanh") or self.model_type == "starcoder2"), act
@@ -121,12 +126,14 @@ class Model(LayerNormFamilies):
         # StarCoder2's MLP: c_proj(act(c_fc h)) (Starcoder2MLP); the others' gated down(act(gate h) * up h).
         self.mlp_kind = "plain" if self.model_type == "starcoder2" else "gated"
         # Biases: Qwen2 has q/k/v biases always, Qwen2-MoE by qkv_bias (default true; o_proj none in
-        # both); StarCoder2 by use_bias (default true; its MLP's too); the others follow attention_bias on
-        # q, k, v and o (Mistral has no biases). forward() reads whichever bias tensors the checkpoint holds.
-        bias = cfg.get("attention_bias", False) and self.model_type not in ("mistral", "qwen2", "qwen2_moe")
+        # both); StarCoder2 by use_bias (default true; its MLP's too); StableLM by use_qkv_bias (q, k, v: its other
+        # bias tensors dropped below); the others follow attention_bias on q, k, v and o (Mistral has no biases).
+        # forward() reads whichever bias tensors the checkpoint holds.
+        bias = cfg.get("attention_bias", False) and self.model_type not in ("mistral", "qwen2", "qwen2_moe", "stablelm")
         bias = cfg.get("use_bias", True) if self.model_type == "starcoder2" else bias
         self.qkv_bias = bias or self.model_type == "qwen2" or (self.model_type == "qwen2_moe" and
-                                                                cfg.get("qkv_bias", True))
+                                                                cfg.get("qkv_bias", True)) or \
+            (self.model_type == "stablelm" and cfg.get("use_qkv_bias", False))
         self.o_bias = bias
         # Score scale and soft-caps (Gemma-2/3: query_pre_attn_scalar; caps default 50 / 30 in Gemma-2).
         if self.model_type in ("gemma2", "gemma3_text"):
@@ -135,7 +142,8 @@ class Model(LayerNormFamilies):
             self.attn_cap = cfg.get("attn_logit_softcapping", caps[0])
             self.final_cap = cfg.get("final_logit_softcapping", caps[1])
         else:
-            self.scale = self.head_dim ** -0.5
+            granite = self.attention_multiplier is not None
+            self.scale = self.attention_multiplier if granite else self.head_dim ** -0.5
             self.attn_cap = self.final_cap = None
         self.layer_window = [self._window(cfg, i) for i in range(self.layers)]
         self.layer_rope = [self._rope(cfg, fam, i) for i in range(self.layers)]
@@ -170,6 +178,34 @@ class Model(LayerNormFamilies):
         self.w = {k: v.astype(dtype) for k, v in load_weights(model_dir).items() if k.startswith(self.prefix)}
         if self.model_type == "starcoder2" and not bias:  # use_bias false: Starcoder2 builds no projection biases
             self.w = {k: v for k, v in self.w.items() if not k.endswith(("_proj.bias", "c_fc.bias"))}
+        if self.model_type == "stablelm":  # q/k/v biases only under use_qkv_bias; o_proj and the MLP none
+            kept = ("input_layernorm.bias", "post_attention_layernorm.bias", "model.norm.bias") + \
+                (("q_proj.bias", "k_proj.bias", "v_proj.bias") if cfg.get("use_qkv_bias", False) else ())
+            self.w = {k: v for k, v in self.w.items() if not k.endswith(".bias") or k.endswith(kept)}
+
+    def _stablelm_granite(self, cfg):
+        """StableLmAttention and StableLmDecoderLayer: RoPE on the leading int(partial_rotary_factor head_dim)
+        channels of each head (default 0.25; 5.x: in rope_parameters), head_dim hidden / heads (a head_dim key
+        that differs is refused: the attention ignores it, the RoPE tables read it), with use_parallel_residual
+        one input_layernorm feeding attention and MLP: x + attn(ln x) + mlp(ln x). Refused: qk_layernorm
+        (StableLM-2-12B's per-head LayerNorms), an odd count of turned channels. Granite: embeddings times
+        embedding_multiplier, scores times attention_multiplier in place of 1 / sqrt(head_dim), each branch
+        times residual_multiplier before its residual add, logits divided by logits_scaling (GraniteConfig:
+        each 1.0 by default, so unscaled scores). The other families: 1 / sqrt(head_dim), the whole head turned,
+        no multipliers."""
+        stablelm, granite = self.model_type == "stablelm", self.model_type == "granite"
+        params = cfg.get("rope_parameters") or {}
+        fraction = params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 0.25)) if stablelm else 1.0
+        self.rotary_dim = int(self.head_dim * fraction)
+        assert self.rotary_dim % 2 == 0, f"{self.rotary_dim} rotary channels"
+        assert not (stablelm and cfg.get("head_dim") not in (None, self.hidden // self.heads)), "head_dim"
+        assert not (stablelm and cfg.get("qk_layernorm")), "qk_layernorm"
+        self.parallel = stablelm and cfg.get("use_parallel_residual", False)
+        multiplier = lambda key: cfg.get(key, 1.0) if granite else 1.0
+        if granite:
+            self.embed_scale = multiplier("embedding_multiplier")
+        self.attention_multiplier = multiplier("attention_multiplier") if granite else None
+        self.residual_multiplier, self.logits_scaling = multiplier("residual_multiplier"), multiplier("logits_scaling")
 
     def _sliding(self, cfg, i):
         """True where layer i is a sliding-attention layer type."""

@@ -155,6 +155,13 @@ def apply_rope(x, cos, sin):
     return x * cos + rotate_half(x) * sin
 
 
+def apply_partial_rope(x, cos, sin):
+    """x: [heads, T, D]; the first R = cos.shape[-1] channels of each head turned (apply_rope), the rest passed
+    through: partial rotary (GPT-NeoX's rotary_pct, Phi's and StableLM's partial_rotary_factor)."""
+    R = cos.shape[-1]
+    return np.concatenate([apply_rope(x[..., :R], cos, sin), x[..., R:]], axis=-1)
+
+
 def gptj_cos_sin(positions, rotary_dim, dtype, hf_rounding=False):
     """GPT-J's create_sinusoidal_positions and apply_rotary_pos_emb: inv_freq = 1 / 10000^(2i / R)
     (no configurable base), angle(t, i) = t * inv_freq[i], sin and cos repeat_interleave'd by 2, so

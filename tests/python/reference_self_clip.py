@@ -4,7 +4,8 @@ mpt-clip (Wqkv's output clamped) against forwards written token by token; then e
 before the q/k norms, an RMSNorm in place of OLMo's LayerNorm, another eps), a LayerNorm of unit weight and zero bias
 gives OLMo's forward, and the configs the engine refuses are refused here too (the quirks on the prompt's first
 BITE_TOKENS tokens: enough for every one to bite, and quicker). forward_incremental_layer, the token-by-token forward
-of these LLaMA-style layers, serves StarCoder2's checks too (reference_self_code.py)."""
+of these LLaMA-style layers, serves StarCoder2's, StableLM's and Granite's checks too (reference_self_code.py,
+reference_self_stablelm_granite.py)."""
 import json
 import math
 import os
@@ -19,9 +20,10 @@ from reference_self_gpt import scalar_layer_norm
 from reference_self_lib import (check, checked_fixture, loop_buffers, loop_errors, read_variants, scalar_attention,
                                scalar_rope)
 
-# The config classes' defaults (OlmoConfig, OlmoeConfig, Starcoder2Config) the loop forward needs.
-KV_HEADS = {"olmo": None, "olmoe": None, "starcoder2": 2}
-TIED = {"olmo": False, "olmoe": False, "starcoder2": True}
+# The config classes' defaults (OlmoConfig, OlmoeConfig, Starcoder2Config, StableLmConfig, GraniteConfig) the loop
+# forward needs.
+KV_HEADS = {"olmo": None, "olmoe": None, "starcoder2": 2, "stablelm": 32, "granite": None}
+TIED = {"olmo": False, "olmoe": False, "starcoder2": True, "stablelm": False, "granite": False}
 # The prompt's first tokens on which the quirks are shown to bite (over 3 x StarCoder2's window of 48).
 BITE_TOKENS = 160
 # The values' tolerance of the parity test (relative to their largest): an eps that changes them by 100 x it bites.
@@ -29,22 +31,33 @@ VALUES_TOL = 1e-5
 
 
 def forward_incremental_layer(m, tokens, clip_first=False, stats=None):
-    """OLMo-1, OLMoE and StarCoder2 token by token with a KV cache, scalar loops, from config.json's keys and the
-    tensors: the norms (OLMo-1: LayerNorm without weight or bias at eps 1e-5; StarCoder2: LayerNorm with weight and
-    bias at norm_epsilon; OLMoE: RMSNorm at rms_norm_eps), q, k, v, o biases by attention_bias (StarCoder2: use_bias,
-    its MLP's too), OLMoE's q/k RMSNorm over the whole projection, q, k and v clamped to clip_qkv after it (with
-    clip_first, before it), the pairs (i, i + D/2) turned by pos * rope_theta^(-2i / D), StarCoder2's sliding_window
-    on every layer, the MLP (gated SiLU; StarCoder2's c_proj(tanh gelu(c_fc)); OLMoE's top num_experts_per_tok
-    experts weighted by their router probabilities, renormalised only with norm_topk_prob), the head tied or not.
-    `stats` {"q" | "k" | "v": [entries beyond clip_qkv, entries]} is filled in."""
+    """OLMo-1, OLMoE, StarCoder2, StableLM and Granite token by token with a KV cache, scalar loops, from
+    config.json's keys and the tensors: the norms (OLMo-1: LayerNorm without weight or bias at eps 1e-5; StarCoder2,
+    StableLM: LayerNorm with weight and bias at norm_epsilon, layer_norm_eps; OLMoE, Granite: RMSNorm at
+    rms_norm_eps), q, k, v, o biases by attention_bias (StarCoder2: use_bias, its MLP's too; StableLM: q, k, v by
+    use_qkv_bias), OLMoE's q/k RMSNorm over the whole projection, q, k and v clamped to clip_qkv after it (with
+    clip_first, before it), the pairs (i, i + R/2) of the first R channels turned by pos * rope_theta^(-2i / R) (R:
+    D, StableLM's int(partial_rotary_factor D)), scores q . k / sqrt(D) (Granite's q . k attention_multiplier),
+    StarCoder2's sliding_window on every layer, the MLP (gated SiLU; StarCoder2's c_proj(tanh gelu(c_fc)); OLMoE's
+    top num_experts_per_tok experts weighted by their router probabilities, renormalised only with
+    norm_topk_prob) after attention or, with StableLM's use_parallel_residual, beside it on the same input; Granite's
+    embeddings times embedding_multiplier, branches times residual_multiplier, logits over logits_scaling; the head
+    tied or not. `stats` {"q" | "k" | "v": [entries beyond clip_qkv, entries]} is filled in."""
     cfg = m.cfg
     mt = cfg["model_type"]
     T, L, H = len(tokens), cfg["num_hidden_layers"], cfg["num_attention_heads"]
     D, Hkv = cfg["hidden_size"] // H, cfg.get("num_key_value_heads") or KV_HEADS[mt] or H
     theta, clip = cfg.get("rope_theta", 10000.0), cfg.get("clip_qkv")
     window = cfg.get("sliding_window") if mt == "starcoder2" else None
-    bias = cfg.get("use_bias", True) if mt == "starcoder2" else cfg.get("attention_bias", False)
-    eps = {"olmo": 1e-5, "starcoder2": cfg.get("norm_epsilon", 1e-5)}.get(mt, cfg.get("rms_norm_eps", 1e-5))
+    bias = {"starcoder2": cfg.get("use_bias", True), "stablelm": cfg.get("use_qkv_bias", False)}.get(
+        mt, cfg.get("attention_bias", False))
+    o_bias = bias and mt != "stablelm"
+    eps = {"olmo": 1e-5, "starcoder2": cfg.get("norm_epsilon", 1e-5), "stablelm": cfg.get("layer_norm_eps", 1e-5)}.get(
+        mt, cfg.get("rms_norm_eps", 1e-6 if mt == "granite" else 1e-5))
+    R = int(D * cfg.get("partial_rotary_factor", 0.25)) if mt == "stablelm" else D
+    parallel = mt == "stablelm" and cfg.get("use_parallel_residual", False)
+    granite = lambda key, default: cfg.get(key, 1.0) if mt == "granite" else default
+    scale, residual = granite("attention_multiplier", 1.0 / math.sqrt(D)), granite("residual_multiplier", 1.0)
     cache_k, cache_v, attn, logits = loop_buffers(L, H, Hkv, T, m.vocab)
     W = m.weight
     silu = lambda vec: np.array([u / (1.0 + math.exp(-u)) for u in vec])
@@ -59,7 +72,7 @@ def forward_incremental_layer(m, tokens, clip_first=False, stats=None):
     def norm(vec, name):
         if mt == "olmo":
             return scalar_layer_norm(vec, 1.0, 0.0, eps)
-        if mt == "starcoder2":
+        if mt in ("starcoder2", "stablelm"):
             return scalar_layer_norm(vec, W(name + ".weight"), W(name + ".bias"), eps)
         return rms(vec, W(name + ".weight"))
 
@@ -73,7 +86,7 @@ def forward_incremental_layer(m, tokens, clip_first=False, stats=None):
         return np.array([min(max(float(u), -clip), clip) for u in vec])
 
     def rotate(vec, pos):
-        return scalar_rope(vec, pos, theta)
+        return scalar_rope(vec, pos, theta, R)
 
     def experts(h, p):
         router = [float(np.dot(W(p + "mlp.gate.weight")[e], h)) for e in range(cfg["num_experts"])]
@@ -96,7 +109,7 @@ def forward_incremental_layer(m, tokens, clip_first=False, stats=None):
         return W(p + "mlp.down_proj.weight") @ (silu(gate) * up)
 
     for t, tok in enumerate(tokens):
-        x = W("model.embed_tokens.weight")[tok]
+        x = W("model.embed_tokens.weight")[tok] * granite("embedding_multiplier", 1.0)
         for layer in range(L):
             p = f"model.layers.{layer}."
             h = norm(x, p + "input_layernorm")
@@ -114,13 +127,14 @@ def forward_incremental_layer(m, tokens, clip_first=False, stats=None):
             ctx = np.zeros(H * D)
             for head in range(H):
                 g, qh = head * Hkv // H, rotate(q[head * D:(head + 1) * D], t)
-                scores = [float(np.dot(qh, cache_k[layer][g][j])) / math.sqrt(D) for j in range(first, t + 1)]
+                scores = [float(np.dot(qh, cache_k[layer][g][j])) * scale for j in range(first, t + 1)]
                 scalar_attention(scores, range(first, t + 1), cache_v[layer][g], attn[layer, head, t],
                                  ctx[head * D:(head + 1) * D])
-            x = x + linear(ctx, p + "self_attn.o_proj")
-            x = x + mlp(norm(x, p + "post_attention_layernorm"), p)
+            x = x + linear(ctx, p + "self_attn.o_proj", o_bias) * residual
+            x = x + mlp(h if parallel else norm(x, p + "post_attention_layernorm"), p) * residual
         tied = cfg.get("tie_word_embeddings", TIED[mt])
-        logits[t] = W("model.embed_tokens.weight" if tied else "lm_head.weight") @ norm(x, "model.norm")
+        logits[t] = W("model.embed_tokens.weight" if tied else "lm_head.weight") @ norm(x, "model.norm") / \
+            granite("logits_scaling", 1.0)
     values = [np.array([[cache_v[l][g][t] for t in range(T)] for g in range(Hkv)]) for l in range(L)]
     return attn, values, logits
 

@@ -27,6 +27,14 @@ def code_checks(fixture_dir, n_loop):
     gpt_bigcode_checks(fixture_dir, n_loop)
 
 
+def zeroed_norm_biases(d):
+    """A copy of fixture d's model whose LayerNorms' biases are zero."""
+    other = edited(d)
+    for k in [k for k in other.w if k.endswith("norm.bias")]:
+        other.w[k] = np.zeros_like(other.w[k])
+    return other
+
+
 def starcoder2_checks(fixture_dir, n_loop):
     """starcoder2: GQA, biases on every projection and LayerNorm, tied; the window bites on every layer (zero beyond
     it), and so do the projections' biases (use_bias false), the LayerNorms' biases, norm_epsilon (at the small BOS
@@ -45,13 +53,10 @@ def starcoder2_checks(fixture_dir, n_loop):
     tokens = tokens[:BITE_TOKENS]
     ref = rf.forward(m, tokens)
     unbiased = read_variants(d, {"use_bias false": dict(cfg, use_bias=False)}, lambda mm: rf.forward(mm, tokens))
-    no_norm_bias = edited(d)
-    for k in [k for k in no_norm_bias.w if k.endswith("norm.bias")]:
-        no_norm_bias.w[k] = np.zeros_like(no_norm_bias.w[k])
     check_bites("starcoder2", ref, {
         "no window": (rf.forward(edited(d, layer_window=[None] * L), tokens), 0, None),
         "use_bias false (no projection biases)": (unbiased["use_bias false"], 0, None),
-        "LayerNorms without their biases": (rf.forward(no_norm_bias, tokens), 0, None),
+        "LayerNorms without their biases": (rf.forward(zeroed_norm_biases(d), tokens), 0, None),
         "rope_theta 10000 (the default) for the written 100000": (
             rf.forward(edited(d, layer_rope=[{"theta": 10000.0, "scaling": None}] * L), tokens), 0, None)})
     other = rf.forward(edited(d, eps=1e-5), tokens)

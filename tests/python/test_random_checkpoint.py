@@ -47,7 +47,13 @@ PRESET_PARAMS = {"llama2-7b": 6_738_415_616, "mistral-7b": 7_241_732_096,
                  "olmo-7b": 6_888_095_744,
                  # StarCoder2-7B (its model card: 7.17B), counted from its shapes: 32 x (q, o 4608^2, k, v 512 x 4608,
                  # 2 x 18432 x 4608 MLP, all with biases, 2 LayerNorms) + tied embed_tokens + norm
-                 "starcoder2-7b": 7_173_923_840}
+                 "starcoder2-7b": 7_173_923_840,
+                 # StableLM-2-1.6B (its model card: 1.6B), counted from its shapes: 24 x (4 x 2048^2 attention with
+                 # q/k/v biases, 3 x 2048 x 5632 MLP, 2 LayerNorms) + embed_tokens + lm_head + norm
+                 "stablelm-2-1.6b": 1_644_515_328,
+                 # Granite-3.x-8B (8.17B), counted from its shapes: 40 x (q, o 4096^2, k, v 1024 x 4096,
+                 # 3 x 4096 x 12800 MLP, 2 RMSNorms) + tied embed_tokens + norm
+                 "granite-3-8b": 8_170_848_256}
 # The mixtures' totals as their model cards round them (three significant digits).
 PRESET_PARAMS_ROUNDED = {"mixtral-8x7b": 46.7e9, "olmoe-1b-7b": 6.92e9, "qwen3-30b-a3b": 30.5e9, "gpt-j-6b": 6.05e9,
                          "smollm3-3b": 3.08e9, "qwen1.5-moe-a2.7b": 14.3e9}
@@ -97,17 +103,23 @@ CASES = [
                               "2", "--heads", "4", "--kv-heads", "1", "--dtype", "bf16"]),
     ("gpt-bigcode-mha-f32", ["--model-type", "gpt_bigcode", "--hidden", "64", "--intermediate", "192", "--layers",
                              "2", "--heads", "4", "--dtype", "f32"]),
+    ("stablelm-f16", ["--model-type", "stablelm", "--hidden", "64", "--intermediate", "176", "--layers", "2", "--heads",
+                      "4", "--kv-heads", "2", "--dtype", "f16"]),
+    ("granite-f32", ["--model-type", "granite", "--hidden", "64", "--intermediate", "160", "--layers", "2", "--heads",
+                     "4", "--kv-heads", "2", "--dtype", "f32"]),
     ("qwen3-moe-fused", ["--model-type", "qwen3_moe", "--hidden", "64", "--intermediate", "128",
                          "--moe-intermediate", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2",
                          "--head-dim", "32", "--experts", "4", "--experts-per-tok", "2", "--fused-experts",
                          "--dtype", "bf16"]),
 ]
 # Presets at a small shape, their layouts kept (bloom-7b1's tensors without "transformer."), the vocabulary the
-# tokenizer's.
+# tokenizer's (stablelm-2-1.6b's bos and eos 100257 beyond it: the tokenizer's 1 and 2 instead).
 SMALL = ["--hidden", "64", "--intermediate", "256", "--layers", "2", "--heads", "4", "--kv-heads", "4",
          "--head-dim", "16"]
 PRESET_CASES = [("preset-bloom-7b1-small", "bloom-7b1", SMALL), ("preset-mpt-7b-small", "mpt-7b", SMALL),
-                ("preset-olmo-7b-small", "olmo-7b", SMALL), ("preset-starcoder2-7b-small", "starcoder2-7b", SMALL)]
+                ("preset-olmo-7b-small", "olmo-7b", SMALL), ("preset-starcoder2-7b-small", "starcoder2-7b", SMALL),
+                ("preset-stablelm-2-1.6b-small", "stablelm-2-1.6b", SMALL + ["--bos-id", "1", "--eos-id", "2"]),
+                ("preset-granite-3-8b-small", "granite-3-8b", SMALL)]
 failures = []
 
 

@@ -13,7 +13,8 @@
    of the fused query_key_value found by index arithmetic (reference_self_falcon.py); BLOOM's and MPT's
    with ALiBi slopes from transcriptions of transformers' two recipes (reference_self_alibi.py); OLMo-1's,
    OLMoE's and MPT's with q, k, v clamped to clip_qkv (reference_self_clip.py); StarCoder2's and GPTBigCode's
-   (reference_self_code.py). Qwen2-MoE's sparse block (routed experts and the sigmoid-gated shared expert)
+   (reference_self_code.py); StableLM's partial rotary and parallel residual and Granite's multipliers
+   (reference_self_stablelm_granite.py). Qwen2-MoE's sparse block (routed experts and the sigmoid-gated shared expert)
    against one written token by token.
 3. The fixtures are useful: some heads are peaky, everything is finite, and a float32
    run of the reference stays well inside the engine's tolerances.
@@ -42,6 +43,7 @@ from reference_self_falcon import falcon_checks  # noqa: E402
 from reference_self_alibi import alibi_checks  # noqa: E402
 from reference_self_clip import clip_checks  # noqa: E402
 from reference_self_code import code_checks  # noqa: E402
+from reference_self_stablelm_granite import stablelm_granite_checks  # noqa: E402
 
 FIXTURES = ["llama", "mistral", "gemma", "mistral-nowindow", "smollm3", "smollm3-windowed"]
 def hand_computed():
@@ -400,6 +402,7 @@ def main():
     clip_checks(args.fixtures, args.loop_tokens)
     moe_checks(args.fixtures, "olmoe-clip")
     code_checks(args.fixtures, args.loop_tokens)
+    stablelm_granite_checks(args.fixtures, args.loop_tokens)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

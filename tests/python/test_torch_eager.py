@@ -31,7 +31,7 @@ FIXTURES = ["llama", "mistral", "mistral-nowindow", "gemma", "gemma2", "gemma3",
             "pythia-sequential", "pythia-v5", "gpt2", "gptj", "gpt-neo", "phi", "phi3", "qwen3", "mixtral", "olmoe",
             "qwen3-moe", "smollm3", "smollm3-windowed", "opt", "opt-bare", "qwen2-moe", "falcon", "falcon-40b",
             "falcon-sequential", "bloom", "bloom-prefixed", "mpt", "mpt-clip", "olmo", "starcoder2", "gpt-bigcode",
-            "gpt-bigcode-mha"]
+            "gpt-bigcode-mha", "stablelm", "stablelm-parallel", "granite"]
 
 
 def load_torch_eager():

@@ -1,5 +1,5 @@
-// OLMo-1, StarCoder2 and GPT-BigCode, and clip_qkv wherever a family reads it: their recipes and
-// tensor lists from configs as their released checkpoints write them.
+// OLMo-1, StarCoder2, GPT-BigCode, StableLM and Granite, and clip_qkv wherever a family reads it:
+// their recipes and tensor lists from configs as their released checkpoints write them.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -142,6 +142,67 @@ TEST(Recipe, GptBigCodeFusesItsProjectionByMultiQuery) {
   EXPECT_EQ(slot_of(mha, 0, TensorRole::kQkvProj), "transformer.h.0.attn.c_attn.weight 192x64");
   EXPECT_NE(refusal(kBigCode + R"(,"scale_attn_weights":false})").find("field 'scale_attn_weights' must be true"),
             std::string::npos);
+}
+
+// StableLmConfig as stabilityai/stablelm-2-1_6b's config.json writes it, at small sizes.
+const std::string kStablelm =
+    R"({"model_type":"stablelm","hidden_size":128,"intermediate_size":256,"num_attention_heads":4,)"
+    R"("num_key_value_heads":4,"num_hidden_layers":2,"vocab_size":100352,"layer_norm_eps":1e-05,)"
+    R"("partial_rotary_factor":0.25,"rope_theta":10000,"qk_layernorm":false,"bos_token_id":100257,)"
+    R"("eos_token_id":100257,"tie_word_embeddings":false)";
+
+TEST(Recipe, StablelmHasLayerNormsPartialRotaryAndOptionalParallelLayers) {
+  const ModelConfig c = parse_model_config(kStablelm + R"(,"use_qkv_bias":true})", "config.json");
+  EXPECT_EQ(c.recipe.norm_kind, NormKind::kLayer);
+  EXPECT_TRUE(c.recipe.norm_bias);
+  EXPECT_EQ(c.recipe.rotary_dim, 8);  // 0.25 of head_dim 32
+  EXPECT_TRUE(c.recipe.qkv_bias);
+  EXPECT_FALSE(c.recipe.o_bias || c.recipe.mlp_bias || c.recipe.parallel_residual);
+  EXPECT_FALSE(c.tie_embeddings);
+  EXPECT_EQ(slot_of(c, 0, TensorRole::kMlpInputNormBias), "model.layers.0.post_attention_layernorm.bias 128");
+  EXPECT_EQ(slot_of(c, 1, TensorRole::kGateProj), "model.layers.1.mlp.gate_proj.weight 256x128");
+  // Class defaults: no q/k/v biases, sequential.
+  EXPECT_FALSE(parse_model_config(kStablelm + "}", "config.json").recipe.qkv_bias);
+  // StableLM-2-12B's layer: attention and MLP both from input_layernorm.
+  const ModelConfig parallel = parse_model_config(kStablelm + R"(,"use_parallel_residual":true})", "config.json");
+  EXPECT_TRUE(parallel.recipe.parallel_residual);
+  EXPECT_EQ(slot_of(parallel, 0, TensorRole::kMlpInputNorm), "model.layers.0.input_layernorm.weight 128");
+  EXPECT_EQ(count_names(parallel, "post_attention_layernorm"), 0);
+  EXPECT_NE(refusal(kStablelm + R"(,"qk_layernorm":true})").find("field 'qk_layernorm'"), std::string::npos);
+  EXPECT_NE(refusal(kStablelm + R"(,"head_dim":16})").find("field 'head_dim' must be hidden_size"), std::string::npos);
+  // StableLmConfig's num_key_value_heads defaults to 32, whatever num_attention_heads says.
+  std::string unset_kv = kStablelm;
+  const std::string kv_key = R"("num_key_value_heads":4,)";
+  unset_kv.erase(unset_kv.find(kv_key), kv_key.size());
+  EXPECT_NE(refusal(unset_kv + "}").find("num_key_value_heads' (32) must divide"), std::string::npos);
+}
+
+// GraniteConfig as ibm-granite/granite-3.1-8b-base's config.json writes it, at small sizes.
+const std::string kGranite =
+    R"({"model_type":"granite","hidden_size":64,"intermediate_size":128,"num_attention_heads":4,)"
+    R"("num_key_value_heads":2,"num_hidden_layers":2,"vocab_size":49155,"rms_norm_eps":1e-05,)"
+    R"("rope_theta":10000000.0,"attention_bias":false,"mlp_bias":false,"tie_word_embeddings":true,)"
+    R"("bos_token_id":0,"eos_token_id":0)";
+
+TEST(Recipe, GraniteReadsItsFourMultipliers) {
+  const ModelConfig c = parse_model_config(kGranite + R"(,"embedding_multiplier":12.0,"attention_multiplier":)"
+                                                      R"(0.0078125,"residual_multiplier":0.22,"logits_scaling":16.0})",
+                                           "config.json");
+  EXPECT_EQ(c.recipe.embedding_scale, 12.0f);
+  EXPECT_EQ(c.recipe.attn_scale, 0.0078125f);
+  EXPECT_EQ(c.recipe.residual_scale, 0.22f);
+  EXPECT_EQ(c.recipe.logits_scale, 0.0625f);
+  EXPECT_EQ(c.recipe.norm_kind, NormKind::kRms);
+  EXPECT_TRUE(c.tie_embeddings);
+  // Class defaults: every multiplier 1, so LLaMA's layer with a score scale of 1 (not 1 / sqrt(head_dim)).
+  const ModelConfig plain = parse_model_config(kGranite + "}", "config.json");
+  EXPECT_EQ(plain.recipe.embedding_scale, 1.0f);
+  EXPECT_EQ(plain.recipe.attn_scale, 1.0f);
+  EXPECT_EQ(plain.recipe.residual_scale, 1.0f);
+  EXPECT_EQ(plain.recipe.logits_scale, 1.0f);
+  EXPECT_NE(refusal(kGranite + R"(,"logits_scaling":0})").find("field 'logits_scaling' must be a positive number"),
+            std::string::npos);
+  EXPECT_NE(refusal(kGranite + R"(,"mlp_bias":true})").find("field 'mlp_bias'"), std::string::npos);
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
   for (int i = 0; i < head_dim / 2; ++i) inv_freq[static_cast<std::size_t>(i)] = std::pow(10000.0, -2.0 * i / head_dim);
   std::copy_n(inv_freq.begin(), partial_inv_freq.size(), partial_inv_freq.begin());
   const std::vector<int> picked = {32, 0, 7};
-  constexpr int kOps = 11;
+  constexpr int kOps = 12;
   std::vector<float> results[2][kOps];
   Side* sides[2] = {&cpu, &gpu};
   for (int s = 0; s < 2; ++s) {
@@ -143,6 +143,8 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
     Buffer clamped = side.buffer(results[s][5], rows, cols);
     b.clamp_symmetric(clamped, 1.0f);  // OLMo's clip_qkv
     results[s][10] = side.host(clamped);
+    b.scale(clamped, 0.22f);  // Granite's residual_multiplier
+    results[s][11] = side.host(clamped);
     Buffer g = b.allocate(static_cast<std::int64_t>(picked.size()), cols);
     b.gather_rows(a, picked, g);
     results[s][6] = side.host(g);
@@ -163,7 +165,8 @@ TEST_F(CudaBackendTest, ElementwiseOpsMatchTheCpu) {
                          "heads_to_host",
                          "partial rope, scaled",
                          "layer norm with bias",
-                         "clamp_symmetric"};
+                         "clamp_symmetric",
+                         "scale"};
   for (int op = 0; op < kOps; ++op) expect_close(results[1][op], results[0][op], 8 * kEps, names[op]);
 }
 

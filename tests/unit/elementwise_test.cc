@@ -164,13 +164,23 @@ TEST(Elementwise, SoftmaxRowMatchesDoublePrecisionDefinition) {
   }
 }
 
-TEST(ClampSymmetric, ClampsBothSidesAndKeepsNan) {
+TEST(Elementwise, ClampSymmetricClampsBothSidesAndKeepsNan) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> x{-9.0f, -2.0f, -1.5f, 0.0f, 1.5f, 2.0f, 7.0f, nan};
   clamp_symmetric(x.data(), static_cast<std::int64_t>(x.size()), 2.0f);
   const std::vector<float> want{-2.0f, -2.0f, -1.5f, 0.0f, 1.5f, 2.0f, 2.0f};
   EXPECT_EQ(std::vector<float>(x.begin(), x.begin() + 7), want);
   EXPECT_TRUE(std::isnan(x[7]));
+}
+
+TEST(Elementwise, ScaleInPlaceIsOneRoundedProduct) {
+  std::mt19937 rng(12);
+  std::vector<float> x = random_vector(1000, rng, 3.0f);
+  const std::vector<float> before = x;
+  scale_in_place(x.data(), static_cast<std::int64_t>(x.size()), 0.22f);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(x[i], static_cast<float>(static_cast<double>(before[i]) * 0.22f)) << i;
+  }
 }
 
 }  // namespace
