@@ -6,7 +6,7 @@
 // modeling_opt.py, modeling_bloom.py, modeling_mpt.py, modeling_phi.py, modeling_phi3.py, modeling_mixtral.py,
 // modeling_olmoe.py, modeling_qwen2_moe.py, modeling_qwen3_moe.py, modeling_olmo.py, modeling_starcoder2.py,
 // modeling_gpt_bigcode.py, modeling_stablelm.py, modeling_granite.py and modeling_rope_utils.py). The family table in
-// recipe.cc shows every family side by side; the forward pass reads only the resolved ModelRecipe and never a family
+// families.cc shows every family side by side; the forward pass reads only the resolved ModelRecipe and never a family
 // name. Adding a family is adding a row.
 #include <optional>
 #include <string>
@@ -177,7 +177,7 @@ struct MoeTraits {
   int shared_intermediate = 0;
 };
 
-// One family's fixed traits: one row of the table in recipe.cc.
+// One family's fixed traits: one row of the table in families.cc.
 struct Family {
   const char* model_type = "";
   NormNames norms;
