@@ -58,11 +58,15 @@ BENCHMARK(BM_Linear)
     // Gemma-7B's MLP: the widest (24576) and deepest (K = 24576) products.
     ->Args({2, 1024, 3072, 24576})
     ->Args({2, 1024, 24576, 3072})
+    // StarCoder2-7B: its non-gated MLP (4608 -> 18432 -> 4608) and 4 kv heads' k and v (512 rows).
+    ->Args({2, 1024, 4608, 18432})
+    ->Args({2, 1024, 18432, 4608})
+    ->Args({2, 1024, 4608, 512})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// The MLP's down projections (in >= 2 out) of the ~1B, LLaMA-2-7B, Mistral-7B and Gemma-7B
-// shapes, issued as oneDNN's one dense call (blocks:0, brgemm) and in column blocks
+// The MLP's down projections (in >= 2 out) of the ~1B, LLaMA-2-7B, Mistral-7B, Gemma-7B and
+// StarCoder2-7B shapes, issued as oneDNN's one dense call (blocks:0, brgemm) and in column blocks
 // (blocks:1, gemm:jit): the measurement behind Bf16Matmul's choice.
 void BM_DeepProduct(benchmark::State& state) {
   const std::int64_t rows = state.range(1), in = state.range(2), out = state.range(3);
@@ -87,6 +91,8 @@ BENCHMARK(BM_DeepProduct)
     ->Args({1, 1024, 14336, 4096})
     ->Args({0, 1024, 24576, 3072})
     ->Args({1, 1024, 24576, 3072})
+    ->Args({0, 1024, 18432, 4608})
+    ->Args({1, 1024, 18432, 4608})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
